@@ -1,0 +1,47 @@
+"""The memory engine's exceptions.
+
+    EchoError                    base of everything raised on purpose here
+    ├── StoreError               the database refused or failed an operation
+    │   └── MigrationError       the schema could not be brought to the current version
+    ├── ReflectionError          a reflection payload is unusable as a whole (items are dropped, not raised)
+    ├── BackendError             a chat or embedding backend failed
+    │   ├── BackendUnavailable   connection refused, timeout, 5xx: worth retrying later
+    │   └── BackendResponseError the backend answered, but with an error body or unusable content
+    └── NotFound                 no such memory for this user (also what another person's id answers)
+
+A degraded turn (embeddings slow or down) is not an exception: it is a counter and a log line.
+"""
+
+from __future__ import annotations
+
+
+class EchoError(Exception):
+    """Base class of the engine's deliberate errors."""
+
+
+class StoreError(EchoError):
+    """The database refused or failed an operation."""
+
+
+class MigrationError(StoreError):
+    """The schema could not be migrated to the current version."""
+
+
+class ReflectionError(EchoError):
+    """A reflection payload cannot be used at all."""
+
+
+class BackendError(EchoError):
+    """A chat or embedding backend failed."""
+
+
+class BackendUnavailable(BackendError):
+    """The backend could not be reached in time; a later retry may succeed."""
+
+
+class BackendResponseError(BackendError):
+    """The backend answered with an error or with content that cannot be used."""
+
+
+class NotFound(EchoError):
+    """No memory with this id belongs to this user."""

@@ -1,0 +1,35 @@
+"""Per-language word lists, merged for detectors that must work on French and English alike.
+
+Each list sits next to the case that justifies an entry (a comment with the counter-example).
+Words are stored casefolded, with straight apostrophes, as `memory.text.fold` produces them.
+"""
+
+from __future__ import annotations
+
+from memory.lexicon import en, fr
+
+LANGUAGES = (fr, en)
+
+
+def _union(name: str) -> frozenset[str]:
+    merged: set[str] = set()
+    for lang in LANGUAGES:
+        merged |= getattr(lang, name)
+    return frozenset(merged)
+
+
+STOPWORDS = _union("STOPWORDS")
+NEGATIONS = _union("NEGATIONS")
+NUMBER_WORDS = _union("NUMBER_WORDS")
+WEEKDAYS = _union("WEEKDAYS")
+MONTHS = _union("MONTHS")
+CASED_MONTHS = _union("CASED_MONTHS")
+RELATIVE_TIME = _union("RELATIVE_TIME")
+CURRENCIES = _union("CURRENCIES")
+USER_WORDS = _union("USER_WORDS")
+CHARACTER_WORDS = _union("CHARACTER_WORDS")
+SETTING_WORDS = _union("SETTING_WORDS")
+ATTITUDE_VERBS = _union("ATTITUDE_VERBS")
+JUDGMENT_WORDS = _union("JUDGMENT_WORDS")
+OPPOSITE_POLARITY = _union("OPPOSITE_POLARITY")
+CLAUSE_BREAKS = _union("CLAUSE_BREAKS")

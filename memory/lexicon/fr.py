@@ -1,0 +1,96 @@
+"""French word lists. Casefolded, straight apostrophes, accents kept."""
+
+from __future__ import annotations
+
+# Function words left out of the content-word Jaccard. Negations are NOT here: they are
+# compared separately (polarity), see NEGATIONS.
+STOPWORDS = frozenset(
+    """
+    a à au aux avec ce ces cet cette c ça d dans de des du elle elles en et est été être eu
+    il ils j je l la le les leur leurs lui m ma mais me même mes moi mon n nos notre nous on ou
+    où par pour qu que qui s sa se ses si son sont sur t ta te tes toi ton tu un une vos votre
+    vous y qu' était sera avoir ont avait aussi très bien plutôt ainsi alors comme donc car
+    celui celle ceux celles cela ceci tout tous toute toutes fait faire
+    """.split()
+)
+
+# "je n'aime pas les huîtres" -> reflection wrote "aime les huîtres" (the spec's measured defect,
+# about one reflection in three). "n" is the elided "ne"; spoken French drops it ("j'aime pas"),
+# hence "pas" alone. Not listed: "personne", "rien", "aucun" ("une personne matinale" is not
+# negative, and with a real negation "ne" is there anyway); "plus" ("il en veut plus").
+# Known miss: spoken "j'aime plus les chats" (no "ne") reads as positive.
+NEGATIONS = frozenset({"ne", "n", "pas", "jamais"})
+
+# "un"/"une" are left out: as articles they would split "Il a un chat nommé Félix" from
+# "Son chat s'appelle Félix" (a missed merge for nothing).
+NUMBER_WORDS = frozenset(
+    """
+    deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize
+    vingt trente quarante cinquante soixante septante huitante nonante cent cents mille million
+    millions milliard douzaine dizaine centaine premier première deuxième troisième quatrième
+    cinquième moitié demi demie quart
+    """.split()
+)
+
+WEEKDAYS = frozenset("lundi mardi mercredi jeudi vendredi samedi dimanche".split())
+
+# "mai" only as a whole word: folding "mais" to "mai" made the commonest conjunction a month.
+MONTHS = frozenset(
+    "janvier février fevrier mars avril mai juin juillet août aout septembre octobre novembre décembre".split()
+)
+CASED_MONTHS: frozenset[str] = frozenset()
+
+# Matched as whole phrases, longest first: splitting "après-demain" to find "demain" made a
+# meeting tomorrow overwritable by one the day after.
+RELATIVE_TIME = frozenset(
+    " ".join(phrase.split())
+    for phrase in """
+    après-demain|avant-hier|demain|hier|aujourd'hui|ce soir|ce matin|cet après-midi|cette nuit|
+    cette semaine|ce week-end|ce mois-ci|cette année|la semaine prochaine|la semaine dernière|
+    le mois prochain|le mois dernier|l'année prochaine|l'année dernière|l'an prochain|
+    l'an dernier|prochain|prochaine|dernier|dernière|matin|soir|midi|minuit|nuit|après-midi|
+    week-end|tout à l'heure|tantôt|bientôt
+    """.split("|")
+    if phrase.strip()
+)
+
+CURRENCIES = frozenset({"€", "euro", "euros", "centime", "centimes", "$", "dollar", "dollars", "£"})
+
+USER_WORDS = frozenset({"utilisateur", "utilisatrice", "l'utilisateur", "l'utilisatrice", "interlocuteur"})
+
+# Subjects that mean the character itself. Real case: "Le personnage apprécie le calme".
+CHARACTER_WORDS = frozenset({"personnage", "narrateur", "narratrice", "assistant", "assistante", "bot", "ia"})
+
+# Subjects that mean the setting of the story. Real case: "La taverne est enfumée" stored as a
+# fact about the user.
+SETTING_WORDS = frozenset(
+    "scène décor ambiance histoire récit intrigue taverne auberge pièce salle château forêt monde royaume".split()
+)
+
+# Feelings and judgments the character holds. Real case: "Écho trouve Marie attachante" stored
+# as a fact about Marie.
+ATTITUDE_VERBS = frozenset(
+    """
+    aime adore apprécie trouve estime admire déteste craint redoute s'inquiète inquiète
+    ressent éprouve préfère tient affectionne chérit plaint soupçonne pense croit juge
+    """.split()
+)
+
+# Evaluations of the user that only the character can hold. A word the user said about themself
+# ("mes amis disent que je suis drôle") is kept: see filters.character_attitude.
+JUDGMENT_WORDS = frozenset(
+    """
+    adorable attachant attachante charmant charmante mignon mignonne drôle agaçant agaçante
+    gentil gentille touchant touchante formidable merveilleux merveilleuse insupportable
+    sympathique sympa fascinant fascinante amusant amusante pénible craquant craquante
+    """.split()
+)
+
+# A candidate that says the opposite with a verb of its own keeps the user's polarity:
+# "je n'aime pas les chats" -> "déteste les chats" is not an inversion.
+OPPOSITE_POLARITY = frozenset(
+    "déteste détestent hait haït exècre évite refuse allergique horreur supporte".split()
+)
+
+# Words that start a new clause for negation scope: "je n'aime pas les chats mais j'adore les chiens".
+CLAUSE_BREAKS = frozenset({"mais", "et", "par contre", "cependant", "pourtant", "sauf", "donc", "alors", "car"})

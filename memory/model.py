@@ -1,0 +1,109 @@
+"""Plain frozen data shared by the write and read paths.
+
+Everything here is keyed on ids (user, story, origin), never on display names. Times are POSIX
+seconds (float) so that the pure functions can take the clock as a parameter.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Kind(enum.StrEnum):
+    FACT = "fact"
+    PREFERENCE = "preference"
+    PROMISE = "promise"
+    EPISODE = "episode"
+    RULE = "rule"
+
+
+class Scope(enum.StrEnum):
+    GLOBAL = "global"
+    STORY = "story"
+
+
+class Reason(enum.StrEnum):
+    """Why a memory is in the context; shown to the user by /why."""
+
+    PINNED = "pinned"
+    GLOBAL = "global"
+    SEMANTIC = "semantic"
+    QUOTA = "quota"
+    FALLBACK = "fallback"
+    RULE = "rule"
+
+
+DM_ORIGIN = "dm"
+"""`Memory.origin` of a memory learned in a direct message: it is served only in DMs."""
+
+
+def _coerce_enums(obj: object) -> None:
+    # Callers (tests, JSON imports) may pass plain strings; store the enum members.
+    for name, enum_type in (("kind", Kind), ("scope", Scope)):
+        value = getattr(obj, name)
+        if not isinstance(value, enum_type):
+            object.__setattr__(obj, name, enum_type(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A memory proposed by the reflection, before the code decides whether it is kept."""
+
+    text: str
+    kind: Kind
+    scope: Scope
+    id: int = 0
+    confidence: float = 1.0
+
+    def __post_init__(self) -> None:
+        _coerce_enums(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One stored memory about one user, with its read-time counters."""
+
+    id: int
+    user_id: int
+    text: str
+    kind: Kind
+    scope: Scope
+    story_id: int | None = None
+    origin: str | None = None
+    confidence: float = 1.0
+    pinned: bool = False
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    content_hash: str = ""
+    candidate_count: int = 0
+    served_count: int = 0
+    semantic_count: int = 0
+
+    def __post_init__(self) -> None:
+        _coerce_enums(self)
+
+    @property
+    def learned_in_dm(self) -> bool:
+        return self.origin == DM_ORIGIN
+
+
+@dataclass(frozen=True, slots=True)
+class Selected:
+    """A memory that enters the context, the pass that put it there, and its cosine if semantic."""
+
+    memory: Memory
+    reason: Reason
+    score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What one turn used: shown again by /why."""
+
+    id: int
+    user_id: int
+    story_id: int
+    selected: tuple[Selected, ...] = field(default_factory=tuple)
+    degraded: bool = False
+    created_at: float = 0.0
