@@ -63,7 +63,8 @@ SETTING_WORDS = frozenset(
 ATTITUDE_VERBS = frozenset(
     """
     likes loves enjoys appreciates finds adores admires hates fears dreads worries feels
-    prefers cherishes pities suspects thinks believes considers is_fond
+    prefers cherishes pities suspects thinks believes considers fond proud
+    touched moved annoyed delighted worried pleased charmed
     """.split()
 )
 
@@ -79,3 +80,9 @@ OPPOSITE_POLARITY = frozenset(
 )
 
 CLAUSE_BREAKS = frozenset({"but", "and", "however", "though", "although", "except", "so", "because", "while"})
+
+COPULAS = frozenset({"is", "was", "seems", "appears", "looks", "sounds", "being", "be"})
+
+FIRST_PERSON = frozenset({"i", "my", "me", "mine", "myself"})
+
+DETERMINERS = frozenset({"the", "a", "an", "this", "that", "its"})

@@ -73,6 +73,7 @@ ATTITUDE_VERBS = frozenset(
     """
     aime adore apprécie trouve estime admire déteste craint redoute s'inquiète inquiète
     ressent éprouve préfère tient affectionne chérit plaint soupçonne pense croit juge
+    fier fière attendri attendrie agacé agacée touché touchée
     """.split()
 )
 
@@ -88,9 +89,18 @@ JUDGMENT_WORDS = frozenset(
 
 # A candidate that says the opposite with a verb of its own keeps the user's polarity:
 # "je n'aime pas les chats" -> "déteste les chats" is not an inversion.
-OPPOSITE_POLARITY = frozenset(
-    "déteste détestent hait haït exècre évite refuse allergique horreur supporte".split()
-)
+# Not listed: "supporte" ("ne supporte pas le bruit" -> "supporte le bruit" is the inversion),
+# "horreur" ("films d'horreur").
+OPPOSITE_POLARITY = frozenset("déteste détestent hait haït exècre évite refuse allergique".split())
 
 # Words that start a new clause for negation scope: "je n'aime pas les chats mais j'adore les chiens".
 CLAUSE_BREAKS = frozenset({"mais", "et", "par contre", "cependant", "pourtant", "sauf", "donc", "alors", "car"})
+
+# Verbs that make a judgment a predicate: "Marie est adorable" (judgment) vs "aime le vin doux".
+COPULAS = frozenset({"est", "était", "semble", "paraît", "reste", "devient", "air", "être"})
+
+# First-person words: a memory written in the user's own voice is about the user.
+FIRST_PERSON = frozenset({"je", "j", "moi", "mon", "ma", "mes"})
+
+# Leading words skipped to find a memory's subject: "Le personnage …", "La taverne …".
+DETERMINERS = frozenset({"le", "la", "l", "les", "un", "une", "ce", "cette", "son", "sa", "ses"})

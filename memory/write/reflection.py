@@ -1,0 +1,280 @@
+"""The reflection: the prompt, its JSON schema, and a parser that keeps every valid item.
+
+The reflection runs after the reply, so a failure here never touches what the user already got.
+The schema is a pydantic model (also sent to Ollama as `format`), but the parser does not trust
+the model to follow it: each item is validated on its own, an invalid one is dropped with its
+reason, and the valid items of the same payload survive. Nothing here raises on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, Field
+
+from memory.model import Candidate, Kind, Scope
+from memory.text import clean
+
+# Caps on what a reflection may bring in; beyond them items are dropped and counted.
+MAX_PAYLOAD_BYTES = 64_000
+MAX_ITEMS = 20
+MAX_MEMORY_CHARS = 500
+MAX_SUMMARY_CHARS = 4_000
+MAX_STATE_FIELDS = 16
+
+
+class MemoryItem(BaseModel):
+    """One candidate memory as the model is asked to write it."""
+
+    text: str = Field(
+        description="One short fact about the person who wrote to you, in the language of the "
+        "conversation, in the third person, without their name.",
+        max_length=MAX_MEMORY_CHARS,
+    )
+    kind: Literal["fact", "preference", "promise", "episode"]
+    scope: Literal["global", "story"] = Field(
+        description="global: true of the person anywhere; story: only within this conversation."
+    )
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+class ReflectionSchema(BaseModel):
+    """What the reflection returns for one exchange."""
+
+    memories: list[MemoryItem] = Field(max_length=MAX_ITEMS)
+    summary: str = Field(
+        description="The whole story so far, rewritten, keeping every key fact.",
+        max_length=MAX_SUMMARY_CHARS,
+    )
+    state: dict[str, float] = Field(
+        default_factory=dict, description="Small changes to the character's state, e.g. mood."
+    )
+
+
+def json_schema() -> dict[str, Any]:
+    """Return the JSON schema of the reflection (sent to Ollama as `format`)."""
+    return ReflectionSchema.model_json_schema()
+
+
+SYSTEM_PROMPT = """\
+You read one exchange between {user} and {character}, and you note what is worth remembering \
+about {user} for the months to come: their life, the people and animals in it, their plans, \
+tastes, promises and what happened to them.
+Write each memory in the language {user} used, in the third person, short, one fact each, \
+keeping numbers, dates and negations exactly as {user} said them.
+kind: fact, preference, promise or episode. scope: global when it stays true outside this \
+conversation, story when it only matters here. confidence: how sure you are that {user} said it.
+summary: the story so far, rewritten whole from the previous summary and this exchange.
+Answer with JSON only, following the schema."""
+
+
+def build_messages(
+    *,
+    user_name: str,
+    character_name: str,
+    user_message: str,
+    reply: str,
+    previous_summary: str = "",
+) -> list[dict[str, str]]:
+    """Return the chat messages that ask for the reflection of one exchange."""
+    exchange = {
+        "previous_summary": previous_summary,
+        "user_message": user_message,
+        "character_reply": reply,
+    }
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT.format(user=user_name, character=character_name)},
+        {"role": "user", "content": json.dumps(exchange, ensure_ascii=False)},
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Reflection:
+    """A parsed reflection: what survived validation, and what was dropped with why."""
+
+    candidates: tuple[Candidate, ...] = ()
+    summary: str | None = None
+    state: Mapping[str, float] = field(default_factory=dict)
+    dropped: tuple[tuple[str, str], ...] = ()
+
+
+_KIND_ALIASES = {
+    "fait": "fact",
+    "préférence": "preference",
+    "preference": "preference",
+    "promesse": "promise",
+    "épisode": "episode",
+    "episode": "episode",
+}
+_SCOPE_ALIASES = {"histoire": "story", "local": "story"}
+_FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.I)
+
+
+def parse(raw: str | bytes) -> Reflection:
+    """Parse a reflection payload, keeping every valid item and counting the rest."""
+    dropped: list[tuple[str, str]] = []
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", errors="replace")
+    if len(raw.encode("utf-8", errors="replace")) > MAX_PAYLOAD_BYTES:
+        raw = raw.encode("utf-8", errors="replace")[:MAX_PAYLOAD_BYTES].decode("utf-8", "ignore")
+        dropped.append(("payload", "too_large_truncated"))
+    text = _FENCE.sub("", raw)
+    data = _load(text, dropped)
+    candidates = tuple(_candidates(data.get("memories"), dropped))
+    summary = _summary(data.get("summary"), dropped)
+    state = _state(data.get("state"), dropped)
+    return Reflection(candidates, summary, state, tuple(dropped))
+
+
+def _load(text: str, dropped: list[tuple[str, str]]) -> dict[str, Any]:
+    start = text.find("{")
+    if start < 0:
+        dropped.append(("payload", "no_json_object"))
+        return {}
+    try:
+        data = json.loads(text[start:])
+    except (json.JSONDecodeError, RecursionError):
+        dropped.append(("payload", "invalid_json_salvaged"))
+        return _salvage(text[start:], dropped)
+    if not isinstance(data, dict):
+        dropped.append(("payload", "not_an_object"))
+        return {}
+    return data
+
+
+def _salvage(text: str, dropped: list[tuple[str, str]]) -> dict[str, Any]:
+    """Recover the complete values of a truncated or broken payload, key by key."""
+    decoder = json.JSONDecoder()
+    found: dict[str, Any] = {}
+    for key in ("summary", "state"):
+        match = re.search(rf'"{key}"\s*:\s*', text)
+        if match:
+            try:
+                found[key], _ = decoder.raw_decode(text, match.end())
+            except (json.JSONDecodeError, RecursionError):
+                pass
+    match = re.search(r'"memories"\s*:\s*\[', text)
+    if match:
+        items: list[Any] = []
+        pos = match.end()
+        while True:
+            while pos < len(text) and text[pos] in " \t\r\n,":
+                pos += 1
+            if pos >= len(text) or text[pos] == "]":
+                break
+            try:
+                item, pos = decoder.raw_decode(text, pos)
+            except (json.JSONDecodeError, RecursionError):
+                dropped.append((f"memories[{len(items)}]", "truncated"))
+                break
+            items.append(item)
+        found["memories"] = items
+    return found
+
+
+def _candidates(value: object, dropped: list[tuple[str, str]]) -> list[Candidate]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        dropped.append(("memories", "not_a_list"))
+        return []
+    out: list[Candidate] = []
+    for index, item in enumerate(value):
+        where = f"memories[{index}]"
+        if index >= MAX_ITEMS:
+            dropped.append((where, "too_many_items"))
+            continue
+        candidate, reason = _candidate(item)
+        if candidate is None:
+            dropped.append((where, reason))
+        else:
+            out.append(candidate)
+    return out
+
+
+def _candidate(item: object) -> tuple[Candidate | None, str]:
+    if not isinstance(item, dict):
+        return None, "not_an_object"
+    text = item.get("text")
+    if not isinstance(text, str):
+        return None, "text_not_a_string"
+    text = clean(text)
+    if not text:
+        return None, "text_empty"
+    if len(text) > MAX_MEMORY_CHARS:
+        return None, "text_too_long"
+    kind = _enum_value(item.get("kind"), Kind, _KIND_ALIASES)
+    if kind is None or kind is Kind.RULE:
+        return None, "unknown_kind"
+    scope = _enum_value(item.get("scope"), Scope, _SCOPE_ALIASES)
+    if scope is None:
+        return None, "unknown_scope"
+    confidence = _number(item.get("confidence"))
+    if confidence is None:
+        return None, "confidence_not_a_number"
+    if not 0.0 <= confidence <= 1.0:
+        return None, "confidence_out_of_range"
+    return Candidate(text=text, kind=kind, scope=scope, confidence=confidence), ""
+
+
+_E = TypeVar("_E", Kind, Scope)
+
+
+def _enum_value(value: object, enum_type: type[_E], aliases: Mapping[str, str]) -> _E | None:
+    if not isinstance(value, str):
+        return None
+    key = clean(value).casefold()
+    try:
+        return enum_type(aliases.get(key, key))
+    except ValueError:
+        return None
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _summary(value: object, dropped: list[tuple[str, str]]) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        dropped.append(("summary", "not_a_string"))
+        return None
+    summary = clean(value)
+    if len(summary) > MAX_SUMMARY_CHARS:
+        dropped.append(("summary", "too_long"))
+        return None
+    return summary or None
+
+
+def _state(value: object, dropped: list[tuple[str, str]]) -> dict[str, float]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        dropped.append(("state", "not_an_object"))
+        return {}
+    out: dict[str, float] = {}
+    for name, raw in value.items():
+        where = f"state.{clean(str(name))[:40]}"
+        number = _number(raw)
+        if number is None:
+            dropped.append((where, "not_a_number"))
+        elif len(out) >= MAX_STATE_FIELDS:
+            dropped.append((where, "too_many_fields"))
+        else:
+            out[clean(str(name))[:40]] = number
+    return out
