@@ -3,11 +3,11 @@
     EchoError                    base of everything raised on purpose here
     ├── StoreError               the database refused or failed an operation
     │   └── MigrationError       the schema could not be brought to the current version
-    ├── ReflectionError          a reflection payload is unusable as a whole (items are dropped, not raised)
+    ├── ReflectionError          a reflection is unusable as a whole (bad items are dropped instead)
     ├── BackendError             a chat or embedding backend failed
     │   ├── BackendUnavailable   connection refused, timeout, 5xx: worth retrying later
-    │   └── BackendResponseError the backend answered, but with an error body or unusable content
-    └── NotFound                 no such memory for this user (also what another person's id answers)
+    │   └── BackendResponseError the backend answered with an error body or unusable content
+    └── NotFound                 no such memory for this user (also for another person's id)
 
 A degraded turn (embeddings slow or down) is not an exception: it is a counter and a log line.
 """

@@ -107,3 +107,19 @@ class Turn:
     selected: tuple[Selected, ...] = field(default_factory=tuple)
     degraded: bool = False
     created_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One user message and the character's reply: the unit the reflection reads.
+
+    `user_name` is the display name, for the prompt only; every key is an id.
+    """
+
+    exchange_id: str
+    user_id: int
+    story_id: int
+    origin: str
+    user_name: str
+    user_message: str
+    reply: str

@@ -25,7 +25,9 @@ _DASHES = str.maketrans({"‐": "-", "‑": "-", "‒": "-", "–": "-", "—": 
 # "aujourd'hui" is one word; every other apostrophe separates an elided article or "n'".
 # Hyphenated words stay whole ("après-demain", "week-end").
 # Times stay one token ("14h30", "7:15", "7pm"), as do decimals ("3,5").
-_WORD = re.compile(r"aujourd'hui|\d+(?:[.,:h]\d+)*(?:am|pm|h)?(?!\w)|[^\W\d_]+(?:-[^\W\d_]+)*|\d+\w*")
+_WORD = re.compile(
+    r"aujourd'hui|\d+(?:[.,:h]\d+)*(?:am|pm|h)?(?!\w)|[^\W\d_]+(?:-[^\W\d_]+)*|\d+\w*"
+)
 
 
 def clean(text: str) -> str:
@@ -60,7 +62,7 @@ def content_words(text: str) -> frozenset[str]:
 
 
 def is_negated(tokens: list[str]) -> bool:
-    """Tell whether a clause's words carry a negation (FR "ne … pas/plus", "jamais"; EN "not", "never")."""
+    """Tell whether a clause's words carry a negation ("ne … pas", "jamais", "not", "never")."""
     return any(t in lexicon.NEGATIONS for t in tokens)
 
 

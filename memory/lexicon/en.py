@@ -50,7 +50,9 @@ RELATIVE_TIME = frozenset(
     if phrase.strip()
 )
 
-CURRENCIES = frozenset({"$", "dollar", "dollars", "cent", "cents", "£", "pound", "pounds", "€", "euro", "euros"})
+CURRENCIES = frozenset(
+    {"$", "dollar", "dollars", "cent", "cents", "£", "pound", "pounds", "€", "euro", "euros"}
+)
 
 USER_WORDS = frozenset({"user", "the user", "user's"})
 
@@ -79,7 +81,9 @@ OPPOSITE_POLARITY = frozenset(
     "hates hate dislikes dislike loathes detests avoids refuses allergic despises".split()
 )
 
-CLAUSE_BREAKS = frozenset({"but", "and", "however", "though", "although", "except", "so", "because", "while"})
+CLAUSE_BREAKS = frozenset(
+    {"but", "and", "however", "though", "although", "except", "so", "because", "while"}
+)
 
 COPULAS = frozenset({"is", "was", "seems", "appears", "looks", "sounds", "being", "be"})
 

@@ -36,7 +36,10 @@ WEEKDAYS = frozenset("lundi mardi mercredi jeudi vendredi samedi dimanche".split
 
 # "mai" only as a whole word: folding "mais" to "mai" made the commonest conjunction a month.
 MONTHS = frozenset(
-    "janvier février fevrier mars avril mai juin juillet août aout septembre octobre novembre décembre".split()
+    """
+    janvier février fevrier mars avril mai juin juillet août aout septembre octobre novembre
+    décembre
+    """.split()
 )
 CASED_MONTHS: frozenset[str] = frozenset()
 
@@ -56,15 +59,22 @@ RELATIVE_TIME = frozenset(
 
 CURRENCIES = frozenset({"€", "euro", "euros", "centime", "centimes", "$", "dollar", "dollars", "£"})
 
-USER_WORDS = frozenset({"utilisateur", "utilisatrice", "l'utilisateur", "l'utilisatrice", "interlocuteur"})
+USER_WORDS = frozenset(
+    {"utilisateur", "utilisatrice", "l'utilisateur", "l'utilisatrice", "interlocuteur"}
+)
 
 # Subjects that mean the character itself. Real case: "Le personnage apprécie le calme".
-CHARACTER_WORDS = frozenset({"personnage", "narrateur", "narratrice", "assistant", "assistante", "bot", "ia"})
+CHARACTER_WORDS = frozenset(
+    {"personnage", "narrateur", "narratrice", "assistant", "assistante", "bot", "ia"}
+)
 
 # Subjects that mean the setting of the story. Real case: "La taverne est enfumée" stored as a
 # fact about the user.
 SETTING_WORDS = frozenset(
-    "scène décor ambiance histoire récit intrigue taverne auberge pièce salle château forêt monde royaume".split()
+    """
+    scène décor ambiance histoire récit intrigue taverne auberge pièce salle château forêt monde
+    royaume
+    """.split()
 )
 
 # Feelings and judgments the character holds. Real case: "Écho trouve Marie attachante" stored
@@ -93,8 +103,11 @@ JUDGMENT_WORDS = frozenset(
 # "horreur" ("films d'horreur").
 OPPOSITE_POLARITY = frozenset("déteste détestent hait haït exècre évite refuse allergique".split())
 
-# Words that start a new clause for negation scope: "je n'aime pas les chats mais j'adore les chiens".
-CLAUSE_BREAKS = frozenset({"mais", "et", "par contre", "cependant", "pourtant", "sauf", "donc", "alors", "car"})
+# Words that start a new clause, for the scope of a negation:
+# "je n'aime pas les chats mais j'adore les chiens".
+CLAUSE_BREAKS = frozenset(
+    {"mais", "et", "par contre", "cependant", "pourtant", "sauf", "donc", "alors", "car"}
+)
 
 # Verbs that make a judgment a predicate: "Marie est adorable" (judgment) vs "aime le vin doux".
 COPULAS = frozenset({"est", "était", "semble", "paraît", "reste", "devient", "air", "être"})

@@ -8,6 +8,7 @@ reason, and the valid items of the same payload survive. Nothing here raises on 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -88,7 +89,10 @@ def build_messages(
         "character_reply": reply,
     }
     return [
-        {"role": "system", "content": SYSTEM_PROMPT.format(user=user_name, character=character_name)},
+        {
+            "role": "system",
+            "content": SYSTEM_PROMPT.format(user=user_name, character=character_name),
+        },
         {"role": "user", "content": json.dumps(exchange, ensure_ascii=False)},
     ]
 
@@ -154,10 +158,8 @@ def _salvage(text: str, dropped: list[tuple[str, str]]) -> dict[str, Any]:
     for key in ("summary", "state"):
         match = re.search(rf'"{key}"\s*:\s*', text)
         if match:
-            try:
+            with contextlib.suppress(json.JSONDecodeError, RecursionError):
                 found[key], _ = decoder.raw_decode(text, match.end())
-            except (json.JSONDecodeError, RecursionError):
-                pass
     match = re.search(r'"memories"\s*:\s*\[', text)
     if match:
         items: list[Any] = []

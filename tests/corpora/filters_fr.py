@@ -86,7 +86,11 @@ CHARACTER_ATTITUDE = [
     (False, "Craint les araignées", "j'ai peur des araignées"),
     (False, "Est fière de sa fille", "je suis fière de ma fille"),
     (False, "Déteste attendre le bus", "je déteste attendre le bus"),
-    (False, "Marie est gentille avec les animaux d'après sa mère", "ma mère dit que je suis gentille"),
+    (
+        False,
+        "Marie est gentille avec les animaux d'après sa mère",
+        "ma mère dit que je suis gentille",
+    ),
     (False, "Est en colère contre son patron", "mon patron m'énerve"),
     (False, "Aime quand Écho raconte des légendes", "raconte-moi une légende"),
     (False, "Trouve la ville de Lyon charmante", "Lyon est charmante au printemps"),
@@ -133,5 +137,9 @@ NEGATION = [
     (False, "Travaille le week-end", "Je travaille le week-end"),
     (False, "Aime marcher en montagne", "J'aime marcher en montagne"),
     (False, "Refuse de prendre l'avion", "Je ne prends jamais l'avion"),
-    (False, "Parle anglais et espagnol", "Je ne parle pas allemand, mais je parle anglais et espagnol"),
+    (
+        False,
+        "Parle anglais et espagnol",
+        "Je ne parle pas allemand, mais je parle anglais et espagnol",
+    ),
 ]

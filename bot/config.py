@@ -1,0 +1,140 @@
+"""Settings: a TOML file, overridden by ECHO_* environment variables and a secrets directory.
+
+Priority, highest first: environment (`ECHO_DISCORD__TOKEN`, `__` for nesting), secret files
+(`<secrets_dir>/discord__token`), the TOML file, the defaults below. Every default number comes
+from the spec's measurements (see DESIGN.md); config.example.toml documents every key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    NestedSecretsSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message names the file and the field."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DiscordSettings(_Section):
+    token: SecretStr | None = None
+    channels: list[int] = Field(default_factory=list)
+
+
+class CharacterSettings(_Section):
+    name: str = Field("Écho", min_length=1, max_length=80)
+    persona: str = "Tu es Écho, une confidente attentive, chaleureuse et un peu malicieuse."
+    rules: list[str] = Field(default_factory=list)
+
+
+class LLMSettings(_Section):
+    backend: Literal["ollama", "openai"] = "ollama"
+    base_url: str = "http://127.0.0.1:11434"
+    chat_model: str = "llama3.1:8b"
+    embedding_base_url: str | None = None
+    embedding_model: str = "nomic-embed-text"
+    api_key: SecretStr | None = None
+    num_ctx: int = Field(8192, ge=512)
+    chat_timeout: float = Field(120.0, gt=0)
+    reflection_timeout: float = Field(180.0, gt=0)
+
+    @property
+    def embeddings_url(self) -> str:
+        return self.embedding_base_url or self.base_url
+
+
+class StorageSettings(_Section):
+    path: Path = Path("data/echo.sqlite3")
+
+
+class MemorySettings(_Section):
+    memories_per_turn: int = Field(24, ge=1, le=200)
+    semantic_slots: int = Field(16, ge=0)
+    cosine_threshold: float = Field(0.32, ge=-1.0, le=1.0)
+    quotas: dict[Literal["fact", "preference", "promise", "episode"], int] = Field(
+        default_factory=lambda: {"fact": 6, "preference": 5, "promise": 4, "episode": 5}
+    )
+    turn_embedding_timeout: float = Field(5.0, gt=0)
+    reindex_interval: float = Field(45.0, gt=0)
+
+    @field_validator("quotas")
+    @classmethod
+    def _non_negative(cls, value: dict[str, int]) -> dict[str, int]:
+        if any(v < 0 for v in value.values()):
+            raise ValueError("quotas must be >= 0")
+        return value
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="ECHO_",
+        env_nested_delimiter="__",
+        secrets_nested_delimiter="__",
+        secrets_prefix="",
+        secrets_dir_missing="ok",
+        extra="forbid",
+    )
+
+    discord: DiscordSettings = Field(default_factory=DiscordSettings)
+    character: CharacterSettings = Field(default_factory=CharacterSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The TOML file arrives as init arguments: the environment and secrets override it.
+        return env_settings, NestedSecretsSettingsSource(file_secret_settings), init_settings
+
+
+def load_settings(path: str | Path, *, secrets_dir: str | Path | None = None) -> Settings:
+    """Load settings from the TOML file at `path`; raise ConfigError with a one-line reason."""
+    path = Path(path)
+    try:
+        data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{path}: no such file (copy config.example.toml to {path} and edit it)"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    try:
+        settings = Settings(**data, _secrets_dir=str(secrets_dir) if secrets_dir else None)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {_describe(exc)}") from None
+    # A relative database path is relative to the config file, not to the current directory.
+    if not settings.storage.path.is_absolute():
+        settings.storage.path = path.parent / settings.storage.path
+    return settings
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        field = ".".join(str(p) for p in error["loc"]) or "(top level)"
+        if error["type"] == "extra_forbidden":
+            parts.append(f"unknown setting {field!r}")
+        else:
+            parts.append(f"{field}: {error['msg']}")
+    return "; ".join(parts)

@@ -1,0 +1,222 @@
+"""The SQLite store: connections, migrations, and the single writer.
+
+SQLite is the only truth. Every connection runs in WAL mode with a busy timeout, foreign keys and
+secure_delete (a forgotten memory's bytes are overwritten). Reads use their own connection; every
+write goes through `Store.transact`, one transaction at a time, opened with BEGIN IMMEDIATE so a
+read-then-write transaction takes the write lock first instead of failing with SQLITE_BUSY on
+upgrade. A started write is never cancelled half way: it runs shielded in its own task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from memory.errors import MigrationError, StoreError
+from memory.store.migrations import LATEST, MIGRATIONS
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Long enough to outlast another process's checkpoint or a slow disk, short enough that a stuck
+# writer surfaces as an error within a turn's patience.
+BUSY_TIMEOUT_MS = 5_000
+
+Params = Sequence[Any] | dict[str, Any]
+
+
+async def _connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
+    conn = await aiosqlite.connect(path, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    for pragma in (
+        "PRAGMA journal_mode = WAL",
+        f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
+        "PRAGMA foreign_keys = ON",
+        "PRAGMA secure_delete = ON",
+        "PRAGMA synchronous = FULL",
+    ):
+        await conn.execute(pragma)
+    return conn
+
+
+class Tx:
+    """One write transaction: the only place SQL that changes data runs."""
+
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self._conn = conn
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        """Run one statement; return the last inserted rowid."""
+        cursor = await self._conn.execute(sql, params)
+        rowid = cursor.lastrowid or 0
+        await cursor.close()
+        return rowid
+
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
+        await self._conn.executemany(sql, rows)
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+        cursor = await self._conn.execute(sql, params)
+        rows = await cursor.fetchall()
+        await cursor.close()
+        return list(rows)
+
+    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def changes(self) -> int:
+        row = await self.fetchone("SELECT changes()")
+        return int(row[0]) if row else 0
+
+
+class Store:
+    """The database: one reader connection, one writer connection behind a lock."""
+
+    def __init__(self, path: str, reader: aiosqlite.Connection, writer: aiosqlite.Connection):
+        self.path = path
+        self._reader = reader
+        self._writer = writer
+        self._write_lock = asyncio.Lock()
+        self._orphans: set[asyncio.Task[Any]] = set()
+
+    @classmethod
+    async def open(
+        cls, path: str | Path, *, migrate_to: int = LATEST, busy_timeout_ms: int = BUSY_TIMEOUT_MS
+    ) -> Store:
+        """Open (creating if needed) the database at `path` and migrate it to `migrate_to`."""
+        path = str(path)
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            writer = await _connect(path, busy_timeout_ms)
+            reader = await _connect(path, busy_timeout_ms)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the database at {path}: {exc}") from exc
+        store = cls(path, reader, writer)
+        try:
+            await store._migrate(migrate_to)
+        except BaseException:
+            await store.close()
+            raise
+        return store
+
+    async def close(self) -> None:
+        """Finish pending writes and close both connections."""
+        if self._orphans:
+            await asyncio.gather(*self._orphans, return_exceptions=True)
+        await self._reader.close()
+        await self._writer.close()
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def schema_version(self) -> int:
+        row = await self.fetchone("SELECT max(version) FROM schema_migrations")
+        return int(row[0] or 0) if row else 0
+
+    async def _migrate(self, target: int) -> None:
+        await self._writer.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+        )
+        current = await self.schema_version()
+        if current > LATEST:
+            raise MigrationError(
+                f"database schema {current} is newer than this program's {LATEST}: upgrade Écho"
+            )
+        for version, sql in MIGRATIONS:
+            if current < version <= target:
+                await self.transact(functools.partial(_apply, version=version, sql=sql))
+                log.info("database migrated to schema %d", version)
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+        """Run a read-only query on the reader connection."""
+        try:
+            cursor = await self._reader.execute(sql, params)
+            rows = await cursor.fetchall()
+            await cursor.close()
+        except sqlite3.Error as exc:
+            raise StoreError(str(exc)) from exc
+        return list(rows)
+
+    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def transact(self, fn: Callable[[Tx], Awaitable[T]]) -> T:
+        """Run `fn` in one write transaction, alone; commit, or roll back on any error.
+
+        The transaction runs in its own task: cancelling the caller does not cut it half way.
+        """
+        task = asyncio.ensure_future(self._run(fn))
+        self._orphans.add(task)
+        task.add_done_callback(self._forget_task)
+        return await asyncio.shield(task)
+
+    def _forget_task(self, task: asyncio.Task[Any]) -> None:
+        self._orphans.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            # Retrieved here so a caller that was cancelled still leaves a trace.
+            log.debug("write transaction failed: %r", task.exception())
+
+    async def _run(self, fn: Callable[[Tx], Awaitable[T]]) -> T:
+        async with self._write_lock:
+            try:
+                await self._writer.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot start a write: {exc}") from exc
+            try:
+                result = await fn(Tx(self._writer))
+                await self._writer.execute("COMMIT")
+            except BaseException as exc:
+                await self._rollback()
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreError(str(exc)) from exc
+                raise
+            return result
+
+    async def _rollback(self) -> None:
+        try:
+            await self._writer.execute("ROLLBACK")
+        except sqlite3.Error:
+            # SQLite may already have rolled back (SQLITE_FULL, some IO errors).
+            log.debug("rollback after a failed write found no transaction")
+
+    async def checkpoint(self) -> None:
+        """Fold the WAL into the main file and truncate it (after an erasure)."""
+        await self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+async def _apply(tx: Tx, *, version: int, sql: str) -> None:
+    for statement in _statements(sql):
+        await tx.execute(statement)
+    await tx.execute(
+        "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", (version, time.time())
+    )
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration script into statements (sqlite3.complete_statement aware)."""
+    out: list[str] = []
+    buffer = ""
+    for line in sql.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            out.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        out.append(buffer.strip())
+    return out

@@ -1,0 +1,158 @@
+"""Apply one exchange's reflection to the store: screen, dedup/merge, insert — in one transaction.
+
+Idempotent per exchange id: the exchange is recorded in the same transaction as its effects, so a
+retried outbox row (or a crash between commit and acknowledgement) writes nothing twice.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+
+from memory.model import Candidate, Exchange, Memory, Scope
+from memory.store import counters, memories
+from memory.store.db import Store, Tx
+from memory.write.dedup import Action, decide
+from memory.write.filters import screen
+from memory.write.reflection import Reflection
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What happened to one candidate: created / merged / absorbed into a memory, or rejected."""
+
+    action: str
+    reason: str = ""
+    memory_id: int | None = None
+    score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WriteReport:
+    """Everything one exchange's reflection did, for counting and for display."""
+
+    exchange_id: str
+    outcomes: tuple[Outcome, ...] = ()
+    dropped: tuple[tuple[str, str], ...] = ()
+    already_applied: bool = False
+    memories: tuple[Memory, ...] = field(default=(), repr=False)
+
+    def counts(self) -> Counter[str]:
+        """Return how many candidates ended in each action."""
+        return Counter(o.action for o in self.outcomes)
+
+
+async def apply_reflection(
+    store: Store,
+    exchange: Exchange,
+    reflection: Reflection,
+    *,
+    character_name: str,
+    now: float,
+) -> WriteReport:
+    """Apply a parsed reflection for one exchange in one transaction; idempotent per exchange."""
+
+    async def run(tx: Tx) -> WriteReport:
+        done = await tx.fetchone(
+            "SELECT 1 FROM applied_exchanges WHERE exchange_id = ?", (exchange.exchange_id,)
+        )
+        if done:
+            return WriteReport(exchange.exchange_id, already_applied=True)
+        screening = screen(
+            reflection.candidates,
+            user_message=exchange.user_message,
+            character_name=character_name,
+            user_name=exchange.user_name,
+        )
+        outcomes = [Outcome("rejected", reason) for _, reason in screening.rejected]
+        touched: list[Memory] = []
+        pool = await memories.merge_pool(tx, exchange.user_id, exchange.story_id, exchange.origin)
+        for candidate in screening.kept:
+            outcome, memory = await _merge_one(tx, pool, candidate, exchange, now)
+            outcomes.append(outcome)
+            touched.append(memory)
+        amounts: Counter[str] = Counter()
+        for outcome in outcomes:
+            key = f"rejected:{outcome.reason}" if outcome.action == "rejected" else outcome.action
+            amounts[f"memories_{key}"] += 1
+        for _, reason in reflection.dropped:
+            amounts[f"reflection_dropped:{reason}"] += 1
+        await counters.bump_many(tx, amounts)
+        report = WriteReport(
+            exchange.exchange_id, tuple(outcomes), reflection.dropped, memories=tuple(touched)
+        )
+        await tx.execute(
+            "INSERT INTO applied_exchanges (exchange_id, applied_at, report) VALUES (?, ?, ?)",
+            (exchange.exchange_id, now, _report_json(report)),
+        )
+        return report
+
+    report = await store.transact(run)
+    if not report.already_applied:
+        log.info(
+            "exchange %s applied: %s, %d dropped",
+            exchange.exchange_id,
+            dict(sorted(report.counts().items())),
+            len(report.dropped),
+        )
+    return report
+
+
+async def _merge_one(
+    tx: Tx, pool: list[Memory], candidate: Candidate, exchange: Exchange, now: float
+) -> tuple[Outcome, Memory]:
+    """Create the candidate or merge it into its closest variant in `pool` (updated in place)."""
+    decision = decide(candidate.text, pool)
+    target = decision.target
+    if decision.action is Action.CREATE or target is None:
+        memory = await memories.insert(
+            tx,
+            user_id=exchange.user_id,
+            text=candidate.text,
+            kind=candidate.kind,
+            scope=candidate.scope,
+            story_id=exchange.story_id,
+            origin=exchange.origin,
+            confidence=candidate.confidence,
+            now=now,
+        )
+        pool.append(memory)
+    elif decision.action is Action.REPLACE:
+        # A global wording widens a story memory: the person said it holds everywhere.
+        scope = Scope.GLOBAL if Scope.GLOBAL in (candidate.scope, target.scope) else Scope.STORY
+        memory = await memories.rewrite(
+            tx,
+            target,
+            text=candidate.text,
+            scope=scope,
+            confidence=max(candidate.confidence, target.confidence),
+            now=now,
+        )
+        pool[pool.index(target)] = memory
+    else:
+        # Absorbed: nothing is rewritten and the date does not move, or a fact the person keeps
+        # repeating would climb the recency ranking over fresher memories.
+        memory = target
+    await tx.execute(
+        "INSERT INTO memory_events (memory_id, exchange_id, action, score, at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (memory.id, exchange.exchange_id, decision.action.value, decision.score, now),
+    )
+    return Outcome(decision.action.value, memory_id=memory.id, score=decision.score), memory
+
+
+def _report_json(report: WriteReport) -> str:
+    # Ids, actions and reasons only: no memory text leaves the memories table.
+    return json.dumps(
+        {
+            "outcomes": [
+                {"action": o.action, "reason": o.reason, "memory_id": o.memory_id}
+                for o in report.outcomes
+            ],
+            "dropped": [list(d) for d in report.dropped],
+        }
+    )

@@ -1,0 +1,172 @@
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memory.errors import MigrationError, StoreError
+from memory.store.db import Store, Tx
+from memory.store.migrations import LATEST
+
+NOW = 1_700_000_000.0
+HASH = "0" * 64
+
+
+async def _insert_memory(tx: Tx, user_id: int = 1, text: str = "Aime le jazz") -> int:
+    return await tx.execute(
+        "INSERT INTO memories (user_id, scope, origin, kind, text, confidence, created_at,"
+        " updated_at, content_hash) VALUES (?, 'global', '42', 'fact', ?, 0.9, ?, ?, ?)",
+        (user_id, text, NOW, NOW, HASH),
+    )
+
+
+async def test_every_connection_sets_the_pragmas(store: Store) -> None:
+    for pragma, expected in [
+        ("journal_mode", "wal"),
+        ("foreign_keys", 1),
+        ("secure_delete", 1),
+        ("busy_timeout", 5000),
+    ]:
+        row = await store.fetchone(f"PRAGMA {pragma}")
+        assert row is not None and row[0] == expected
+
+
+async def test_old_database_is_migrated_forward_and_keeps_its_data(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    async with await Store.open(path, migrate_to=1) as old:
+        assert await old.schema_version() == 1
+        memory_id = await old.transact(_insert_memory)
+        await old.transact(
+            lambda tx: tx.execute("INSERT INTO counters (name, value) VALUES ('degraded_turns', 7)")
+        )
+    async with await Store.open(path) as new:
+        assert await new.schema_version() == LATEST
+        row = await new.fetchone("SELECT text FROM memories WHERE id = ?", (memory_id,))
+        assert row is not None and row["text"] == "Aime le jazz"
+        counter = await new.fetchone("SELECT value FROM counters WHERE name = 'degraded_turns'")
+        assert counter is not None and counter[0] == 7
+        versions = await new.fetchall("SELECT version FROM schema_migrations ORDER BY version")
+        assert [v[0] for v in versions] == list(range(1, LATEST + 1))
+
+
+async def test_a_newer_database_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "future.sqlite3"
+    async with await Store.open(path) as store:
+        await store.transact(
+            lambda tx: tx.execute(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)", (LATEST + 1,)
+            )
+        )
+    with pytest.raises(MigrationError, match="newer"):
+        await Store.open(path)
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("kind", "'opinion'"),
+        ("scope", "'everywhere'"),
+        ("confidence", "1.5"),
+        ("confidence", "-0.1"),
+        ("pinned", "2"),
+        ("origin", "'guild-name'"),
+        ("text", "''"),
+    ],
+)
+async def test_check_constraints_refuse_invalid_rows(store: Store, column: str, value: str) -> None:
+    row = {
+        "user_id": "1", "scope": "'global'", "origin": "'42'", "kind": "'fact'", "text": "'t'",
+        "confidence": "0.9", "pinned": "0", "created_at": "0", "updated_at": "0",
+        "content_hash": f"'{HASH}'",
+    }  # fmt: skip
+    row[column] = value
+    sql = f"INSERT INTO memories ({', '.join(row)}) VALUES ({', '.join(row.values())})"
+    with pytest.raises(StoreError, match="CHECK"):
+        await store.transact(lambda tx: tx.execute(sql))
+    assert await store.fetchall("SELECT * FROM memories") == []
+
+
+async def test_story_scope_requires_a_story(store: Store) -> None:
+    sql = (
+        "INSERT INTO memories (user_id, scope, story_id, origin, kind, text, confidence,"
+        " created_at, updated_at, content_hash) VALUES (1, 'story', NULL, 'dm', 'fact', 't', 1,"
+        f" 0, 0, '{HASH}')"
+    )
+    with pytest.raises(StoreError):
+        await store.transact(lambda tx: tx.execute(sql))
+
+
+async def test_a_failed_transaction_leaves_nothing_behind(store: Store) -> None:
+    async def half(tx: Tx) -> None:
+        await _insert_memory(tx)
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        await store.transact(half)
+    assert await store.fetchall("SELECT * FROM memories") == []
+    # The writer is usable again: no transaction was left open.
+    await store.transact(_insert_memory)
+    assert len(await store.fetchall("SELECT * FROM memories")) == 1
+
+
+async def test_cancelling_the_caller_does_not_cut_a_write_half_way(store: Store) -> None:
+    started = asyncio.Event()
+
+    async def slow(tx: Tx) -> None:
+        await _insert_memory(tx, text="first")
+        started.set()
+        await asyncio.sleep(0.05)
+        await _insert_memory(tx, text="second")
+
+    caller = asyncio.ensure_future(store.transact(slow))
+    await started.wait()
+    caller.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    await store.transact(lambda tx: tx.execute("SELECT 1"))  # waits for the shielded write
+    rows = await store.fetchall("SELECT text FROM memories ORDER BY id")
+    assert [r["text"] for r in rows] == ["first", "second"]
+
+
+async def test_writes_are_serialised(store: Store) -> None:
+    async def bump(tx: Tx) -> None:
+        row = await tx.fetchone("SELECT coalesce(max(value), 0) FROM counters")
+        await asyncio.sleep(0)
+        await tx.execute(
+            "INSERT INTO counters (name, value) VALUES ('n', ?)"
+            " ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            ((row[0] if row else 0) + 1,),
+        )
+
+    await asyncio.gather(*(store.transact(bump) for _ in range(20)))
+    row = await store.fetchone("SELECT value FROM counters WHERE name = 'n'")
+    assert row is not None and row[0] == 20
+
+
+async def test_another_process_holding_the_write_lock_gives_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "busy.sqlite3"
+    async with await Store.open(path, busy_timeout_ms=100) as store:
+        other = sqlite3.connect(path, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            with pytest.raises(StoreError, match="locked"):
+                await store.transact(_insert_memory)
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        await store.transact(_insert_memory)  # and it recovers once the lock is gone
+
+
+async def test_deleting_a_memory_cascades_to_its_vector(store: Store) -> None:
+    memory_id = await store.transact(_insert_memory)
+    await store.transact(
+        lambda tx: tx.execute(
+            "INSERT INTO embeddings (memory_id, model, content_hash, dim, vector)"
+            " VALUES (?, 'm', ?, 2, zeroblob(8))",
+            (memory_id, HASH),
+        )
+    )
+    await store.transact(lambda tx: tx.execute("DELETE FROM memories WHERE id = ?", (memory_id,)))
+    assert await store.fetchall("SELECT * FROM embeddings") == []
