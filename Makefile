@@ -28,3 +28,10 @@ run: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+
+.PHONY: bench-dedup bench-filters
+bench-dedup: $(STAMP)
+	$(PY) -m bench.dedup_minlen
+
+bench-filters: $(STAMP)
+	$(PY) -m bench.filters_corpus

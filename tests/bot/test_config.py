@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.config import ConfigError, load_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_example_config_is_valid_and_matches_the_defaults() -> None:
+    settings = load_settings(ROOT / "config.example.toml")
+    assert settings.memory.memories_per_turn == 24
+    assert settings.memory.cosine_threshold == 0.32
+    assert settings.memory.quotas == {"fact": 6, "preference": 5, "promise": 4, "episode": 5}
+    assert settings.storage.path == ROOT / "data" / "echo.sqlite3"
+
+
+def test_missing_file_names_the_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"nope\.toml: no such file"):
+        load_settings(tmp_path / "nope.toml")
+
+
+def test_invalid_value_names_the_file_and_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[memory]\nmemories_per_turn = "many"\n')
+    with pytest.raises(ConfigError, match=r"c\.toml: memory\.memories_per_turn: "):
+        load_settings(path)
+
+
+def test_unknown_key_is_refused_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[character]\nnmae = "Lune"\n')
+    with pytest.raises(ConfigError, match="unknown setting 'character.nmae'"):
+        load_settings(path)
+
+
+def test_broken_toml_says_where(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text("[character\n")
+    with pytest.raises(ConfigError, match="invalid TOML.*line 1"):
+        load_settings(path)
+
+
+def test_environment_and_secrets_override_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[llm]\nchat_model = "from-file"\n[discord]\nchannels = [1]\n')
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "discord__token").write_text("from-secret-file")
+    monkeypatch.setenv("ECHO_LLM__CHAT_MODEL", "from-env")
+    settings = load_settings(path, secrets_dir=secrets)
+    assert settings.llm.chat_model == "from-env"
+    assert settings.discord.channels == [1]
+    assert settings.discord.token is not None
+    assert settings.discord.token.get_secret_value() == "from-secret-file"
+    assert "from-secret-file" not in repr(settings)
+
+
+def test_cli_prints_one_line_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text("[memory]\nsemantic_slots = -1\n")
+    assert main(["--config", str(path), "check-config"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "memory.semantic_slots" in err and "Traceback" not in err
