@@ -16,7 +16,7 @@ DEFAULT_SECRETS_DIR = Path("/run/secrets")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="echo-bot", description="Écho, a character who remembers.")
+    parser = argparse.ArgumentParser(prog="echo-bot", description="A character who remembers.")
     parser.add_argument("--config", default="config.toml", help="TOML settings file")
     parser.add_argument("--secrets-dir", default=None, help="directory of secret files")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")

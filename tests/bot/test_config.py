@@ -33,14 +33,14 @@ def test_invalid_value_names_the_file_and_the_field(tmp_path: Path) -> None:
 def test_unknown_key_is_refused_by_name(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
     path.write_text('[character]\nnmae = "Lune"\n')
-    with pytest.raises(ConfigError, match="unknown setting 'character.nmae'"):
+    with pytest.raises(ConfigError, match=r"unknown setting .character\.nmae."):
         load_settings(path)
 
 
 def test_broken_toml_says_where(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
     path.write_text("[character\n")
-    with pytest.raises(ConfigError, match="invalid TOML.*line 1"):
+    with pytest.raises(ConfigError, match=r"invalid TOML.*line 1"):
         load_settings(path)
 
 
