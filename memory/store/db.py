@@ -53,6 +53,11 @@ class Tx:
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self._conn = conn
+        self.touched_users: set[int] = set()
+
+    def touch(self, user_id: int) -> None:
+        """Note that this user's memories or vectors change: their caches go stale on commit."""
+        self.touched_users.add(user_id)
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement; return the last inserted rowid."""
@@ -88,6 +93,7 @@ class Store:
         self._writer = writer
         self._write_lock = asyncio.Lock()
         self._orphans: set[asyncio.Task[Any]] = set()
+        self._generations: dict[int, int] = {}
 
     @classmethod
     async def open(
@@ -178,15 +184,22 @@ class Store:
                 await self._writer.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot start a write: {exc}") from exc
+            tx = Tx(self._writer)
             try:
-                result = await fn(Tx(self._writer))
+                result = await fn(tx)
                 await self._writer.execute("COMMIT")
             except BaseException as exc:
                 await self._rollback()
                 if isinstance(exc, sqlite3.Error):
                     raise StoreError(str(exc)) from exc
                 raise
+            for user_id in tx.touched_users:
+                self._generations[user_id] = self._generations.get(user_id, 0) + 1
             return result
+
+    def generation(self, user_id: int) -> int:
+        """Return a number that changes whenever this user's memories or vectors change."""
+        return self._generations.get(user_id, 0)
 
     async def _rollback(self) -> None:
         try:

@@ -11,9 +11,14 @@ from collections.abc import Sequence
 from memory.model import DM_ORIGIN, Kind, Memory, Scope
 from memory.store.db import Store, Tx
 
-_COLUMNS = (
-    "id, user_id, text, kind, scope, story_id, origin, confidence, pinned, created_at,"
-    " updated_at, content_hash"
+_SELECT = (
+    "SELECT m.id, m.user_id, m.text, m.kind, m.scope, m.story_id, m.origin, m.confidence,"
+    " m.pinned, m.created_at, m.updated_at, m.content_hash,"
+    " coalesce(b.turns, 0) - coalesce(c.candidate_base, 0) AS candidate_count,"
+    " coalesce(c.served, 0) AS served_count, coalesce(c.semantic, 0) AS semantic_count"
+    " FROM memories m"
+    " LEFT JOIN memory_counters c ON c.memory_id = m.id"
+    " LEFT JOIN turn_buckets b ON b.user_id = m.user_id AND b.bucket = c.bucket"
 )
 
 
@@ -22,8 +27,23 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def bucket_of(scope: Scope, story_id: int | None, origin: str) -> str:
+    """Return the turns that make a memory a candidate: its story's, DM turns, or every turn."""
+    if scope is Scope.STORY:
+        return f"story:{story_id}"
+    return "dm" if origin == DM_ORIGIN else "all"
+
+
+def turn_buckets(story_id: int, origin: str) -> list[str]:
+    """Return the buckets a turn in this story counts for (the inverse of `bucket_of`)."""
+    buckets = ["all", f"story:{story_id}"]
+    if origin == DM_ORIGIN:
+        buckets.append("dm")
+    return buckets
+
+
 def from_row(row: sqlite3.Row) -> Memory:
-    """Build a Memory from a row of `_COLUMNS`."""
+    """Build a Memory from a row of `_SELECT`."""
     return Memory(
         id=int(row["id"]),
         user_id=int(row["user_id"]),
@@ -37,23 +57,22 @@ def from_row(row: sqlite3.Row) -> Memory:
         created_at=float(row["created_at"]),
         updated_at=float(row["updated_at"]),
         content_hash=str(row["content_hash"]),
+        candidate_count=int(row["candidate_count"]),
+        served_count=int(row["served_count"]),
+        semantic_count=int(row["semantic_count"]),
     )
 
 
-def _visible_sql(story_id: int, origin: str) -> tuple[str, list[object]]:
-    # A memory learned in a DM is served only in DMs; story memories only in their story.
-    where = "user_id = ? AND (scope = 'global' OR story_id = ?)"
-    params: list[object] = [story_id]
-    if origin != DM_ORIGIN:
-        where += " AND origin <> 'dm'"
-    return where, params
-
-
 async def visible(store: Store, user_id: int, story_id: int, origin: str) -> list[Memory]:
-    """Return the user's memories that may be served in this story."""
-    where, params = _visible_sql(story_id, origin)
+    """Return the user's memories that may be served in this story.
+
+    A memory learned in a DM is served only in DMs; a story memory only in its story.
+    """
+    dm_clause = "" if origin == DM_ORIGIN else " AND m.origin <> 'dm'"
     rows = await store.fetchall(
-        f"SELECT {_COLUMNS} FROM memories WHERE {where} ORDER BY id", [user_id, *params]
+        f"{_SELECT} WHERE m.user_id = ? AND (m.scope = 'global' OR m.story_id = ?){dm_clause}"
+        " ORDER BY m.id",
+        (user_id, story_id),
     )
     return [from_row(r) for r in rows]
 
@@ -64,13 +83,20 @@ async def merge_pool(tx: Tx, user_id: int, story_id: int, origin: str) -> list[M
     A DM-learned candidate merges only with DM memories and a guild one only with guild memories:
     otherwise a merge could carry DM wording into guilds, or hide a public fact in DMs.
     """
-    side = "origin = 'dm'" if origin == DM_ORIGIN else "origin <> 'dm'"
+    side = "m.origin = 'dm'" if origin == DM_ORIGIN else "m.origin <> 'dm'"
     rows = await tx.fetchall(
-        f"SELECT {_COLUMNS} FROM memories WHERE user_id = ? AND {side} AND kind <> 'rule'"
-        " AND (scope = 'global' OR story_id = ?) ORDER BY id",
+        f"{_SELECT} WHERE m.user_id = ? AND {side} AND m.kind <> 'rule'"
+        " AND (m.scope = 'global' OR m.story_id = ?) ORDER BY m.id",
         (user_id, story_id),
     )
     return [from_row(r) for r in rows]
+
+
+async def _bucket_turns(tx: Tx, user_id: int, bucket: str) -> int:
+    row = await tx.fetchone(
+        "SELECT turns FROM turn_buckets WHERE user_id = ? AND bucket = ?", (user_id, bucket)
+    )
+    return int(row[0]) if row else 0
 
 
 async def insert(
@@ -86,40 +112,28 @@ async def insert(
     now: float,
     pinned: bool = False,
 ) -> Memory:
-    """Insert a memory and return it."""
+    """Insert a memory (and its counters, starting from now) and return it."""
     story = story_id if scope is Scope.STORY else None
     digest = text_hash(text)
     memory_id = await tx.execute(
         "INSERT INTO memories (user_id, text, kind, scope, story_id, origin, confidence, pinned,"
         " created_at, updated_at, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            user_id,
-            text,
-            kind.value,
-            scope.value,
-            story,
-            origin,
-            confidence,
-            int(pinned),
-            now,
-            now,
-            digest,
+            user_id, text, kind.value, scope.value, story, origin, confidence, int(pinned), now,
+            now, digest,
         ),
+    )  # fmt: skip
+    bucket = bucket_of(scope, story, origin)
+    await tx.execute(
+        "INSERT INTO memory_counters (memory_id, bucket, candidate_base) VALUES (?, ?, ?)",
+        (memory_id, bucket, await _bucket_turns(tx, user_id, bucket)),
     )
+    tx.touch(user_id)
     return Memory(
-        id=memory_id,
-        user_id=user_id,
-        text=text,
-        kind=kind,
-        scope=scope,
-        story_id=story,
-        origin=origin,
-        confidence=confidence,
-        pinned=pinned,
-        created_at=now,
-        updated_at=now,
+        id=memory_id, user_id=user_id, text=text, kind=kind, scope=scope, story_id=story,
+        origin=origin, confidence=confidence, pinned=pinned, created_at=now, updated_at=now,
         content_hash=digest,
-    )
+    )  # fmt: skip
 
 
 async def rewrite(
@@ -128,49 +142,48 @@ async def rewrite(
     """Replace a memory's wording (a richer variant arrived); its date moves to `now`."""
     story = memory.story_id if scope is Scope.STORY else None
     digest = text_hash(text)
+    updated = max(now, memory.created_at)
     await tx.execute(
         "UPDATE memories SET text = ?, scope = ?, story_id = ?, confidence = ?, updated_at = ?,"
         " content_hash = ? WHERE id = ? AND user_id = ?",
-        (
-            text,
-            scope.value,
-            story,
-            confidence,
-            max(now, memory.created_at),
-            digest,
-            memory.id,
-            memory.user_id,
-        ),
+        (text, scope.value, story, confidence, updated, digest, memory.id, memory.user_id),
     )
+    if scope is not memory.scope:
+        await _rebase(tx, memory, bucket_of(scope, story, memory.origin))
+    tx.touch(memory.user_id)
     return Memory(
-        id=memory.id,
-        user_id=memory.user_id,
-        text=text,
-        kind=memory.kind,
-        scope=scope,
-        story_id=story,
-        origin=memory.origin,
-        confidence=confidence,
-        pinned=memory.pinned,
-        created_at=memory.created_at,
-        updated_at=max(now, memory.created_at),
-        content_hash=digest,
+        id=memory.id, user_id=memory.user_id, text=text, kind=memory.kind, scope=scope,
+        story_id=story, origin=memory.origin, confidence=confidence, pinned=memory.pinned,
+        created_at=memory.created_at, updated_at=updated, content_hash=digest,
+    )  # fmt: skip
+
+
+async def _rebase(tx: Tx, memory: Memory, new_bucket: str) -> None:
+    # Keep the candidate count it has so far, counted from now on in its new bucket.
+    row = await tx.fetchone(
+        "SELECT c.bucket, c.candidate_base FROM memory_counters c WHERE c.memory_id = ?",
+        (memory.id,),
+    )
+    if row is None:
+        return
+    so_far = await _bucket_turns(tx, memory.user_id, str(row[0])) - int(row[1])
+    base = await _bucket_turns(tx, memory.user_id, new_bucket) - so_far
+    await tx.execute(
+        "UPDATE memory_counters SET bucket = ?, candidate_base = ? WHERE memory_id = ?",
+        (new_bucket, base, memory.id),
     )
 
 
 async def get(store: Store, user_id: int, memory_id: int) -> Memory | None:
     """Return the user's memory with this id, or None (also for another user's id)."""
-    row = await store.fetchone(
-        f"SELECT {_COLUMNS} FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id)
-    )
+    row = await store.fetchone(f"{_SELECT} WHERE m.id = ? AND m.user_id = ?", (memory_id, user_id))
     return from_row(row) if row else None
 
 
 async def list_for_user(store: Store, user_id: int) -> list[Memory]:
     """Return all of a user's memories, newest first."""
     rows = await store.fetchall(
-        f"SELECT {_COLUMNS} FROM memories WHERE user_id = ? ORDER BY updated_at DESC, id DESC",
-        (user_id,),
+        f"{_SELECT} WHERE m.user_id = ? ORDER BY m.updated_at DESC, m.id DESC", (user_id,)
     )
     return [from_row(r) for r in rows]
 
@@ -181,6 +194,7 @@ async def set_pinned(tx: Tx, user_id: int, memory_id: int, pinned: bool) -> bool
         "UPDATE memories SET pinned = ? WHERE id = ? AND user_id = ?",
         (int(pinned), memory_id, user_id),
     )
+    tx.touch(user_id)
     return await tx.changes() > 0
 
 
@@ -190,4 +204,5 @@ async def delete(tx: Tx, user_id: int, memory_ids: Sequence[int]) -> int:
     for memory_id in memory_ids:
         await tx.execute("DELETE FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id))
         erased += await tx.changes()
+    tx.touch(user_id)
     return erased

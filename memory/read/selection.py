@@ -1,0 +1,179 @@
+"""Pick the memories that enter the context: a pure function, six passes, a reason for each.
+
+No await, no database, no clock: the same input gives the same output, whatever its order.
+The passes, filling `limit` places:
+  0. reserve a quarter of the places for non-pinned global and semantic memories (at least one,
+     never more than there are such candidates);
+  1. pinned memories, up to the limit minus the reserve;
+  2. global memories, up to their quarter;
+  3. semantic memories (cosine >= threshold), best score first, up to `semantic_slots`;
+  4. a quota per kind (the kind's total in the selection, counting earlier passes);
+  5. fallback: what remains, by rank (pinned, story-specific, kind, confidence, recency).
+Rules never compete: every rule comes back with Reason.RULE, outside the limit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+from memory.model import Kind, Memory, Reason, Scope, Selected
+
+DEFAULT_LIMIT = 24
+
+# A quarter of the places held for global and semantic memories: 26 pinned story memories and
+# 10 relevant globals gave 24 pinned, 0 global, 0 semantic before the reserve existed (spec).
+GLOBAL_SHARE = 0.25
+
+# Places for the semantic pass: recall degraded from about 200 memories, in depth only (the
+# relevant ones fell out of 8 semantic places, never out of the 24): raised from 8 to 16 (spec).
+SEMANTIC_SLOTS = 16
+
+# Cosine from which a memory is eligible for the semantic pass, read on the spec author's model.
+# It must be read again for another model (see memory.read.semantic).
+COSINE_THRESHOLD = 0.32
+
+# Places per kind; they add up to 20 of 24: the 4 places that rules gave back when they left the
+# budget go to the fallback (spec: no measurement said which kind should get them).
+DEFAULT_QUOTAS: Mapping[Kind, int] = {
+    Kind.FACT: 6,
+    Kind.PREFERENCE: 5,
+    Kind.PROMISE: 4,
+    Kind.EPISODE: 5,
+}
+
+_KIND_RANK = {Kind.FACT: 0, Kind.PREFERENCE: 1, Kind.PROMISE: 2, Kind.EPISODE: 3, Kind.RULE: 4}
+
+
+def rank_key(memory: Memory) -> tuple[object, ...]:
+    """Return the sort key of the fallback order: pinned, story-specific, kind, confidence, recency.
+
+    The remaining fields come last so that the order is total: no tie depends on input order.
+    """
+    return (
+        not memory.pinned,
+        memory.scope is not Scope.STORY,
+        _KIND_RANK[memory.kind],
+        -_finite(memory.confidence),
+        -_finite(memory.updated_at),
+        memory.id,
+        memory.text,
+        -1 if memory.story_id is None else memory.story_id,
+        memory.origin or "",
+        memory.user_id,
+        _finite(memory.created_at),
+    )
+
+
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else 0.0
+
+
+def select(
+    memories: Iterable[Memory],
+    semantic: Mapping[int, float] | None,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    threshold: float = COSINE_THRESHOLD,
+    semantic_slots: int = SEMANTIC_SLOTS,
+    quotas: Mapping[Kind, int] | Mapping[str, int] = DEFAULT_QUOTAS,
+    global_share: float = GLOBAL_SHARE,
+) -> list[Selected]:
+    """Return the rules, then up to `limit` memories, each with the reason it was selected.
+
+    `semantic` maps memory ids to cosine scores, or is None on a degraded turn (pass 3 skipped).
+    """
+    ordered = _unique_by_rank(memories)
+    rules = [Selected(m, Reason.RULE) for m in ordered if m.kind is Kind.RULE]
+    pool = [m for m in ordered if m.kind is not Kind.RULE]
+    scores = _eligible_scores(pool, semantic, threshold)
+    limit = max(0, limit)
+
+    chosen: dict[int, Selected] = {}
+
+    def add(memory: Memory, reason: Reason) -> None:
+        chosen[memory.id] = Selected(memory, reason, scores.get(memory.id))
+
+    def room() -> int:
+        return limit - len(chosen)
+
+    # Pass 0: the reserve, bounded by the real candidates so no place is frozen for nothing.
+    reserve_candidates = sum(
+        1 for m in pool if not m.pinned and (m.scope is Scope.GLOBAL or m.id in scores)
+    )
+    quarter = max(1, round(limit * global_share)) if limit else 0
+    reserve = min(quarter, reserve_candidates)
+
+    # Pass 1: pinned.
+    for memory in pool:
+        if len(chosen) >= limit - reserve:
+            break
+        if memory.pinned:
+            add(memory, Reason.PINNED)
+
+    # Pass 2: global memories, up to their quarter.
+    taken = 0
+    for memory in pool:
+        if taken >= quarter or room() <= 0:
+            break
+        if memory.id not in chosen and memory.scope is Scope.GLOBAL:
+            add(memory, Reason.GLOBAL)
+            taken += 1
+
+    # Pass 3: semantic, best score first (rank breaks ties).
+    if scores:
+        position = {m.id: i for i, m in enumerate(pool)}
+        by_score = sorted(
+            (m for m in pool if m.id in scores), key=lambda m: (-scores[m.id], position[m.id])
+        )
+        taken = 0
+        for memory in by_score:
+            if taken >= semantic_slots or room() <= 0:
+                break
+            if memory.id not in chosen:
+                add(memory, Reason.SEMANTIC)
+                taken += 1
+
+    # Pass 4: per-kind quotas, counting what earlier passes already gave each kind.
+    per_kind = {Kind(k): v for k, v in quotas.items()}
+    for kind, quota in per_kind.items():
+        have = sum(1 for s in chosen.values() if s.memory.kind is kind)
+        for memory in pool:
+            if have >= quota or room() <= 0:
+                break
+            if memory.id not in chosen and memory.kind is kind:
+                add(memory, Reason.QUOTA)
+                have += 1
+
+    # Pass 5: fallback, by rank.
+    for memory in pool:
+        if room() <= 0:
+            break
+        if memory.id not in chosen:
+            add(memory, Reason.FALLBACK)
+
+    return rules + list(chosen.values())
+
+
+def _unique_by_rank(memories: Iterable[Memory]) -> list[Memory]:
+    """Return the memories by rank, one per id (the best-ranked copy when an id repeats)."""
+    seen: set[int] = set()
+    out: list[Memory] = []
+    for memory in sorted(memories, key=rank_key):
+        if memory.id not in seen:
+            seen.add(memory.id)
+            out.append(memory)
+    return out
+
+
+def _eligible_scores(
+    pool: Sequence[Memory], semantic: Mapping[int, float] | None, threshold: float
+) -> dict[int, float]:
+    if semantic is None:
+        return {}
+    ids = {m.id for m in pool}
+    return {
+        memory_id: float(score)
+        for memory_id, score in semantic.items()
+        if memory_id in ids and math.isfinite(score) and score >= threshold
+    }
