@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from memory.model import DM_ORIGIN, Kind, Memory, Scope
 from memory.store.db import Store, Tx
 
-_SELECT = (
+SELECT_MEMORY = (
     "SELECT m.id, m.user_id, m.text, m.kind, m.scope, m.story_id, m.origin, m.confidence,"
     " m.pinned, m.created_at, m.updated_at, m.content_hash,"
     " coalesce(b.turns, 0) - coalesce(c.candidate_base, 0) AS candidate_count,"
@@ -27,7 +27,7 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def bucket_of(scope: Scope, story_id: int | None, origin: str) -> str:
+def bucket_of(scope: Scope, story_id: int | None, origin: str | None) -> str:
     """Return the turns that make a memory a candidate: its story's, DM turns, or every turn."""
     if scope is Scope.STORY:
         return f"story:{story_id}"
@@ -43,7 +43,7 @@ def turn_buckets(story_id: int, origin: str) -> list[str]:
 
 
 def from_row(row: sqlite3.Row) -> Memory:
-    """Build a Memory from a row of `_SELECT`."""
+    """Build a Memory from a row of `SELECT_MEMORY`."""
     return Memory(
         id=int(row["id"]),
         user_id=int(row["user_id"]),
@@ -70,7 +70,7 @@ async def visible(store: Store, user_id: int, story_id: int, origin: str) -> lis
     """
     dm_clause = "" if origin == DM_ORIGIN else " AND m.origin <> 'dm'"
     rows = await store.fetchall(
-        f"{_SELECT} WHERE m.user_id = ? AND (m.scope = 'global' OR m.story_id = ?){dm_clause}"
+        f"{SELECT_MEMORY} WHERE m.user_id = ? AND (m.scope = 'global' OR m.story_id = ?){dm_clause}"
         " ORDER BY m.id",
         (user_id, story_id),
     )
@@ -85,7 +85,7 @@ async def merge_pool(tx: Tx, user_id: int, story_id: int, origin: str) -> list[M
     """
     side = "m.origin = 'dm'" if origin == DM_ORIGIN else "m.origin <> 'dm'"
     rows = await tx.fetchall(
-        f"{_SELECT} WHERE m.user_id = ? AND {side} AND m.kind <> 'rule'"
+        f"{SELECT_MEMORY} WHERE m.user_id = ? AND {side} AND m.kind <> 'rule'"
         " AND (m.scope = 'global' OR m.story_id = ?) ORDER BY m.id",
         (user_id, story_id),
     )
@@ -176,14 +176,16 @@ async def _rebase(tx: Tx, memory: Memory, new_bucket: str) -> None:
 
 async def get(store: Store, user_id: int, memory_id: int) -> Memory | None:
     """Return the user's memory with this id, or None (also for another user's id)."""
-    row = await store.fetchone(f"{_SELECT} WHERE m.id = ? AND m.user_id = ?", (memory_id, user_id))
+    row = await store.fetchone(
+        f"{SELECT_MEMORY} WHERE m.id = ? AND m.user_id = ?", (memory_id, user_id)
+    )
     return from_row(row) if row else None
 
 
 async def list_for_user(store: Store, user_id: int) -> list[Memory]:
     """Return all of a user's memories, newest first."""
     rows = await store.fetchall(
-        f"{_SELECT} WHERE m.user_id = ? ORDER BY m.updated_at DESC, m.id DESC", (user_id,)
+        f"{SELECT_MEMORY} WHERE m.user_id = ? ORDER BY m.updated_at DESC, m.id DESC", (user_id,)
     )
     return [from_row(r) for r in rows]
 

@@ -12,8 +12,9 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (
         1,
         f"""
+        -- AUTOINCREMENT: an id a person saw (in /why, /forget) never names another memory later.
         CREATE TABLE memories (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
             user_id INTEGER NOT NULL,
             scope TEXT NOT NULL CHECK (scope IN ('global', 'story')),
             story_id INTEGER,

@@ -170,3 +170,9 @@ async def test_deleting_a_memory_cascades_to_its_vector(store: Store) -> None:
     )
     await store.transact(lambda tx: tx.execute("DELETE FROM memories WHERE id = ?", (memory_id,)))
     assert await store.fetchall("SELECT * FROM embeddings") == []
+
+
+async def test_a_forgotten_memory_id_is_never_given_to_another_memory(store: Store) -> None:
+    first = await store.transact(_insert_memory)
+    await store.transact(lambda tx: tx.execute("DELETE FROM memories WHERE id = ?", (first,)))
+    assert await store.transact(_insert_memory) != first

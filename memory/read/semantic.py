@@ -1,0 +1,115 @@
+"""Cosine scores of a user's memories against the message, from one float32 matrix per user.
+
+The matrix is built from the embeddings table once and cached until that user's memories or
+vectors change (the store's per-user generation). A turn costs one matrix-vector product.
+The query is the message text alone: the spec measured that a task prefix, or the story's title
+and scene added to the query, destroy recall (the scene dominates the vector and pulls every
+query to the same point).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.errors import EchoError
+from memory.llm import Embedder
+from memory.store.db import Store
+
+log = logging.getLogger(__name__)
+
+# The turn embeds its own query only: one attempt, 5 s, the whole wait bounded (spec: a sleeping
+# embedding server once cost the first turn two 120 s attempts; healthy latency is 0.2-0.8 s).
+TURN_EMBEDDING_TIMEOUT = 5.0
+
+# Characters of the message that are embedded.
+MAX_QUERY_CHARS = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class UserMatrix:
+    """One user's vectors for one model: ids and unit-normalised rows."""
+
+    generation: int
+    model: str
+    ids: npt.NDArray[np.int64]
+    rows: npt.NDArray[np.float32]
+
+
+class VectorCache:
+    """Per-user matrices, rebuilt when the store says that user's data changed."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._matrices: dict[int, UserMatrix] = {}
+
+    async def matrix(self, user_id: int, model: str) -> UserMatrix:
+        """Return the user's vectors for `model`, from the cache when still current."""
+        generation = self.store.generation(user_id)
+        cached = self._matrices.get(user_id)
+        if cached and cached.generation == generation and cached.model == model:
+            return cached
+        rows = await self.store.fetchall(
+            "SELECT e.memory_id, e.dim, e.vector FROM embeddings e"
+            " JOIN memories m ON m.id = e.memory_id WHERE m.user_id = ? AND e.model = ?"
+            " ORDER BY e.memory_id",
+            (user_id, model),
+        )
+        built = _build(generation, model, [(int(r[0]), int(r[1]), bytes(r[2])) for r in rows])
+        self._matrices[user_id] = built
+        return built
+
+    async def scores(
+        self, user_id: int, model: str, query: Sequence[float], *, floor: float = -1.0
+    ) -> dict[int, float]:
+        """Return the cosine of each of the user's memories with `query`, those >= `floor`."""
+        matrix = await self.matrix(user_id, model)
+        q = np.asarray(query, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        if not matrix.ids.size or norm == 0.0 or q.shape[0] != matrix.rows.shape[1]:
+            if matrix.ids.size and q.shape[0] != matrix.rows.shape[1]:
+                log.warning("query dimension %d differs from stored vectors", q.shape[0])
+            return {}
+        sims = matrix.rows @ (q / norm)
+        keep = np.flatnonzero(sims >= floor)
+        return dict(zip(matrix.ids[keep].tolist(), sims[keep].tolist(), strict=True))
+
+
+def _build(generation: int, model: str, rows: list[tuple[int, int, bytes]]) -> UserMatrix:
+    if not rows:
+        return UserMatrix(generation, model, np.empty(0, np.int64), np.empty((0, 0), np.float32))
+    # Same model name, different dimensions (a re-pulled model): keep the commonest one.
+    dim = Counter(d for _, d, _ in rows).most_common(1)[0][0]
+    kept = [(i, blob) for i, d, blob in rows if d == dim]
+    ids = np.fromiter((i for i, _ in kept), dtype=np.int64, count=len(kept))
+    matrix = np.frombuffer(b"".join(blob for _, blob in kept), dtype=np.float32)
+    matrix = matrix.reshape(len(kept), dim)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return UserMatrix(generation, model, ids, (matrix / norms).astype(np.float32))
+
+
+async def embed_query(
+    embedder: Embedder, text: str, *, timeout: float = TURN_EMBEDDING_TIMEOUT
+) -> list[float] | None:
+    """Embed the message for this turn: one attempt, `timeout` for everything; None on failure."""
+    query = text.strip()[:MAX_QUERY_CHARS]
+    if not query:
+        return None
+    try:
+        # wait_for bounds the whole operation, including the lock the indexer may hold for
+        # minutes; the deadline given to the client only bounds the HTTP request.
+        vectors = await asyncio.wait_for(embedder.embed([query], deadline=timeout), timeout)
+    except TimeoutError:
+        log.warning("turn embedding timed out after %.1f s: degraded turn", timeout)
+        return None
+    except EchoError as exc:
+        log.warning("turn embedding failed (%s): degraded turn", type(exc).__name__)
+        return None
+    return vectors[0]

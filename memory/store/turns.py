@@ -1,0 +1,110 @@
+"""Turns: what each turn selected (for /why) and the read-time counters it moves.
+
+A degraded turn is recorded (so /why can say so) but counts nothing: a sleeping embedding server
+must not look like ignored memories. A non-degraded turn writes O(selected) rows: its visibility
+buckets (at most three), and the served/semantic counters of the memories it selected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory.model import Reason, Selected, Turn
+from memory.store import counters
+from memory.store.db import Store, Tx
+from memory.store.memories import SELECT_MEMORY, from_row, turn_buckets
+
+# Turns kept per (user, story) for /why; older ones are pruned by the turn that follows.
+KEPT_TURNS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRecord:
+    """The place of a turn: whose, in which story, where."""
+
+    user_id: int
+    story_id: int
+    origin: str
+
+
+async def record(
+    store: Store, where: TurnRecord, selected: Sequence[Selected], *, degraded: bool, now: float
+) -> int:
+    """Record a turn's selection and move the counters; return the turn id."""
+
+    async def run(tx: Tx) -> int:
+        turn_id = await tx.execute(
+            "INSERT INTO turns (user_id, story_id, origin, degraded, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (where.user_id, where.story_id, where.origin, int(degraded), now),
+        )
+        await tx.executemany(
+            "INSERT INTO turn_selections (turn_id, memory_id, position, reason, score)"
+            " SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
+            [
+                (turn_id, s.memory.id, i, s.reason.value, _clip(s.score), s.memory.id)
+                for i, s in enumerate(selected)
+            ],
+        )
+        if degraded:
+            await counters.bump(tx, "degraded_turns")
+        else:
+            await _count(tx, where, selected)
+        await tx.execute(
+            "DELETE FROM turns WHERE user_id = ? AND story_id = ? AND id <= ?",
+            (where.user_id, where.story_id, turn_id - KEPT_TURNS),
+        )
+        return turn_id
+
+    return await store.transact(run)
+
+
+def _clip(score: float | None) -> float | None:
+    return None if score is None else max(-1.0, min(1.0, score))
+
+
+async def _count(tx: Tx, where: TurnRecord, selected: Sequence[Selected]) -> None:
+    await tx.executemany(
+        "INSERT INTO turn_buckets (user_id, bucket, turns) VALUES (?, ?, 1)"
+        " ON CONFLICT (user_id, bucket) DO UPDATE SET turns = turns + 1",
+        [(where.user_id, b) for b in turn_buckets(where.story_id, where.origin)],
+    )
+    await tx.executemany(
+        "UPDATE memory_counters SET served = served + 1, semantic = semantic + ?"
+        " WHERE memory_id = ?",
+        [(int(s.reason is Reason.SEMANTIC), s.memory.id) for s in selected],
+    )
+    await counters.bump(tx, "turns")
+
+
+async def last(store: Store, user_id: int, story_id: int) -> Turn | None:
+    """Return this user's last turn in this story, with what it selected (as it is now)."""
+    row = await store.fetchone(
+        "SELECT id, degraded, created_at FROM turns WHERE user_id = ? AND story_id = ?"
+        " ORDER BY id DESC LIMIT 1",
+        (user_id, story_id),
+    )
+    if row is None:
+        return None
+    rows = await store.fetchall(
+        f"{SELECT_MEMORY} JOIN turn_selections s ON s.memory_id = m.id"
+        " WHERE s.turn_id = ? AND m.user_id = ? ORDER BY s.position",
+        (row["id"], user_id),
+    )
+    picks = await store.fetchall(
+        "SELECT memory_id, reason, score FROM turn_selections WHERE turn_id = ?", (row["id"],)
+    )
+    why = {int(p["memory_id"]): (Reason(p["reason"]), p["score"]) for p in picks}
+    selected = tuple(
+        Selected(memory, why[memory.id][0], why[memory.id][1])
+        for memory in (from_row(r) for r in rows)
+    )
+    return Turn(
+        id=int(row["id"]),
+        user_id=user_id,
+        story_id=story_id,
+        selected=selected,
+        degraded=bool(row["degraded"]),
+        created_at=float(row["created_at"]),
+    )
