@@ -1,14 +1,25 @@
-"""The `echo-bot` command line."""
+"""The `echo-bot` command line: run | chat | doctor | reindex | export | import | check-config."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import getpass
+import json
 import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import httpx
+
 from bot.config import ConfigError, Settings, load_settings
+from bot.runtime import Runtime, open_runtime
+from bot.terminal import Terminal, is_interactive, terminal_user_id
+from memory import manage
+from memory.errors import BackendError, EchoError
+from memory.llm import ollama_health
+from memory.store.db import Store
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +32,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--secrets-dir", default=None, help="directory of secret files")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("check-config", help="load the settings and say what is wrong, if anything")
+    commands.add_parser("run", help="start the Discord bot (the terminal chat without a token)")
+    chat = commands.add_parser("chat", help="talk to the character in this terminal")
+    chat.add_argument("--user", default=None, help="your name (memories are keyed on it)")
+    commands.add_parser("doctor", help="check the configuration, database and backends")
+    commands.add_parser("reindex", help="embed every memory whose vector is missing or stale")
+    commands.add_parser("check-config", help="load the settings and say what is wrong, if any")
+    for name in ("export", "import"):
+        sub = commands.add_parser(name, help=f"{name} one person's memories as JSON")
+        who = sub.add_mutually_exclusive_group(required=True)
+        who.add_argument("--user", help="a terminal user name")
+        who.add_argument("--user-id", type=int, help="a Discord user id")
+        sub.add_argument("file", nargs="?", default="-", help="JSON file (default: stdout/stdin)")
     return parser
 
 
@@ -36,15 +58,125 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
     )
     try:
         settings = _settings(args)
     except ConfigError as exc:
         print(f"echo-bot: {exc}", file=sys.stderr)
         return 2
-    if args.command == "check-config":
+    try:
+        return asyncio.run(_dispatch(args, settings))
+    except EchoError as exc:
+        print(f"echo-bot: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    command = args.command
+    if command == "check-config":
         print(f"{args.config}: OK (character {settings.character.name!r})")
+        return 0
+    if command == "doctor":
+        return await doctor(settings, args.config)
+    if command == "run" and settings.discord.token is None:
+        print(
+            "No Discord token configured (ECHO_DISCORD__TOKEN or [discord] token): "
+            "starting the terminal chat instead.",
+            file=sys.stderr,
+        )
+        command = "chat"
+    async with open_runtime(settings) as runtime:
+        if command == "run":
+            return await _run_discord(runtime)
+        if command == "chat":
+            name = args.user if getattr(args, "user", None) else getpass.getuser()
+            terminal = Terminal(runtime, name, out=sys.stdout, interactive=is_interactive())
+            await terminal.run(sys.stdin)
+            return 0
+        if command == "reindex":
+            written = await runtime.indexer.run_once()
+            status = runtime.indexer.status()
+            print(f"embedded {written} memories; {status.pending} still pending")
+            return 0 if status.last_error is None else 1
+        user_id = args.user_id if args.user_id is not None else terminal_user_id(args.user)
+        if command == "export":
+            data = json.dumps(await manage.export(runtime.store, user_id), ensure_ascii=False)
+            _write(args.file, data)
+            return 0
+        items = json.loads(_read(args.file)).get("memories", [])
+        print(json.dumps(await manage.import_memories(runtime.store, user_id, items)))
+        return 0
+
+
+async def _run_discord(runtime: Runtime) -> int:
+    from bot.app import EchoBot  # discord.py is only imported when the bot really runs
+
+    token = runtime.settings.discord.token
+    if token is None:
+        raise ConfigError("no Discord token")
+    async with EchoBot(runtime) as bot:
+        await bot.start(token.get_secret_value())
     return 0
+
+
+def _write(path: str, data: str) -> None:
+    if path == "-":
+        print(data)
+    else:
+        Path(path).write_text(data + "\n", encoding="utf-8")
+
+
+def _read(path: str) -> str:
+    return sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+
+
+async def doctor(settings: Settings, config_path: str) -> int:
+    """Check each thing the bot needs; print one line each, OK or the fix."""
+    results: list[tuple[bool, str]] = [(True, f"config {config_path} is valid")]
+    try:
+        async with await Store.open(settings.storage.path) as store:
+            await store.transact(lambda tx: tx.execute("SELECT 1"))
+        results.append((True, f"database {settings.storage.path} is writable"))
+    except (EchoError, OSError) as exc:
+        results.append((False, f"database {settings.storage.path}: {exc} → check the path and "
+                               "its permissions ([storage] path)"))  # fmt: skip
+    llm = settings.llm
+    async with httpx.AsyncClient(timeout=httpx.Timeout(10.0)) as http:
+        for label, url, model in (
+            ("chat", llm.base_url, llm.chat_model),
+            ("embedding", llm.embeddings_url, llm.embedding_model),
+        ):
+            results.append(await _check_model(http, llm.backend, label, url, model))
+    if settings.discord.token is None:
+        results.append((False, "Discord token not set → set ECHO_DISCORD__TOKEN (or the "
+                               "terminal chat is used)"))  # fmt: skip
+    else:
+        results.append((True, "Discord token is set"))
+    for ok, line in results:
+        print(f"{'OK  ' if ok else 'FAIL'} {line}")
+    return 0 if all(ok for ok, _ in results) else 1
+
+
+async def _check_model(
+    http: httpx.AsyncClient, backend: str, label: str, url: str, model: str
+) -> tuple[bool, str]:
+    try:
+        if backend == "ollama":
+            models = await ollama_health(http, url, deadline=10.0)
+        else:
+            response = await http.get(url.rstrip("/") + "/v1/models")
+            response.raise_for_status()
+            models = [str(m.get("id")) for m in response.json().get("data", [])]
+    except (BackendError, httpx.HTTPError, ValueError) as exc:
+        return False, f"{label} backend {url} unreachable ({exc}) → is the server running?"
+    names = {m.split(":")[0] for m in models} | set(models)
+    if model in names or model.split(":")[0] in names:
+        return True, f"{label} model {model} is available at {url}"
+    fix = f"ollama pull {model}" if backend == "ollama" else "load it in the server"
+    return False, f"{label} model {model} is missing at {url} → {fix}"
 
 
 if __name__ == "__main__":

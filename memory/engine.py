@@ -7,12 +7,15 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from memory.llm import Embedder
-from memory.model import Kind, Selected
+from memory.errors import BackendResponseError
+from memory.llm import ChatBackend, Embedder
+from memory.model import Exchange, Kind, Selected
 from memory.read import selection
+from memory.read.prompt import HISTORY_MESSAGES, Character, build_messages
 from memory.read.semantic import TURN_EMBEDDING_TIMEOUT, VectorCache, embed_query
-from memory.store import memories, turns
-from memory.store.db import Store
+from memory.store import history, memories, outbox, turns
+from memory.store.db import Store, Tx
+from memory.text import clean_message
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +29,8 @@ class MemoryConfig:
     threshold: float = selection.COSINE_THRESHOLD
     quotas: Mapping[Kind, int] = field(default_factory=lambda: dict(selection.DEFAULT_QUOTAS))
     turn_embedding_timeout: float = TURN_EMBEDDING_TIMEOUT
+    history_messages: int = HISTORY_MESSAGES
+    chat_deadline: float = 120.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +42,27 @@ class Recall:
     degraded: bool
 
 
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """A message to answer. `source_id` is unique per message (e.g. "discord:<message id>")."""
+
+    source_id: str
+    user_id: int
+    user_name: str
+    story_id: int
+    origin: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The character's answer to one message, and the memories it used."""
+
+    text: str
+    exchange_id: str
+    recall: Recall
+
+
 class Engine:
     """The memory engine of one character: recall before the reply, reflection after it."""
 
@@ -45,14 +71,71 @@ class Engine:
         store: Store,
         *,
         embedder: Embedder | None,
+        chat: ChatBackend | None = None,
+        character: Character | None = None,
         config: MemoryConfig | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
         self.embedder = embedder
+        self.chat = chat
+        self.character = character or Character(name="Écho", persona="")
         self.config = config or MemoryConfig()
         self.clock = clock
         self.vectors = VectorCache(store)
+
+    async def turn(self, message: Incoming) -> Reply | None:
+        """Answer a message: store it, recall, ask the chat backend, store the reply, queue the
+        reflection. Return None for an empty message or one already answered (same source id).
+
+        A chat failure raises BackendError after the message was stored: it stays in history.
+        """
+        if self.chat is None:
+            raise RuntimeError("this engine has no chat backend")
+        text = clean_message(message.text)
+        if not text:
+            return None
+        row_id = await self.store.transact(
+            lambda tx: history.add_user_message(
+                tx, source_id=message.source_id, story_id=message.story_id,
+                user_id=message.user_id, author_name=message.user_name, content=text,
+                now=self.clock(),
+            )
+        )  # fmt: skip
+        if row_id is None:
+            log.info("message %s was already answered: ignored", message.source_id)
+            return None
+        recall = await self.recall(
+            user_id=message.user_id, story_id=message.story_id, origin=message.origin, text=text
+        )
+        prompt = build_messages(
+            self.character,
+            user_name=message.user_name,
+            selected=recall.selected,
+            summary=await history.summary(self.store, message.story_id),
+            history=await history.recent(
+                self.store, message.story_id, limit=self.config.history_messages, before_id=row_id
+            ),
+            text=text,
+        )
+        result = await self.chat.chat(prompt, deadline=self.config.chat_deadline)
+        answer = result.content.strip()
+        if not answer:
+            raise BackendResponseError("the chat backend returned an empty reply")
+        exchange = Exchange(
+            message.source_id, message.user_id, message.story_id, message.origin,
+            message.user_name, text, answer,
+        )  # fmt: skip
+
+        async def record(tx: Tx) -> None:
+            await history.add_reply(
+                tx, source_id=f"{message.source_id}:reply", story_id=message.story_id,
+                author_name=self.character.name, content=answer, now=self.clock(),
+            )  # fmt: skip
+            await outbox.enqueue(tx, exchange, now=self.clock())
+
+        await self.store.transact(record)
+        return Reply(answer, message.source_id, recall)
 
     async def recall(self, *, user_id: int, story_id: int, origin: str, text: str) -> Recall:
         """Select this user's memories for a message, record the turn, move the counters."""

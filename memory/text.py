@@ -38,6 +38,12 @@ def clean(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+def clean_message(text: str) -> str:
+    """Return a chat message as it may be stored: like `clean`, but keeping its line breaks."""
+    lines = (clean(line) for line in text.replace("\r\n", "\n").split("\n"))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
 def fold(text: str) -> str:
     """Return the comparison form: cleaned, casefolded, straight apostrophes and hyphens."""
     folded = clean(text).casefold().translate(_APOSTROPHES).translate(_DASHES)

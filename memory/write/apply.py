@@ -72,7 +72,10 @@ async def apply_reflection(
         touched: list[Memory] = []
         pool = await memories.merge_pool(tx, exchange.user_id, exchange.story_id, exchange.origin)
         for candidate in screening.kept:
-            outcome, memory = await _merge_one(tx, pool, candidate, exchange, now)
+            outcome, memory = await merge_candidate(
+                tx, pool, candidate, exchange_id=exchange.exchange_id, user_id=exchange.user_id,
+                story_id=exchange.story_id, origin=exchange.origin, now=now,
+            )  # fmt: skip
             outcomes.append(outcome)
             touched.append(memory)
         amounts: Counter[str] = Counter()
@@ -102,8 +105,16 @@ async def apply_reflection(
     return report
 
 
-async def _merge_one(
-    tx: Tx, pool: list[Memory], candidate: Candidate, exchange: Exchange, now: float
+async def merge_candidate(
+    tx: Tx,
+    pool: list[Memory],
+    candidate: Candidate,
+    *,
+    exchange_id: str,
+    user_id: int,
+    story_id: int,
+    origin: str,
+    now: float,
 ) -> tuple[Outcome, Memory]:
     """Create the candidate or merge it into its closest variant in `pool` (updated in place)."""
     decision = decide(candidate.text, pool)
@@ -111,12 +122,12 @@ async def _merge_one(
     if decision.action is Action.CREATE or target is None:
         memory = await memories.insert(
             tx,
-            user_id=exchange.user_id,
+            user_id=user_id,
             text=candidate.text,
             kind=candidate.kind,
             scope=candidate.scope,
-            story_id=exchange.story_id,
-            origin=exchange.origin,
+            story_id=story_id,
+            origin=origin,
             confidence=candidate.confidence,
             now=now,
         )
@@ -140,7 +151,7 @@ async def _merge_one(
     await tx.execute(
         "INSERT INTO memory_events (memory_id, exchange_id, action, score, at)"
         " VALUES (?, ?, ?, ?, ?)",
-        (memory.id, exchange.exchange_id, decision.action.value, decision.score, now),
+        (memory.id, exchange_id, decision.action.value, decision.score, now),
     )
     return Outcome(decision.action.value, memory_id=memory.id, score=decision.score), memory
 

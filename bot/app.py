@@ -1,0 +1,99 @@
+"""EchoBot: the Discord client. Resources are built in `main` and passed in; nothing global."""
+
+from __future__ import annotations
+
+import logging
+
+import discord
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from discord import app_commands
+from discord.ext import commands
+
+from bot import render
+from bot.i18n import FrenchTranslator
+from bot.runtime import Runtime
+from memory.errors import NotFound
+from memory.indexer import start_scheduler
+
+log = logging.getLogger(__name__)
+
+# How often the reflection worker looks at the outbox (a turn also wakes it at once).
+REFLECTION_POLL = 5.0
+
+
+class EchoTree(app_commands.CommandTree["EchoBot"]):
+    """The command tree, with the one error handler: a short message to the user, the traceback
+    in the log."""
+
+    async def on_error(
+        self, interaction: discord.Interaction[EchoBot], error: app_commands.AppCommandError
+    ) -> None:
+        original = getattr(error, "original", error)
+        if isinstance(original, NotFound):
+            message = f"{str(original).capitalize()}."
+        elif isinstance(error, app_commands.MissingPermissions | app_commands.NoPrivateMessage):
+            message = str(error)
+        elif isinstance(original, ValueError):
+            message = f"{original}."
+        else:
+            log.error("command %s failed", interaction.command and interaction.command.name,
+                      exc_info=original)  # fmt: skip
+            message = "Something went wrong on my side; it has been logged."
+        await send_ephemeral(interaction, message)
+
+
+async def send_ephemeral(interaction: discord.Interaction[EchoBot], text: str) -> None:
+    """Send a private answer, split under Discord's limit, never pinging anyone."""
+    chunks = render.split_message(render.defang(text)) or ["…"]
+    none = discord.AllowedMentions.none()
+    for chunk in chunks:
+        if interaction.response.is_done():
+            await interaction.followup.send(chunk, ephemeral=True, allowed_mentions=none)
+        else:
+            await interaction.response.send_message(chunk, ephemeral=True, allowed_mentions=none)
+
+
+class EchoBot(commands.Bot):
+    """The character on Discord."""
+
+    def __init__(self, runtime: Runtime, *, sync_commands: bool = True) -> None:
+        intents = discord.Intents.default()
+        intents.message_content = True
+        super().__init__(
+            command_prefix=commands.when_mentioned,
+            intents=intents,
+            allowed_mentions=discord.AllowedMentions.none(),
+            help_command=None,
+            tree_cls=EchoTree,
+        )
+        self.runtime = runtime
+        self.sync_commands = sync_commands
+        self.scheduler: AsyncIOScheduler | None = None
+
+    async def setup_hook(self) -> None:
+        from bot.cogs.admin import Admin
+        from bot.cogs.conversation import Conversation
+        from bot.cogs.memories import MemoryCommands
+
+        await self.tree.set_translator(FrenchTranslator())
+        await self.add_cog(Conversation(self))
+        await self.add_cog(MemoryCommands(self))
+        await self.add_cog(Admin(self))
+        self.scheduler = start_scheduler(
+            self.runtime.indexer, interval=self.runtime.settings.memory.reindex_interval
+        )
+        self.scheduler.add_job(
+            self.runtime.worker.run_due, "interval", seconds=REFLECTION_POLL, id="reflect",
+            max_instances=1, coalesce=True, misfire_grace_time=60,
+        )  # fmt: skip
+        if self.sync_commands:
+            await self.tree.sync()
+
+    async def on_ready(self) -> None:
+        # on_ready can fire several times (reconnects): it only logs.
+        log.info("connected as %s (%s)", self.user, self.user and self.user.id)
+
+    async def close(self) -> None:
+        if self.scheduler is not None and self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        await super().close()

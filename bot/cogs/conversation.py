@@ -1,0 +1,92 @@
+"""on_message: decide whether to answer, call the engine once, send the reply safely."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from typing import TYPE_CHECKING
+
+import discord
+from discord.ext import commands
+
+from bot import render
+from memory.engine import Incoming
+from memory.errors import BackendError
+from memory.model import DM_ORIGIN
+
+if TYPE_CHECKING:
+    from bot.app import EchoBot
+
+log = logging.getLogger(__name__)
+
+UNAVAILABLE = "I can't reach my language model right now — please try again in a moment."
+
+
+class Conversation(commands.Cog):
+    """Answers in configured channels, in DMs, and where it is mentioned or replied to."""
+
+    def __init__(self, bot: EchoBot) -> None:
+        self.bot = bot
+        self.channels = set(bot.runtime.settings.discord.channels)
+        self._background: set[asyncio.Task[object]] = set()
+
+    def should_answer(self, message: discord.Message) -> bool:
+        """Tell whether this message is for the character."""
+        me = self.bot.user
+        if me is None or message.author.bot or message.author.id == me.id:
+            return False
+        if message.guild is None:
+            return True
+        channel = message.channel
+        parent = getattr(channel, "parent_id", None)
+        if channel.id in self.channels or parent in self.channels:
+            return True
+        if any(user.id == me.id for user in message.mentions):
+            return True
+        resolved = message.reference.resolved if message.reference else None
+        return isinstance(resolved, discord.Message) and resolved.author.id == me.id
+
+    def text_of(self, message: discord.Message) -> str:
+        """The message text without the mention that summoned the character."""
+        me = self.bot.user
+        text = message.content
+        if me is not None:
+            text = re.sub(rf"<@!?{me.id}>", "", text)
+        return text.strip()
+
+    @commands.Cog.listener()
+    async def on_message(self, message: discord.Message) -> None:
+        if not self.should_answer(message):
+            return
+        text = self.text_of(message)
+        if not text:
+            return  # empty or attachment-only: nothing to say, no LLM call
+        incoming = Incoming(
+            source_id=f"discord:{message.id}",
+            user_id=message.author.id,
+            user_name=message.author.display_name,
+            story_id=message.channel.id,
+            origin=DM_ORIGIN if message.guild is None else str(message.guild.id),
+            text=text,
+        )
+        none = discord.AllowedMentions.none()
+        try:
+            async with message.channel.typing():
+                reply = await self.bot.runtime.engine.turn(incoming)
+        except BackendError as exc:
+            log.warning("no reply to message %d: %s", message.id, type(exc).__name__)
+            await message.reply(UNAVAILABLE, mention_author=False, allowed_mentions=none)
+            return
+        if reply is None:
+            return
+        chunks = render.split_message(render.defang(reply.text))
+        for index, chunk in enumerate(chunks):
+            if index == 0:
+                await message.reply(chunk, mention_author=False, allowed_mentions=none)
+            else:
+                await message.channel.send(chunk, allowed_mentions=none)
+        # The reflection runs after the reply is out, in the background.
+        task = asyncio.create_task(self.bot.runtime.worker.run_due())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)

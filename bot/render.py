@@ -1,0 +1,120 @@
+"""Pure rendering: engine data -> the text a person reads (in Discord and in the terminal)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from memory.indexer import IndexerStatus
+from memory.manage import Stats
+from memory.model import Memory, Reason, Turn
+
+DISCORD_LIMIT = 2000
+
+_REASON_TITLES = {
+    Reason.PINNED: "Pinned",
+    Reason.GLOBAL: "Global",
+    Reason.SEMANTIC: "Recalled by meaning",
+    Reason.QUOTA: "Kind quota",
+    Reason.FALLBACK: "Fallback (by rank)",
+    Reason.RULE: "Rules",
+}
+_ZWSP = "\u200b"
+_MASS = re.compile(r"@(everyone|here)", re.IGNORECASE)
+_ROLE = re.compile(r"<@&(\d+)>")
+
+
+def defang(text: str) -> str:
+    """Make @everyone, @here and role mentions inert in the text itself."""
+    text = _MASS.sub(lambda m: f"@{_ZWSP}{m.group(1)}", text)
+    return _ROLE.sub(lambda m: f"@{_ZWSP}role", text)
+
+
+def split_message(text: str, limit: int = DISCORD_LIMIT) -> list[str]:
+    """Split a reply into chunks of at most `limit` characters, at paragraphs, then sentences,
+    then words, and only as a last resort inside a word."""
+    text = text.strip()
+    chunks: list[str] = []
+    while len(text) > limit:
+        window = text[: limit + 1]
+        cut = -1
+        for separator in ("\n\n", "\n", ". ", "! ", "? ", "… ", " "):
+            position = window.rfind(separator, 0, limit)
+            if position > 0:
+                cut = position + len(separator.rstrip(" ")) if separator.strip() else position
+                break
+        if cut <= 0:
+            cut = limit
+        chunks.append(text[:cut].rstrip())
+        text = text[cut:].lstrip()
+    if text:
+        chunks.append(text)
+    return chunks
+
+
+def memory_line(memory: Memory, *, score: float | None = None) -> str:
+    """One memory on one line: id, kind, scope, pin, counters, text."""
+    flags = " 📌" if memory.pinned else ""
+    cosine = f" · cos {score:.2f}" if score is not None else ""
+    counts = f"{memory.candidate_count}/{memory.served_count}/{memory.semantic_count}"
+    return (
+        f"`#{memory.id}` {memory.kind.value}·{memory.scope.value}{flags}{cosine}"
+        f" · c/s/sem {counts} — {defang(memory.text)}"
+    )
+
+
+def render_why(turn: Turn | None) -> str:
+    """The memories used for a turn, grouped by the reason they were selected."""
+    if turn is None:
+        return "No turn of yours here yet: talk to me first, then ask /why."
+    lines = []
+    if turn.degraded:
+        lines.append("⚠️ Degraded turn: the embedding server did not answer, no semantic recall.")
+    if not turn.selected:
+        lines.append("No memory was used for your last message here.")
+    for reason in Reason:
+        group = [s for s in turn.selected if s.reason is reason]
+        if group:
+            lines.append(f"**{_REASON_TITLES[reason]}** ({len(group)})")
+            lines.extend(memory_line(s.memory, score=s.score) for s in group)
+    lines.append("c/s/sem = times a candidate / served / served by meaning.")
+    return "\n".join(lines)
+
+
+def render_memories(page: Sequence[Memory], *, page_index: int, pages: int, total: int) -> str:
+    """One page of a person's memories."""
+    if not total:
+        return "No memories here."
+    head = f"Your memories — page {page_index + 1}/{pages} ({total} in all)"
+    return "\n".join([head, *(memory_line(m) for m in page)])
+
+
+def render_stats(stats: Stats, indexer: IndexerStatus | None) -> str:
+    """Server-wide memory figures for operators."""
+    lines = [
+        f"Memories: {stats.memories} (of {stats.users} people)",
+        f"Turns counted: {stats.turns} · degraded turns: {stats.degraded_turns}",
+        f"Reflections waiting: {stats.outbox_pending}",
+    ]
+    if indexer is not None:
+        last_error = indexer.last_error or "none"
+        lines.append(
+            f"Indexer: {indexer.pending} pending · {indexer.embedded_total} embedded"
+            f" · last error: {last_error}"
+        )
+    if stats.rejections:
+        lines.append(
+            "Rejected by filter: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(stats.rejections.items()))
+        )
+    if stats.reflection_failures:
+        lines.append(
+            "Reflection failures: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(stats.reflection_failures.items()))
+        )
+    return "\n".join(lines)
+
+
+def paginate(items: Sequence[Memory], page_size: int = 10) -> list[Sequence[Memory]]:
+    """Cut a list into pages (at least one, possibly empty)."""
+    return [items[i : i + page_size] for i in range(0, len(items), page_size)] or [[]]

@@ -1,0 +1,155 @@
+"""The same character in a terminal, with the slash commands typed as lines (/why, /pin 3...).
+
+When stdin is not a terminal (a script, a test), each turn finishes its reflection before the
+next line is read, so a scripted conversation is deterministic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import sys
+import uuid
+from typing import TextIO
+
+from bot import render
+from bot.runtime import Runtime
+from memory import manage
+from memory.engine import Incoming
+from memory.errors import BackendError, NotFound
+from memory.model import DM_ORIGIN, Kind, Scope
+
+log = logging.getLogger(__name__)
+
+HELP = """\
+Commands: /why · /memories [never|TEXT] · /pin ID · /unpin ID · /forget ID · /remember TEXT
+          /stats · /help · /quit"""
+
+
+def terminal_user_id(name: str) -> int:
+    """A stable id for a terminal user name (memories are keyed on it, never on the name)."""
+    digest = hashlib.sha256(f"terminal-user:{name}".encode()).digest()
+    return int.from_bytes(digest[:7], "big")
+
+
+class Terminal:
+    """A chat session for one named person; a DM with the character is its own story."""
+
+    def __init__(self, runtime: Runtime, user_name: str, *, out: TextIO, interactive: bool) -> None:
+        self.runtime = runtime
+        self.user_name = user_name
+        self.user_id = terminal_user_id(user_name)
+        self.story_id = self.user_id
+        self.out = out
+        self.interactive = interactive
+        self._count = 0
+        # Message ids must be unique across sessions: the store answers each source id once.
+        self._session = uuid.uuid4().hex
+        self._background: set[asyncio.Task[object]] = set()
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    async def handle(self, line: str) -> bool:
+        """Handle one input line; return False when the session should end."""
+        line = line.strip()
+        if not line:
+            return True
+        if line.startswith("/"):
+            return await self.command(line)
+        await self.talk(line)
+        return True
+
+    async def talk(self, text: str) -> None:
+        self._count += 1
+        source = f"terminal:{self.user_id}:{self._session}:{self._count}"
+        try:
+            reply = await self.runtime.engine.turn(
+                Incoming(source, self.user_id, self.user_name, self.story_id, DM_ORIGIN, text)
+            )
+        except BackendError as exc:
+            log.warning("chat backend failed: %s", type(exc).__name__)
+            self.say(f"[{self.runtime.settings.character.name} cannot answer right now: {exc}]")
+            return
+        if reply is None:
+            return
+        self.say(f"{self.runtime.settings.character.name}: {reply.text}")
+        if self.interactive:
+            task = asyncio.create_task(self.runtime.worker.run_due())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+        else:
+            await self.runtime.worker.reflect_now(reply.exchange_id)
+
+    async def command(self, line: str) -> bool:
+        name, _, arg = line[1:].partition(" ")
+        arg = arg.strip()
+        store = self.runtime.store
+        try:
+            if name in ("quit", "exit"):
+                return False
+            if name == "help":
+                self.say(HELP)
+            elif name == "why":
+                self.say(render.render_why(await manage.why(store, self.user_id, self.story_id)))
+            elif name == "memories":
+                found = await manage.list_memories(
+                    store, self.user_id, never_served=arg == "never",
+                    query="" if arg == "never" else arg,
+                )  # fmt: skip
+                self.say(render.render_memories(found, page_index=0, pages=1, total=len(found)))
+            elif name in ("pin", "unpin"):
+                memory = await manage.set_pinned(store, self.user_id, _id(arg), name == "pin")
+                self.say(f"{'Pinned' if memory.pinned else 'Unpinned'} #{memory.id}.")
+            elif name == "forget":
+                memory_id = _id(arg)
+                if self.interactive and not _confirm(f"Forget #{memory_id} for good? [y/N] "):
+                    self.say("Kept.")
+                else:
+                    await manage.forget(store, self.user_id, memory_id)
+                    self.say(f"Forgotten #{memory_id}.")
+            elif name == "remember":
+                outcome = await manage.remember(
+                    store, user_id=self.user_id, story_id=self.story_id, origin=DM_ORIGIN,
+                    text=arg, kind=Kind.FACT, scope=Scope.GLOBAL,
+                )  # fmt: skip
+                self.say(f"Memory #{outcome.memory_id}: {outcome.action}.")
+            elif name == "stats":
+                self.say(
+                    render.render_stats(await manage.stats(store), self.runtime.indexer.status())
+                )
+            else:
+                self.say(f"Unknown command /{name}. {HELP}")
+        except NotFound as exc:
+            self.say(f"{str(exc).capitalize()}.")
+        except ValueError as exc:
+            self.say(f"{exc}.")
+        return True
+
+    async def run(self, stdin: TextIO) -> None:
+        """Read lines until end of input or /quit."""
+        loop = asyncio.get_running_loop()
+        if self.interactive:
+            self.say(f"Talking to {self.runtime.settings.character.name}. {HELP}")
+        while True:
+            line = await loop.run_in_executor(None, stdin.readline)
+            if not line or not await self.handle(line):
+                break
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+
+
+def _id(arg: str) -> int:
+    try:
+        return int(arg.lstrip("#"))
+    except ValueError:
+        raise ValueError(f"{arg or 'nothing'} is not a memory id (a number, e.g. /pin 3)") from None
+
+
+def _confirm(question: str) -> bool:
+    return input(question).strip().casefold() in ("y", "yes", "o", "oui")
+
+
+def is_interactive(stream: TextIO = sys.stdin) -> bool:
+    return stream.isatty()

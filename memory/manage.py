@@ -1,0 +1,169 @@
+"""What a person can do with their own memories: see why, list, pin, forget, add, export, import.
+
+Every operation takes the caller's user id and reaches only that user's memories: another
+person's memory id answers exactly like a missing one (NotFound) and changes nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memory.errors import NotFound, StoreError
+from memory.model import Candidate, Kind, Memory, Scope, Turn
+from memory.store import counters, memories, outbox, turns
+from memory.store.db import Store, Tx
+from memory.text import clean
+from memory.write.apply import Outcome, merge_candidate
+from memory.write.reflection import MAX_MEMORY_CHARS
+
+EXPORT_VERSION = 1
+
+
+async def why(store: Store, user_id: int, story_id: int) -> Turn | None:
+    """Return the caller's last turn in this story with the memories it used."""
+    return await turns.last(store, user_id, story_id)
+
+
+async def list_memories(
+    store: Store, user_id: int, *, never_served: bool = False, query: str = ""
+) -> list[Memory]:
+    """Return the caller's memories, newest first, optionally only those never served."""
+    found = await memories.list_for_user(store, user_id)
+    if never_served:
+        found = [m for m in found if m.served_count == 0]
+    if query:
+        needle = clean(query).casefold()
+        found = [m for m in found if needle in m.text.casefold() or needle == str(m.id)]
+    return found
+
+
+async def _own(store: Store, user_id: int, memory_id: int) -> Memory:
+    memory = await memories.get(store, user_id, memory_id)
+    if memory is None:
+        raise NotFound(f"no memory #{memory_id}")
+    return memory
+
+
+async def set_pinned(store: Store, user_id: int, memory_id: int, pinned: bool) -> Memory:
+    """Pin or unpin one of the caller's memories."""
+    await _own(store, user_id, memory_id)
+    if not await store.transact(lambda tx: memories.set_pinned(tx, user_id, memory_id, pinned)):
+        raise NotFound(f"no memory #{memory_id}")
+    return await _own(store, user_id, memory_id)
+
+
+async def forget(store: Store, user_id: int, memory_id: int) -> Memory:
+    """Erase one of the caller's memories for real: row, vector, counters, traces."""
+    memory = await _own(store, user_id, memory_id)
+    if not await store.transact(lambda tx: memories.delete(tx, user_id, [memory_id])):
+        raise NotFound(f"no memory #{memory_id}")
+    # secure_delete zeroed the pages; the checkpoint folds the WAL so no copy of them remains.
+    await store.checkpoint()
+    return memory
+
+
+async def remember(
+    store: Store,
+    *,
+    user_id: int,
+    story_id: int,
+    origin: str,
+    text: str,
+    kind: Kind = Kind.FACT,
+    scope: Scope = Scope.GLOBAL,
+    now: float | None = None,
+) -> Outcome:
+    """Add a memory the person wrote themself; it goes through dedup like any other."""
+    text = clean(text)
+    if not text or len(text) > MAX_MEMORY_CHARS:
+        raise ValueError(f"a memory is 1 to {MAX_MEMORY_CHARS} characters")
+    when = time.time() if now is None else now
+    candidate = Candidate(text=text, kind=kind, scope=scope, confidence=1.0)
+
+    async def run(tx: Tx) -> Outcome:
+        pool = await memories.merge_pool(tx, user_id, story_id, origin)
+        outcome, _ = await merge_candidate(
+            tx, pool, candidate, exchange_id=f"manual:{user_id}:{when}", user_id=user_id,
+            story_id=story_id, origin=origin, now=when,
+        )  # fmt: skip
+        await counters.bump(tx, f"memories_{outcome.action}")
+        return outcome
+
+    return await store.transact(run)
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """Server-wide figures for /stats (no memory text)."""
+
+    memories: int
+    users: int
+    degraded_turns: int
+    turns: int
+    outbox_pending: int
+    rejections: Mapping[str, int]
+    reflection_failures: Mapping[str, int]
+
+
+async def stats(store: Store) -> Stats:
+    """Return the figures an operator needs to see memory working (or not)."""
+    row = await store.fetchone("SELECT count(*), count(DISTINCT user_id) FROM memories")
+    named = await counters.read_all(store)
+    return Stats(
+        memories=int(row[0]) if row else 0,
+        users=int(row[1]) if row else 0,
+        degraded_turns=named.get("degraded_turns", 0),
+        turns=named.get("turns", 0),
+        outbox_pending=await outbox.pending_count(store),
+        rejections={
+            k.removeprefix("memories_rejected:"): v
+            for k, v in named.items()
+            if k.startswith("memories_rejected:")
+        },
+        reflection_failures={
+            k.removeprefix("reflection_failed:"): v
+            for k, v in named.items()
+            if k.startswith("reflection_failed:")
+        },
+    )
+
+
+async def export(store: Store, user_id: int) -> dict[str, Any]:
+    """Return the caller's memories as JSON-ready data."""
+    found = await memories.list_for_user(store, user_id)
+    return {
+        "version": EXPORT_VERSION,
+        "user_id": user_id,
+        "memories": [
+            {
+                "text": m.text, "kind": m.kind.value, "scope": m.scope.value,
+                "story_id": m.story_id, "origin": m.origin, "confidence": m.confidence,
+                "pinned": m.pinned, "created_at": m.created_at, "updated_at": m.updated_at,
+            }
+            for m in sorted(found, key=lambda m: m.id)
+        ],
+    }  # fmt: skip
+
+
+async def import_memories(
+    store: Store, user_id: int, items: Iterable[Mapping[str, Any]], *, now: float | None = None
+) -> dict[str, int]:
+    """Add exported memories to a user (through dedup); return what happened, by action."""
+    done: dict[str, int] = {}
+    for item in items:
+        try:
+            kind, scope = Kind(item["kind"]), Scope(item["scope"])
+            story = int(item.get("story_id") or 0)
+            origin = str(item.get("origin") or "dm")
+            outcome = await remember(
+                store, user_id=user_id, story_id=story, origin=origin, text=str(item["text"]),
+                kind=kind, scope=scope, now=now,
+            )  # fmt: skip
+            action = outcome.action
+        except (KeyError, ValueError, TypeError, StoreError):
+            action = "invalid"
+        done[action] = done.get(action, 0) + 1
+    return done

@@ -1,0 +1,83 @@
+"""The conversation history of each story, and its rolling summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory.store.db import Store, Tx
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryMessage:
+    """One stored message of a story."""
+
+    id: int
+    role: str
+    author_name: str
+    content: str
+    user_id: int | None = None
+
+
+async def add_user_message(
+    tx: Tx,
+    *,
+    source_id: str,
+    story_id: int,
+    user_id: int,
+    author_name: str,
+    content: str,
+    now: float,
+) -> int | None:
+    """Store a user's message; return its row id, or None if this source id was already stored."""
+    await tx.execute(
+        "INSERT INTO messages (source_id, story_id, user_id, role, author_name, content,"
+        " created_at) VALUES (?, ?, ?, 'user', ?, ?, ?) ON CONFLICT (source_id) DO NOTHING",
+        (source_id, story_id, user_id, author_name, content, now),
+    )
+    if await tx.changes() == 0:
+        return None
+    row = await tx.fetchone("SELECT last_insert_rowid()")
+    return int(row[0]) if row else None
+
+
+async def add_reply(
+    tx: Tx, *, source_id: str, story_id: int, author_name: str, content: str, now: float
+) -> None:
+    """Store the character's reply."""
+    await tx.execute(
+        "INSERT INTO messages (source_id, story_id, user_id, role, author_name, content,"
+        " created_at) VALUES (?, ?, NULL, 'assistant', ?, ?, ?) ON CONFLICT (source_id) DO NOTHING",
+        (source_id, story_id, author_name, content, now),
+    )
+
+
+async def recent(
+    store: Store, story_id: int, *, limit: int, before_id: int | None = None
+) -> list[HistoryMessage]:
+    """Return the story's last `limit` messages not excluded, oldest first."""
+    rows = await store.fetchall(
+        "SELECT id, role, author_name, content, user_id FROM messages"
+        " WHERE story_id = ? AND excluded = 0 AND id < ? ORDER BY id DESC LIMIT ?",
+        (story_id, before_id if before_id is not None else 2**62, limit),
+    )
+    return [
+        HistoryMessage(int(r[0]), str(r[1]), str(r[2]), str(r[3]), r[4]) for r in reversed(rows)
+    ]
+
+
+async def summary(store: Store, story_id: int) -> str:
+    """Return the story's rolling summary ('' when there is none yet)."""
+    row = await store.fetchone(
+        "SELECT summary FROM story_summaries WHERE story_id = ?", (story_id,)
+    )
+    return str(row[0]) if row else ""
+
+
+async def set_summary(tx: Tx, story_id: int, text: str, now: float) -> None:
+    """Replace the story's rolling summary."""
+    await tx.execute(
+        "INSERT INTO story_summaries (story_id, summary, updated_at) VALUES (?, ?, ?)"
+        " ON CONFLICT (story_id) DO UPDATE SET summary = excluded.summary,"
+        " updated_at = excluded.updated_at",
+        (story_id, text, now),
+    )

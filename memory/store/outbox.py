@@ -1,0 +1,85 @@
+"""The reflection outbox: exchanges waiting for their reflection. It survives restarts."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from memory.model import Exchange
+from memory.store.db import Store, Tx
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxRow:
+    """A pending reflection and how many times it was tried."""
+
+    id: int
+    exchange: Exchange
+    attempts: int
+
+
+async def enqueue(tx: Tx, exchange: Exchange, *, now: float) -> None:
+    """Queue the reflection of an exchange (once per exchange id)."""
+    await tx.execute(
+        "INSERT INTO outbox (exchange_id, user_id, story_id, origin, user_name, user_message,"
+        " reply, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (exchange_id) DO NOTHING",
+        (
+            exchange.exchange_id, exchange.user_id, exchange.story_id, exchange.origin,
+            exchange.user_name, exchange.user_message, exchange.reply, now, now,
+        ),
+    )  # fmt: skip
+
+
+_COLUMNS = "id, exchange_id, user_id, story_id, origin, user_name, user_message, reply, attempts"
+
+
+def _row(row: sqlite3.Row) -> OutboxRow:
+    exchange = Exchange(
+        str(row["exchange_id"]),
+        int(row["user_id"]),
+        int(row["story_id"]),
+        str(row["origin"]),
+        str(row["user_name"]),
+        str(row["user_message"]),
+        str(row["reply"]),
+    )
+    return OutboxRow(int(row["id"]), exchange, int(row["attempts"]))
+
+
+async def due(store: Store, *, now: float, limit: int = 10) -> list[OutboxRow]:
+    """Return pending rows whose next attempt is due, oldest first."""
+    rows = await store.fetchall(
+        f"SELECT {_COLUMNS} FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?"
+        " ORDER BY next_attempt_at, id LIMIT ?",
+        (now, limit),
+    )
+    return [_row(r) for r in rows]
+
+
+async def get(store: Store, exchange_id: str) -> OutboxRow | None:
+    """Return the pending row of this exchange, if any."""
+    row = await store.fetchone(
+        f"SELECT {_COLUMNS} FROM outbox WHERE exchange_id = ? AND status = 'pending'",
+        (exchange_id,),
+    )
+    return _row(row) if row else None
+
+
+async def mark_done(tx: Tx, row_id: int) -> None:
+    await tx.execute("UPDATE outbox SET status = 'done', last_error = NULL WHERE id = ?", (row_id,))
+
+
+async def mark_failed(tx: Tx, row_id: int, *, error: str, next_attempt_at: float | None) -> None:
+    """Record a failed attempt; drop the row when `next_attempt_at` is None."""
+    await tx.execute(
+        "UPDATE outbox SET attempts = attempts + 1, last_error = ?,"
+        " status = CASE WHEN ? IS NULL THEN 'dropped' ELSE 'pending' END,"
+        " next_attempt_at = coalesce(?, next_attempt_at) WHERE id = ?",
+        (error[:500], next_attempt_at, next_attempt_at, row_id),
+    )
+
+
+async def pending_count(store: Store) -> int:
+    row = await store.fetchone("SELECT count(*) FROM outbox WHERE status = 'pending'")
+    return int(row[0]) if row else 0

@@ -1,0 +1,126 @@
+"""The reflection worker: outbox row -> LLM reflection -> parse -> apply, with retries.
+
+A reflection runs after the reply was delivered, so nothing here can change or delay it. A failed
+attempt is retried with exponential backoff; after MAX_ATTEMPTS the row is dropped with a logged,
+counted reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+from memory.errors import BackendError, StoreError
+from memory.llm import ChatBackend
+from memory.store import counters, history, outbox
+from memory.store.db import Store, Tx
+from memory.write import reflection
+from memory.write.apply import WriteReport, apply_reflection
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 5
+BASE_DELAY = 30.0  # seconds before the first retry; doubles each time
+MAX_DELAY = 3600.0
+REFLECTION_DEADLINE = 180.0
+
+
+class ReflectionWorker:
+    """Drains the outbox, one reflection at a time."""
+
+    def __init__(
+        self,
+        store: Store,
+        chat: ChatBackend,
+        *,
+        character_name: str,
+        deadline: float = REFLECTION_DEADLINE,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.chat = chat
+        self.character_name = character_name
+        self.deadline = deadline
+        self.clock = clock
+        self._lock = asyncio.Lock()
+
+    async def run_due(self, *, limit: int = 10) -> int:
+        """Reflect on the due exchanges; return how many were applied. One run at a time."""
+        if self._lock.locked():
+            return 0
+        async with self._lock:
+            applied = 0
+            for row in await outbox.due(self.store, now=self.clock(), limit=limit):
+                applied += await self._reflect(row) is not None
+            return applied
+
+    async def reflect_now(self, exchange_id: str) -> WriteReport | None:
+        """Reflect on one exchange right away (terminal mode), if it is still pending."""
+        async with self._lock:
+            row = await outbox.get(self.store, exchange_id)
+            return await self._reflect(row) if row else None
+
+    async def _reflect(self, row: outbox.OutboxRow) -> WriteReport | None:
+        exchange = row.exchange
+        try:
+            previous = await history.summary(self.store, exchange.story_id)
+            messages = reflection.build_messages(
+                user_name=exchange.user_name,
+                character_name=self.character_name,
+                user_message=exchange.user_message,
+                reply=exchange.reply,
+                previous_summary=previous,
+            )
+            result = await self.chat.chat(
+                messages, schema=reflection.json_schema(), deadline=self.deadline
+            )
+            parsed = reflection.parse(result.content)
+            if not parsed.candidates and any(w == "payload" for w, _ in parsed.dropped):
+                raise _Unusable(parsed.dropped[0][1])
+            report = await apply_reflection(
+                self.store, exchange, parsed, character_name=self.character_name, now=self.clock()
+            )
+        except (BackendError, StoreError, _Unusable) as exc:
+            await self._failed(row, exc)
+            return None
+
+        async def finish(tx: Tx) -> None:
+            if parsed.summary and not report.already_applied:
+                await history.set_summary(tx, exchange.story_id, parsed.summary, self.clock())
+            await outbox.mark_done(tx, row.id)
+
+        await self.store.transact(finish)
+        return report
+
+    async def _failed(self, row: outbox.OutboxRow, exc: Exception) -> None:
+        attempts = row.attempts + 1
+        reason = type(exc).__name__
+        retry_at: float | None = None
+        if attempts < MAX_ATTEMPTS:
+            retry_at = self.clock() + min(MAX_DELAY, BASE_DELAY * 2 ** (attempts - 1))
+            log.warning(
+                "reflection of exchange %s failed (%s), attempt %d, retrying later",
+                row.exchange.exchange_id, reason, attempts,
+            )  # fmt: skip
+        else:
+            log.error(
+                "reflection of exchange %s dropped after %d attempts: %s",
+                row.exchange.exchange_id, attempts, reason,
+            )  # fmt: skip
+
+        async def record(tx: Tx) -> None:
+            await outbox.mark_failed(tx, row.id, error=f"{reason}: {exc}", next_attempt_at=retry_at)
+            await counters.bump(tx, f"reflection_failed:{reason}")
+            if retry_at is None:
+                await counters.bump(tx, f"reflection_dropped_after_retries:{reason}")
+
+        try:
+            await self.store.transact(record)
+        except StoreError:
+            log.exception("could not record the failure of exchange %s", row.exchange.exchange_id)
+
+
+class _Unusable(Exception):
+    """The reflection answer held no JSON at all: worth another try."""

@@ -1,0 +1,104 @@
+"""End to end: `echo-bot chat` driven through stdin, against a loopback fake Ollama."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.fakes.ollama import FakeOllama
+
+REFLECTION = {
+    "memories": [
+        {
+            "text": "A un chat roux nommé Félix",
+            "kind": "fact",
+            "scope": "global",
+            "confidence": 0.95,
+        }
+    ],
+    "summary": "Marie parle de son chat Félix.",
+    "state": {},
+}
+
+
+def _config(tmp_path: Path, url: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f'[llm]\nbase_url = "{url}"\n[storage]\npath = "echo.sqlite3"\n'
+        '[character]\nname = "Écho"\npersona = "Tu es Écho."\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+async def _chat(config: Path, lines: list[str], user: str = "Marie") -> tuple[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ECHO_")}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "--config", str(config), "chat", "--user", user,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env=env,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate("\n".join(lines).encode()), 60)
+    assert proc.returncode == 0, err.decode()
+    return out.decode(), err.decode()
+
+
+def _script(ollama: FakeOllama) -> None:
+    def reply(payload: dict[str, Any]) -> str:
+        if "format" in payload:
+            return json.dumps(REFLECTION, ensure_ascii=False)
+        return "Félix ! Quel joli nom."
+
+    ollama.chat_reply = reply
+
+
+async def test_a_memory_is_stored_shown_by_why_and_forgotten(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    _script(ollama)
+    config = _config(tmp_path, ollama.url)
+    out, err = await _chat(
+        config,
+        [
+            "J'ai un chat roux qui s'appelle Félix.",
+            "Tu te souviens de mon chat ?",
+            "/why",
+            "/forget 1",
+            "/memories",
+            "/forget 1",
+        ],
+    )
+    lines = out.splitlines()
+    assert lines[0] == "Écho: Félix ! Quel joli nom."
+    why = out[out.index("**Global**") :]
+    assert "`#1` fact·global" in why and "A un chat roux nommé Félix" in why
+    assert "Forgotten #1." in out
+    assert "No memories here." in out
+    assert out.rstrip().endswith("No memory #1.")
+    # Memory text never reaches the log at INFO.
+    assert "Félix" not in err
+
+
+async def test_memories_survive_a_restart_and_stay_with_their_owner(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    _script(ollama)
+    config = _config(tmp_path, ollama.url)
+    await _chat(config, ["J'ai un chat roux qui s'appelle Félix."])
+    mine, _ = await _chat(config, ["/memories"])
+    assert "A un chat roux nommé Félix" in mine
+    theirs, _ = await _chat(config, ["/memories", "/forget 1", "/pin 1"], user="Paul")
+    assert "No memories here." in theirs
+    assert theirs.count("No memory #1.") == 2
+    mine_again, _ = await _chat(config, ["/memories"])
+    assert "A un chat roux nommé Félix" in mine_again and "📌" not in mine_again
+
+
+async def test_chat_backend_down_gives_one_clear_line(tmp_path: Path, ollama: FakeOllama) -> None:
+    ollama.set("/api/chat", "500")
+    out, _ = await _chat(_config(tmp_path, ollama.url), ["Bonjour"])
+    assert out.strip().startswith("[Écho cannot answer right now:")
