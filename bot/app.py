@@ -56,7 +56,9 @@ async def send_ephemeral(interaction: discord.Interaction[EchoBot], text: str) -
 class EchoBot(commands.Bot):
     """The character on Discord."""
 
-    def __init__(self, runtime: Runtime, *, sync_commands: bool = True) -> None:
+    def __init__(
+        self, runtime: Runtime, *, sync_commands: bool = True, background: bool = True
+    ) -> None:
         intents = discord.Intents.default()
         intents.message_content = True
         super().__init__(
@@ -68,6 +70,7 @@ class EchoBot(commands.Bot):
         )
         self.runtime = runtime
         self.sync_commands = sync_commands
+        self.background = background
         self.scheduler: AsyncIOScheduler | None = None
 
     async def setup_hook(self) -> None:
@@ -79,13 +82,14 @@ class EchoBot(commands.Bot):
         await self.add_cog(Conversation(self))
         await self.add_cog(MemoryCommands(self))
         await self.add_cog(Admin(self))
-        self.scheduler = start_scheduler(
-            self.runtime.indexer, interval=self.runtime.settings.memory.reindex_interval
-        )
-        self.scheduler.add_job(
-            self.runtime.worker.run_due, "interval", seconds=REFLECTION_POLL, id="reflect",
-            max_instances=1, coalesce=True, misfire_grace_time=60,
-        )  # fmt: skip
+        if self.background:
+            self.scheduler = start_scheduler(
+                self.runtime.indexer, interval=self.runtime.settings.memory.reindex_interval
+            )
+            self.scheduler.add_job(
+                self.runtime.worker.run_due, "interval", seconds=REFLECTION_POLL, id="reflect",
+                max_instances=1, coalesce=True, misfire_grace_time=60,
+            )  # fmt: skip
         if self.sync_commands:
             await self.tree.sync()
 

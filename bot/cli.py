@@ -60,6 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    # httpx logs every request at INFO: keep the log for what Écho itself does.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         settings = _settings(args)
     except ConfigError as exc:

@@ -18,6 +18,7 @@ from bot.runtime import Runtime
 from memory import manage
 from memory.engine import Incoming
 from memory.errors import BackendError, NotFound
+from memory.indexer import start_scheduler
 from memory.model import DM_ORIGIN, Kind, Scope
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,9 @@ class Terminal:
             self._background.add(task)
             task.add_done_callback(self._background.discard)
         else:
+            # Scripted input: the memory is written and indexed before the next line.
             await self.runtime.worker.reflect_now(reply.exchange_id)
+            await self.runtime.indexer.run_once()
 
     async def command(self, line: str) -> bool:
         name, _, arg = line[1:].partition(" ")
@@ -130,14 +133,22 @@ class Terminal:
     async def run(self, stdin: TextIO) -> None:
         """Read lines until end of input or /quit."""
         loop = asyncio.get_running_loop()
+        scheduler = None
         if self.interactive:
             self.say(f"Talking to {self.runtime.settings.character.name}. {HELP}")
-        while True:
-            line = await loop.run_in_executor(None, stdin.readline)
-            if not line or not await self.handle(line):
-                break
-        if self._background:
-            await asyncio.gather(*self._background, return_exceptions=True)
+            scheduler = start_scheduler(
+                self.runtime.indexer, interval=self.runtime.settings.memory.reindex_interval
+            )
+        try:
+            while True:
+                line = await loop.run_in_executor(None, stdin.readline)
+                if not line or not await self.handle(line):
+                    break
+            if self._background:
+                await asyncio.gather(*self._background, return_exceptions=True)
+        finally:
+            if scheduler is not None:
+                scheduler.shutdown(wait=False)
 
 
 def _id(arg: str) -> int:
