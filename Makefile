@@ -24,7 +24,7 @@ test: lint
 
 run: $(STAMP)
 	@test -f config.toml || { cp config.example.toml config.toml; echo "created config.toml from config.example.toml"; }
-	$(VENV)/bin/echo-bot run --config config.toml
+	$(VENV)/bin/echo-bot --config config.toml run
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

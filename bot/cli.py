@@ -27,24 +27,40 @@ DEFAULT_SECRETS_DIR = Path("/run/secrets")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="echo-bot", description="A character who remembers.")
-    parser.add_argument("--config", default="config.toml", help="TOML settings file")
-    parser.add_argument("--secrets-dir", default=None, help="directory of secret files")
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    # The common options are accepted before or after the command: `echo-bot chat --config X`.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", default=argparse.SUPPRESS, help="TOML settings file")
+    common.add_argument("--secrets-dir", default=argparse.SUPPRESS, help="secret files directory")
+    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS)
+    parser = argparse.ArgumentParser(
+        prog="echo-bot", description="A character who remembers.", parents=[common]
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("run", help="start the Discord bot (the terminal chat without a token)")
-    chat = commands.add_parser("chat", help="talk to the character in this terminal")
+
+    def command(name: str, text: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=text, parents=[common])
+
+    command("run", "start the Discord bot (the terminal chat without a token)")
+    chat = command("chat", "talk to the character in this terminal")
     chat.add_argument("--user", default=None, help="your name (memories are keyed on it)")
-    commands.add_parser("doctor", help="check the configuration, database and backends")
-    commands.add_parser("reindex", help="embed every memory whose vector is missing or stale")
-    commands.add_parser("check-config", help="load the settings and say what is wrong, if any")
+    command("doctor", "check the configuration, database and backends")
+    command("reindex", "embed every memory whose vector is missing or stale")
+    command("check-config", "load the settings and say what is wrong, if anything")
     for name in ("export", "import"):
-        sub = commands.add_parser(name, help=f"{name} one person's memories as JSON")
+        sub = command(name, f"{name} one person's memories as JSON")
         who = sub.add_mutually_exclusive_group(required=True)
         who.add_argument("--user", help="a terminal user name")
         who.add_argument("--user-id", type=int, help="a Discord user id")
         sub.add_argument("file", nargs="?", default="-", help="JSON file (default: stdout/stdin)")
     return parser
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    args = _parser().parse_args(argv)
+    for name, default in (("config", "config.toml"), ("secrets_dir", None), ("verbose", False)):
+        if not hasattr(args, name):
+            setattr(args, name, default)
+    return args
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -54,7 +70,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code."""
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
