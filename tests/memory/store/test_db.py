@@ -176,3 +176,21 @@ async def test_a_forgotten_memory_id_is_never_given_to_another_memory(store: Sto
     first = await store.transact(_insert_memory)
     await store.transact(lambda tx: tx.execute("DELETE FROM memories WHERE id = ?", (first,)))
     assert await store.transact(_insert_memory) != first
+
+
+async def test_a_forgotten_memory_leaves_no_trace_in_the_file(tmp_path: Path) -> None:
+    from memory import manage
+    from memory.model import Kind, Scope
+
+    path = tmp_path / "erase.sqlite3"
+    secret = "Rendez-vous secret chez le notaire Quintavalle"
+    async with await Store.open(path) as store:
+        outcome = await manage.remember(
+            store, user_id=1, story_id=5, origin="dm", text=secret, kind=Kind.FACT,
+            scope=Scope.GLOBAL, now=1.0,
+        )  # fmt: skip
+        assert outcome.memory_id is not None
+        await manage.forget(store, 1, outcome.memory_id)
+        # Read while the database is still open: closing would checkpoint anyway.
+        for file in tmp_path.glob("erase.sqlite3*"):
+            assert b"Quintavalle" not in file.read_bytes(), file.name

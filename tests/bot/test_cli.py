@@ -1,0 +1,53 @@
+"""`echo-bot doctor`, `export` and `import` as a person runs them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from tests.bot.test_terminal_e2e import _chat, _config, _script
+from tests.fakes.ollama import FakeOllama
+
+
+async def _run(*args: str) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ECHO_")}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", *args, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+async def test_doctor_says_ok_or_the_fix_one_line_each(tmp_path: Path, ollama: FakeOllama) -> None:
+    config = _config(tmp_path, ollama.url)
+    code, out, _ = await _run("doctor", "--config", str(config))
+    lines = out.splitlines()
+    assert code == 1  # no Discord token here
+    assert [line[:4] for line in lines] == ["OK  ", "OK  ", "OK  ", "OK  ", "FAIL"]
+    assert "ECHO_DISCORD__TOKEN" in lines[-1]
+
+    ollama.models = ["llama3.1:8b"]
+    _, out, _ = await _run("doctor", "--config", str(config))
+    assert "embedding model nomic-embed-text is missing" in out
+    assert "ollama pull nomic-embed-text" in out
+
+
+async def test_export_then_import_moves_a_persons_memories(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    _script(ollama)
+    config = _config(tmp_path, ollama.url)
+    await _chat(config, ["J'ai un chat roux qui s'appelle Félix."])
+    dump = tmp_path / "marie.json"
+    code, _, _ = await _run("export", "--config", str(config), "--user", "Marie", str(dump))
+    data = json.loads(dump.read_text())
+    assert code == 0 and [m["text"] for m in data["memories"]] == ["A un chat roux nommé Félix"]
+
+    code, out, _ = await _run("import", "--config", str(config), "--user-id", "42", str(dump))
+    assert code == 0 and json.loads(out) == {"created": 1}
+    code, out, _ = await _run("import", "--config", str(config), "--user-id", "42", str(dump))
+    assert json.loads(out) == {"absorbed": 1}  # importing twice goes through dedup

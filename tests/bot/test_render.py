@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.render import DISCORD_LIMIT, defang, render_why, split_message
+from memory.model import Kind, Memory, Reason, Scope, Selected, Turn
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=9000))
+def test_split_keeps_every_word_and_respects_the_limit(text: str) -> None:
+    chunks = split_message(text)
+    assert all(0 < len(c) <= DISCORD_LIMIT for c in chunks)
+    assert "".join("".join(chunks).split()) == "".join(text.split())
+
+
+def test_split_prefers_paragraphs_then_sentences() -> None:
+    first = "A" * 1500 + "."
+    text = first + "\n\n" + "B" * 1000
+    assert split_message(text) == [first, "B" * 1000]
+    sentences = ("Une phrase. " * 200).strip()
+    chunks = split_message(sentences)
+    assert all(c.endswith(".") for c in chunks)
+
+
+_mentions = st.lists(
+    st.sampled_from(["@everyone", "@here", "@EveryOne", "<@&123>", "hi", " ", "@", "<@456>"]),
+    max_size=30,
+).map("".join)
+
+
+@given(_mentions)
+def test_defanged_text_cannot_mass_ping_or_ping_roles(text: str) -> None:
+    out = defang(text)
+    assert not re.search(r"@(everyone|here)", out, re.I)
+    assert not re.search(r"<@&\d+>", out)
+
+
+def test_why_groups_by_reason_and_says_when_degraded() -> None:
+    memory = Memory(id=3, user_id=1, text="Likes @everyone", kind=Kind.FACT, scope=Scope.GLOBAL)
+    turn = Turn(id=1, user_id=1, story_id=2, selected=(Selected(memory, Reason.SEMANTIC, 0.41),),
+                degraded=True)  # fmt: skip
+    text = render_why(turn)
+    assert "Degraded turn" in text and "**Recalled by meaning** (1)" in text
+    assert "cos 0.41" in text and "@everyone" not in text
+    assert render_why(None).startswith("No turn of yours here yet")
