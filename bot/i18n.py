@@ -35,6 +35,10 @@ FRENCH: dict[str, str] = {
     "stats": "stats",
     "Memory figures for this server's operators": "Chiffres de la mémoire pour les admins",
     "never served": "jamais servis",
+    "summary": "resume",
+    "This conversation's summary and anchors": "Le résumé de cette conversation et ses ancres",
+    "positions": "positions",
+    "What the character thinks, and since when": "Ce que pense le personnage, et depuis quand",
 }
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Sequence
 
 from memory.indexer import IndexerStatus
 from memory.manage import Stats
 from memory.model import Memory, Reason, Turn
+from memory.write.stances import Position
+from memory.write.summary import Anchor
 
 DISCORD_LIMIT = 2000
 
@@ -112,6 +115,26 @@ def render_stats(stats: Stats, indexer: IndexerStatus | None) -> str:
             "Reflection failures: "
             + ", ".join(f"{k} {v}" for k, v in sorted(stats.reflection_failures.items()))
         )
+    return "\n".join(lines)
+
+
+def render_summary(summary: str, anchors: Sequence[Anchor]) -> str:
+    """A story's rolling summary and the anchors held under it."""
+    lines = ["**Summary**", defang(summary) if summary else "No summary yet."]
+    if anchors:
+        lines.append(f"**Anchors** ({len(anchors)})")
+        lines.extend(f"`#{a.id}` {defang(a.text)}" for a in anchors)
+    return "\n".join(lines)
+
+
+def render_positions(positions: Sequence[Position]) -> str:
+    """The character's positions in a story, with the date each was last re-anchored."""
+    if not positions:
+        return "No positions yet."
+    lines = []
+    for p in positions:
+        day = datetime.datetime.fromtimestamp(p.anchored_at, datetime.UTC).date().isoformat()
+        lines.append(f"**{defang(p.topic)}** — {defang(p.idea)} (re-anchored {day})")
     return "\n".join(lines)
 
 

@@ -20,12 +20,14 @@ from memory.engine import Incoming
 from memory.errors import BackendError, NotFound
 from memory.indexer import start_scheduler
 from memory.model import DM_ORIGIN, Kind, Scope
+from memory.store import history
+from memory.write import stances, summary
 
 log = logging.getLogger(__name__)
 
 HELP = """\
 Commands: /why · /memories [never|TEXT] · /pin ID · /unpin ID · /forget ID · /remember TEXT
-          /stats · /help · /quit"""
+          /summary · /positions · /stats · /help · /quit"""
 
 
 def terminal_user_id(name: str) -> int:
@@ -118,6 +120,12 @@ class Terminal:
                     text=arg, kind=Kind.FACT, scope=Scope.GLOBAL,
                 )  # fmt: skip
                 self.say(f"Memory #{outcome.memory_id}: {outcome.action}.")
+            elif name == "summary":
+                anchors = await summary.active(store, self.story_id)
+                text = await history.summary(store, self.story_id)
+                self.say(render.render_summary(text, anchors))
+            elif name == "positions":
+                self.say(render.render_positions(await stances.for_story(store, self.story_id)))
             elif name == "stats":
                 self.say(
                     render.render_stats(await manage.stats(store), self.runtime.indexer.status())

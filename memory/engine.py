@@ -11,11 +11,12 @@ from memory.errors import BackendResponseError
 from memory.llm import ChatBackend, Embedder
 from memory.model import Exchange, Kind, Selected
 from memory.read import selection
-from memory.read.prompt import HISTORY_MESSAGES, Character, build_messages
+from memory.read.prompt import HISTORY_MESSAGES, Character, StoryContext, build_messages
 from memory.read.semantic import TURN_EMBEDDING_TIMEOUT, VectorCache, embed_query
 from memory.store import history, memories, outbox, turns
 from memory.store.db import Store, Tx
 from memory.text import clean_message
+from memory.write import stances, state, summary
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ class Engine:
             self.character,
             user_name=message.user_name,
             selected=recall.selected,
-            summary=await history.summary(self.store, message.story_id),
+            story=await story_context(self.store, message.story_id),
             history=await history.recent(
                 self.store, message.story_id, limit=self.config.history_messages, before_id=row_id
             ),
@@ -169,3 +170,14 @@ class Engine:
             now=self.clock(),
         )
         return Recall(turn_id, tuple(chosen), degraded)
+
+
+async def story_context(store: Store, story_id: int) -> StoryContext:
+    """Gather what the loops keep about a story, for the prompt and for /summary."""
+    positions = await stances.for_story(store, story_id)
+    return StoryContext(
+        summary=await history.summary(store, story_id),
+        anchors=tuple(a.text for a in await summary.active(store, story_id)),
+        positions=tuple((p.topic, p.idea) for p in positions[: stances.PROMPT_POSITIONS]),
+        state=tuple((await state.for_story(store, story_id)).items()),
+    )

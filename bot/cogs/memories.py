@@ -18,7 +18,10 @@ from bot.app import send_ephemeral
 from memory import manage
 from memory.errors import NotFound
 from memory.model import DM_ORIGIN, Kind, Memory, Scope
+from memory.store import history
 from memory.store.db import Store
+from memory.write import stances
+from memory.write import summary as summary_loop
 
 if TYPE_CHECKING:
     from bot.app import EchoBot
@@ -179,6 +182,22 @@ class MemoryCommands(commands.Cog):
         self, interaction: Interaction, current: str
     ) -> list[app_commands.Choice[int]]:
         return await self.own_memories(interaction, current)
+
+    @app_commands.command(
+        name=_("summary"), description=_("This conversation's summary and anchors")
+    )
+    async def summary(self, interaction: Interaction) -> None:
+        story = _story(interaction)
+        text = await history.summary(self.store, story)
+        anchors = await summary_loop.active(self.store, story)
+        await send_ephemeral(interaction, render.render_summary(text, anchors))
+
+    @app_commands.command(
+        name=_("positions"), description=_("What the character thinks, and since when")
+    )
+    async def positions(self, interaction: Interaction) -> None:
+        found = await stances.for_story(self.store, _story(interaction))
+        await send_ephemeral(interaction, render.render_positions(found))
 
     @app_commands.command(name=_("remember"), description=_("Add a memory yourself"))
     @app_commands.describe(

@@ -26,16 +26,41 @@ def _data(text: str) -> str:
     return text.replace("<", "‹").replace(">", "›")
 
 
+@dataclass(frozen=True, slots=True)
+class StoryContext:
+    """What the loops keep about a story: summary, anchors, positions, bounded state."""
+
+    summary: str = ""
+    anchors: tuple[str, ...] = ()
+    positions: tuple[tuple[str, str], ...] = ()
+    state: tuple[tuple[str, float], ...] = ()
+
+
 def system_prompt(
-    character: Character, *, user_name: str, selected: Sequence[Selected], summary: str
+    character: Character,
+    *,
+    user_name: str,
+    selected: Sequence[Selected],
+    story: StoryContext | str = "",
 ) -> str:
-    """Return the system message: persona, rules, story summary, and the memories block."""
+    """Return the system message: persona, rules, the story's loops, and the memories block."""
+    if isinstance(story, str):
+        story = StoryContext(summary=story)
     parts = [character.persona.strip() or f"You are {character.name}."]
     rules = [*character.rules, *(s.memory.text for s in selected if s.reason is Reason.RULE)]
     if rules:
         parts.append("Rules you always follow:\n" + "\n".join(f"- {r}" for r in rules))
-    if summary:
-        parts.append(f"The story so far:\n{_data(summary)}")
+    if story.summary:
+        parts.append(f"The story so far:\n{_data(story.summary)}")
+    if story.anchors:
+        parts.append(
+            "Key facts of this story:\n" + "\n".join(f"- {_data(a)}" for a in story.anchors)
+        )
+    if story.positions:
+        lines = "\n".join(f"- {_data(t)}: {_data(i)}" for t, i in story.positions)
+        parts.append(f"Your current positions (say them in new words, never as a quote):\n{lines}")
+    if story.state:
+        parts.append("Your state: " + ", ".join(f"{k} {v:+.2f}" for k, v in story.state))
     notes = [s for s in selected if s.reason is not Reason.RULE]
     if notes:
         lines = "\n".join(f"- ({s.memory.kind.value}) {_data(s.memory.text)}" for s in notes)
@@ -52,7 +77,7 @@ def build_messages(
     *,
     user_name: str,
     selected: Sequence[Selected],
-    summary: str,
+    story: StoryContext | str,
     history: Sequence[HistoryMessage],
     text: str,
 ) -> list[dict[str, str]]:
@@ -61,7 +86,7 @@ def build_messages(
         {
             "role": "system",
             "content": system_prompt(
-                character, user_name=user_name, selected=selected, summary=summary
+                character, user_name=user_name, selected=selected, story=story
             ),
         }
     ]

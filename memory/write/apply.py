@@ -17,6 +17,9 @@ from memory.store.db import Store, Tx
 from memory.write.dedup import Action, decide
 from memory.write.filters import screen
 from memory.write.reflection import Reflection
+from memory.write.stances import apply_positions
+from memory.write.state import apply_deltas
+from memory.write.summary import apply_summary
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +82,17 @@ async def apply_reflection(
             outcomes.append(outcome)
             touched.append(memory)
         amounts: Counter[str] = Counter()
+        amounts.update(
+            await apply_summary(
+                tx, exchange.story_id, summary=reflection.summary,
+                new_anchors=list(reflection.new_anchors), drops=list(reflection.drop_anchors),
+                now=now,
+            )
+        )  # fmt: skip
+        amounts.update(
+            await apply_positions(tx, exchange.story_id, list(reflection.positions), now=now)
+        )
+        amounts.update(await apply_deltas(tx, exchange.story_id, reflection.state, now=now))
         for outcome in outcomes:
             key = f"rejected:{outcome.reason}" if outcome.action == "rejected" else outcome.action
             amounts[f"memories_{key}"] += 1

@@ -12,7 +12,7 @@ import contextlib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -20,6 +20,8 @@ from pydantic import BaseModel, Field
 
 from memory.model import Candidate, Kind, Scope
 from memory.text import clean
+from memory.write.stances import PositionChange, parse_positions
+from memory.write.summary import parse_anchor_changes
 
 # Caps on what a reflection may bring in; beyond them items are dropped and counted.
 MAX_PAYLOAD_BYTES = 64_000
@@ -44,6 +46,25 @@ class MemoryItem(BaseModel):
     confidence: float = Field(ge=0.0, le=1.0)
 
 
+class PositionItem(BaseModel):
+    """A position of the character: its idea, never the character's own wording."""
+
+    topic: str = Field(description="What the position is about, in a few words.")
+    idea: str = Field(
+        description="The idea of the character's position, summarised in neutral words of your "
+        "own (not a sentence the character said)."
+    )
+    justification: str = Field(description="What in this exchange supports it.")
+    action: Literal["create", "update", "revalidate"]
+
+
+class AnchorDrop(BaseModel):
+    """An anchor that is no longer true, named by id, with the reason."""
+
+    id: int
+    reason: str = Field(min_length=1)
+
+
 class ReflectionSchema(BaseModel):
     """What the reflection returns for one exchange."""
 
@@ -55,6 +76,11 @@ class ReflectionSchema(BaseModel):
     state: dict[str, float] = Field(
         default_factory=dict, description="Small changes to the character's state, e.g. mood."
     )
+    positions: list[PositionItem] = Field(default_factory=list, max_length=5)
+    new_anchors: list[str] = Field(
+        default_factory=list, max_length=5, description="Key facts of the story to always keep."
+    )
+    drop_anchors: list[AnchorDrop] = Field(default_factory=list)
 
 
 def json_schema() -> dict[str, Any]:
@@ -71,6 +97,10 @@ keeping numbers, dates and negations exactly as {user} said them.
 kind: fact, preference, promise or episode. scope: global when it stays true outside this \
 conversation, story when it only matters here. confidence: how sure you are that {user} said it.
 summary: the story so far, rewritten whole from the previous summary and this exchange.
+new_anchors: key facts of the story that must never be lost. drop_anchors: anchors (by id) that \
+are no longer true, each with its reason.
+positions: what {character} thinks of a topic, as the idea in your own neutral words, with what \
+supports it in this exchange.
 Answer with JSON only, following the schema."""
 
 
@@ -81,10 +111,14 @@ def build_messages(
     user_message: str,
     reply: str,
     previous_summary: str = "",
+    anchors: Sequence[tuple[int, str]] = (),
+    positions: Sequence[tuple[str, str]] = (),
 ) -> list[dict[str, str]]:
     """Return the chat messages that ask for the reflection of one exchange."""
     exchange = {
         "previous_summary": previous_summary,
+        "anchors": [{"id": i, "text": t} for i, t in anchors],
+        "positions": [{"topic": t, "idea": i} for t, i in positions],
         "user_message": user_message,
         "character_reply": reply,
     }
@@ -105,6 +139,9 @@ class Reflection:
     summary: str | None = None
     state: Mapping[str, float] = field(default_factory=dict)
     dropped: tuple[tuple[str, str], ...] = ()
+    positions: tuple[PositionChange, ...] = ()
+    new_anchors: tuple[str, ...] = ()
+    drop_anchors: tuple[tuple[int, str], ...] = ()
 
 
 _KIND_ALIASES = {
@@ -132,7 +169,14 @@ def parse(raw: str | bytes) -> Reflection:
     candidates = tuple(_candidates(data.get("memories"), dropped))
     summary = _summary(data.get("summary"), dropped)
     state = _state(data.get("state"), dropped)
-    return Reflection(candidates, summary, state, tuple(dropped))
+    positions = parse_positions(data.get("positions"), dropped)
+    new_anchors, drops = parse_anchor_changes(
+        data.get("new_anchors"), data.get("drop_anchors"), dropped
+    )
+    return Reflection(
+        candidates, summary, state, tuple(dropped), tuple(positions), tuple(new_anchors),
+        tuple(drops),
+    )  # fmt: skip
 
 
 def _load(text: str, dropped: list[tuple[str, str]]) -> dict[str, Any]:
@@ -155,7 +199,7 @@ def _salvage(text: str, dropped: list[tuple[str, str]]) -> dict[str, Any]:
     """Recover the complete values of a truncated or broken payload, key by key."""
     decoder = json.JSONDecoder()
     found: dict[str, Any] = {}
-    for key in ("summary", "state"):
+    for key in ("summary", "state", "positions", "new_anchors", "drop_anchors"):
         match = re.search(rf'"{key}"\s*:\s*', text)
         if match:
             with contextlib.suppress(json.JSONDecodeError, RecursionError):

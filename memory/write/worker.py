@@ -16,7 +16,7 @@ from memory.errors import BackendError, StoreError
 from memory.llm import ChatBackend
 from memory.store import counters, history, outbox
 from memory.store.db import Store, Tx
-from memory.write import reflection
+from memory.write import reflection, stances, summary
 from memory.write.apply import WriteReport, apply_reflection
 
 log = logging.getLogger(__name__)
@@ -65,13 +65,15 @@ class ReflectionWorker:
     async def _reflect(self, row: outbox.OutboxRow) -> WriteReport | None:
         exchange = row.exchange
         try:
-            previous = await history.summary(self.store, exchange.story_id)
+            story = exchange.story_id
             messages = reflection.build_messages(
                 user_name=exchange.user_name,
                 character_name=self.character_name,
                 user_message=exchange.user_message,
                 reply=exchange.reply,
-                previous_summary=previous,
+                previous_summary=await history.summary(self.store, story),
+                anchors=[(a.id, a.text) for a in await summary.active(self.store, story)],
+                positions=[(p.topic, p.idea) for p in await stances.for_story(self.store, story)],
             )
             result = await self.chat.chat(
                 messages, schema=reflection.json_schema(), deadline=self.deadline
@@ -86,12 +88,7 @@ class ReflectionWorker:
             await self._failed(row, exc)
             return None
 
-        async def finish(tx: Tx) -> None:
-            if parsed.summary and not report.already_applied:
-                await history.set_summary(tx, exchange.story_id, parsed.summary, self.clock())
-            await outbox.mark_done(tx, row.id)
-
-        await self.store.transact(finish)
+        await self.store.transact(lambda tx: outbox.mark_done(tx, row.id))
         return report
 
     async def _failed(self, row: outbox.OutboxRow, exc: Exception) -> None:

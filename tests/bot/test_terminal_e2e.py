@@ -22,6 +22,15 @@ REFLECTION = {
     ],
     "summary": "Marie parle de son chat Félix.",
     "state": {},
+    "new_anchors": ["Félix est le chat de Marie"],
+    "positions": [
+        {
+            "topic": "chats",
+            "idea": "Les chats roux ont du caractère",
+            "justification": "Marie décrit Félix",
+            "action": "create",
+        }
+    ],
 }
 
 
@@ -67,6 +76,8 @@ async def test_a_memory_is_stored_shown_by_why_and_forgotten(
             "J'ai un chat roux qui s'appelle Félix.",
             "Tu te souviens de mon chat ?",
             "/why",
+            "/summary",
+            "/positions",
             "/forget 1",
             "/memories",
             "/forget 1",
@@ -76,6 +87,8 @@ async def test_a_memory_is_stored_shown_by_why_and_forgotten(
     assert lines[0] == "Écho: Félix ! Quel joli nom."
     why = out[out.index("**Global**") :]
     assert "`#1` fact·global" in why and "A un chat roux nommé Félix" in why
+    assert "Marie parle de son chat Félix." in out and "`#1` Félix est le chat de Marie" in out
+    assert "**chats** — Les chats roux ont du caractère (re-anchored " in out
     assert "Forgotten #1." in out
     assert "No memories here." in out
     assert out.rstrip().endswith("No memory #1.")
