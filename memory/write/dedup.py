@@ -46,6 +46,9 @@ _RELATIVE = re.compile(
 _CAPITAL_MONTH = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:May|March)\b")
 _DATED_MONTH = re.compile(r"(?<=\d\s)(?:may|march)\b|\b(?:may|march)(?=\s\d)", re.I)
 _CURRENCY_SIGNS = re.compile(r"[€$£¥]")
+# A capitalised word inside a sentence is usually a name, and a different name is a different
+# fact: "His daughter Emma started school" / "His daughter Ella started school" scored 0.85.
+_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![\w'-])[A-ZÀ-ÖØ-Þ][\w'-]*")
 _POLARITY = "¬"
 
 
@@ -58,6 +61,11 @@ def carriers(text: str) -> frozenset[str]:
             found.add(token)
     found.update(_CURRENCY_SIGNS.findall(folded))
     cleaned = clean(text)
+    found.update(
+        f"name:{m.casefold()}"
+        for m in _NAME.findall(cleaned)
+        if m not in _NOT_NAMES and m.casefold() not in _WORD_CARRIERS | lexicon.CASED_MONTHS
+    )
     found.update(m.casefold() for m in _CAPITAL_MONTH.findall(cleaned))
     found.update(m.casefold() for m in _DATED_MONTH.findall(cleaned))
     if any(is_negated(clause) for clause in clauses(text)):
@@ -65,6 +73,7 @@ def carriers(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+_NOT_NAMES = frozenset({"I", "I'm", "I've", "I'll", "I'd"})
 _WORD_CARRIERS = lexicon.NUMBER_WORDS | lexicon.WEEKDAYS | lexicon.MONTHS | lexicon.CURRENCIES
 
 

@@ -131,7 +131,7 @@ async def test_dm_memories_and_guild_memories_do_not_merge(store: Store) -> None
 
 async def test_global_wording_widens_a_story_memory(store: Store) -> None:
     await _apply(store, _exchange("s1"), _reflection("Adore le jazz manouche", scope="story"))
-    await _apply(store, _exchange("s2"), _reflection("Adore le jazz manouche de Django"))
+    await _apply(store, _exchange("s2"), _reflection("Adore le jazz manouche et le swing"))
     [memory] = await memories.list_for_user(store, 1)
     assert memory.scope is Scope.GLOBAL and memory.story_id is None
 

@@ -74,6 +74,13 @@ def test_may_is_a_month_only_when_it_is_one() -> None:
     assert carriers("born on 3 may") == {"3", "may"}
 
 
+def test_a_different_name_is_a_different_fact() -> None:
+    a = "His daughter Emma just started primary school"
+    b = "His daughter Ella just started primary school"
+    assert similarity(a, b) < SIMILARITY_THRESHOLD
+    assert carriers("Lives in Leeds with I think two cats") >= {"name:leeds", "two"}
+
+
 def test_14h30_and_14_h_30_may_stay_two_memories() -> None:
     # The safe side: a repeat, never an erased fact.
     assert similarity("Cours de piano à 14h30", "Cours de piano à 14 h 30") < SIMILARITY_THRESHOLD
