@@ -63,6 +63,9 @@ class MemorySettings(_Section):
     memories_per_turn: int = Field(24, ge=1, le=200)
     semantic_slots: int = Field(16, ge=0)
     cosine_threshold: float = Field(0.32, ge=-1.0, le=1.0)
+    eligibility: Literal["relative", "absolute"] = "relative"
+    relative_sd: float = Field(1.5, ge=0.0, le=10.0)
+    cosine_floor: float = Field(0.10, ge=-1.0, le=1.0)
     quotas: dict[Literal["fact", "preference", "promise", "episode"], int] = Field(
         default_factory=lambda: {"fact": 6, "preference": 5, "promise": 4, "episode": 5}
     )

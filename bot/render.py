@@ -17,7 +17,7 @@ DISCORD_LIMIT = 2000
 _REASON_TITLES = {
     Reason.PINNED: "Pinned",
     Reason.GLOBAL: "Global",
-    Reason.SEMANTIC: "Recalled by meaning",
+    Reason.SEMANTIC: "Recalled by meaning or keywords",
     Reason.QUOTA: "Kind quota",
     Reason.FALLBACK: "Fallback (by rank)",
     Reason.RULE: "Rules",
@@ -55,10 +55,12 @@ def split_message(text: str, limit: int = DISCORD_LIMIT) -> list[str]:
     return chunks
 
 
-def memory_line(memory: Memory, *, score: float | None = None) -> str:
-    """One memory on one line: id, kind, scope, pin, counters, text."""
+def memory_line(memory: Memory, *, score: float | None = None, matched: Sequence[str] = ()) -> str:
+    """One memory on one line: id, kind, scope, pin, why recalled, counters, text."""
     flags = " 📌" if memory.pinned else ""
     cosine = f" · cos {score:.2f}" if score is not None else ""
+    if matched:
+        cosine += " · words: " + ", ".join(matched)
     counts = f"{memory.candidate_count}/{memory.served_count}/{memory.semantic_count}"
     return (
         f"`#{memory.id}` {memory.kind.value}·{memory.scope.value}{flags}{cosine}"
@@ -79,7 +81,7 @@ def render_why(turn: Turn | None) -> str:
         group = [s for s in turn.selected if s.reason is reason]
         if group:
             lines.append(f"**{_REASON_TITLES[reason]}** ({len(group)})")
-            lines.extend(memory_line(s.memory, score=s.score) for s in group)
+            lines.extend(memory_line(s.memory, score=s.score, matched=s.matched) for s in group)
     lines.append("c/s/sem = times a candidate / served / served by meaning.")
     return "\n".join(lines)
 

@@ -58,6 +58,8 @@ def memory_config(settings: Settings) -> MemoryConfig:
         limit=m.memories_per_turn,
         semantic_slots=m.semantic_slots,
         threshold=m.cosine_threshold,
+        relative_sd=m.relative_sd if m.eligibility == "relative" else None,
+        cosine_floor=m.cosine_floor,
         quotas={Kind(k): v for k, v in m.quotas.items()},
         turn_embedding_timeout=m.turn_embedding_timeout,
         chat_deadline=settings.llm.chat_timeout,

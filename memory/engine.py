@@ -10,9 +10,15 @@ from dataclasses import dataclass, field
 from memory.errors import BackendResponseError
 from memory.llm import ChatBackend, Embedder
 from memory.model import Exchange, Kind, Selected
-from memory.read import selection
+from memory.read import recall, selection
 from memory.read.prompt import HISTORY_MESSAGES, Character, StoryContext, build_messages
-from memory.read.semantic import TURN_EMBEDDING_TIMEOUT, VectorCache, embed_query
+from memory.read.semantic import (
+    COSINE_FLOOR,
+    RELATIVE_SD,
+    TURN_EMBEDDING_TIMEOUT,
+    VectorCache,
+    embed_query,
+)
 from memory.store import history, memories, outbox, turns
 from memory.store.db import Store, Tx
 from memory.text import clean_message
@@ -29,6 +35,10 @@ class MemoryConfig:
     semantic_slots: int = selection.SEMANTIC_SLOTS
     threshold: float = selection.COSINE_THRESHOLD
     quotas: Mapping[Kind, int] = field(default_factory=lambda: dict(selection.DEFAULT_QUOTAS))
+    # Eligibility for recall by meaning: relative to this query's score distribution (a
+    # threshold read from the scores, valid for any model), never below the absolute floor.
+    relative_sd: float | None = RELATIVE_SD
+    cosine_floor: float = COSINE_FLOOR
     turn_embedding_timeout: float = TURN_EMBEDDING_TIMEOUT
     history_messages: int = HISTORY_MESSAGES
     chat_deadline: float = 120.0
@@ -141,7 +151,11 @@ class Engine:
     async def recall(self, *, user_id: int, story_id: int, origin: str, text: str) -> Recall:
         """Select this user's memories for a message, record the turn, move the counters."""
         candidates = await memories.visible(self.store, user_id, story_id, origin)
+        keywords = await recall.keyword_hits(
+            self.store, user_id=user_id, story_id=story_id, origin=origin, text=text
+        )
         scores: dict[int, float] | None = None
+        threshold = self.config.threshold
         degraded = False
         if self.embedder is not None and text.strip():
             query = await embed_query(
@@ -151,14 +165,18 @@ class Engine:
                 degraded = True
                 log.warning("degraded turn: user %d, story %d", user_id, story_id)
             else:
-                scores = await self.vectors.scores(
-                    user_id, self.embedder.model, query, floor=self.config.threshold
-                )
+                relative = self.config.relative_sd
+                scores, threshold = await self.vectors.scores(
+                    user_id, self.embedder.model, query,
+                    floor=self.config.threshold if relative is None else self.config.cosine_floor,
+                    relative_sd=relative,
+                )  # fmt: skip
         chosen = selection.select(
             candidates,
             scores,
+            keywords=keywords,
             limit=self.config.limit,
-            threshold=self.config.threshold,
+            threshold=threshold,
             semantic_slots=self.config.semantic_slots,
             quotas=self.config.quotas,
         )

@@ -60,7 +60,12 @@ async def forget(store: Store, user_id: int, memory_id: int) -> Memory:
     memory = await _own(store, user_id, memory_id)
     if not await store.transact(lambda tx: memories.delete(tx, user_id, [memory_id])):
         raise NotFound(f"no memory #{memory_id}")
-    # secure_delete zeroed the pages; the checkpoint folds the WAL so no copy of them remains.
+    # The keyword index keeps a deleted text's terms in old segments until they are merged:
+    # merge them now. secure_delete zeroed the freed pages; the checkpoint folds the WAL so no
+    # copy of them remains.
+    await store.transact(
+        lambda tx: tx.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+    )
     await store.checkpoint()
     return memory
 

@@ -95,6 +95,8 @@ class Selected:
     memory: Memory
     reason: Reason
     score: float | None = None
+    matched: tuple[str, ...] = ()
+    """The message's words that recalled it by keyword (FTS), if any."""
 
 
 @dataclass(frozen=True, slots=True)

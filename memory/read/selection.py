@@ -6,7 +6,8 @@ The passes, filling `limit` places:
      never more than there are such candidates);
   1. pinned memories, up to the limit minus the reserve;
   2. global memories, up to their quarter;
-  3. semantic memories (cosine >= threshold), best score first, up to `semantic_slots`;
+  3. recall: memories the message calls for, by meaning (cosine >= threshold) and by keywords,
+     their ranks fused (reciprocal rank fusion), best first, up to `semantic_slots`;
   4. a quota per kind (the kind's total in the selection, counting earlier passes);
   5. fallback: what remains, by rank (pinned, story-specific, kind, confidence, recency).
 Rules never compete: every rule comes back with Reason.RULE, outside the limit.
@@ -41,6 +42,10 @@ DEFAULT_QUOTAS: Mapping[Kind, int] = {
     Kind.PROMISE: 4,
     Kind.EPISODE: 5,
 }
+
+# Reciprocal rank fusion constant (the usual 60): a memory first by keywords and 10th by cosine
+# outranks one 5th on one list only.
+RRF_K = 60
 
 _KIND_RANK = {Kind.FACT: 0, Kind.PREFERENCE: 1, Kind.PROMISE: 2, Kind.EPISODE: 3, Kind.RULE: 4}
 
@@ -78,28 +83,36 @@ def select(
     semantic_slots: int = SEMANTIC_SLOTS,
     quotas: Mapping[Kind, int] | Mapping[str, int] = DEFAULT_QUOTAS,
     global_share: float = GLOBAL_SHARE,
+    keywords: Mapping[int, Sequence[str]] | None = None,
 ) -> list[Selected]:
     """Return the rules, then up to `limit` memories, each with the reason it was selected.
 
-    `semantic` maps memory ids to cosine scores, or is None on a degraded turn (pass 3 skipped).
+    `semantic` maps memory ids to cosine scores, or is None on a degraded turn. `keywords` maps
+    the ids recalled by keyword search, best first, to the words that matched; it still runs on a
+    degraded turn. Without either, pass 3 is skipped.
     """
     ordered = _unique_by_rank(memories)
     rules = [Selected(m, Reason.RULE) for m in ordered if m.kind is Kind.RULE]
     pool = [m for m in ordered if m.kind is not Kind.RULE]
     scores = _eligible_scores(pool, semantic, threshold)
+    words = {i: tuple(w) for i, w in (keywords or {}).items() if i in {m.id for m in pool}}
+    recalled = _fused_order(pool, scores, words)
     limit = max(0, limit)
 
     chosen: dict[int, Selected] = {}
 
     def add(memory: Memory, reason: Reason) -> None:
-        chosen[memory.id] = Selected(memory, reason, scores.get(memory.id))
+        chosen[memory.id] = Selected(
+            memory, reason, scores.get(memory.id), words.get(memory.id, ())
+        )
 
     def room() -> int:
         return limit - len(chosen)
 
     # Pass 0: the reserve, bounded by the real candidates so no place is frozen for nothing.
+    recalled_ids = {m.id for m in recalled}
     reserve_candidates = sum(
-        1 for m in pool if not m.pinned and (m.scope is Scope.GLOBAL or m.id in scores)
+        1 for m in pool if not m.pinned and (m.scope is Scope.GLOBAL or m.id in recalled_ids)
     )
     quarter = max(1, round(limit * global_share)) if limit else 0
     reserve = min(quarter, reserve_candidates)
@@ -120,19 +133,14 @@ def select(
             add(memory, Reason.GLOBAL)
             taken += 1
 
-    # Pass 3: semantic, best score first (rank breaks ties).
-    if scores:
-        position = {m.id: i for i, m in enumerate(pool)}
-        by_score = sorted(
-            (m for m in pool if m.id in scores), key=lambda m: (-scores[m.id], position[m.id])
-        )
-        taken = 0
-        for memory in by_score:
-            if taken >= semantic_slots or room() <= 0:
-                break
-            if memory.id not in chosen:
-                add(memory, Reason.SEMANTIC)
-                taken += 1
+    # Pass 3: recall by meaning and keywords, fused ranks first (rank breaks ties).
+    taken = 0
+    for memory in recalled:
+        if taken >= semantic_slots or room() <= 0:
+            break
+        if memory.id not in chosen:
+            add(memory, Reason.SEMANTIC)
+            taken += 1
 
     # Pass 4: per-kind quotas, counting what earlier passes already gave each kind.
     per_kind = {Kind(k): v for k, v in quotas.items()}
@@ -153,6 +161,20 @@ def select(
             add(memory, Reason.FALLBACK)
 
     return rules + list(chosen.values())
+
+
+def _fused_order(
+    pool: Sequence[Memory], scores: Mapping[int, float], words: Mapping[int, Sequence[str]]
+) -> list[Memory]:
+    """Return the recalled memories, best fused rank first (cosine ranks and keyword ranks)."""
+    position = {m.id: i for i, m in enumerate(pool)}
+    fused: dict[int, float] = {}
+    by_cosine = sorted(scores, key=lambda i: (-scores[i], position[i]))
+    for ranking in (by_cosine, [i for i in words if i in position]):
+        for rank, memory_id in enumerate(ranking):
+            fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+    by_id = {m.id: m for m in pool}
+    return [by_id[i] for i in sorted(fused, key=lambda i: (-fused[i], position[i]))]
 
 
 def _unique_by_rank(memories: Iterable[Memory]) -> list[Memory]:

@@ -63,16 +63,19 @@ def from_row(row: sqlite3.Row) -> Memory:
     )
 
 
-async def visible(store: Store, user_id: int, story_id: int, origin: str) -> list[Memory]:
-    """Return the user's memories that may be served in this story.
+def visible_where(origin: str) -> str:
+    """The WHERE clause (on alias `m`, parameters user_id then story_id) of what may be served.
 
     A memory learned in a DM is served only in DMs; a story memory only in its story.
     """
     dm_clause = "" if origin == DM_ORIGIN else " AND m.origin <> 'dm'"
+    return f"m.user_id = ? AND (m.scope = 'global' OR m.story_id = ?){dm_clause}"
+
+
+async def visible(store: Store, user_id: int, story_id: int, origin: str) -> list[Memory]:
+    """Return the user's memories that may be served in this story."""
     rows = await store.fetchall(
-        f"{SELECT_MEMORY} WHERE m.user_id = ? AND (m.scope = 'global' OR m.story_id = ?){dm_clause}"
-        " ORDER BY m.id",
-        (user_id, story_id),
+        f"{SELECT_MEMORY} WHERE {visible_where(origin)} ORDER BY m.id", (user_id, story_id)
     )
     return [from_row(r) for r in rows]
 

@@ -43,6 +43,6 @@ def test_why_groups_by_reason_and_says_when_degraded() -> None:
     turn = Turn(id=1, user_id=1, story_id=2, selected=(Selected(memory, Reason.SEMANTIC, 0.41),),
                 degraded=True)  # fmt: skip
     text = render_why(turn)
-    assert "Degraded turn" in text and "**Recalled by meaning** (1)" in text
+    assert "Degraded turn" in text and "**Recalled by meaning or keywords** (1)" in text
     assert "cos 0.41" in text and "@everyone" not in text
     assert render_why(None).startswith("No turn of yours here yet")

@@ -55,6 +55,31 @@ def test_relevant_globals_beyond_their_quarter_come_in_by_meaning() -> None:
     assert reasons(selected) == {Reason.PINNED: 10, Reason.GLOBAL: 6, Reason.SEMANTIC: 4}
 
 
+def test_the_reserve_holds_places_for_story_memories_the_message_calls_for() -> None:
+    pinned = [mem(pinned=True) for _ in range(30)]
+    relevant = [mem() for _ in range(10)]
+    selected = select(pinned + relevant, {m.id: 0.6 for m in relevant})
+    assert reasons(selected) == {Reason.PINNED: 18, Reason.SEMANTIC: 6}
+
+
+def test_keywords_recall_on_a_degraded_turn_and_say_which_words() -> None:
+    story = [mem(updated_at=float(i)) for i in range(40)]
+    felix = story[0]  # the oldest: recency alone would never serve it
+    selected = select(story, None, keywords={felix.id: ("felix",)})
+    [hit] = [s for s in selected if s.memory.id == felix.id]
+    assert hit.reason is Reason.SEMANTIC and hit.matched == ("felix",) and hit.score is None
+
+
+def test_fusion_puts_first_what_both_lists_rank_high() -> None:
+    story = [mem() for _ in range(40)]
+    a, b, c = story[:3]
+    scores = {a.id: 0.9, b.id: 0.8, c.id: 0.7}
+    keywords = {c.id: ("x",), b.id: ("y",)}
+    recalled = [s.memory.id for s in select(story, scores, keywords=keywords, semantic_slots=3)
+                if s.reason is Reason.SEMANTIC]  # fmt: skip
+    assert set(recalled[:2]) == {b.id, c.id} and recalled[2] == a.id
+
+
 def test_the_reserve_does_not_freeze_places_for_missing_candidates() -> None:
     # Only 2 global candidates: the pinned get 22 places, not 18.
     pinned = [mem(pinned=True) for _ in range(30)]
