@@ -14,11 +14,12 @@ from pathlib import Path
 import httpx
 
 from bot.config import ConfigError, Settings, load_settings
-from bot.runtime import Runtime, open_runtime
+from bot.runtime import Runtime, backends, open_runtime
 from bot.terminal import Terminal, is_interactive, terminal_user_id
 from memory import manage
 from memory.errors import BackendError, EchoError
 from memory.llm import ollama_health
+from memory.read.calibrate import calibrate
 from memory.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--user", default=None, help="your name (memories are keyed on it)")
     command("doctor", "check the configuration, database and backends")
     command("reindex", "embed every memory whose vector is missing or stale")
+    command("calibrate", "read how the embedding model separates French and English")
     command("check-config", "load the settings and say what is wrong, if anything")
     for name in ("export", "import"):
         sub = command(name, f"{name} one person's memories as JSON")
@@ -99,6 +101,11 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     if command == "doctor":
         return await doctor(settings, args.config)
+    if command == "calibrate":
+        async with httpx.AsyncClient(timeout=httpx.Timeout(30.0)) as http:
+            ok, lines = await _calibration(settings, http)
+        print("\n".join(lines))
+        return 0 if ok else 1
     if command == "run" and settings.discord.token is None:
         print(
             "No Discord token configured (ECHO_DISCORD__TOKEN or [discord] token): "
@@ -152,7 +159,7 @@ def _read(path: str) -> str:
 
 
 async def doctor(settings: Settings, config_path: str) -> int:
-    """Check each thing the bot needs; print one line each, OK or the fix."""
+    """Check each thing the bot needs; print one line each, OK or the fix (calibration too)."""
     results: list[tuple[bool, str]] = [(True, f"config {config_path} is valid")]
     try:
         async with await Store.open(settings.storage.path) as store:
@@ -168,6 +175,8 @@ async def doctor(settings: Settings, config_path: str) -> int:
             ("embedding", llm.embeddings_url, llm.embedding_model),
         ):
             results.append(await _check_model(http, llm.backend, label, url, model))
+        ok, lines = await _calibration(settings, http)
+        results.extend((ok, line) for line in lines)
     if settings.discord.token is None:
         results.append((False, "Discord token not set → set ECHO_DISCORD__TOKEN (or the "
                                "terminal chat is used)"))  # fmt: skip
@@ -176,6 +185,23 @@ async def doctor(settings: Settings, config_path: str) -> int:
     for ok, line in results:
         print(f"{'OK  ' if ok else 'FAIL'} {line}")
     return 0 if all(ok for ok, _ in results) else 1
+
+
+async def _calibration(settings: Settings, http: httpx.AsyncClient) -> tuple[bool, list[str]]:
+    """Embed the built-in probes; one line per language, and whether every language is fit."""
+    _, embedder = backends(settings, http)
+    try:
+        reports = await calibrate(embedder)
+    except BackendError as exc:
+        return False, [f"calibration skipped: the embedding backend failed ({exc})"]
+    lines = [r.line(embedder.model) for r in reports]
+    unfit = [r.language for r in reports if not r.fit]
+    if unfit:
+        lines.append(
+            f"→ {embedder.model} is unfit for {', '.join(unfit)}: memory falls back on keywords "
+            "there; prefer a multilingual embedding model ([llm] embedding_model)"
+        )
+    return not unfit, lines
 
 
 async def _check_model(

@@ -1,0 +1,132 @@
+"""Keyword recall (FTS5) in step with the memories, and its place in a turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from memory import manage
+from memory.engine import Engine, MemoryConfig
+from memory.llm import OllamaEmbedder
+from memory.model import Kind, Reason, Scope
+from memory.read.recall import keyword_hits, query_terms
+from memory.read.semantic import VectorCache
+from memory.store import memories
+from memory.store.db import Store, Tx
+from tests.fakes.ollama import FakeOllama
+
+USER, STORY, GUILD = 1, 10, "111"
+
+
+async def _add(store: Store, text: str, *, user_id: int = USER, now: float = 1.0) -> int:
+    outcome = await manage.remember(
+        store, user_id=user_id, story_id=STORY, origin=GUILD, text=text, kind=Kind.FACT,
+        scope=Scope.GLOBAL, now=now,
+    )  # fmt: skip
+    assert outcome.memory_id is not None
+    return outcome.memory_id
+
+
+async def _hits(store: Store, text: str, user_id: int = USER) -> dict[int, tuple[str, ...]]:
+    return await keyword_hits(store, user_id=user_id, story_id=STORY, origin=GUILD, text=text)
+
+
+def test_query_terms_drop_stopwords_and_fold_accents() -> None:
+    assert query_terms("Tu te souviens de Félix, mon chat ?") == ["souviens", "felix", "chat"]
+    assert query_terms("I don't like the hospital") == ["don", "like", "hospital"]
+
+
+async def test_a_name_recalls_its_memory_with_the_words_that_matched(store: Store) -> None:
+    for i in range(30):
+        await _add(store, f"Likes gardening project number {i} on Sundays", now=100.0 + i)
+    biscuit = await _add(store, "Just adopted a puppy named Biscuit", now=1.0)
+    hits = await _hits(store, "How is Biscuit doing?")
+    assert list(hits) == [biscuit] and hits[biscuit] == ("biscuit",)
+
+
+async def test_accents_and_plurals_match(store: Store) -> None:
+    memory_id = await _add(store, "Travaille à l'hôpital de Nantes avec deux chats")
+    assert memory_id in await _hits(store, "Et l'hopital, ça va ?")
+    assert memory_id in await _hits(store, "Tes chats vont bien ?")
+
+
+async def test_the_index_follows_rewrites_and_forgetting(store: Store) -> None:
+    memory_id = await _add(store, "Plays the cello in an orchestra")
+
+    async def reword(tx: Tx) -> None:
+        [memory] = await memories.merge_pool(tx, USER, STORY, GUILD)
+        await memories.rewrite(tx, memory, text="Plays the viola in a quartet",
+                               scope=Scope.GLOBAL, confidence=1.0, now=2.0)  # fmt: skip
+
+    await store.transact(reword)
+    assert await _hits(store, "cello") == {}
+    assert memory_id in await _hits(store, "viola")
+    await manage.forget(store, USER, memory_id)
+    assert await _hits(store, "viola") == {}
+
+
+async def test_keyword_recall_is_isolated_per_user_and_keeps_dm_privacy(store: Store) -> None:
+    await _add(store, "Has a parrot named Kiwi", user_id=2)
+    assert await _hits(store, "Kiwi", user_id=USER) == {}
+    dm = await manage.remember(store, user_id=USER, story_id=5, origin="dm",
+                               text="Secret parrot named Kiwi", now=1.0)  # fmt: skip
+    assert await _hits(store, "Kiwi") == {}  # a guild turn never sees a DM memory
+    dm_hits = await keyword_hits(store, user_id=USER, story_id=5, origin="dm", text="Kiwi")
+    assert list(dm_hits) == [dm.memory_id]
+
+
+async def test_a_degraded_turn_recalls_by_keywords_not_by_recency_alone(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    for i in range(40):
+        await _add(store, f"Went to the market number {i}", now=100.0 + i)
+    biscuit = await _add(store, "Just adopted a puppy named Biscuit", now=1.0)
+    ollama.set("/api/embed", "500")
+    engine = Engine(store, embedder=OllamaEmbedder(http, ollama.url, "e"), config=MemoryConfig())
+    recall = await engine.recall(user_id=USER, story_id=STORY, origin=GUILD, text="Biscuit?")
+    assert recall.degraded
+    [hit] = [s for s in recall.selected if s.memory.id == biscuit]
+    assert hit.reason is Reason.SEMANTIC and hit.matched == ("biscuit",)
+
+
+async def test_the_relative_cutoff_is_read_from_the_query_scores(store: Store) -> None:
+    ids = [await _add(store, f"memory {i}") for i in range(20)]
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((20, 8)).astype(np.float32)
+    query = vectors[3] + 0.1 * rng.standard_normal(8).astype(np.float32)
+
+    async def store_vectors(tx: Tx) -> None:
+        for memory_id, vector in zip(ids, vectors, strict=True):
+            await tx.execute(
+                "INSERT INTO embeddings (memory_id, model, content_hash, dim, vector)"
+                " VALUES (?, 'm', ?, 8, ?)",
+                (memory_id, "0" * 64, vector.tobytes()),
+            )
+        tx.touch(USER)
+
+    await store.transact(store_vectors)
+    cache = VectorCache(store)
+    everything, _ = await cache.scores(USER, "m", query.tolist(), floor=-1.0)
+    eligible, cutoff = await cache.scores(USER, "m", query.tolist(), floor=0.1, relative_sd=1.5)
+    values = np.array(list(everything.values()))
+    assert cutoff == pytest.approx(max(0.1, float(values.mean() + 1.5 * values.std())), abs=1e-6)
+    assert ids[3] in eligible and all(v >= cutoff for v in eligible.values())
+    assert len(eligible) < len(everything)
+
+
+async def test_migration_6_indexes_memories_written_before_it(tmp_path: Path) -> None:
+    path = tmp_path / "v5.sqlite3"
+    async with await Store.open(path, migrate_to=5) as old:
+        await old.transact(
+            lambda tx: tx.execute(
+                "INSERT INTO memories (user_id, scope, origin, kind, text, confidence, created_at,"
+                " updated_at, content_hash) VALUES (1, 'global', '111', 'fact',"
+                " 'Has a tortoise named Zelda', 1, 0, 0, ?)",
+                ("0" * 64,),
+            )
+        )
+    async with await Store.open(path) as new:
+        assert list(await _hits(new, "Zelda")) == [1]
