@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -25,6 +26,9 @@ from memory.text import clean_message
 from memory.write import stances, state, summary
 
 log = logging.getLogger(__name__)
+
+# (user, story) candidate pools kept in memory; the least recently used goes first.
+POOL_CACHE_SIZE = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +98,25 @@ class Engine:
         self.config = config or MemoryConfig()
         self.clock = clock
         self.vectors = VectorCache(store)
+        self._pools: OrderedDict[tuple[int, int, str], tuple[int, selection.RankedPool]] = (
+            OrderedDict()
+        )
+
+    async def _pool(self, user_id: int, story_id: int, origin: str) -> selection.RankedPool:
+        """The user's candidates here in rank order, rebuilt only when their memories change."""
+        generation = self.store.generation(user_id)
+        key = (user_id, story_id, origin)
+        cached = self._pools.get(key)
+        if cached is not None and cached[0] == generation:
+            self._pools.move_to_end(key)
+            return cached[1]
+        pool = selection.RankedPool.build(
+            await memories.visible(self.store, user_id, story_id, origin)
+        )
+        self._pools[key] = (generation, pool)
+        if len(self._pools) > POOL_CACHE_SIZE:
+            self._pools.popitem(last=False)
+        return pool
 
     async def turn(self, message: Incoming) -> Reply | None:
         """Answer a message: store it, recall, ask the chat backend, store the reply, queue the
@@ -150,7 +173,7 @@ class Engine:
 
     async def recall(self, *, user_id: int, story_id: int, origin: str, text: str) -> Recall:
         """Select this user's memories for a message, record the turn, move the counters."""
-        candidates = await memories.visible(self.store, user_id, story_id, origin)
+        candidates = await self._pool(user_id, story_id, origin)
         keywords = await recall.keyword_hits(
             self.store, user_id=user_id, story_id=story_id, origin=origin, text=text
         )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from memory.model import Kind, Memory, Reason, Scope, Selected
 
@@ -74,8 +75,44 @@ def _finite(value: float) -> float:
     return value if math.isfinite(value) else 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class RankedPool:
+    """A user's candidates in rank order, one per id, split the way the passes read them.
+
+    Rank order depends on the memories alone, never on the message: build it once per change of
+    the user's memories and `select()` on it costs O(selected + recalled), not O(N log N).
+    """
+
+    rules: tuple[Memory, ...]
+    ordered: tuple[Memory, ...]
+    position: Mapping[int, int]
+    pinned: tuple[Memory, ...]
+    globals: tuple[Memory, ...]
+    by_kind: Mapping[Kind, tuple[Memory, ...]]
+    unpinned_globals: int
+
+    @classmethod
+    def build(cls, memories: Iterable[Memory]) -> RankedPool:
+        """Sort and split the candidates (the only O(N log N) step of a selection)."""
+        unique = _unique_by_rank(memories)
+        ordered = tuple(m for m in unique if m.kind is not Kind.RULE)
+        by_kind: dict[Kind, list[Memory]] = {}
+        for memory in ordered:
+            by_kind.setdefault(memory.kind, []).append(memory)
+        globals_ = tuple(m for m in ordered if m.scope is Scope.GLOBAL)
+        return cls(
+            rules=tuple(m for m in unique if m.kind is Kind.RULE),
+            ordered=ordered,
+            position={m.id: i for i, m in enumerate(ordered)},
+            pinned=tuple(m for m in ordered if m.pinned),
+            globals=globals_,
+            by_kind={k: tuple(v) for k, v in by_kind.items()},
+            unpinned_globals=sum(1 for m in globals_ if not m.pinned),
+        )
+
+
 def select(
-    memories: Iterable[Memory],
+    memories: Iterable[Memory] | RankedPool,
     semantic: Mapping[int, float] | None,
     *,
     limit: int = DEFAULT_LIMIT,
@@ -89,13 +126,12 @@ def select(
 
     `semantic` maps memory ids to cosine scores, or is None on a degraded turn. `keywords` maps
     the ids recalled by keyword search, best first, to the words that matched; it still runs on a
-    degraded turn. Without either, pass 3 is skipped.
+    degraded turn. Without either, pass 3 is skipped. `memories` may be a prebuilt RankedPool.
     """
-    ordered = _unique_by_rank(memories)
-    rules = [Selected(m, Reason.RULE) for m in ordered if m.kind is Kind.RULE]
-    pool = [m for m in ordered if m.kind is not Kind.RULE]
-    scores = _eligible_scores(pool, semantic, threshold)
-    words = {i: tuple(w) for i, w in (keywords or {}).items() if i in {m.id for m in pool}}
+    pool = memories if isinstance(memories, RankedPool) else RankedPool.build(memories)
+    rules = [Selected(m, Reason.RULE) for m in pool.rules]
+    scores = _eligible_scores(pool.position, semantic, threshold)
+    words = {i: tuple(w) for i, w in (keywords or {}).items() if i in pool.position}
     recalled = _fused_order(pool, scores, words)
     limit = max(0, limit)
 
@@ -110,26 +146,24 @@ def select(
         return limit - len(chosen)
 
     # Pass 0: the reserve, bounded by the real candidates so no place is frozen for nothing.
-    recalled_ids = {m.id for m in recalled}
-    reserve_candidates = sum(
-        1 for m in pool if not m.pinned and (m.scope is Scope.GLOBAL or m.id in recalled_ids)
+    reserve_candidates = pool.unpinned_globals + sum(
+        1 for m in recalled if not m.pinned and m.scope is not Scope.GLOBAL
     )
     quarter = max(1, round(limit * global_share)) if limit else 0
     reserve = min(quarter, reserve_candidates)
 
     # Pass 1: pinned.
-    for memory in pool:
+    for memory in pool.pinned:
         if len(chosen) >= limit - reserve:
             break
-        if memory.pinned:
-            add(memory, Reason.PINNED)
+        add(memory, Reason.PINNED)
 
     # Pass 2: global memories, up to their quarter.
     taken = 0
-    for memory in pool:
+    for memory in pool.globals:
         if taken >= quarter or room() <= 0:
             break
-        if memory.id not in chosen and memory.scope is Scope.GLOBAL:
+        if memory.id not in chosen:
             add(memory, Reason.GLOBAL)
             taken += 1
 
@@ -146,15 +180,15 @@ def select(
     per_kind = {Kind(k): v for k, v in quotas.items()}
     for kind, quota in per_kind.items():
         have = sum(1 for s in chosen.values() if s.memory.kind is kind)
-        for memory in pool:
+        for memory in pool.by_kind.get(kind, ()):
             if have >= quota or room() <= 0:
                 break
-            if memory.id not in chosen and memory.kind is kind:
+            if memory.id not in chosen:
                 add(memory, Reason.QUOTA)
                 have += 1
 
     # Pass 5: fallback, by rank.
-    for memory in pool:
+    for memory in pool.ordered:
         if room() <= 0:
             break
         if memory.id not in chosen:
@@ -164,17 +198,18 @@ def select(
 
 
 def _fused_order(
-    pool: Sequence[Memory], scores: Mapping[int, float], words: Mapping[int, Sequence[str]]
+    pool: RankedPool, scores: Mapping[int, float], words: Mapping[int, Sequence[str]]
 ) -> list[Memory]:
     """Return the recalled memories, best fused rank first (cosine ranks and keyword ranks)."""
-    position = {m.id: i for i, m in enumerate(pool)}
+    position = pool.position
     fused: dict[int, float] = {}
     by_cosine = sorted(scores, key=lambda i: (-scores[i], position[i]))
-    for ranking in (by_cosine, [i for i in words if i in position]):
+    for ranking in (by_cosine, list(words)):
         for rank, memory_id in enumerate(ranking):
             fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (RRF_K + rank + 1)
-    by_id = {m.id: m for m in pool}
-    return [by_id[i] for i in sorted(fused, key=lambda i: (-fused[i], position[i]))]
+    return [
+        pool.ordered[position[i]] for i in sorted(fused, key=lambda i: (-fused[i], position[i]))
+    ]
 
 
 def _unique_by_rank(memories: Iterable[Memory]) -> list[Memory]:
@@ -189,13 +224,12 @@ def _unique_by_rank(memories: Iterable[Memory]) -> list[Memory]:
 
 
 def _eligible_scores(
-    pool: Sequence[Memory], semantic: Mapping[int, float] | None, threshold: float
+    position: Mapping[int, int], semantic: Mapping[int, float] | None, threshold: float
 ) -> dict[int, float]:
     if semantic is None:
         return {}
-    ids = {m.id for m in pool}
     return {
         memory_id: float(score)
         for memory_id, score in semantic.items()
-        if memory_id in ids and math.isfinite(score) and score >= threshold
+        if memory_id in position and math.isfinite(score) and score >= threshold
     }

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,6 +36,9 @@ RELATIVE_SD = 1.5
 # The absolute floor under the relative threshold (configurable).
 COSINE_FLOOR = 0.10
 
+# Users whose vector matrix stays in memory (least recently used evicted).
+MATRIX_CACHE_SIZE = 64
+
 # Characters of the message that are embedded.
 MAX_QUERY_CHARS = 2_000
 
@@ -55,13 +58,14 @@ class VectorCache:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._matrices: dict[int, UserMatrix] = {}
+        self._matrices: OrderedDict[int, UserMatrix] = OrderedDict()
 
     async def matrix(self, user_id: int, model: str) -> UserMatrix:
         """Return the user's vectors for `model`, from the cache when still current."""
         generation = self.store.generation(user_id)
         cached = self._matrices.get(user_id)
         if cached and cached.generation == generation and cached.model == model:
+            self._matrices.move_to_end(user_id)
             return cached
         rows = await self.store.fetchall(
             "SELECT e.memory_id, e.dim, e.vector FROM embeddings e"
@@ -71,6 +75,8 @@ class VectorCache:
         )
         built = _build(generation, model, [(int(r[0]), int(r[1]), bytes(r[2])) for r in rows])
         self._matrices[user_id] = built
+        if len(self._matrices) > MATRIX_CACHE_SIZE:
+            self._matrices.popitem(last=False)
         return built
 
     async def scores(

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory.model import Kind, Memory, Reason, Scope, Selected
-from memory.read.selection import select
+from memory.read.selection import RankedPool, select
 
 _ids = itertools.count(1)
 
@@ -191,3 +191,13 @@ def test_selection_does_not_depend_on_input_order(
     shuffled = memories[:]
     rnd.shuffle(shuffled)
     assert select(shuffled, scores) == select(memories, scores)
+
+
+@given(st.lists(_memory, max_size=60), _scores, st.integers(min_value=0, max_value=30))
+def test_a_prebuilt_ranked_pool_selects_exactly_the_same(
+    memories: list[Memory], scores: dict[int, float] | None, limit: int
+) -> None:
+    keywords = {m.id: ("w",) for m in memories[::3]}
+    assert select(RankedPool.build(memories), scores, limit=limit, keywords=keywords) == select(
+        memories, scores, limit=limit, keywords=keywords
+    )
