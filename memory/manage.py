@@ -17,6 +17,7 @@ from memory.store import counters, memories, outbox, turns
 from memory.store.db import Store, Tx
 from memory.text import clean
 from memory.write.apply import Outcome, merge_candidate
+from memory.write.dedup_index import DedupIndex
 from memory.write.reflection import MAX_MEMORY_CHARS
 
 EXPORT_VERSION = 1
@@ -89,9 +90,9 @@ async def remember(
     candidate = Candidate(text=text, kind=kind, scope=scope, confidence=1.0)
 
     async def run(tx: Tx) -> Outcome:
-        pool = await memories.merge_pool(tx, user_id, story_id, origin)
+        index = DedupIndex(await memories.merge_pool(tx, user_id, story_id, origin))
         outcome, _ = await merge_candidate(
-            tx, pool, candidate, exchange_id=f"manual:{user_id}:{when}", user_id=user_id,
+            tx, index, candidate, exchange_id=f"manual:{user_id}:{when}", user_id=user_id,
             story_id=story_id, origin=origin, now=when,
         )  # fmt: skip
         await counters.bump(tx, f"memories_{outcome.action}")

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from memory.model import Candidate, Exchange, Memory, Scope
 from memory.store import counters, memories
 from memory.store.db import Store, Tx
-from memory.write.dedup import Action, decide
+from memory.write.dedup import Action
+from memory.write.dedup_index import DedupIndex
 from memory.write.filters import screen
 from memory.write.reflection import Reflection
 from memory.write.stances import apply_positions
@@ -73,10 +74,12 @@ async def apply_reflection(
         )
         outcomes = [Outcome("rejected", reason) for _, reason in screening.rejected]
         touched: list[Memory] = []
-        pool = await memories.merge_pool(tx, exchange.user_id, exchange.story_id, exchange.origin)
+        index = DedupIndex(
+            await memories.merge_pool(tx, exchange.user_id, exchange.story_id, exchange.origin)
+        )
         for candidate in screening.kept:
             outcome, memory = await merge_candidate(
-                tx, pool, candidate, exchange_id=exchange.exchange_id, user_id=exchange.user_id,
+                tx, index, candidate, exchange_id=exchange.exchange_id, user_id=exchange.user_id,
                 story_id=exchange.story_id, origin=exchange.origin, now=now,
             )  # fmt: skip
             outcomes.append(outcome)
@@ -121,7 +124,7 @@ async def apply_reflection(
 
 async def merge_candidate(
     tx: Tx,
-    pool: list[Memory],
+    index: DedupIndex,
     candidate: Candidate,
     *,
     exchange_id: str,
@@ -130,8 +133,8 @@ async def merge_candidate(
     origin: str,
     now: float,
 ) -> tuple[Outcome, Memory]:
-    """Create the candidate or merge it into its closest variant in `pool` (updated in place)."""
-    decision = decide(candidate.text, pool)
+    """Create the candidate or merge it into its closest variant in `index` (kept up to date)."""
+    decision = index.decide(candidate.text)
     target = decision.target
     if decision.action is Action.CREATE or target is None:
         memory = await memories.insert(
@@ -145,7 +148,7 @@ async def merge_candidate(
             confidence=candidate.confidence,
             now=now,
         )
-        pool.append(memory)
+        index.add(memory)
     elif decision.action is Action.REPLACE:
         # A global wording widens a story memory: the person said it holds everywhere.
         scope = Scope.GLOBAL if Scope.GLOBAL in (candidate.scope, target.scope) else Scope.STORY
@@ -157,7 +160,7 @@ async def merge_candidate(
             confidence=max(candidate.confidence, target.confidence),
             now=now,
         )
-        pool[pool.index(target)] = memory
+        index.replace(target, memory)
     else:
         # Absorbed: nothing is rewritten and the date does not move, or a fact the person keeps
         # repeating would climb the recency ranking over fresher memories.

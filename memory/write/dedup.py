@@ -100,11 +100,14 @@ def similarity(a: str, b: str) -> float:
 
 def _verbatim_contained(na: str, nb: str, wa: frozenset[str], wb: frozenset[str]) -> bool:
     # Whole words, in order: word-subset inclusion would let "A aime B" be absorbed into
-    # "A aime discuter de ses problèmes avec B".
+    # "A aime discuter de ses problèmes avec B". Compared as word sequences, so a text is never
+    # "contained" in half of a compound ("chat noir" in "super-chat noir").
     short, long_, short_words = (na, nb, wa) if len(na) <= len(nb) else (nb, na, wb)
     if len(short_words) < MIN_CONTAINED_WORDS:
         return False
-    return re.search(r"(?<!\w)" + re.escape(short) + r"(?!\w)", long_) is not None
+    needle, haystack = words(short), words(long_)
+    n = len(needle)
+    return any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))
 
 
 class Action(enum.StrEnum):
@@ -128,16 +131,24 @@ def is_poorer(new: str, old: str) -> bool:
 
 
 def decide(text: str, existing: Iterable[Memory]) -> Decision:
-    """Decide how `text` joins `existing` (already restricted to where it may merge)."""
+    """Decide how `text` joins `existing` by scoring every pair (the reference for DedupIndex)."""
     best: Memory | None = None
     best_score = 0.0
     for memory in existing:
         score = similarity(text, memory.text)
-        # Ties go to the oldest id: deterministic whatever the order of `existing`.
-        if score > best_score or (score == best_score and best and memory.id < best.id):
+        if _better(score, memory, best_score, best):
             best, best_score = memory, score
+    return _decision(text, best, best_score)
+
+
+def _better(score: float, memory: Memory, best_score: float, best: Memory | None) -> bool:
+    # Ties go to the oldest id: deterministic whatever the order of the memories.
+    return score > best_score or (score == best_score and best is not None and memory.id < best.id)
+
+
+def _decision(text: str, best: Memory | None, best_score: float) -> Decision:
     if best is None or best_score < SIMILARITY_THRESHOLD:
-        return Decision(Action.CREATE, score=best_score)
+        return Decision(Action.CREATE)
     # A repeat with the same words is absorbed too: rewriting it would only move its date.
     if is_poorer(text, best.text) or content_words(text) == content_words(best.text):
         return Decision(Action.ABSORB, best, best_score)

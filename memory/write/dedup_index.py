@@ -1,0 +1,152 @@
+"""Fast, exact dedup decisions against many memories: the same decisions as `dedup.decide`.
+
+Scoring every pair with difflib costs 0.2-0.4 ms, so seconds per candidate at 10,000 memories.
+Every shortcut here is an upper bound, so nothing that could merge is ever skipped:
+- a merge needs equal carrier tokens (otherwise the score is capped under the threshold), so only
+  memories with the candidate's carrier set are looked at;
+- difflib's ratio (either direction) is at most 2·M/(la+lb) with M the characters the two texts
+  share as multisets; counting characters in 64 hashed buckets can only raise M, so one numpy
+  pass bounds the ratio of the whole group;
+- Jaccard comes exactly from a content-word index; verbatim containment needs every content word
+  of the shorter text in the longer one, which the same index tells.
+Only the memories whose bound reaches the threshold (and can still beat the best so far) are
+scored for real, best bound first.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.model import Memory
+from memory.text import content_words, fold
+from memory.write.dedup import (
+    MIN_CONTAINED_WORDS,
+    MIN_RATIO_CHARS,
+    SIMILARITY_THRESHOLD,
+    Decision,
+    _better,
+    _decision,
+    carriers,
+    similarity,
+)
+
+BUCKETS = 64
+
+
+def _histogram(folded: str) -> npt.NDArray[np.int32]:
+    codes = np.frombuffer(folded.encode("utf-32-le"), dtype=np.uint32)
+    return np.bincount(codes % BUCKETS, minlength=BUCKETS).astype(np.int32)
+
+
+@dataclass
+class _Group:
+    """The memories sharing one carrier set."""
+
+    memories: list[Memory | None] = field(default_factory=list)
+    words: list[frozenset[str]] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    rows: list[npt.NDArray[np.int32]] = field(default_factory=list)
+    postings: dict[str, list[int]] = field(default_factory=dict)
+    _matrix: npt.NDArray[np.int32] | None = None
+
+    def add(self, memory: Memory) -> None:
+        folded = fold(memory.text)
+        index = len(self.memories)
+        self.memories.append(memory)
+        words = content_words(memory.text)
+        self.words.append(words)
+        self.lengths.append(len(folded))
+        self.rows.append(_histogram(folded))
+        for word in words:
+            self.postings.setdefault(word, []).append(index)
+        self._matrix = None
+
+    def matrix(self) -> npt.NDArray[np.int32]:
+        if self._matrix is None:
+            self._matrix = np.stack(self.rows)
+        return self._matrix
+
+
+class DedupIndex:
+    """One user's mergeable memories, indexed so that `decide` is exact and fast."""
+
+    def __init__(self, memories: Iterable[Memory] = ()) -> None:
+        self._groups: dict[frozenset[str], _Group] = {}
+        self._where: dict[int, tuple[frozenset[str], int]] = {}
+        for memory in memories:
+            self.add(memory)
+
+    def add(self, memory: Memory) -> None:
+        """Index a memory (a new one, or the new wording of a replaced one)."""
+        key = carriers(memory.text)
+        group = self._groups.setdefault(key, _Group())
+        self._where[memory.id] = (key, len(group.memories))
+        group.add(memory)
+
+    def replace(self, old: Memory, new: Memory) -> None:
+        """Index a memory's new wording in place of the old one."""
+        self.remove(old.id)
+        self.add(new)
+
+    def remove(self, memory_id: int) -> None:
+        where = self._where.pop(memory_id, None)
+        if where is not None:
+            self._groups[where[0]].memories[where[1]] = None
+
+    def decide(self, text: str) -> Decision:
+        """Return exactly what `dedup.decide(text, memories)` would, without scoring every pair."""
+        group = self._groups.get(carriers(text))
+        if group is None or not group.memories:
+            return _decision(text, None, 0.0)
+        bounds = self._bounds(group, text)
+        best: Memory | None = None
+        best_score = 0.0
+        order = np.flatnonzero(bounds >= SIMILARITY_THRESHOLD)
+        ranked = sorted(
+            (
+                (float(bounds[i]), memory.id, memory)
+                for i in order.tolist()
+                if (memory := group.memories[i]) is not None
+            ),
+            key=lambda t: (-t[0], t[1]),
+        )
+        for bound, _, memory in ranked:
+            if bound < best_score:
+                break
+            score = similarity(text, memory.text)
+            if _better(score, memory, best_score, best):
+                best, best_score = memory, score
+        return _decision(text, best, best_score)
+
+    def _bounds(self, group: _Group, text: str) -> npt.NDArray[np.float64]:
+        """An upper bound of `similarity(text, m)` for every memory of the group."""
+        folded = fold(text)
+        lengths = np.asarray(group.lengths, dtype=np.float64)
+        bounds = np.zeros(len(group.memories), dtype=np.float64)
+        if len(folded) >= MIN_RATIO_CHARS:
+            shared = np.minimum(group.matrix(), _histogram(folded)).sum(axis=1)
+            ratio = 2.0 * shared / (lengths + len(folded))
+            bounds = np.where(lengths >= MIN_RATIO_CHARS, ratio, 0.0)
+        words = content_words(text)
+        overlap: Counter[int] = Counter()
+        for word in words:
+            overlap.update(group.postings.get(word, ()))
+        for index, inter in overlap.items():
+            other = group.words[index]
+            jaccard = inter / (len(words) + len(other) - inter)
+            shorter = min(len(words), len(other))
+            # Containment needs all of the shorter text's content words in the longer one.
+            contained = inter == shorter and shorter >= MIN_CONTAINED_WORDS
+            bounds[index] = max(bounds[index], jaccard, 1.0 if contained else 0.0)
+        if len(folded) < MIN_RATIO_CHARS or not words:
+            # Identical folded texts score 1.0 whatever their length or words.
+            for index, memory in enumerate(group.memories):
+                same_length = group.lengths[index] == len(folded)
+                if memory is not None and same_length and fold(memory.text) == folded:
+                    bounds[index] = 1.0
+        return bounds
