@@ -29,7 +29,27 @@ run: $(STAMP)
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
 
-.PHONY: bench-dedup bench-filters
+BENCH_STAMP := $(VENV)/.bench-installed
+
+.PHONY: bench bench-recall bench-latency bench-dedup-cost bench-dedup bench-filters
+
+# The benchmarks need torch: 2.13.0 is the local CPU wheel (a plain `torch` pulls a CUDA build).
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	touch $(BENCH_STAMP)
+
+bench: bench-filters bench-dedup bench-dedup-cost bench-latency bench-recall
+
+bench-recall: $(BENCH_STAMP)
+	HF_HUB_OFFLINE=1 $(PY) -m bench.recall
+
+bench-latency: $(BENCH_STAMP)
+	$(PY) -m bench.latency
+
+bench-dedup-cost: $(BENCH_STAMP)
+	$(PY) -m bench.dedup
+
 bench-dedup: $(STAMP)
 	$(PY) -m bench.dedup_minlen
 
