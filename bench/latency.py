@@ -22,9 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.read import selection
-from memory.read.semantic import VectorCache
-from memory.store import memories, turns
+from memory import manage
+from memory.engine import Engine, MemoryConfig
 from memory.store.db import Store, Tx
 
 SIZES = (100, 1_000, 3_000, 10_000, 100_000)
@@ -61,13 +60,15 @@ async def _fill(store: Store, n: int, rng: np.random.Generator) -> np.ndarray:
     return vectors
 
 
-def _naive_scores(rows: list[list[float]], query: list[float]) -> dict[int, float]:
+def _naive_scores(
+    rows: list[list[float]], norms: list[float], query: list[float]
+) -> dict[int, float]:
+    # Document norms precomputed, as a reasonable pure-Python implementation would.
     q_norm = math.sqrt(sum(x * x for x in query))
     out = {}
     for i, row in enumerate(rows):
         dot = sum(a * b for a, b in zip(row, query, strict=True))
-        norm = math.sqrt(sum(a * a for a in row))
-        out[i + 1] = dot / (norm * q_norm)
+        out[i + 1] = dot / (norms[i] * q_norm)
     return out
 
 
@@ -82,26 +83,31 @@ def _bandwidth() -> float:
     return data.nbytes / best
 
 
+class ConstantEmbedder:
+    """Returns the prepared query vector at once: the bench times the read path, not a model."""
+
+    model = "bench"
+
+    def __init__(self, vector: np.ndarray) -> None:
+        self.vector = vector.tolist()
+
+    async def embed(self, texts: object, *, deadline: float) -> list[list[float]]:
+        return [self.vector]
+
+
 async def measure(n: int, rng: np.random.Generator) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         async with await Store.open(Path(tmp) / "latency.sqlite3") as store:
             vectors = await _fill(store, n, rng)
-            cache = VectorCache(store)
-            pool = selection.RankedPool.build(await memories.visible(store, USER, STORY, ORIGIN))
             query = rng.standard_normal(DIM).astype(np.float32)
-            first_started = time.perf_counter()
-            await cache.matrix(USER, "bench")
-            first = time.perf_counter() - first_started
+            engine = Engine(store, embedder=ConstantEmbedder(query), config=MemoryConfig())
 
             async def turn() -> None:
-                scores, cutoff = await cache.scores(
-                    USER, "bench", query, floor=0.10, relative_sd=1.5
-                )
-                chosen = selection.select(pool, scores, threshold=cutoff)
-                await turns.record(
-                    store, turns.TurnRecord(USER, STORY, ORIGIN), chosen, degraded=False, now=1.0
-                )
+                await engine.recall(user_id=USER, story_id=STORY, origin=ORIGIN, text="hello")
 
+            started = time.perf_counter()
+            await turn()  # cold: builds the rank-ordered pool and the matrix
+            cold = time.perf_counter() - started
             for _ in range(3):
                 await turn()
             timings = []
@@ -109,6 +115,17 @@ async def measure(n: int, rng: np.random.Generator) -> dict[str, float]:
                 started = time.perf_counter()
                 await turn()
                 timings.append(time.perf_counter() - started)
+            # A change to the user's memories: the next turn rebuilds the pool (a forgotten
+            # memory must never be served) and scores with the previous matrix while the new one
+            # loads in the background.
+            await manage.remember(store, user_id=USER, story_id=STORY, origin=ORIGIN,
+                                  text="A new memory", now=1.0)  # fmt: skip
+            started = time.perf_counter()
+            await turn()
+            after_change = time.perf_counter() - started
+            started = time.perf_counter()
+            await engine.vectors.matrix(USER, "bench", wait=True)
+            rebuild = time.perf_counter() - started
             tracemalloc.start()
             await turn()
             peak = tracemalloc.get_traced_memory()[1]
@@ -116,18 +133,21 @@ async def measure(n: int, rng: np.random.Generator) -> dict[str, float]:
             baseline = math.nan
             if n <= BASELINE_UP_TO:
                 rows = [v.tolist() for v in vectors]
+                norms = [math.sqrt(sum(x * x for x in row)) for row in rows]
                 q = query.tolist()
                 runs = []
                 for _ in range(max(3, REPEATS // 10)):
                     started = time.perf_counter()
-                    _naive_scores(rows, q)
+                    _naive_scores(rows, norms, q)
                     runs.append(time.perf_counter() - started)
                 baseline = statistics.median(runs)
     return {
         "ours": statistics.median(timings),
         "baseline": baseline,
         "peak": float(peak),
-        "first": first,
+        "cold": cold,
+        "after_change": after_change,
+        "rebuild": rebuild,
         "bytes": float(n * DIM * 4),
     }
 
@@ -139,13 +159,15 @@ def main() -> None:
     lines = [
         "# Read-path latency per turn",
         "",
-        f"{DIM}-d vectors, one user; medians of {REPEATS} turns. Ours = score + select + counter "
-        "update; baseline = the spec's pure-Python cosine (scoring only), same run. "
-        f"Measured read bandwidth: {bandwidth / 1e9:.1f} GB/s.",
+        f"{DIM}-d vectors, one user; medians of {REPEATS} turns. Ours = the engine's recall "
+        "(keyword search, score, select, counter update, turn record; the embedding call is "
+        "instant here); baseline = the spec's pure-Python cosine (scoring only), same run. "
+        f"Measured single-thread read bandwidth: {bandwidth / 1e9:.1f} GB/s (the product uses "
+        "both cores, so it can beat this floor).",
         "",
-        "| N | ours (ms) | baseline (ms) | speed-up | bandwidth floor (ms) | first turn after a "
-        "change (ms) | peak traced memory of a turn (MiB) |",
-        "|---|---|---|---|---|---|---|",
+        "| N | ours (ms) | baseline (ms) | speed-up | bandwidth floor (ms) | cold turn (ms) |"
+        " turn after a change (ms) | matrix reload, background (ms) | peak traced (MiB) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for n, r in results.items():
         speedup = r["baseline"] / r["ours"] if not math.isnan(r["baseline"]) else math.nan
@@ -153,7 +175,8 @@ def main() -> None:
         ratio = "—" if math.isnan(speedup) else f"{speedup:.0f}×"
         lines.append(
             f"| {n:,} | {1000 * r['ours']:.2f} | {base} | {ratio} | "
-            f"{1000 * r['bytes'] / bandwidth:.2f} | {1000 * r['first']:.0f} | "
+            f"{1000 * r['bytes'] / bandwidth:.2f} | {1000 * r['cold']:.0f} | "
+            f"{1000 * r['after_change']:.0f} | {1000 * r['rebuild']:.0f} | "
             f"{r['peak'] / 2**20:.1f} |"
         )
     RESULTS.mkdir(exist_ok=True)

@@ -54,19 +54,46 @@ class UserMatrix:
 
 
 class VectorCache:
-    """Per-user matrices, rebuilt when the store says that user's data changed."""
+    """Per-user matrices, rebuilt when the store says that user's data changed.
+
+    A turn never waits for a rebuild once a matrix exists: it scores with the previous one while
+    a background task loads the new one. That is safe: a forgotten memory's score is ignored (it
+    is no longer a candidate) and a new memory has no vector before the indexer runs anyway.
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self._matrices: OrderedDict[int, UserMatrix] = OrderedDict()
+        self._refreshing: dict[int, asyncio.Task[UserMatrix]] = {}
 
-    async def matrix(self, user_id: int, model: str) -> UserMatrix:
-        """Return the user's vectors for `model`, from the cache when still current."""
+    async def matrix(self, user_id: int, model: str, *, wait: bool = False) -> UserMatrix:
+        """Return the user's vectors for `model`: the cached matrix (refreshed in the background
+        when stale), or a fresh one when there is none or `wait` is true."""
         generation = self.store.generation(user_id)
         cached = self._matrices.get(user_id)
-        if cached and cached.generation == generation and cached.model == model:
+        if cached is not None and cached.model == model:
             self._matrices.move_to_end(user_id)
-            return cached
+            if cached.generation == generation:
+                return cached
+            if not wait:
+                self._refresh(user_id, model)
+                return cached
+        return await self._load(user_id, model)
+
+    def _refresh(self, user_id: int, model: str) -> None:
+        if user_id in self._refreshing:
+            return
+        task = asyncio.create_task(self._load(user_id, model))
+        self._refreshing[user_id] = task
+        task.add_done_callback(lambda t: self._refreshed(user_id, t))
+
+    def _refreshed(self, user_id: int, task: asyncio.Task[UserMatrix]) -> None:
+        self._refreshing.pop(user_id, None)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("vector matrix refresh failed: %r", task.exception())
+
+    async def _load(self, user_id: int, model: str) -> UserMatrix:
+        generation = self.store.generation(user_id)
         rows = await self.store.fetchall(
             "SELECT e.memory_id, e.dim, e.vector FROM embeddings e"
             " JOIN memories m ON m.id = e.memory_id WHERE m.user_id = ? AND e.model = ?"

@@ -15,8 +15,10 @@ from memory.store import counters
 from memory.store.db import Store, Tx
 from memory.store.memories import SELECT_MEMORY, from_row, turn_buckets
 
-# Turns kept per (user, story) for /why; older ones are pruned by the turn that follows.
+# Turns kept per (user, story) for /why (at least); older ones are pruned every few turns, to
+# keep the statement off most turns.
 KEPT_TURNS = 20
+PRUNE_EVERY = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +53,11 @@ async def record(
             await counters.bump(tx, "degraded_turns")
         else:
             await _count(tx, where, selected)
-        await tx.execute(
-            "DELETE FROM turns WHERE user_id = ? AND story_id = ? AND id <= ?",
-            (where.user_id, where.story_id, turn_id - KEPT_TURNS),
-        )
+        if turn_id % PRUNE_EVERY == 0:
+            await tx.execute(
+                "DELETE FROM turns WHERE user_id = ? AND story_id = ? AND id <= ?",
+                (where.user_id, where.story_id, turn_id - KEPT_TURNS),
+            )
         return turn_id
 
     return await store.transact(run)
@@ -75,7 +78,6 @@ async def _count(tx: Tx, where: TurnRecord, selected: Sequence[Selected]) -> Non
         " WHERE memory_id = ?",
         [(int(s.reason is Reason.SEMANTIC), s.memory.id) for s in selected],
     )
-    await counters.bump(tx, "turns")
 
 
 async def last(store: Store, user_id: int, story_id: int) -> Turn | None:

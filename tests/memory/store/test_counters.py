@@ -149,5 +149,5 @@ async def test_a_turn_writes_rows_for_what_it_selected_not_for_every_candidate(
     )
     await store.transact(probe)
     assert before is not None
-    # 1 turn + 24 selections + 2 buckets + 24 counters + 1 named counter.
-    assert changes[1] - changes[0] == 1 + 24 + 2 + 24 + 1
+    # 1 turn + 24 selections + 2 buckets + 24 counters.
+    assert changes[1] - changes[0] == 1 + 24 + 2 + 24
