@@ -29,8 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from bench.corpus import CORPORA, Corpus, distractors
-from memory.model import Kind, Memory, Scope
+from memory.model import Kind, Memory, Scope, Selected
 from memory.read import selection
+from memory.read.calibrate import calibrate
 from memory.read.recall import keyword_hits
 from memory.store import memories as store_memories
 from memory.store.db import Store, Tx
@@ -38,7 +39,7 @@ from memory.store.db import Store, Tx
 SIZES = (18, 234, 1_000, 10_000)
 SETS = 5
 RESULTS = Path(__file__).parent / "results"
-CONFIGS = ("fixed 0.32", "relative", "hybrid", "keywords only")
+CONFIGS = ("fixed 0.32", "relative", "hybrid", "hybrid, calibrated", "keywords only")
 
 Encode = Callable[[Sequence[str]], np.ndarray]
 
@@ -123,11 +124,32 @@ async def _fill(store: Store, user_id: int, texts: Sequence[str]) -> list[int]:
     return await store.transact(run)
 
 
-def _served(chosen: list[selection.Selected], relevant: set[int]) -> float:
+def _served(chosen: list[Selected], relevant: set[int]) -> float:
     return len(relevant & {s.memory.id for s in chosen}) / len(relevant)
 
 
-async def run_language(corpus: Corpus, embed: Cache, tally: Tally, store: Store) -> None:
+class _Probe:
+    """The bench's encoder seen as the product's Embedder, for calibration."""
+
+    def __init__(self, model: str, cache: Cache) -> None:
+        self.model = model
+        self.cache = cache
+
+    async def embed(self, texts: Sequence[str], *, deadline: float) -> list[list[float]]:
+        return [v.tolist() for v in self.cache(texts)]
+
+
+async def unfit_languages(model: str, embed: Cache) -> frozenset[str]:
+    """What `echo-bot calibrate` would read for this model."""
+    reports = await calibrate(_Probe(model, embed))
+    for report in reports:
+        print(report.line(model))
+    return frozenset(r.language for r in reports if not r.fit)
+
+
+async def run_language(
+    corpus: Corpus, embed: Cache, tally: Tally, store: Store, unfit: frozenset[str]
+) -> None:
     query_texts = [q for q, _ in corpus.queries]
     queries = embed(query_texts)
     for seed in range(SETS):
@@ -168,11 +190,14 @@ async def run_language(corpus: Corpus, embed: Cache, tally: Tally, store: Store)
                 cutoff = max(0.10, float(sims.mean() + 1.5 * sims.std()))
                 fixed = {ids[i]: float(s) for i, s in enumerate(sims) if s >= 0.32}
                 relative = {ids[i]: float(s) for i, s in enumerate(sims) if s >= cutoff}
+                hybrid = selection.select(pool, relative, threshold=cutoff, keywords=hits)
+                keywords_only = selection.select(pool, None, keywords=hits)
                 runs = {
                     "fixed 0.32": selection.select(pool, fixed, threshold=0.32),
                     "relative": selection.select(pool, relative, threshold=cutoff),
-                    "hybrid": selection.select(pool, relative, threshold=cutoff, keywords=hits),
-                    "keywords only": selection.select(pool, None, keywords=hits),
+                    "hybrid": hybrid,
+                    "hybrid, calibrated": keywords_only if corpus.language in unfit else hybrid,
+                    "keywords only": keywords_only,
                 }
                 for name, chosen in runs.items():
                     tally.add(corpus.language, size, name, _served(chosen, relevant))
@@ -254,9 +279,14 @@ async def main() -> None:
         started = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp:
             async with await Store.open(Path(tmp) / "recall.sqlite3") as store:
+                unfit = await unfit_languages(model, embed)
                 for corpus in CORPORA.values():
-                    await run_language(corpus, embed, tally, store)
-        intro = f"{SETS} distractor sets; share of relevant memories (10 in 6 messages)."
+                    await run_language(corpus, embed, tally, store, unfit)
+        intro = (
+            f"{SETS} distractor sets; share of relevant memories (10 in 6 messages). "
+            "Calibration (the doctor's probes) found the model unfit for: "
+            f"{', '.join(sorted(unfit)) or 'none'}."
+        )
         report += [f"## {model}", "", intro, ""]
         for language in ("en", "fr"):
             report += [*_table(tally, language), ""]

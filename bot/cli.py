@@ -8,6 +8,7 @@ import getpass
 import json
 import logging
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from memory import manage
 from memory.errors import BackendError, EchoError
 from memory.llm import ollama_health
 from memory.read.calibrate import calibrate
+from memory.read.calibrate import save as save_calibration
 from memory.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -194,12 +196,17 @@ async def _calibration(settings: Settings, http: httpx.AsyncClient) -> tuple[boo
         reports = await calibrate(embedder)
     except BackendError as exc:
         return False, [f"calibration skipped: the embedding backend failed ({exc})"]
+    try:
+        async with await Store.open(settings.storage.path) as store:
+            await save_calibration(store, embedder.model, reports, now=time.time())
+    except EchoError as exc:
+        log.warning("calibration not saved: %s", exc)
     lines = [r.line(embedder.model) for r in reports]
     unfit = [r.language for r in reports if not r.fit]
     if unfit:
         lines.append(
-            f"→ {embedder.model} is unfit for {', '.join(unfit)}: memory falls back on keywords "
-            "there; prefer a multilingual embedding model ([llm] embedding_model)"
+            f"→ {embedder.model} is unfit for {', '.join(unfit)}: memory recalls by keywords "
+            "only there; prefer a multilingual embedding model ([llm] embedding_model)"
         )
     return not unfit, lines
 

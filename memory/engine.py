@@ -8,10 +8,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from memory import lexicon
 from memory.errors import BackendResponseError
 from memory.llm import ChatBackend, Embedder
 from memory.model import Exchange, Kind, Selected
-from memory.read import recall, selection
+from memory.read import calibrate, recall, selection
 from memory.read.prompt import HISTORY_MESSAGES, Character, StoryContext, build_messages
 from memory.read.semantic import (
     COSINE_FLOOR,
@@ -22,7 +23,7 @@ from memory.read.semantic import (
 )
 from memory.store import history, memories, outbox, turns
 from memory.store.db import Store, Tx
-from memory.text import clean_message
+from memory.text import clean_message, words
 from memory.write import stances, state, summary
 
 log = logging.getLogger(__name__)
@@ -98,6 +99,7 @@ class Engine:
         self.config = config or MemoryConfig()
         self.clock = clock
         self.vectors = VectorCache(store)
+        self._unfit: frozenset[str] | None = None
         self._pools: OrderedDict[tuple[int, int, str], tuple[int, selection.RankedPool]] = (
             OrderedDict()
         )
@@ -171,6 +173,15 @@ class Engine:
         await self.store.transact(record)
         return Reply(answer, message.source_id, recall)
 
+    async def _unfit_for(self, text: str) -> bool:
+        """Tell whether calibration found the embedding model unfit for the message's language."""
+        if self.embedder is None:
+            return False
+        if self._unfit is None:
+            self._unfit = await calibrate.unfit_languages(self.store, self.embedder.model)
+        language = lexicon.detect_language(words(text))
+        return language is not None and language in self._unfit
+
     async def recall(self, *, user_id: int, story_id: int, origin: str, text: str) -> Recall:
         """Select this user's memories for a message, record the turn, move the counters."""
         candidates = await self._pool(user_id, story_id, origin)
@@ -187,6 +198,8 @@ class Engine:
             if query is None:
                 degraded = True
                 log.warning("degraded turn: user %d, story %d", user_id, story_id)
+            elif await self._unfit_for(text):
+                pass  # the model cannot rank this language: keyword recall carries the turn
             else:
                 relative = self.config.relative_sd
                 scores, threshold = await self.vectors.scores(

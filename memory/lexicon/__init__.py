@@ -36,3 +36,12 @@ CLAUSE_BREAKS = _union("CLAUSE_BREAKS")
 COPULAS = _union("COPULAS")
 FIRST_PERSON = _union("FIRST_PERSON")
 DETERMINERS = _union("DETERMINERS")
+
+
+def detect_language(tokens: list[str]) -> str | None:
+    """Return "fr" or "en" from a message's words (stopwords of each), or None when unclear."""
+    fr_hits = sum(1 for t in tokens if t in fr.STOPWORDS and t not in en.STOPWORDS)
+    en_hits = sum(1 for t in tokens if t in en.STOPWORDS and t not in fr.STOPWORDS)
+    if fr_hits == en_hits:
+        return None
+    return "fr" if fr_hits > en_hits else "en"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory.llm import Embedder
+from memory.store.db import Store
 
 Pair = tuple[str, str]
 
@@ -112,3 +113,24 @@ async def calibrate(embedder: Embedder, *, deadline: float = 60.0) -> list[Langu
             )
         )
     return reports
+
+
+async def save(store: Store, model: str, reports: list[LanguageReport], *, now: float) -> None:
+    """Remember what was read for this model, so turns can use it."""
+    await store.transact(
+        lambda tx: tx.executemany(
+            "INSERT INTO model_calibration (model, language, fit, margin, threshold, measured_at)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (model, language) DO UPDATE SET"
+            " fit = excluded.fit, margin = excluded.margin, threshold = excluded.threshold,"
+            " measured_at = excluded.measured_at",
+            [(model, r.language, int(r.fit), r.margin, r.threshold, now) for r in reports],
+        )
+    )
+
+
+async def unfit_languages(store: Store, model: str) -> frozenset[str]:
+    """Return the languages the model was measured unfit for (none when never calibrated)."""
+    rows = await store.fetchall(
+        "SELECT language FROM model_calibration WHERE model = ? AND fit = 0", (model,)
+    )
+    return frozenset(str(r[0]) for r in rows)

@@ -130,3 +130,35 @@ async def test_migration_6_indexes_memories_written_before_it(tmp_path: Path) ->
         )
     async with await Store.open(path) as new:
         assert list(await _hits(new, "Zelda")) == [1]
+
+
+def test_language_detection() -> None:
+    from memory.lexicon import detect_language
+    from memory.text import words
+
+    assert detect_language(words("Je n'aime pas le café, et toi ?")) == "fr"
+    assert detect_language(words("I don't like the coffee they serve")) == "en"
+    assert detect_language(words("Félix !")) is None
+
+
+async def test_an_unfit_language_recalls_by_keywords_only(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    from memory.indexer import Indexer
+    from memory.read.calibrate import LanguageReport, save
+
+    for text in ("A un chat roux nommé Félix", "Has a ginger cat named Felix"):
+        await _add(store, text)
+    embedder = OllamaEmbedder(http, ollama.url, "e")
+    await Indexer(store, embedder).run_once()
+    await save(store, "e", [LanguageReport("fr", 0.2, 0.3, -0.1, 0.25),
+                            LanguageReport("en", 0.8, 0.1, 0.4, 0.5)], now=1.0)  # fmt: skip
+    config = MemoryConfig(relative_sd=None, threshold=-1.0)
+    engine = Engine(store, embedder=embedder, config=config)
+    french = await engine.recall(user_id=USER, story_id=STORY, origin=GUILD,
+                                 text="Comment va le chat roux ?")  # fmt: skip
+    assert not french.degraded and all(s.score is None for s in french.selected)
+    assert any(s.matched for s in french.selected)
+    english = await engine.recall(user_id=USER, story_id=STORY, origin=GUILD,
+                                  text="How is the ginger cat?")  # fmt: skip
+    assert any(s.score is not None for s in english.selected)
