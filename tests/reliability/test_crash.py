@@ -1,0 +1,82 @@
+"""Crash consistency: SIGKILL a writer at random points; nothing acknowledged is lost, nothing is
+half-applied, the outbox resumes without duplicates. ECHO_LONG_TESTS=1 for a longer run."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+KILLS = 500 if os.environ.get("ECHO_LONG_TESTS") else 50
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _spawn(db: Path, start: int, count: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.reliability.crash_writer", str(db), str(start), str(count)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+
+
+def _check(db: Path, acknowledged: dict[str, set[int]]) -> None:
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        texts = [r[0] for r in conn.execute("SELECT text FROM memories")]
+        assert len(texts) == len(set(texts)), "a reflection was applied twice"
+        applied = {int(r[0][2:]) for r in conn.execute("SELECT exchange_id FROM applied_exchanges")}
+        for step in applied:  # all or nothing: both memories of every applied exchange
+            assert f"Garde le carnet numéro {step} au grenier" in texts
+            assert f"Prend le bus {step} le matin" in texts
+        assert len(texts) == 2 * len(applied)
+        assert acknowledged["applied"] <= applied, "an acknowledged reflection was lost"
+        queued = {int(r[0][2:]) for r in conn.execute("SELECT exchange_id FROM outbox")}
+        assert acknowledged["queued"] <= queued, "an acknowledged outbox row was lost"
+        done = {int(r[0][2:]) for r in conn.execute(
+            "SELECT exchange_id FROM outbox WHERE status = 'done'")}  # fmt: skip
+        assert acknowledged["done"] <= done and done <= applied
+    finally:
+        conn.close()
+
+
+def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path: Path) -> None:
+    db = tmp_path / "crash.sqlite3"
+    rng = random.Random(1234)
+    acknowledged: dict[str, set[int]] = {"queued": set(), "applied": set(), "done": set()}
+    step = 0
+    kills = 0
+    while kills < KILLS:
+        with _spawn(db, step, 1000) as proc:
+            assert proc.stdout is not None
+            # Let it start writing, then kill it at a random moment.
+            first = proc.stdout.readline()
+            time.sleep(rng.uniform(0.0, 0.05))
+            proc.send_signal(signal.SIGKILL)
+            output = first + proc.stdout.read()
+            proc.wait()
+        kills += 1
+        for line in output.splitlines():
+            word, _, number = line.partition(" ")
+            if word in acknowledged:
+                acknowledged[word].add(int(number))
+        step = max([step, *acknowledged["queued"]]) + 1
+        _check(db, acknowledged)
+    # A last clean run resumes the outbox: every queued exchange ends applied, exactly once.
+    final = subprocess.run(
+        [sys.executable, "-m", "tests.reliability.crash_writer", str(db), str(step), "0"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert final.returncode == 0, final.stderr
+    _check(db, acknowledged)
+    conn = sqlite3.connect(db)
+    pending = conn.execute("SELECT count(*) FROM outbox WHERE status <> 'done'").fetchone()[0]
+    queued = conn.execute("SELECT count(*) FROM outbox").fetchone()[0]
+    applied = conn.execute("SELECT count(*) FROM applied_exchanges").fetchone()[0]
+    conn.close()
+    assert pending == 0 and queued == applied
+    assert kills >= 50
