@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from hypothesis import given, settings
@@ -161,3 +162,10 @@ def test_fuzzed_payloads_never_crash_and_account_for_every_item(items: list[Any]
 @given(st.text(max_size=300) | st.binary(max_size=300))
 def test_arbitrary_text_never_crashes(raw: str | bytes) -> None:
     parse(raw)
+
+
+def test_a_payload_ending_in_a_huge_run_of_spaces_parses_at_once() -> None:
+    # Found by the reflection fuzz: a fence regex backtracked quadratically here (10 s).
+    started = time.perf_counter()
+    result = parse(json.dumps({"memories": [_item()]}) + " " * 70_000)
+    assert len(result.candidates) == 1 and time.perf_counter() - started < 1.0
