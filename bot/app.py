@@ -87,11 +87,16 @@ class EchoBot(commands.Bot):
                 self.runtime.indexer, interval=self.runtime.settings.memory.reindex_interval
             )
             self.scheduler.add_job(
-                self.runtime.worker.run_due, "interval", seconds=REFLECTION_POLL, id="reflect",
+                self.after_turns, "interval", seconds=REFLECTION_POLL, id="reflect",
                 max_instances=1, coalesce=True, misfire_grace_time=60,
             )  # fmt: skip
         if self.sync_commands:
             await self.tree.sync()
+
+    async def after_turns(self) -> None:
+        """Write what a busy database refused, then reflect on the queued exchanges."""
+        await self.runtime.engine.flush_pending()
+        await self.runtime.worker.run_due()
 
     async def on_ready(self) -> None:
         # on_ready can fire several times (reconnects): it only logs.

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from memory import lexicon
-from memory.errors import BackendResponseError
+from memory.errors import BackendResponseError, StoreError
 from memory.llm import ChatBackend, Embedder
 from memory.model import Exchange, Kind, Selected
 from memory.read import calibrate, recall, selection
@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 
 # (user, story) candidate pools kept in memory; the least recently used goes first.
 POOL_CACHE_SIZE = 1024
+# Message ids remembered in memory against replays (the database remembers them all).
+REMEMBERED_MESSAGE_IDS = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +102,10 @@ class Engine:
         self.clock = clock
         self.vectors = VectorCache(store)
         self._unfit: frozenset[str] | None = None
+        # Exchanges the database refused (busy, full), written by the next flush.
+        self._pending: deque[Exchange] = deque()
+        # Recent message ids, so a replay is ignored even when the database could not record it.
+        self._answered: deque[str] = deque(maxlen=REMEMBERED_MESSAGE_IDS)
         self._pools: OrderedDict[tuple[int, int, str], tuple[int, selection.RankedPool]] = (
             OrderedDict()
         )
@@ -129,18 +135,25 @@ class Engine:
         if self.chat is None:
             raise RuntimeError("this engine has no chat backend")
         text = clean_message(message.text)
-        if not text:
+        if not text or message.source_id in self._answered:
             return None
-        row_id = await self.store.transact(
-            lambda tx: history.add_user_message(
-                tx, source_id=message.source_id, story_id=message.story_id,
-                user_id=message.user_id, author_name=message.user_name, content=text,
-                now=self.clock(),
-            )
-        )  # fmt: skip
+        await self.flush_pending()
+        try:
+            row_id = await self.store.transact(
+                lambda tx: history.add_user_message(
+                    tx, source_id=message.source_id, story_id=message.story_id,
+                    user_id=message.user_id, author_name=message.user_name, content=text,
+                    now=self.clock(),
+                )
+            )  # fmt: skip
+        except StoreError as exc:
+            # The database is busy or full: answer anyway (a turn never waits on memory).
+            log.warning("message %s not stored (%s): answering anyway", message.source_id, exc)
+            row_id = -1
         if row_id is None:
             log.info("message %s was already answered: ignored", message.source_id)
             return None
+        self._answered.append(message.source_id)
         recall = await self.recall(
             user_id=message.user_id, story_id=message.story_id, origin=message.origin, text=text
         )
@@ -150,7 +163,10 @@ class Engine:
             selected=recall.selected,
             story=await story_context(self.store, message.story_id),
             history=await history.recent(
-                self.store, message.story_id, limit=self.config.history_messages, before_id=row_id
+                self.store,
+                message.story_id,
+                limit=self.config.history_messages,
+                before_id=row_id if row_id > 0 else None,
             ),
             text=text,
         )
@@ -163,15 +179,34 @@ class Engine:
             message.user_name, text, answer,
         )  # fmt: skip
 
-        async def record(tx: Tx) -> None:
-            await history.add_reply(
-                tx, source_id=f"{message.source_id}:reply", story_id=message.story_id,
-                author_name=self.character.name, content=answer, now=self.clock(),
-            )  # fmt: skip
-            await outbox.enqueue(tx, exchange, now=self.clock())
-
-        await self.store.transact(record)
+        self._pending.append(exchange)
+        await self.flush_pending()
         return Reply(answer, message.source_id, recall)
+
+    async def flush_pending(self) -> int:
+        """Store the replies and queue the reflections that a busy or full database refused.
+
+        Kept in memory until the database takes them; return how many were written.
+        """
+        written = 0
+        while self._pending:
+            exchange = self._pending[0]
+
+            async def record(tx: Tx, e: Exchange = exchange) -> None:
+                await history.add_reply(
+                    tx, source_id=f"{e.exchange_id}:reply", story_id=e.story_id,
+                    author_name=self.character.name, content=e.reply, now=self.clock(),
+                )  # fmt: skip
+                await outbox.enqueue(tx, e, now=self.clock())
+
+            try:
+                await self.store.transact(record)
+            except StoreError as exc:
+                log.warning("%d exchanges wait for the database (%s)", len(self._pending), exc)
+                break
+            self._pending.popleft()
+            written += 1
+        return written
 
     async def _unfit_for(self, text: str) -> bool:
         """Tell whether calibration found the embedding model unfit for the message's language."""
@@ -216,13 +251,18 @@ class Engine:
             semantic_slots=self.config.semantic_slots,
             quotas=self.config.quotas,
         )
-        turn_id = await turns.record(
-            self.store,
-            turns.TurnRecord(user_id, story_id, origin),
-            chosen,
-            degraded=degraded,
-            now=self.clock(),
-        )
+        try:
+            turn_id = await turns.record(
+                self.store,
+                turns.TurnRecord(user_id, story_id, origin),
+                chosen,
+                degraded=degraded,
+                now=self.clock(),
+            )
+        except StoreError as exc:
+            # Counters and /why miss this turn; the reply does not wait for the database.
+            log.warning("turn not recorded (%s)", exc)
+            turn_id = 0
         return Recall(turn_id, tuple(chosen), degraded)
 
 

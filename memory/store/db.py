@@ -100,9 +100,17 @@ class Store:
 
     @classmethod
     async def open(
-        cls, path: str | Path, *, migrate_to: int = LATEST, busy_timeout_ms: int = BUSY_TIMEOUT_MS
+        cls,
+        path: str | Path,
+        *,
+        migrate_to: int = LATEST,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+        max_pages: int | None = None,
     ) -> Store:
-        """Open (creating if needed) the database at `path` and migrate it to `migrate_to`."""
+        """Open (creating if needed) the database at `path` and migrate it to `migrate_to`.
+
+        `max_pages` caps the file's size (SQLITE_FULL beyond it).
+        """
         path = str(path)
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -114,6 +122,8 @@ class Store:
         store = cls(path, reader, writer)
         try:
             await store._migrate(migrate_to)
+            if max_pages is not None:
+                await writer.execute(f"PRAGMA max_page_count = {int(max_pages)}")
         except BaseException:
             await store.close()
             raise

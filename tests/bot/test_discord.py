@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,15 @@ MANAGE_GUILD = 1 << 5
 
 @pytest.fixture
 async def bot(tmp_path: Path, ollama: FakeOllama) -> AsyncIterator[tuple[EchoBot, fakes.Recorder]]:
+    async with _bot_with(tmp_path, ollama) as pair:
+        yield pair
+
+
+@asynccontextmanager
+async def _bot_with(
+    tmp_path: Path, ollama: FakeOllama
+) -> AsyncIterator[tuple[EchoBot, fakes.Recorder]]:
+    """A bot on a real SQLite file and the loopback fake Ollama, its Discord I/O recorded."""
     settings = Settings(
         llm={"base_url": ollama.url},  # type: ignore[arg-type]
         storage={"path": tmp_path / "echo.sqlite3"},  # type: ignore[arg-type]

@@ -1,0 +1,155 @@
+"""Database faults (BUSY, FULL), erasure under a running re-index, mentions, replays."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from memory import manage
+from memory.engine import Engine, Incoming
+from memory.indexer import Indexer
+from memory.llm import OllamaChat, OllamaEmbedder
+from memory.model import Kind, Scope
+from memory.read.prompt import Character
+from memory.store import memories, outbox
+from memory.store.db import Store
+from memory.write.worker import ReflectionWorker
+from tests.fakes.ollama import FakeOllama
+
+REFLECTION = {"memories": [{"text": "Joue du violoncelle", "kind": "fact", "scope": "global",
+                            "confidence": 0.95}], "summary": "s"}  # fmt: skip
+
+
+def _engine(store: Store, ollama: FakeOllama, http: httpx.AsyncClient) -> Engine:
+    return Engine(
+        store, embedder=OllamaEmbedder(http, ollama.url, "e"),
+        chat=OllamaChat(http, ollama.url, "m"), character=Character("Écho", "Tu es Écho."),
+    )  # fmt: skip
+
+
+def _message(n: int, text: str = "Je joue du violoncelle") -> Incoming:
+    return Incoming(f"m{n}", 1, "Marie", 10, "111", text)
+
+
+async def test_busy_database_the_reply_goes_out_and_the_reflection_comes_later(
+    tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    path = tmp_path / "busy.sqlite3"
+    ollama.chat_replies = ["Quel bel instrument !", json.dumps(REFLECTION)]
+    async with await Store.open(path, busy_timeout_ms=100) as store:
+        engine = _engine(store, ollama, http)
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        try:
+            reply = await engine.turn(_message(1))
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        assert reply is not None and reply.text == "Quel bel instrument !"
+        assert await outbox.pending_count(store) == 0  # refused while busy, kept in memory
+        assert await engine.flush_pending() == 1
+        worker = ReflectionWorker(store, OllamaChat(http, ollama.url, "m"), character_name="Écho")
+        assert await worker.run_due() == 1
+        assert [m.text for m in await memories.list_for_user(store, 1)] == ["Joue du violoncelle"]
+
+
+async def test_full_database_the_reply_goes_out_and_nothing_is_left_open(
+    tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    path = tmp_path / "full.sqlite3"
+    async with await Store.open(path) as store:
+        pages = (await store.fetchone("PRAGMA page_count"))[0]  # type: ignore[index]
+    async with await Store.open(path, max_pages=pages) as store:
+        engine = _engine(store, ollama, http)
+        ollama.chat_replies = ["Je t'écoute."]
+        long_text = "Je raconte une très longue histoire. " * 400
+        reply = await engine.turn(_message(2, long_text))
+        assert reply is not None and reply.text == "Je t'écoute."
+        # No transaction left open: a small write still works once there is room.
+        await store.transact(lambda tx: tx.execute("SELECT 1"))
+    async with await Store.open(path) as store:  # room again
+        engine = _engine(store, ollama, http)
+        ollama.chat_replies = ["Encore là."]
+        assert await engine.turn(_message(3, "Bonjour")) is not None
+        assert await outbox.pending_count(store) == 1
+
+
+async def test_a_forgotten_canary_stays_gone_while_the_indexer_runs(
+    tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    path = tmp_path / "canary.sqlite3"
+    canary = "Le code du coffre est XK7-CANARY-4921"
+    async with await Store.open(path) as store:
+        outcome = await manage.remember(
+            store, user_id=1, story_id=10, origin="111", text=canary, kind=Kind.FACT,
+            scope=Scope.GLOBAL,
+        )  # fmt: skip
+        for i in range(40):
+            await manage.remember(store, user_id=1, story_id=10, origin="111",
+                                  text=f"Souvenir ordinaire {i}", now=float(i))  # fmt: skip
+        ollama.set("/api/embed", "slow", delay=0.2)
+        indexer = Indexer(store, OllamaEmbedder(http, ollama.url, "e"), batch_size=8)
+        indexing = asyncio.ensure_future(indexer.run_once())
+        await asyncio.sleep(0.1)  # the canary's batch is in flight
+        assert outcome.memory_id is not None
+        await manage.forget(store, 1, outcome.memory_id)
+        await indexing
+        assert await memories.get(store, 1, outcome.memory_id) is None
+        rows = await store.fetchall("SELECT count(*) FROM embeddings WHERE memory_id = ?",
+                                    (outcome.memory_id,))  # fmt: skip
+        assert rows[0][0] == 0
+        await store.checkpoint()
+        for file in tmp_path.iterdir():
+            data = file.read_bytes().lower()
+            assert b"canary" not in data and b"xk7" not in data, file.name
+
+
+async def test_a_thousand_hostile_replies_never_ping(tmp_path: Path, ollama: FakeOllama) -> None:
+    from tests.bot import discord_fakes as fakes
+    from tests.bot.test_discord import CHANNEL, _bot_with
+
+    rng = random.Random(7)
+    pieces = ["@everyone", "@here", "@Everyone", "<@&42>", "<@123>", "<@!123>", "hi", " ", "\n"]
+    replies = [
+        "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12))) for _ in range(1000)
+    ]
+    ollama.chat_reply = lambda payload: replies.pop() if "format" not in payload else "{}"
+    async with _bot_with(tmp_path, ollama) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        cog: Any = echo.get_cog("Conversation")
+        for n in range(1000):
+            await cog.on_message(fakes.message(echo, channel, author_id=5, content=f"go {n}"))
+        sent = rec.messages()
+        assert len(sent) == 1000
+        for payload in sent:
+            assert payload["allowed_mentions"]["parse"] == []
+            assert "@everyone" not in payload["content"].lower()
+            assert "@here" not in payload["content"].lower()
+            assert "<@&" not in payload["content"]
+
+
+async def test_replayed_messages_and_repeated_ready_answer_once(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    from tests.bot import discord_fakes as fakes
+    from tests.bot.test_discord import CHANNEL, _bot_with
+
+    async with _bot_with(tmp_path, ollama) as (echo, rec):
+        for _ in range(3):
+            await echo.on_ready()
+        channel = fakes.text_channel(echo, CHANNEL)
+        cog: Any = echo.get_cog("Conversation")
+        for n in range(5):
+            for _ in range(2):  # each gateway message delivered twice
+                await cog.on_message(fakes.message(echo, channel, author_id=5, content=f"m{n}",
+                                                   message_id=90_000 + n))  # fmt: skip
+        await echo.runtime.worker.run_due()
+        assert len(rec.messages()) == 5
+        rows = await echo.runtime.store.fetchall("SELECT exchange_id FROM outbox")
+        assert sorted(r[0] for r in rows) == [f"discord:{90_000 + n}" for n in range(5)]
