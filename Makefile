@@ -31,7 +31,7 @@ clean:
 
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: bench bench-recall bench-latency bench-dedup-cost bench-dedup bench-filters
+.PHONY: bench bench-recall bench-latency bench-dedup-cost bench-dedup bench-filters bench-reflection
 
 # The benchmarks need torch: 2.13.0 is the local CPU wheel (a plain `torch` pulls a CUDA build).
 $(BENCH_STAMP): $(STAMP)
@@ -39,7 +39,7 @@ $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	touch $(BENCH_STAMP)
 
-bench: bench-filters bench-dedup bench-dedup-cost bench-latency bench-recall
+bench: bench-filters bench-dedup bench-dedup-cost bench-latency bench-recall bench-reflection
 
 bench-recall: $(BENCH_STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m bench.recall
@@ -49,6 +49,10 @@ bench-latency: $(BENCH_STAMP)
 
 bench-dedup-cost: $(BENCH_STAMP)
 	$(PY) -m bench.dedup
+
+# Needs a real LLM (OLLAMA_URL, OLLAMA_CHAT_MODEL); says so and skips otherwise.
+bench-reflection: $(STAMP)
+	$(PY) -m bench.reflection
 
 bench-dedup: $(STAMP)
 	$(PY) -m bench.dedup_minlen
