@@ -64,9 +64,11 @@ async def main() -> None:
             print(f"No LLM answered at {url}: the reflection bench needs a real model. Skipped.")
             return
         chat = OllamaChat(http, url, model)
-        lines = [f"# Reflection of {model}", "",
-                 "| band | exchanges with a candidate | candidates | confidence (median) |"
-                 " in 0.60-0.85 | rejected by the filters |", "|---|---|---|---|---|---|"]  # fmt: skip
+        header = (
+            "| band | exchanges with a candidate | candidates | confidence (median) |"
+            " in 0.60-0.85 | rejected by the filters |"
+        )
+        lines = [f"# Reflection of {model}", "", header, "|---" * 6 + "|"]
         for band, messages in BANDS.items():
             proposed = 0
             confidences: list[float] = []
