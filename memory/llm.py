@@ -108,23 +108,39 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-class OllamaEmbedder:
-    """Embeddings from Ollama's `/api/embed`, one request at a time (shared with the indexer)."""
+class _HttpEmbedder:
+    """Embeddings over HTTP, one request at a time: the turn and the indexer queue on `lock`,
+    which is why the turn bounds its whole wait (lock included) with asyncio.wait_for."""
 
-    def __init__(self, http: httpx.AsyncClient, base_url: str, model: str) -> None:
+    path = ""
+    vectors_key = ""
+
+    def __init__(
+        self, http: httpx.AsyncClient, base_url: str, model: str, *, api_key: str | None = None
+    ) -> None:
         self.http = http
-        self.url = base_url.rstrip("/") + "/api/embed"
+        self.url = base_url.rstrip("/") + self.path
         self.model = model
-        # One embedding request at a time: the turn and the indexer queue here, which is why the
-        # turn bounds its whole wait (lock included) with asyncio.wait_for.
+        self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.lock = asyncio.Lock()
 
     async def embed(self, texts: Sequence[str], *, deadline: float) -> list[list[float]]:
         async with self.lock:
             data = await _post(
-                self.http, self.url, {"model": self.model, "input": list(texts)}, deadline=deadline
+                self.http,
+                self.url,
+                {"model": self.model, "input": list(texts)},
+                deadline=deadline,
+                headers=self.headers,
             )
-        return _vectors(data, "embeddings", len(texts), self.url)
+        return _vectors(data, self.vectors_key, len(texts), self.url)
+
+
+class OllamaEmbedder(_HttpEmbedder):
+    """Embeddings from Ollama's `/api/embed`."""
+
+    path = "/api/embed"
+    vectors_key = "embeddings"
 
 
 class OllamaChat:
@@ -178,28 +194,11 @@ async def ollama_health(http: httpx.AsyncClient, base_url: str, *, deadline: flo
     return [str(m.get("name")) for m in models or [] if isinstance(m, dict)]
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(_HttpEmbedder):
     """Embeddings from an OpenAI-compatible `/v1/embeddings` (llama.cpp, vLLM, LM Studio)."""
 
-    def __init__(
-        self, http: httpx.AsyncClient, base_url: str, model: str, *, api_key: str | None = None
-    ) -> None:
-        self.http = http
-        self.url = base_url.rstrip("/") + "/v1/embeddings"
-        self.model = model
-        self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.lock = asyncio.Lock()
-
-    async def embed(self, texts: Sequence[str], *, deadline: float) -> list[list[float]]:
-        async with self.lock:
-            data = await _post(
-                self.http,
-                self.url,
-                {"model": self.model, "input": list(texts)},
-                deadline=deadline,
-                headers=self.headers,
-            )
-        return _vectors(data, "data", len(texts), self.url)
+    path = "/v1/embeddings"
+    vectors_key = "data"
 
 
 class OpenAIChat:
