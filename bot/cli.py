@@ -165,7 +165,7 @@ async def doctor(settings: Settings, config_path: str) -> int:
     results: list[tuple[bool, str]] = [(True, f"config {config_path} is valid")]
     try:
         async with await Store.open(settings.storage.path) as store:
-            await store.transact(lambda tx: tx.execute("SELECT 1"))
+            await store.check_writable()
         results.append((True, f"database {settings.storage.path} is writable"))
     except (EchoError, OSError) as exc:
         results.append((False, f"database {settings.storage.path}: {exc} → check the path and "

@@ -221,6 +221,10 @@ class Store:
             # SQLite may already have rolled back (SQLITE_FULL, some IO errors).
             log.debug("rollback after a failed write found no transaction")
 
+    async def check_writable(self) -> None:
+        """Take and release the write lock once: raise StoreError if the database refuses."""
+        await self.transact(lambda tx: tx.execute("SELECT 1"))
+
     async def checkpoint(self) -> None:
         """Fold the WAL into the main file and truncate it (after an erasure)."""
         await self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
