@@ -138,8 +138,11 @@ class Engine:
         if not text or message.source_id in self._answered:
             return None
         await self.flush_pending()
+        # The history before this message: up to its own row, or everything stored so far when
+        # the database could not take it.
+        before_id: int | None = None
         try:
-            row_id = await self.store.transact(
+            before_id = await self.store.transact(
                 lambda tx: history.add_user_message(
                     tx, source_id=message.source_id, story_id=message.story_id,
                     user_id=message.user_id, author_name=message.user_name, content=text,
@@ -149,10 +152,10 @@ class Engine:
         except StoreError as exc:
             # The database is busy or full: answer anyway (a turn never waits on memory).
             log.warning("message %s not stored (%s): answering anyway", message.source_id, exc)
-            row_id = -1
-        if row_id is None:
-            log.info("message %s was already answered: ignored", message.source_id)
-            return None
+        else:
+            if before_id is None:
+                log.info("message %s was already answered: ignored", message.source_id)
+                return None
         self._answered.append(message.source_id)
         recall = await self.recall(
             user_id=message.user_id, story_id=message.story_id, origin=message.origin, text=text
@@ -166,7 +169,7 @@ class Engine:
                 self.store,
                 message.story_id,
                 limit=self.config.history_messages,
-                before_id=row_id if row_id > 0 else None,
+                before_id=before_id,
             ),
             text=text,
         )
