@@ -11,11 +11,11 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 
-from memory.model import Candidate, Exchange, Memory, Scope
+from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope
 from memory.store import counters, memories
 from memory.store.db import Store, Tx
 from memory.write.dedup import Action
-from memory.write.dedup_index import DedupIndex
+from memory.write.dedup_index import DedupIndex, IndexCache
 from memory.write.filters import screen
 from memory.write.reflection import Reflection
 from memory.write.stances import apply_positions
@@ -57,10 +57,19 @@ async def apply_reflection(
     *,
     character_name: str,
     now: float,
+    indexes: IndexCache | None = None,
 ) -> WriteReport:
-    """Apply a parsed reflection for one exchange in one transaction; idempotent per exchange."""
+    """Apply a parsed reflection for one exchange in one transaction; idempotent per exchange.
+
+    `indexes` keeps dedup indexes between calls (the worker passes its own).
+    """
+    key = (exchange.user_id, exchange.story_id, exchange.origin == DM_ORIGIN)
+    generation = 0
+    touched_user = False
+    used: list[DedupIndex] = []
 
     async def run(tx: Tx) -> WriteReport:
+        nonlocal generation, touched_user
         done = await tx.fetchone(
             "SELECT 1 FROM applied_exchanges WHERE exchange_id = ?", (exchange.exchange_id,)
         )
@@ -74,9 +83,13 @@ async def apply_reflection(
         )
         outcomes = [Outcome("rejected", reason) for _, reason in screening.rejected]
         touched: list[Memory] = []
-        index = DedupIndex(
-            await memories.merge_pool(tx, exchange.user_id, exchange.story_id, exchange.origin)
-        )
+        # Read inside the write lock: no other commit can slip in before ours.
+        generation = store.generation(exchange.user_id)
+        index = indexes.get(key, generation) if indexes else None
+        if index is None:
+            index = DedupIndex(
+                await memories.merge_pool(tx, exchange.user_id, exchange.story_id, exchange.origin)
+            )
         for candidate in screening.kept:
             outcome, memory = await merge_candidate(
                 tx, index, candidate, exchange_id=exchange.exchange_id, user_id=exchange.user_id,
@@ -97,8 +110,8 @@ async def apply_reflection(
         )
         amounts.update(await apply_deltas(tx, exchange.story_id, reflection.state, now=now))
         for outcome in outcomes:
-            key = f"rejected:{outcome.reason}" if outcome.action == "rejected" else outcome.action
-            amounts[f"memories_{key}"] += 1
+            name = f"rejected:{outcome.reason}" if outcome.action == "rejected" else outcome.action
+            amounts[f"memories_{name}"] += 1
         for _, reason in reflection.dropped:
             amounts[f"reflection_dropped:{reason}"] += 1
         await counters.bump_many(tx, amounts)
@@ -109,9 +122,19 @@ async def apply_reflection(
             "INSERT INTO applied_exchanges (exchange_id, applied_at, report) VALUES (?, ?, ?)",
             (exchange.exchange_id, now, _report_json(report)),
         )
+        touched_user = exchange.user_id in tx.touched_users
+        used.append(index)
         return report
 
-    report = await store.transact(run)
+    try:
+        report = await store.transact(run)
+    except BaseException:
+        if indexes is not None:
+            indexes.discard(key)  # it may hold memories of a rolled-back transaction
+        raise
+    if indexes is not None and used:
+        # Our commit bumped the generation exactly once if it touched the user's memories.
+        indexes.put(key, generation + touched_user, used[0])
     if not report.already_applied:
         log.info(
             "exchange %s applied: %s, %d dropped",

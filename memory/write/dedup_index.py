@@ -15,7 +15,7 @@ scored for real, best bound first.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -150,3 +150,37 @@ class DedupIndex:
                 if memory is not None and same_length and fold(memory.text) == folded:
                     bounds[index] = 1.0
         return bounds
+
+
+IndexKey = tuple[int, int, bool]
+
+
+class IndexCache:
+    """Keeps each (user, story, DM side) index between reflections of the same worker.
+
+    Building an index is the costly part (seconds at 100k memories); keeping it is exact as long
+    as nobody else changed that user's memories: the cached entry carries the store generation
+    its content matches, so any other write (a /forget, a /remember) forces a rebuild.
+    """
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._entries: OrderedDict[IndexKey, tuple[int, DedupIndex]] = OrderedDict()
+
+    def get(self, key: IndexKey, generation: int) -> DedupIndex | None:
+        """Return the cached index if it matches `generation`."""
+        entry = self._entries.get(key)
+        if entry is None or entry[0] != generation:
+            return None
+        self._entries.move_to_end(key)
+        return entry[1]
+
+    def put(self, key: IndexKey, generation: int, index: DedupIndex) -> None:
+        """Cache `index` as matching the store at `generation`."""
+        self._entries[key] = (generation, index)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+    def discard(self, key: IndexKey) -> None:
+        self._entries.pop(key, None)

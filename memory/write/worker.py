@@ -18,6 +18,7 @@ from memory.store import counters, history, outbox
 from memory.store.db import Store, Tx
 from memory.write import reflection, stances, summary
 from memory.write.apply import WriteReport, apply_reflection
+from memory.write.dedup_index import IndexCache
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,7 @@ class ReflectionWorker:
         self.deadline = deadline
         self.clock = clock
         self._lock = asyncio.Lock()
+        self.indexes = IndexCache()
 
     async def run_due(self, *, limit: int = 10) -> int:
         """Reflect on the due exchanges; return how many were applied. One run at a time."""
@@ -82,8 +84,9 @@ class ReflectionWorker:
             if not parsed.candidates and any(w == "payload" for w, _ in parsed.dropped):
                 raise _Unusable(parsed.dropped[0][1])
             report = await apply_reflection(
-                self.store, exchange, parsed, character_name=self.character_name, now=self.clock()
-            )
+                self.store, exchange, parsed, character_name=self.character_name,
+                now=self.clock(), indexes=self.indexes,
+            )  # fmt: skip
         except (BackendError, StoreError, _Unusable) as exc:
             await self._failed(row, exc)
             return None

@@ -140,3 +140,27 @@ async def test_the_stored_report_holds_no_memory_text(store: Store) -> None:
     await _apply(store, _exchange("m1"), _reflection("Adore le jazz manouche"))
     row = await store.fetchone("SELECT report FROM applied_exchanges WHERE exchange_id = 'm1'")
     assert row is not None and "jazz" not in row["report"]
+
+
+async def test_a_kept_index_merges_across_reflections_and_never_into_a_forgotten_memory(
+    store: Store,
+) -> None:
+    from memory import manage
+    from memory.write.dedup_index import IndexCache
+
+    indexes = IndexCache()
+
+    async def reflect(exchange_id: str, text: str) -> Any:
+        return await apply_reflection(store, _exchange(exchange_id), _reflection(text),
+                                      character_name="Écho", now=1.0, indexes=indexes)  # fmt: skip
+
+    first = await reflect("k1", "Adore le jazz manouche")
+    key = (1, 10, False)
+    assert indexes.get(key, store.generation(1)) is not None  # kept, and current
+    second = await reflect("k2", "Adore le jazz manouche depuis l'enfance")
+    assert second.outcomes[0].memory_id == first.outcomes[0].memory_id  # merged via the kept index
+
+    await manage.forget(store, 1, first.outcomes[0].memory_id)  # another writer: index is stale
+    assert indexes.get(key, store.generation(1)) is None
+    third = await reflect("k3", "Adore le jazz manouche depuis l'enfance")
+    assert [o.action for o in third.outcomes] == ["created"]
