@@ -29,9 +29,9 @@ log = logging.getLogger(__name__)
 TURN_EMBEDDING_TIMEOUT = 5.0
 
 # Eligible for recall by meaning: at least this many standard deviations above the mean of the
-# query's scores over the user's memories. On all-MiniLM-L6-v2 the relevant memories ranked first
-# but scored 0.17-0.43, so a fixed 0.32 let half of them through; this read 100% / 90% / 80% at
-# 234 / 1k / 10k memories (issue 9's bench).
+# query's scores over the user's memories. On all-MiniLM-L6-v2 the relevant memories rank first
+# but score low, so a fixed 0.32 served 45% / 42% / 38% of them at 234 / 1k / 10k memories
+# (English, bench/results/recall.md) and this relative threshold 88% / 82% / 47%.
 RELATIVE_SD = 1.5
 # The absolute floor under the relative threshold (configurable).
 COSINE_FLOOR = 0.10
