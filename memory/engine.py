@@ -119,7 +119,7 @@ class Engine:
             self._pools.move_to_end(key)
             return cached[1]
         pool = selection.RankedPool.build(
-            await memories.visible(self.store, user_id, story_id, origin)
+            await memories.visible(self.store, user_id, story_id, origin, counters=False)
         )
         self._pools[key] = (generation, pool)
         if len(self._pools) > POOL_CACHE_SIZE:
