@@ -11,15 +11,19 @@ from collections.abc import Sequence
 from memory.model import DM_ORIGIN, Kind, Memory, Scope
 from memory.store.db import Store, Tx
 
-SELECT_MEMORY = (
-    "SELECT m.id, m.user_id, m.text, m.kind, m.scope, m.story_id, m.origin, m.confidence,"
+# The columns `from_row` reads (by position), with their counters, and where they come from.
+MEMORY_COLUMNS = (
+    "m.id, m.user_id, m.text, m.kind, m.scope, m.story_id, m.origin, m.confidence,"
     " m.pinned, m.created_at, m.updated_at, m.content_hash,"
     " coalesce(b.turns, 0) - coalesce(c.candidate_base, 0) AS candidate_count,"
     " coalesce(c.served, 0) AS served_count, coalesce(c.semantic, 0) AS semantic_count"
-    " FROM memories m"
+)
+MEMORY_FROM = (
+    "FROM memories m"
     " LEFT JOIN memory_counters c ON c.memory_id = m.id"
     " LEFT JOIN turn_buckets b ON b.user_id = m.user_id AND b.bucket = c.bucket"
 )
+SELECT_MEMORY = f"SELECT {MEMORY_COLUMNS} {MEMORY_FROM}"
 
 
 def text_hash(text: str) -> str:

@@ -240,6 +240,13 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         );
         """,
     ),
+    (
+        8,
+        """
+        -- The words that recalled a memory by keyword, so /why can show them for the last turn.
+        ALTER TABLE turn_selections ADD COLUMN matched TEXT NOT NULL DEFAULT '';
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from memory.model import Reason, Selected, Turn
 from memory.store import counters
 from memory.store.db import Store, Tx
-from memory.store.memories import SELECT_MEMORY, from_row, turn_buckets
+from memory.store.memories import MEMORY_COLUMNS, MEMORY_FROM, from_row, turn_buckets
 
 # Turns kept per (user, story) for /why (at least); older ones are pruned every few turns, to
 # keep the statement off most turns.
@@ -42,10 +42,18 @@ async def record(
             (where.user_id, where.story_id, where.origin, int(degraded), now),
         )
         await tx.executemany(
-            "INSERT INTO turn_selections (turn_id, memory_id, position, reason, score)"
-            " SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
+            "INSERT INTO turn_selections (turn_id, memory_id, position, reason, score, matched)"
+            " SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
             [
-                (turn_id, s.memory.id, i, s.reason.value, _clip(s.score), s.memory.id)
+                (
+                    turn_id,
+                    s.memory.id,
+                    i,
+                    s.reason.value,
+                    _clip(s.score),
+                    " ".join(s.matched),
+                    s.memory.id,
+                )
                 for i, s in enumerate(selected)
             ],
         )
@@ -90,17 +98,15 @@ async def last(store: Store, user_id: int, story_id: int) -> Turn | None:
     if row is None:
         return None
     rows = await store.fetchall(
-        f"{SELECT_MEMORY} JOIN turn_selections s ON s.memory_id = m.id"
+        f"SELECT {MEMORY_COLUMNS}, s.reason, s.score, s.matched {MEMORY_FROM}"
+        " JOIN turn_selections s ON s.memory_id = m.id"
         " WHERE s.turn_id = ? AND m.user_id = ? ORDER BY s.position",
         (row["id"], user_id),
     )
-    picks = await store.fetchall(
-        "SELECT memory_id, reason, score FROM turn_selections WHERE turn_id = ?", (row["id"],)
-    )
-    why = {int(p["memory_id"]): (Reason(p["reason"]), p["score"]) for p in picks}
+    # The selection's own columns follow the memory's (see MEMORY_COLUMNS).
     selected = tuple(
-        Selected(memory, why[memory.id][0], why[memory.id][1])
-        for memory in (from_row(r) for r in rows)
+        Selected(from_row(r), Reason(r["reason"]), r["score"], tuple(r["matched"].split()))
+        for r in rows
     )
     return Turn(
         id=int(row["id"]),

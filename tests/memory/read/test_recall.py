@@ -162,3 +162,18 @@ async def test_an_unfit_language_recalls_by_keywords_only(
     english = await engine.recall(user_id=USER, story_id=STORY, origin=GUILD,
                                   text="How is the ginger cat?")  # fmt: skip
     assert any(s.score is not None for s in english.selected)
+
+
+async def test_why_shows_the_words_that_recalled_a_memory(store: Store) -> None:
+    from memory.store import turns
+
+    for i in range(30):
+        await _add(store, f"Went to the market number {i}", now=100.0 + i)
+    biscuit = await _add(store, "Just adopted a puppy named Biscuit", now=1.0)
+    await Engine(store, embedder=None).recall(
+        user_id=USER, story_id=STORY, origin=GUILD, text="How is Biscuit?"
+    )
+    last = await turns.last(store, USER, STORY)
+    assert last is not None
+    [hit] = [s for s in last.selected if s.memory.id == biscuit]
+    assert hit.reason is Reason.SEMANTIC and hit.matched == ("biscuit",)
