@@ -41,7 +41,8 @@ async def list_memories(
     return found
 
 
-async def _own(store: Store, user_id: int, memory_id: int) -> Memory:
+async def get(store: Store, user_id: int, memory_id: int) -> Memory:
+    """Return one of the caller's memories; NotFound for a missing or another person's id."""
     memory = await memories.get(store, user_id, memory_id)
     if memory is None:
         raise NotFound(f"no memory #{memory_id}")
@@ -50,15 +51,14 @@ async def _own(store: Store, user_id: int, memory_id: int) -> Memory:
 
 async def set_pinned(store: Store, user_id: int, memory_id: int, pinned: bool) -> Memory:
     """Pin or unpin one of the caller's memories."""
-    await _own(store, user_id, memory_id)
     if not await store.transact(lambda tx: memories.set_pinned(tx, user_id, memory_id, pinned)):
         raise NotFound(f"no memory #{memory_id}")
-    return await _own(store, user_id, memory_id)
+    return await get(store, user_id, memory_id)
 
 
 async def forget(store: Store, user_id: int, memory_id: int) -> Memory:
     """Erase one of the caller's memories for real: row, vector, counters, traces."""
-    memory = await _own(store, user_id, memory_id)
+    memory = await get(store, user_id, memory_id)
     if not await store.transact(lambda tx: memories.delete(tx, user_id, [memory_id])):
         raise NotFound(f"no memory #{memory_id}")
     # The keyword index keeps a deleted text's terms in old segments until they are merged:

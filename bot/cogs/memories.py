@@ -16,7 +16,6 @@ from discord.ext import commands
 from bot import render
 from bot.app import send_ephemeral
 from memory import manage
-from memory.errors import NotFound
 from memory.model import DM_ORIGIN, Kind, Memory, Scope
 from memory.store import history
 from memory.store.db import Store
@@ -167,10 +166,7 @@ class MemoryCommands(commands.Cog):
     @app_commands.command(name=_("forget"), description=_("Erase this memory for good"))
     @app_commands.describe(memory=_("One of your memories"))
     async def forget(self, interaction: Interaction, memory: int) -> None:
-        found = await manage.list_memories(self.store, interaction.user.id)
-        target = next((m for m in found if m.id == memory), None)
-        if target is None:
-            raise NotFound(f"no memory #{memory}")
+        target = await manage.get(self.store, interaction.user.id, memory)
         await interaction.response.send_message(
             render.defang(f"Forget this for good?\n{render.memory_line(target)}"),
             view=ConfirmForget(interaction.user.id, memory), ephemeral=True,
