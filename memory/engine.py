@@ -9,11 +9,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from memory import lexicon
+from memory.context import ContextBuilder, ContextConfig
 from memory.errors import BackendResponseError, StoreError
 from memory.llm import ChatBackend, Embedder
 from memory.model import Exchange, Kind, Selected
 from memory.read import calibrate, recall, selection
-from memory.read.prompt import HISTORY_MESSAGES, Character, StoryContext, build_messages
+from memory.read.budget import ContextPlan
+from memory.read.prompt import Character, StoryContext
 from memory.read.semantic import (
     COSINE_FLOOR,
     RELATIVE_SD,
@@ -21,6 +23,7 @@ from memory.read.semantic import (
     VectorCache,
     embed_query,
 )
+from memory.read.strategies import Registry
 from memory.store import history, memories, outbox, turns
 from memory.store.db import Store, Tx
 from memory.text import clean_message, words
@@ -47,7 +50,6 @@ class MemoryConfig:
     relative_sd: float | None = RELATIVE_SD
     cosine_floor: float = COSINE_FLOOR
     turn_embedding_timeout: float = TURN_EMBEDDING_TIMEOUT
-    history_messages: int = HISTORY_MESSAGES
     chat_deadline: float = 120.0
 
 
@@ -92,6 +94,8 @@ class Engine:
         chat: ChatBackend | None = None,
         character: Character | None = None,
         config: MemoryConfig | None = None,
+        context: ContextConfig | None = None,
+        strategies: Registry | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
@@ -101,6 +105,10 @@ class Engine:
         self.config = config or MemoryConfig()
         self.clock = clock
         self.vectors = VectorCache(store)
+        self.context = ContextBuilder(
+            store, character=self.character, chat_model=chat.model if chat else "none",
+            config=context, registry=strategies, clock=clock,
+        )  # fmt: skip
         self._unfit: frozenset[str] | None = None
         # Exchanges the database refused (busy, full), written by the next flush.
         self._pending: deque[Exchange] = deque()
@@ -160,20 +168,13 @@ class Engine:
         recall = await self.recall(
             user_id=message.user_id, story_id=message.story_id, origin=message.origin, text=text
         )
-        prompt = build_messages(
-            self.character,
-            user_name=message.user_name,
-            selected=recall.selected,
-            story=await story_context(self.store, message.story_id),
-            history=await history.recent(
-                self.store,
-                message.story_id,
-                limit=self.config.history_messages,
-                before_id=before_id,
-            ),
-            text=text,
-        )
-        result = await self.chat.chat(prompt, deadline=self.config.chat_deadline)
+        plan = await self.context.plan(
+            user_name=message.user_name, story_id=message.story_id, origin=message.origin,
+            text=text, selected=recall.selected,
+            story=await story_context(self.store, message.story_id), before_id=before_id,
+        )  # fmt: skip
+        result = await self.chat.chat(plan.messages, deadline=self.config.chat_deadline)
+        await self.context.after_reply(message.story_id, plan, result.prompt_tokens)
         answer = result.content.strip()
         if not answer:
             raise BackendResponseError("the chat backend returned an empty reply")
@@ -220,7 +221,22 @@ class Engine:
         language = lexicon.detect_language(words(text))
         return language is not None and language in self._unfit
 
-    async def recall(self, *, user_id: int, story_id: int, origin: str, text: str) -> Recall:
+    async def preview(
+        self, *, user_id: int, user_name: str, story_id: int, origin: str, text: str = ""
+    ) -> ContextPlan:
+        """The prompt the next message would get, and why; records nothing, moves no counter."""
+        recall = await self.recall(
+            user_id=user_id, story_id=story_id, origin=origin, text=clean_message(text),
+            record=False,
+        )  # fmt: skip
+        return await self.context.plan(
+            user_name=user_name, story_id=story_id, origin=origin, text=clean_message(text),
+            selected=recall.selected, story=await story_context(self.store, story_id),
+        )  # fmt: skip
+
+    async def recall(
+        self, *, user_id: int, story_id: int, origin: str, text: str, record: bool = True
+    ) -> Recall:
         """Select this user's memories for a message, record the turn, move the counters."""
         candidates = await self._pool(user_id, story_id, origin)
         keywords = await recall.keyword_hits(
@@ -254,6 +270,8 @@ class Engine:
             semantic_slots=self.config.semantic_slots,
             quotas=self.config.quotas,
         )
+        if not record:
+            return Recall(0, tuple(chosen), degraded)
         try:
             turn_id = await turns.record(
                 self.store,

@@ -125,3 +125,42 @@ class Exchange:
     user_name: str
     user_message: str
     reply: str
+
+
+class LoreScope(enum.StrEnum):
+    GLOBAL = "global"  # whatever character the bot plays
+    CHARACTER = "character"  # only while it plays the named character
+
+
+@dataclass(frozen=True, slots=True)
+class LoreEntry:
+    """World knowledge activated by keywords. `guild_id` None: everywhere (the owner's entries,
+    from the terminal, the CLI or a character card); otherwise only in that server."""
+
+    id: int
+    content: str
+    keywords: tuple[str, ...] = ()
+    scope: LoreScope = LoreScope.GLOBAL
+    character: str | None = None
+    guild_id: int | None = None
+    priority: int = 0
+    constant: bool = False
+    case_sensitive: bool = False
+    secondary_keywords: tuple[str, ...] = ()
+    selective: bool = False
+    scan_depth: int | None = None
+    source: str = "manual"
+    extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSummary:
+    """The condensed history of a story (summarize strategy), covering messages up to
+    `through_id`."""
+
+    sentences: tuple[str, ...] = ()
+    through_id: int = 0
+
+    @property
+    def text(self) -> str:
+        return "\n".join(f"- {s}" for s in self.sentences)

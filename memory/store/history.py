@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from memory.store.db import Store, Tx
 
@@ -16,6 +18,8 @@ class HistoryMessage:
     author_name: str
     content: str
     user_id: int | None = None
+    excluded: bool = False
+    source_id: str = ""
 
 
 async def add_user_message(
@@ -51,18 +55,46 @@ async def add_reply(
     )
 
 
+_MESSAGE = "SELECT id, role, author_name, content, user_id, excluded, source_id FROM messages"
+
+
+def _message(r: Sequence[Any]) -> HistoryMessage:
+    return HistoryMessage(int(r[0]), str(r[1]), str(r[2]), str(r[3]), r[4], bool(r[5]), str(r[6]))
+
+
 async def recent(
-    store: Store, story_id: int, *, limit: int, before_id: int | None = None
+    store: Store,
+    story_id: int,
+    *,
+    limit: int,
+    before_id: int | None = None,
+    include_excluded: bool = False,
 ) -> list[HistoryMessage]:
-    """Return the story's last `limit` messages not excluded, oldest first."""
+    """Return the story's last `limit` messages, oldest first; those people excluded from the
+    context only when asked (they stay in history, marked)."""
     rows = await store.fetchall(
-        "SELECT id, role, author_name, content, user_id FROM messages"
-        " WHERE story_id = ? AND excluded = 0 AND id < ? ORDER BY id DESC LIMIT ?",
-        (story_id, before_id if before_id is not None else 2**62, limit),
+        f"{_MESSAGE} WHERE story_id = ? AND id < ? AND (excluded = 0 OR ?)"
+        " ORDER BY id DESC LIMIT ?",
+        (story_id, before_id if before_id is not None else 2**62, include_excluded, limit),
     )
-    return [
-        HistoryMessage(int(r[0]), str(r[1]), str(r[2]), str(r[3]), r[4]) for r in reversed(rows)
-    ]
+    return [_message(r) for r in reversed(rows)]
+
+
+async def by_source(store: Store, source_id: str) -> HistoryMessage | None:
+    """The stored message with this source id ("discord:<id>", "discord:<id>:reply")."""
+    row = await store.fetchone(f"{_MESSAGE} WHERE source_id = ?", (source_id,))
+    return _message(row) if row else None
+
+
+async def in_story(store: Store, story_id: int, message_id: int) -> HistoryMessage | None:
+    """The stored message with this id, if it belongs to the story."""
+    row = await store.fetchone(f"{_MESSAGE} WHERE id = ? AND story_id = ?", (message_id, story_id))
+    return _message(row) if row else None
+
+
+async def set_excluded(tx: Tx, message_id: int, excluded: bool) -> None:
+    """Keep a message out of the context (or let it back in); it stays in history."""
+    await tx.execute("UPDATE messages SET excluded = ? WHERE id = ?", (int(excluded), message_id))
 
 
 async def summary(store: Store, story_id: int) -> str:

@@ -1,0 +1,103 @@
+"""Lore entries: durable knowledge fragments activated by keywords found in the conversation.
+
+Matching is a substring test on normalised text: case and accents ignored by default ("élodie"
+finds "Elodie's"), both kept for an entry marked case-sensitive (a card may ask for it). An entry
+is not memory about a person: it is the world the character lives in, written by the bot's owner
+or a server's managers.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory.model import LoreEntry, LoreScope
+from memory.text import fold, strip_accents
+
+# Limits of what a person may store (also CHECK constraints in the database).
+MAX_KEYWORDS = 25
+MAX_KEYWORD_CHARS = 100
+MAX_CONTENT_CHARS = 8000
+
+
+@dataclass(frozen=True, slots=True)
+class Activation:
+    """An entry that fired: which keyword, and how far back (0 = the current message)."""
+
+    entry: LoreEntry
+    keyword: str
+    distance: int
+
+
+def normalise(text: str, *, case_sensitive: bool = False) -> str:
+    """The form keywords and conversation are compared in."""
+    if case_sensitive:
+        return unicodedata.normalize("NFKC", text)
+    return strip_accents(fold(text))
+
+
+def character_key(name: str) -> str:
+    """The key a character-scoped entry is stored under (its name, compared loosely)."""
+    return normalise(name)
+
+
+def parse_keywords(text: str) -> tuple[str, ...]:
+    """Split "a, b, c" into keywords; raise ValueError naming what is wrong."""
+    keywords = tuple(dict.fromkeys(k.strip() for k in text.split(",") if k.strip()))
+    if not keywords:
+        raise ValueError("give at least one keyword (several: separate them with commas)")
+    if len(keywords) > MAX_KEYWORDS:
+        raise ValueError(f"at most {MAX_KEYWORDS} keywords per entry")
+    too_long = next((k for k in keywords if len(k) > MAX_KEYWORD_CHARS), None)
+    if too_long is not None:
+        raise ValueError(f"a keyword is longer than {MAX_KEYWORD_CHARS} characters")
+    return keywords
+
+
+def _hit(
+    keywords: Sequence[str], window: Sequence[str], window_cs: Sequence[str], case: bool
+) -> tuple[str, int] | None:
+    texts = window_cs if case else window
+    for distance, text in enumerate(texts):
+        for keyword in keywords:
+            needle = normalise(keyword, case_sensitive=case)
+            if needle and needle in text:
+                return keyword, distance
+    return None
+
+
+def activate(
+    entries: Sequence[LoreEntry],
+    conversation: Sequence[str],
+    *,
+    depth: int,
+    character: str,
+) -> list[Activation]:
+    """Return the entries the conversation activates, best first.
+
+    `conversation` is newest first, the current message at index 0; an entry looks `depth`
+    messages deep unless it sets its own scan depth. Ranking: constant entries, then priority,
+    then the most recent hit, then the oldest entry.
+    """
+    folded = [normalise(t) for t in conversation]
+    exact = [normalise(t, case_sensitive=True) for t in conversation]
+    me = character_key(character)
+    fired: list[Activation] = []
+    for entry in entries:
+        if entry.scope is LoreScope.CHARACTER and entry.character != me:
+            continue
+        if entry.constant:
+            fired.append(Activation(entry, "", 0))
+            continue
+        reach = max(1, entry.scan_depth if entry.scan_depth is not None else depth)
+        case = entry.case_sensitive
+        hit = _hit(entry.keywords, folded[:reach], exact[:reach], case)
+        if hit is None:
+            continue
+        secondary = entry.secondary_keywords if entry.selective else ()
+        if secondary and _hit(secondary, folded[:reach], exact[:reach], case) is None:
+            continue
+        fired.append(Activation(entry, hit[0], hit[1]))
+    fired.sort(key=lambda a: (not a.entry.constant, -a.entry.priority, a.distance, a.entry.id))
+    return fired

@@ -1,0 +1,267 @@
+"""Context strategies: which blocks of a turn's prompt go in when they do not all fit.
+
+Built in: `truncate`, `summarize` (the default), `vector-recall`, `manual`. More plug in through
+the `echo.context_strategies` entry-point group: an object (or a class built with no arguments)
+with a `name` and an `apply(request) -> StrategyResult`. Whatever a strategy returns, the host
+(`budget.assemble`) then enforces the token budget: a strategy can choose, never overspend.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from importlib.metadata import entry_points
+from typing import Protocol, runtime_checkable
+
+from memory.model import ContextSummary
+from memory.read.extractive import condense, split_sentences
+from memory.read.prompt import CONTEXT_SUMMARY_HEADER, Block, BlockKind, block, raw_total
+from memory.read.tokens import PER_MESSAGE, Estimator
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "echo.context_strategies"
+NO_SUMMARY = ContextSummary()
+DEFAULT_STRATEGY = "summarize"
+
+# Share of the prompt budget the condensed history may take (summarize). Larger summaries crowd
+# out the recent messages they are meant to complement.
+SUMMARY_SHARE = 0.15
+# vector-recall keeps at least this share of the memory and lore blocks, the most relevant,
+# before touching history: a long conversation must not push every memory out.
+VECTOR_KEEP = 0.5
+
+
+class Status(StrEnum):
+    INCLUDED = "included"
+    EXCLUDED = "excluded"
+    SUMMARISED = "summarised"
+    CUT = "cut"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRequest:
+    """What a strategy sees: the candidate blocks (protected ones included), the budget, and the
+    story's condensed history so far."""
+
+    blocks: tuple[Block, ...]
+    budget: int
+    user_name: str
+    estimator: Estimator
+    previous_summary: ContextSummary = NO_SUMMARY
+    summary_share: float = SUMMARY_SHARE
+    vector_keep: float = VECTOR_KEEP
+
+    def tokens(self, blocks: Iterable[Block]) -> int:
+        """The estimated tokens of these blocks rendered as a prompt."""
+        raw = raw_total(blocks, user_name=self.user_name)
+        return math.ceil(raw * self.estimator.planning_factor)
+
+    def fits(self, blocks: Iterable[Block]) -> bool:
+        return self.tokens(blocks) <= self.budget
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyResult:
+    """The blocks to keep (new ones allowed, e.g. a summary), why the others went, and the
+    condensed history to store when it changed."""
+
+    keep: tuple[Block, ...]
+    removed: Mapping[str, tuple[Status, str]] = field(default_factory=dict)
+    summary: ContextSummary | None = None
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    name: str
+
+    def apply(self, request: ContextRequest) -> StrategyResult: ...
+
+
+def drop_until_fits(
+    request: ContextRequest,
+    keep: list[Block],
+    order: Iterable[Block],
+    removed: dict[str, tuple[Status, str]],
+    reason: str,
+    *,
+    reserve: int = 0,
+) -> None:
+    """Remove blocks from `keep` in the given order until the rest fits `budget - reserve`."""
+    present = {b.key for b in keep}
+    for candidate in order:
+        if request.tokens(keep) + reserve <= request.budget:
+            return
+        if candidate.protected or candidate.key not in present:
+            continue
+        keep.remove(candidate)
+        removed[candidate.key] = (Status.EXCLUDED, reason)
+
+
+def by_priority(blocks: Iterable[Block]) -> list[Block]:
+    """Unprotected blocks, the first to go first: lowest priority, then lowest order."""
+    return sorted((b for b in blocks if not b.protected), key=lambda b: (b.priority, b.order))
+
+
+def oldest_history(blocks: Iterable[Block]) -> list[Block]:
+    return sorted(
+        (b for b in blocks if b.kind is BlockKind.HISTORY and not b.protected),
+        key=lambda b: b.order,
+    )
+
+
+class Truncate:
+    """Drop the oldest unprotected history first, then the lowest-priority blocks."""
+
+    name = "truncate"
+
+    def apply(self, request: ContextRequest) -> StrategyResult:
+        keep = list(request.blocks)
+        removed: dict[str, tuple[Status, str]] = {}
+        drop_until_fits(request, keep, oldest_history(keep), removed, "oldest history first")
+        drop_until_fits(request, keep, by_priority(keep), removed, "lowest priority first")
+        return StrategyResult(tuple(keep), removed)
+
+
+class Summarize:
+    """Like truncate, but the history that leaves is condensed into a summary placed before the
+    current input; the summary rolls over the story's life and is stored with it."""
+
+    name = "summarize"
+
+    def apply(self, request: ContextRequest) -> StrategyResult:
+        previous = request.previous_summary
+        removed: dict[str, tuple[Status, str]] = {}
+        keep = []
+        for b in request.blocks:
+            if b.kind is BlockKind.HISTORY and b.order <= previous.through_id:
+                removed[b.key] = (Status.SUMMARISED, "already in the condensed history")
+            else:
+                keep.append(b)
+        current = summary_block(previous)
+        if request.fits([*keep, *current]):
+            return StrategyResult((*keep, *current), removed)
+        allowance = int(request.budget * request.summary_share)
+        leaving: list[Block] = []
+        for b in oldest_history(keep):
+            if request.tokens(keep) + allowance <= request.budget:
+                break
+            keep.remove(b)
+            leaving.append(b)
+        summary = previous
+        if leaving:
+            sentences = [*previous.sentences]
+            for b in leaving:
+                sentences += split_sentences(*_speaker_and_text(b))
+            overhead = request.estimator.count(CONTEXT_SUMMARY_HEADER) + PER_MESSAGE * 2
+            summary = ContextSummary(
+                condense(sentences, limit=max(0, allowance - overhead),
+                         count=request.estimator.count),
+                through_id=max(b.order for b in leaving),
+            )  # fmt: skip
+            for b in leaving:
+                removed[b.key] = (Status.SUMMARISED, "condensed into the summary before your input")
+        keep += summary_block(summary)
+        drop_until_fits(request, keep, by_priority(keep), removed, "lowest priority first")
+        return StrategyResult(tuple(keep), removed, summary if leaving else None)
+
+
+def _speaker_and_text(b: Block) -> tuple[str, str]:
+    speaker = b.label.rsplit(" #", 1)[0]
+    prefix = f"{speaker}: "
+    return speaker, b.text.removeprefix(prefix) if b.role == "user" else b.text
+
+
+def summary_block(summary: ContextSummary) -> list[Block]:
+    if not summary.sentences:
+        return []
+    return [
+        block(
+            BlockKind.CONTEXT_SUMMARY, "context-summary", summary.text,
+            label=f"{len(summary.sentences)} sentences, through #{summary.through_id}",
+        )
+    ]  # fmt: skip
+
+
+class VectorRecall:
+    """Keep what matters to the current message: drop the memory and lore blocks least similar
+    to it first (keeping the most relevant share), then the oldest history, then the rest."""
+
+    name = "vector-recall"
+
+    def apply(self, request: ContextRequest) -> StrategyResult:
+        keep = list(request.blocks)
+        removed: dict[str, tuple[Status, str]] = {}
+        scorable = sorted(
+            (b for b in keep if b.kind in (BlockKind.MEMORY, BlockKind.LORE) and not b.protected),
+            key=lambda b: (b.relevance if b.relevance is not None else -1.0, b.order),
+        )
+        spare = len(scorable) - math.ceil(len(scorable) * request.vector_keep)
+        reason = "least similar to your message"
+        drop_until_fits(request, keep, scorable[:spare], removed, reason)
+        drop_until_fits(request, keep, oldest_history(keep), removed, "oldest history, after the "
+                        "least relevant memories and lore")  # fmt: skip
+        drop_until_fits(request, keep, scorable, removed, reason)
+        drop_until_fits(request, keep, by_priority(keep), removed, "lowest priority first")
+        return StrategyResult(tuple(keep), removed)
+
+
+class Manual:
+    """Nothing automatic: only the messages people excluded stay out. When the rest still does
+    not fit, the host's budget cuts the oldest history and the preview says so."""
+
+    name = "manual"
+
+    def apply(self, request: ContextRequest) -> StrategyResult:
+        return StrategyResult(request.blocks)
+
+
+BUILT_IN: tuple[Callable[[], Strategy], ...] = (Truncate, Summarize, VectorRecall, Manual)
+
+
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """The strategies available, and why any plugin could not be loaded."""
+
+    strategies: Mapping[str, Strategy]
+    errors: tuple[str, ...] = ()
+
+    def names(self) -> list[str]:
+        return sorted(self.strategies)
+
+    def get(self, name: str) -> Strategy:
+        try:
+            return self.strategies[name]
+        except KeyError:
+            raise ValueError(
+                f"no context strategy {name!r} (available: {', '.join(self.names())})"
+            ) from None
+
+
+def load_registry(group: str = ENTRY_POINT_GROUP) -> Registry:
+    """The built-in strategies plus those registered in the entry-point group."""
+    found: dict[str, Strategy] = {}
+    for factory in BUILT_IN:
+        strategy = factory()
+        found[strategy.name] = strategy
+    errors: list[str] = []
+    for point in entry_points(group=group):
+        try:
+            loaded = point.load()
+            strategy = loaded() if isinstance(loaded, type) else loaded
+        except Exception as exc:  # a broken plugin must not stop the bot
+            errors.append(f"{point.name}: cannot be loaded ({type(exc).__name__}: {exc})")
+            continue
+        name = getattr(strategy, "name", None)
+        if not isinstance(strategy, Strategy) or not isinstance(name, str) or not name:
+            errors.append(f"{point.name}: has no `name` and `apply(request)`")
+        elif name in found:
+            errors.append(f"{point.name}: the name {name!r} is already taken")
+        else:
+            found[name] = strategy
+    for error in errors:
+        log.warning("context strategy plugin %s", error)
+    return Registry(found, tuple(errors))

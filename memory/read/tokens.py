@@ -1,0 +1,128 @@
+"""Token estimates for the context budget: a fast heuristic counter, calibrated per chat model
+from the prompt token counts the backend reports (Ollama `prompt_eval_count`, OpenAI `usage`).
+
+The budget is enforced on these estimates, so the estimate must err high: the planning factor is
+the calibrated mean ratio plus two mean deviations, and an uncalibrated model starts above 1.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+NAME = "echo-heuristic-v1"
+
+# Tokens a chat template adds around each message (role header, separators), and once to prime
+# the reply. Llama 3's template costs 4-5 per message; an undercount here is caught by calibration.
+PER_MESSAGE = 5
+REPLY_PRIMING = 3
+
+# Before any report from the backend, the heuristic is assumed to undercount by this much.
+UNCALIBRATED_FACTOR = 1.25
+# The running mean follows the last ~20 reports; older tokenizer behaviour fades out.
+WINDOW = 20
+# A report this far from the current factor is not a tokenizer's count: Ollama omits or shrinks
+# prompt_eval_count for cached prompts and reports the truncated count when the prompt overflowed
+# num_ctx (ollama/ollama#2068, #3427, #16414). Such reports are counted as rejected, not learned.
+PLAUSIBLE_RATIO = (0.4, 2.5)
+# The prompt filled the model's context: its count is the truncated one (ollama/ollama#3427).
+TRUNCATION_MARGIN = 8
+
+_PIECE = re.compile(r"[^\W\d_]+|\d+|\n+|[^\w\s]|_")
+_WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+@functools.lru_cache(maxsize=4096)
+def raw_count(text: str) -> int:
+    """Count tokens as a BPE tokenizer roughly would: short words one token, long words one per
+    four letters past the first four, accented letters extra, digits by threes, CJK per character.
+    """
+    total = 0
+    for piece in _PIECE.findall(text):
+        first = piece[0]
+        if first == "\n":
+            total += 1
+        elif first.isdigit():
+            total += math.ceil(len(piece) / 3)
+        elif first.isalpha():
+            wide = len(_WIDE.findall(piece))
+            if wide:
+                total += wide + math.ceil((len(piece) - wide) / 4)
+                continue
+            non_ascii = sum(1 for c in piece if ord(c) > 127)
+            total += 1 + max(0, len(piece) - 4) // 4 + (non_ascii + 1) // 2
+        else:
+            total += 1
+    return total
+
+
+def raw_messages(messages: Iterable[Mapping[str, str]]) -> int:
+    """The uncalibrated count of a chat prompt, template overhead included."""
+    return REPLY_PRIMING + sum(raw_count(m["content"]) + PER_MESSAGE for m in messages)
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What one backend report did to a calibration."""
+
+    accepted: bool
+    ratio: float | None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Estimator:
+    """The token estimator of one chat model; `factor` scales the heuristic to its tokenizer."""
+
+    model: str
+    factor: float = UNCALIBRATED_FACTOR
+    deviation: float = 0.0
+    samples: int = 0
+    rejected: int = 0
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    @property
+    def planning_factor(self) -> float:
+        """The factor the budget uses: high enough that most prompts measure below it."""
+        if self.samples == 0:
+            return self.factor
+        return self.factor + 2 * self.deviation
+
+    def count(self, text: str) -> int:
+        """Estimate the tokens of a text."""
+        return math.ceil(raw_count(text) * self.planning_factor)
+
+    def count_messages(self, messages: Iterable[Mapping[str, str]]) -> int:
+        """Estimate the tokens of a chat prompt as the model will see it."""
+        return math.ceil(raw_messages(messages) * self.planning_factor)
+
+    def observe(
+        self, raw: int, reported: int | None, *, context_length: int
+    ) -> tuple[Estimator, Observation]:
+        """Learn from the backend's count of a prompt whose raw estimate was `raw`."""
+        if reported is None or reported <= 0:
+            return self._reject(None, "the backend reported no prompt token count")
+        if raw <= 0:
+            return self._reject(None, "empty prompt")
+        ratio = reported / raw
+        if reported >= context_length - TRUNCATION_MARGIN:
+            return self._reject(ratio, "the prompt filled the context: a truncated count")
+        low, high = PLAUSIBLE_RATIO
+        reference = self.factor if self.samples else 1.0
+        if not low <= ratio / reference <= high:
+            return self._reject(ratio, "implausible count (cached or truncated prompt?)")
+        n = min(self.samples + 1, WINDOW)
+        factor = ratio if self.samples == 0 else self.factor + (ratio - self.factor) / n
+        spread = abs(ratio - factor)
+        deviation = 0.0 if self.samples == 0 else self.deviation + (spread - self.deviation) / n
+        updated = replace(self, factor=factor, deviation=deviation, samples=self.samples + 1)
+        return updated, Observation(True, ratio)
+
+    def _reject(self, ratio: float | None, reason: str) -> tuple[Estimator, Observation]:
+        return replace(self, rejected=self.rejected + 1), Observation(False, ratio, reason)

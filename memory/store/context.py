@@ -1,0 +1,66 @@
+"""Per-story context settings and state, and the token estimator's calibration per model."""
+
+from __future__ import annotations
+
+import json
+
+from memory.model import ContextSummary
+from memory.store.db import Store, Tx
+
+
+async def strategy(store: Store, story_id: int) -> str | None:
+    """The strategy chosen for a story, or None for the configured default."""
+    row = await store.fetchone("SELECT strategy FROM story_context WHERE story_id = ?", (story_id,))
+    return str(row[0]) if row and row[0] is not None else None
+
+
+async def set_strategy(tx: Tx, story_id: int, name: str | None, *, now: float) -> None:
+    """Choose a story's strategy (None: back to the default)."""
+    await tx.execute(
+        "INSERT INTO story_context (story_id, strategy, updated_at) VALUES (?, ?, ?)"
+        " ON CONFLICT (story_id) DO UPDATE SET strategy = excluded.strategy,"
+        " updated_at = excluded.updated_at",
+        (story_id, name, now),
+    )
+
+
+async def summary(store: Store, story_id: int) -> ContextSummary:
+    """The story's condensed history (empty when nothing was condensed yet)."""
+    row = await store.fetchone(
+        "SELECT summary, summary_through FROM story_context WHERE story_id = ?", (story_id,)
+    )
+    if row is None:
+        return ContextSummary()
+    return ContextSummary(tuple(str(s) for s in json.loads(row[0])), int(row[1]))
+
+
+async def set_summary(tx: Tx, story_id: int, value: ContextSummary, *, now: float) -> None:
+    """Store the condensed history; an older one (a slower concurrent turn) never wins."""
+    await tx.execute(
+        "INSERT INTO story_context (story_id, summary, summary_through, updated_at)"
+        " VALUES (?, ?, ?, ?) ON CONFLICT (story_id) DO UPDATE SET summary = excluded.summary,"
+        " summary_through = excluded.summary_through, updated_at = excluded.updated_at"
+        " WHERE excluded.summary_through > story_context.summary_through",
+        (story_id, json.dumps(list(value.sentences), ensure_ascii=False), value.through_id, now),
+    )
+
+
+async def calibration(store: Store, model: str) -> tuple[float, float, int, int] | None:
+    """(factor, deviation, samples, rejected) for a chat model, or None before any report."""
+    row = await store.fetchone(
+        "SELECT factor, deviation, samples, rejected FROM token_calibration WHERE model = ?",
+        (model,),
+    )
+    return (float(row[0]), float(row[1]), int(row[2]), int(row[3])) if row else None
+
+
+async def save_calibration(
+    tx: Tx, model: str, factor: float, deviation: float, samples: int, rejected: int, *, now: float
+) -> None:
+    await tx.execute(
+        "INSERT INTO token_calibration (model, factor, deviation, samples, rejected, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (model) DO UPDATE SET factor = excluded.factor,"
+        " deviation = excluded.deviation, samples = excluded.samples,"
+        " rejected = excluded.rejected, updated_at = excluded.updated_at",
+        (model, factor, deviation, samples, rejected, now),
+    )
