@@ -11,13 +11,24 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     NestedSecretsSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
+
+# The smallest prompt budget that holds a persona, the rules and a message.
+MIN_PROMPT_TOKENS = 256
 
 
 class ConfigError(Exception):
@@ -46,13 +57,32 @@ class LLMSettings(_Section):
     embedding_base_url: str | None = None
     embedding_model: str = "nomic-embed-text"
     api_key: SecretStr | None = None
-    num_ctx: int = Field(8192, ge=512)
     chat_timeout: float = Field(120.0, gt=0)
     reflection_timeout: float = Field(180.0, gt=0)
 
     @property
     def embeddings_url(self) -> str:
         return self.embedding_base_url or self.base_url
+
+
+class ContextSettings(_Section):
+    context_length: int = Field(8192, ge=512)
+    response_tokens: int = Field(1024, ge=16)
+    strategy: str = Field("summarize", min_length=1, max_length=64)
+    history_messages: int = Field(200, ge=0, le=5000)
+    lore_depth: int = Field(4, ge=1, le=100)
+    lore_share: float = Field(0.25, ge=0.0, le=1.0)
+    summary_share: float = Field(0.15, ge=0.0, le=0.9)
+    vector_keep: float = Field(0.5, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _room_for_a_prompt(self) -> ContextSettings:
+        if self.response_tokens > self.context_length - MIN_PROMPT_TOKENS:
+            raise ValueError(
+                f"response_tokens must leave at least {MIN_PROMPT_TOKENS} of context_length "
+                "for the prompt"
+            )
+        return self
 
 
 class StorageSettings(_Section):
@@ -95,6 +125,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
 
     @classmethod
     def settings_customise_sources(

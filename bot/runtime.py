@@ -8,12 +8,14 @@ from dataclasses import dataclass
 
 import httpx
 
-from bot.config import Settings
+from bot.config import ConfigError, Settings
+from memory.context import ContextConfig
 from memory.engine import Engine, MemoryConfig
 from memory.indexer import Indexer
 from memory.llm import ChatBackend, Embedder, OllamaChat, OllamaEmbedder, OpenAIChat, OpenAIEmbedder
 from memory.model import Kind
 from memory.read.prompt import Character
+from memory.read.strategies import Registry, load_registry
 from memory.store.db import Store
 from memory.write.worker import ReflectionWorker
 
@@ -42,7 +44,7 @@ def backends(settings: Settings, http: httpx.AsyncClient) -> tuple[ChatBackend, 
             OpenAIEmbedder(http, llm.embeddings_url, llm.embedding_model, api_key=key),
         )
     return (
-        OllamaChat(http, llm.base_url, llm.chat_model, num_ctx=llm.num_ctx),
+        OllamaChat(http, llm.base_url, llm.chat_model, num_ctx=settings.context.context_length),
         OllamaEmbedder(http, llm.embeddings_url, llm.embedding_model),
     )
 
@@ -66,9 +68,30 @@ def memory_config(settings: Settings) -> MemoryConfig:
     )
 
 
+def context_config(settings: Settings) -> ContextConfig:
+    c = settings.context
+    return ContextConfig(
+        context_length=c.context_length, response_tokens=c.response_tokens, strategy=c.strategy,
+        history_messages=c.history_messages, lore_depth=c.lore_depth, lore_share=c.lore_share,
+        summary_share=c.summary_share, vector_keep=c.vector_keep,
+    )  # fmt: skip
+
+
+def strategies(settings: Settings) -> Registry:
+    """The context strategies, built in and plugged in; the configured one must be among them."""
+    registry = load_registry()
+    if settings.context.strategy not in registry.strategies:
+        raise ConfigError(
+            f"context.strategy: no strategy {settings.context.strategy!r} "
+            f"(available: {', '.join(registry.names())})"
+        )
+    return registry
+
+
 @asynccontextmanager
 async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     """Open the database and the HTTP client, build the engine; close everything on exit."""
+    registry = strategies(settings)
     async with (
         httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0)) as http,
         await Store.open(settings.storage.path) as store,
@@ -80,6 +103,8 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             chat=chat,
             character=character(settings),
             config=memory_config(settings),
+            context=context_config(settings),
+            strategies=registry,
         )
         worker = ReflectionWorker(
             store, chat, character_name=settings.character.name,

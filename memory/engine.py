@@ -173,7 +173,10 @@ class Engine:
             text=text, selected=recall.selected,
             story=await story_context(self.store, message.story_id), before_id=before_id,
         )  # fmt: skip
-        result = await self.chat.chat(plan.messages, deadline=self.config.chat_deadline)
+        result = await self.chat.chat(
+            plan.messages, deadline=self.config.chat_deadline,
+            max_tokens=self.context.config.response_tokens,
+        )  # fmt: skip
         await self.context.after_reply(message.story_id, plan, result.prompt_tokens)
         answer = result.content.strip()
         if not answer:

@@ -7,7 +7,8 @@
     ├── BackendError             a chat or embedding backend failed
     │   ├── BackendUnavailable   connection refused, timeout, 5xx: worth retrying later
     │   └── BackendResponseError the backend answered with an error body or unusable content
-    └── NotFound                 no such memory for this user (also for another person's id)
+    ├── NotFound                 no such memory for this user (also for another person's id)
+    └── Forbidden                the caller may not do this (exclude someone else's message)
 
 A degraded turn (embeddings slow or down) is not an exception: it is a counter and a log line.
 """
@@ -45,3 +46,7 @@ class BackendResponseError(BackendError):
 
 class NotFound(EchoError):
     """No memory with this id belongs to this user."""
+
+
+class Forbidden(EchoError):
+    """The caller may not do this to someone else's message or entry."""

@@ -36,7 +36,7 @@ class ChatBackend(Protocol):
 
     async def chat(
         self, messages: Sequence[Message], *, schema: Mapping[str, Any] | None = None,
-        deadline: float,
+        deadline: float, max_tokens: int | None = None,
     ) -> ChatResult: ...  # fmt: skip
 
 
@@ -160,6 +160,7 @@ class OllamaChat:
         *,
         schema: Mapping[str, Any] | None = None,
         deadline: float,
+        max_tokens: int | None = None,
     ) -> ChatResult:
         payload: dict[str, Any] = {
             "model": self.model,
@@ -169,6 +170,8 @@ class OllamaChat:
         }
         if schema is not None:
             payload["format"] = dict(schema)
+        if max_tokens is not None:
+            payload["options"]["num_predict"] = max_tokens
         data = await _post(self.http, self.url, payload, deadline=deadline)
         message = data.get("message") if isinstance(data, dict) else None
         content = message.get("content") if isinstance(message, dict) else None
@@ -218,8 +221,11 @@ class OpenAIChat:
         *,
         schema: Mapping[str, Any] | None = None,
         deadline: float,
+        max_tokens: int | None = None,
     ) -> ChatResult:
         payload: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
+        if max_tokens is not None:
+            payload["max_tokens"] = max_tokens
         if schema is not None:
             payload["response_format"] = {
                 "type": "json_schema",

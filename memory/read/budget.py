@@ -105,6 +105,8 @@ def assemble(
         notes.append(f"strategy {strategy.name!r} failed ({type(exc).__name__}); truncate used")
         result = Truncate().apply(request)
     keep, removed = _overrule(request, result, notes)
+    given = {b.key for b in request.blocks}
+    candidates = [*request.blocks, *(b for b in keep if b.key not in given)]
     host = f"over the budget after {strategy.name}"
     drop_until_fits(request, keep, by_priority(keep), removed, host)
     cuts = _cut_protected(request, keep) if not request.fits(keep) else {}
@@ -114,7 +116,7 @@ def assemble(
         raise AssertionError(f"prompt of {tokens} tokens over a budget of {budget.prompt}")
     return ContextPlan(
         strategy.name, estimator, budget,
-        _decisions(request, keep, removed, cuts, excluded, estimator),
+        _decisions(candidates, keep, removed, cuts, excluded, estimator),
         tuple(messages), tokens, result.summary, tuple(notes),
     )  # fmt: skip
 
@@ -165,7 +167,7 @@ def _cut_protected(request: ContextRequest, keep: list[Block]) -> dict[str, str]
 
 
 def _decisions(
-    request: ContextRequest,
+    candidates: Sequence[Block],
     keep: list[Block],
     removed: dict[str, tuple[Status, str]],
     cuts: dict[str, str],
@@ -175,7 +177,7 @@ def _decisions(
     out = []
     kept = {b.key: b for b in keep}
     seen = set()
-    for b in [*request.blocks, *keep]:
+    for b in candidates:
         if b.key in seen:
             continue
         seen.add(b.key)

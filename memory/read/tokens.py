@@ -28,6 +28,9 @@ WINDOW = 20
 # prompt_eval_count for cached prompts and reports the truncated count when the prompt overflowed
 # num_ctx (ollama/ollama#2068, #3427, #16414). Such reports are counted as rejected, not learned.
 PLAUSIBLE_RATIO = (0.4, 2.5)
+# Bounds of the planning factor, whatever a backend reports: the smallest prompt budget the
+# config allows (256) must always hold the template of a persona and a message.
+MAX_PLANNING_FACTOR = 4.0
 # The prompt filled the model's context: its count is the truncated one (ollama/ollama#3427).
 TRUNCATION_MARGIN = 8
 
@@ -92,7 +95,7 @@ class Estimator:
         """The factor the budget uses: high enough that most prompts measure below it."""
         if self.samples == 0:
             return self.factor
-        return self.factor + 2 * self.deviation
+        return min(MAX_PLANNING_FACTOR, self.factor + 2 * self.deviation)
 
     def count(self, text: str) -> int:
         """Estimate the tokens of a text."""

@@ -32,9 +32,12 @@ async def test_ollama_chat_sends_format_and_num_ctx_and_reads_token_counts() -> 
         chat = OllamaChat(http, "http://x", "m", num_ctx=4096)
         result = await chat.chat([{"role": "user", "content": "hi"}], schema={"type": "object"},
                                  deadline=5)  # fmt: skip
+        await chat.chat([{"role": "user", "content": "hi"}], deadline=5, max_tokens=300)
     assert (result.content, result.prompt_tokens, result.completion_tokens) == ("{}", 42, 3)
     assert seen[0]["format"] == {"type": "object"}
     assert seen[0]["options"] == {"num_ctx": 4096} and seen[0]["stream"] is False
+    # The reply's reserved space caps its length; the reflection's call is not capped.
+    assert seen[1]["options"] == {"num_ctx": 4096, "num_predict": 300}
 
 
 @pytest.mark.parametrize(
@@ -81,7 +84,7 @@ async def test_openai_compatible_clients() -> None:
         if request.url.path == "/v1/embeddings":
             return httpx.Response(200, json={"data": [{"embedding": [1.0, 0.0], "index": 0}]})
         body = json.loads(request.content)
-        assert body["response_format"]["type"] == "json_schema"
+        assert body["response_format"]["type"] == "json_schema" and body["max_tokens"] == 64
         usage = {"prompt_tokens": 7, "completion_tokens": 1}
         return httpx.Response(
             200, json={"choices": [{"message": {"content": "ok"}}], "usage": usage}
@@ -90,7 +93,7 @@ async def test_openai_compatible_clients() -> None:
     async with _client(handler) as http:
         vectors = await OpenAIEmbedder(http, "http://x", "e", api_key="k").embed(["a"], deadline=5)
         result = await OpenAIChat(http, "http://x", "m", api_key="k").chat(
-            [], schema={"type": "object"}, deadline=5
+            [], schema={"type": "object"}, deadline=5, max_tokens=64
         )
     assert vectors == [[1.0, 0.0]] and (result.content, result.prompt_tokens) == ("ok", 7)
 
