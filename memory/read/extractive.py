@@ -17,6 +17,9 @@ from memory.text import content_words
 
 # A pasted wall of text must not take the whole summary: longer sentences are cut.
 MAX_SENTENCE_CHARS = 280
+# A sentence sharing this much of its vocabulary (Jaccard) with one already kept says the same
+# thing again ("habite à Brest depuis 2000" / "depuis 2001"): the room goes to another event.
+REDUNDANT = 0.6
 # Sentences with fewer content words carry no event ("ok", "haha", "merci !").
 MIN_CONTENT_WORDS = 2
 
@@ -59,7 +62,13 @@ def condense(
     used = 0
     for _, index in scored:
         cost = count(f"- {sentences[index]}") + 1
+        if any(_jaccard(words[index], words[i]) >= REDUNDANT for i in chosen):
+            continue
         if used + cost <= limit:
             chosen.append(index)
             used += cost
     return tuple(sentences[i] for i in sorted(chosen))
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0

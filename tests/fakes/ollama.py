@@ -47,6 +47,10 @@ class FakeOllama:
     behaviours: dict[str, Behaviour] = field(default_factory=dict)
     chat_replies: list[str] = field(default_factory=list)
     chat_reply: Callable[[dict[str, Any]], str] = lambda payload: "D'accord."
+    # The "tokenizer": four characters a token, four tokens of template per message.
+    prompt_tokens: Callable[[list[dict[str, str]]], int | None] = lambda messages: sum(
+        len(m["content"]) // 4 + 4 for m in messages
+    )
     models: list[str] = field(default_factory=lambda: ["llama3.1:8b", "nomic-embed-text"])
     released: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -104,7 +108,7 @@ class FakeOllama:
                 "model": payload["model"],
                 "message": {"role": "assistant", "content": content},
                 "done": True,
-                "prompt_eval_count": sum(len(m["content"]) // 4 for m in payload["messages"]),
+                "prompt_eval_count": self.prompt_tokens(payload["messages"]),
                 "eval_count": len(content) // 4,
             }
         )

@@ -23,6 +23,16 @@ def test_keeps_events_drops_chit_chat_in_order() -> None:
     assert list(kept) == [s for s in sentences if s in kept]
 
 
+def test_a_sentence_that_repeats_a_kept_one_leaves_room_for_another_event() -> None:
+    sentences = [
+        "Marie: Ma sœur Léa habite à Brest depuis 2000.",
+        "Marie: Ma sœur Léa habite à Brest depuis 2001.",
+        "Marie: Mon chat Félix a peur de l'orage.",
+    ]
+    kept = condense(sentences, limit=200, count=COUNT)
+    assert len(kept) == 2 and kept[1] == sentences[2]
+
+
 @given(st.lists(st.text(min_size=1, max_size=300), max_size=30), st.integers(0, 400))
 def test_never_over_its_limit_and_never_invents(texts: list[str], limit: int) -> None:
     sentences = [s for t in texts for s in split_sentences("A", t)]

@@ -1,0 +1,208 @@
+"""The context budget through the engine, on a real SQLite file and the loopback fake Ollama:
+prompts that fit, a condensed history that survives a restart, calibration, lore, exclusions,
+and a strategy plugged in through the entry-point group."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from memory import manage_context
+from memory.context import ContextConfig
+from memory.engine import Engine, Incoming
+from memory.errors import Forbidden
+from memory.llm import OllamaChat
+from memory.read.prompt import Character
+from memory.read.strategies import Status, load_registry
+from memory.store import context as stored
+from memory.store import history
+from memory.store.db import Store
+from tests.fakes.ollama import FakeOllama
+
+USER, OTHER, STORY, GUILD = 1, 2, 10, "111"
+MODEL = "llama3.1:8b"
+SMALL = ContextConfig(context_length=700, response_tokens=200)
+
+
+def _engine(store: Store, http: httpx.AsyncClient, ollama: FakeOllama, **kw: object) -> Engine:
+    config = kw.pop("context", SMALL)
+    chat = OllamaChat(http, ollama.url, MODEL, num_ctx=700)
+    return Engine(
+        store, embedder=None, chat=chat, character=Character("Écho", "Tu es Écho."),
+        context=config, **kw,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def _say(i: int, text: str = "", *, user: int = USER, story: int = STORY) -> Incoming:
+    text = text or (
+        f"Message {i}. Ma sœur Léa habite à Brest depuis {2000 + i}. "
+        f"Son chat Félix a {i} ans et adore le jardin."
+    )
+    return Incoming(f"t:{story}:{i}", user, "Marie", story, GUILD, text)
+
+
+def _prompts(ollama: FakeOllama) -> list[list[dict[str, str]]]:
+    return [p["messages"] for path, p in ollama.calls if path == "/api/chat"]
+
+
+async def test_prompts_fit_and_the_condensed_history_survives_a_restart(
+    tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    path = tmp_path / "echo.sqlite3"
+    async with await Store.open(path) as store:
+        engine = _engine(store, http, ollama)
+        for i in range(30):
+            await engine.turn(_say(i))
+        # What the model's own tokenizer counted never passed the prompt budget.
+        assert max(ollama.prompt_tokens(m) or 0 for m in _prompts(ollama)) <= SMALL.budget.prompt
+        summary = await stored.summary(store, STORY)
+        assert summary.sentences and summary.through_id > 0
+        last = _prompts(ollama)[-1]
+        assert last[-2]["role"] == "system" and "condensed" in last[-2]["content"]
+    async with await Store.open(path) as store:
+        plan = await _engine(store, http, ollama).preview(
+            user_id=USER, user_name="Marie", story_id=STORY, origin=GUILD
+        )
+        statuses = {d.block.key: d for d in plan.decisions}
+        assert statuses["context-summary"].status is Status.INCLUDED
+        assert statuses["history:1"].status is Status.SUMMARISED
+        assert statuses["history:1"].reason == "already in the condensed history"
+        assert summary.sentences[0] in plan.messages[-2]["content"]
+
+
+async def test_the_estimator_calibrates_on_reported_counts_and_keeps_them(
+    tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    path = tmp_path / "echo.sqlite3"
+    async with await Store.open(path) as store:
+        engine = _engine(store, http, ollama)
+        for i in range(8):
+            await engine.turn(_say(i))
+        ollama.prompt_tokens = lambda messages: 3  # a cached prompt: only the new tokens counted
+        await engine.turn(_say(8))
+        estimator = await engine.context.estimator()
+        assert estimator.samples == 8 and estimator.rejected == 1
+        assert engine.context.rejected_reports == 1
+    async with await Store.open(path) as store:
+        reloaded = await _engine(store, http, ollama).context.estimator()
+        assert (reloaded.factor, reloaded.samples, reloaded.rejected) == (
+            estimator.factor, 8, 1,
+        )  # fmt: skip
+
+
+async def test_lore_activates_by_keyword_only_in_its_server(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    engine = _engine(store, http, ollama, context=ContextConfig())
+    await manage_context.add_lore(
+        store, keywords="phare, lighthouse", content="Le phare de Brest est hanté.",
+        guild_id=int(GUILD),
+    )  # fmt: skip
+    await manage_context.add_lore(
+        store, keywords="phare", content="Autre serveur, autre phare.", guild_id=222
+    )
+    await engine.turn(_say(1, "Tu connais le PHARE ?"))
+    system = _prompts(ollama)[-1][0]["content"]
+    assert "Le phare de Brest est hanté." in system and "Autre serveur" not in system
+    await engine.turn(_say(2, "Parlons d'autre chose.", story=STORY + 1))
+    assert "hanté" not in _prompts(ollama)[-1][0]["content"]
+
+
+async def test_lore_over_its_share_is_left_out_with_a_reason(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    engine = _engine(store, http, ollama, context=ContextConfig(lore_share=0.01))
+    for i in range(3):
+        await manage_context.add_lore(
+            store, keywords="dragon", content=f"Dragon fact {i}. " + "écailles " * 20,
+            guild_id=None,
+        )  # fmt: skip
+    plan = await engine.preview(
+        user_id=USER, user_name="Marie", story_id=STORY, origin=GUILD, text="un dragon !"
+    )
+    lore = [d for d in plan.decisions if d.block.key.startswith("lore:")]
+    assert len(lore) == 3 and all(d.status is Status.EXCLUDED for d in lore)
+    assert lore[0].reason.startswith("over the lore budget")
+
+
+async def test_excluded_messages_stay_in_history_but_out_of_the_prompt(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    engine = _engine(store, http, ollama, context=ContextConfig())
+    for i, text in enumerate(["Je m'appelle Marie.", "Mon code secret est 4512.", "Et toi ?"]):
+        await engine.turn(_say(i, text))
+    secret = await history.by_source(store, f"t:{STORY}:1")
+    with pytest.raises(Forbidden):
+        await manage_context.set_excluded(store, secret, actor_id=OTHER, excluded=True)
+    await manage_context.set_excluded(store, secret, actor_id=USER, excluded=True)
+    await engine.turn(_say(3, "On continue ?"))
+    assert all("4512" not in m["content"] for m in _prompts(ollama)[-1])
+    kept = await history.recent(store, STORY, limit=50, include_excluded=True)
+    assert any("4512" in m.content and m.excluded for m in kept)
+    # The reply to it belongs to the person it answered; they may let both back in.
+    reply = await history.by_source(store, f"t:{STORY}:1:reply")
+    assert reply is not None
+    owner = await manage_context.reply_owner(store, reply)
+    await manage_context.set_excluded(
+        store, reply, actor_id=USER, excluded=True, answered_user_id=owner
+    )
+    await manage_context.set_excluded(store, secret, actor_id=USER, excluded=False)
+    await engine.turn(_say(4, "Encore ?"))
+    assert any("4512" in m["content"] for m in _prompts(ollama)[-1])
+
+
+PLUGIN = '''
+from memory.read.strategies import StrategyResult, Status
+
+
+class NewestOnly:
+    """Keeps only the last history message; greedy about lore it invents."""
+
+    name = "newest-only"
+
+    def apply(self, request):
+        history = sorted((b for b in request.blocks if b.kind == "history"), key=lambda b: b.order)
+        dropped = {b.key: (Status.EXCLUDED, "not the newest") for b in history[:-1]}
+        return StrategyResult(tuple(b for b in request.blocks if b.key not in dropped), dropped)
+'''
+
+
+@asynccontextmanager
+async def _plugin_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
+    """A test distribution on sys.path that registers strategies in the entry-point group."""
+    (tmp_path / "echo_test_plugin.py").write_text(textwrap.dedent(PLUGIN))
+    info = tmp_path / "echo_test_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: echo-test-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[echo.context_strategies]\nnewest = echo_test_plugin:NewestOnly\n"
+        "missing = echo_test_plugin_gone:Nothing\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield
+
+
+async def test_a_strategy_plugged_in_through_the_entry_point_group(
+    tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with _plugin_installed(tmp_path, monkeypatch):
+        registry = load_registry()
+    assert "newest-only" in registry.names()
+    assert any(e.startswith("missing: cannot be loaded") for e in registry.errors)
+    async with await Store.open(tmp_path / "echo.sqlite3") as store:
+        engine = _engine(store, http, ollama, strategies=registry, context=ContextConfig())
+        assert await engine.context.set_strategy(STORY, "newest-only") == "newest-only"
+        for i in range(4):
+            await engine.turn(_say(i, f"Message numéro {i}."))
+        prompt = _prompts(ollama)[-1]
+        # Newest history only: the reply to message 2, then the current message 3.
+        assert [m["role"] for m in prompt] == ["system", "assistant", "user"]
+        plan = await engine.preview(user_id=USER, user_name="Marie", story_id=STORY, origin=GUILD)
+        assert plan.strategy == "newest-only"
+        with pytest.raises(ValueError, match=r"available: .*newest-only"):
+            await engine.context.set_strategy(STORY, "nope")
