@@ -12,7 +12,7 @@ from discord.ext import commands
 from bot import render
 from bot.i18n import FrenchTranslator
 from bot.runtime import Runtime
-from memory.errors import NotFound
+from memory.errors import Forbidden, NotFound
 from memory.indexer import start_scheduler
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ class EchoTree(app_commands.CommandTree["EchoBot"]):
         self, interaction: discord.Interaction[EchoBot], error: app_commands.AppCommandError
     ) -> None:
         original = getattr(error, "original", error)
-        if isinstance(original, NotFound):
+        if isinstance(original, NotFound | Forbidden):
             message = f"{str(original).capitalize()}."
         elif isinstance(error, app_commands.MissingPermissions | app_commands.NoPrivateMessage):
             message = str(error)
@@ -75,6 +75,7 @@ class EchoBot(commands.Bot):
 
     async def setup_hook(self) -> None:
         from bot.cogs.admin import Admin
+        from bot.cogs.context import ContextCommands
         from bot.cogs.conversation import Conversation
         from bot.cogs.memories import MemoryCommands
 
@@ -82,6 +83,7 @@ class EchoBot(commands.Bot):
         await self.add_cog(Conversation(self))
         await self.add_cog(MemoryCommands(self))
         await self.add_cog(Admin(self))
+        await self.add_cog(ContextCommands(self))
         if self.background:
             self.scheduler = start_scheduler(
                 self.runtime.indexer, interval=self.runtime.settings.memory.reindex_interval

@@ -39,6 +39,43 @@ FRENCH: dict[str, str] = {
     "This conversation's summary and anchors": "Le résumé de cette conversation et ses ancres",
     "positions": "positions",
     "What the character thinks, and since when": "Ce que pense le personnage, et depuis quand",
+    "context": "contexte",
+    "What the character would see for your next message": (
+        "Ce que le personnage verrait pour ton prochain message"
+    ),
+    "message": "message",
+    "A draft of your next message (optional)": "Un brouillon de ton prochain message (facultatif)",
+    "strategy": "strategie",
+    "How this conversation's context is trimmed": (
+        "Comment le contexte de cette conversation est réduit"
+    ),
+    "name": "nom",
+    "truncate, summarize, vector-recall, manual, or a plugin's": (
+        "truncate, summarize, vector-recall, manual, ou celle d'un plugin"
+    ),
+    "lore": "lore",
+    "World knowledge the character uses when keywords come up": (
+        "Connaissances du monde, utilisées quand leurs mots-clés apparaissent"
+    ),
+    "add": "ajouter",
+    "Add a lore entry for this server": "Ajouter une entrée de lore pour ce serveur",
+    "keywords": "mots-cles",
+    "Words that activate it, separated by commas": (
+        "Les mots qui l'activent, séparés par des virgules"
+    ),
+    "content": "contenu",
+    "What the character should know": "Ce que le personnage doit savoir",
+    "Any character, or only the one the bot plays now": (
+        "N'importe quel personnage, ou seulement celui que le bot joue"
+    ),
+    "list": "liste",
+    "The lore entries that apply here": "Les entrées de lore valables ici",
+    "remove": "retirer",
+    "Remove one of this server's lore entries": "Retirer une entrée de lore de ce serveur",
+    "entry": "entree",
+    "The entry's number, from /lore list": "Le numéro de l'entrée, vu dans /lore liste",
+    "Exclude from context": "Exclure du contexte",
+    "Include in context": "Inclure dans le contexte",
 }
 
 

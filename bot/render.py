@@ -8,7 +8,10 @@ from collections.abc import Sequence
 
 from memory.indexer import IndexerStatus
 from memory.manage import Stats
-from memory.model import Memory, Reason, Turn
+from memory.model import LoreEntry, Memory, Reason, Turn
+from memory.read.budget import ContextPlan, Decision
+from memory.read.prompt import BlockKind
+from memory.read.strategies import Status
 from memory.write.stances import Position
 from memory.write.summary import Anchor
 
@@ -143,3 +146,89 @@ def render_positions(positions: Sequence[Position]) -> str:
 def paginate(items: Sequence[Memory], page_size: int = 10) -> list[Sequence[Memory]]:
     """Cut a list into pages (at least one, possibly empty)."""
     return [items[i : i + page_size] for i in range(0, len(items), page_size)] or [[]]
+
+
+_MARKS = {Status.INCLUDED: "✓", Status.CUT: "✂", Status.SUMMARISED: "≈", Status.EXCLUDED: "✗"}
+
+
+def _excerpt(text: str, limit: int = 50) -> str:
+    line = " ".join(text.split())
+    return defang(line if len(line) <= limit else line[: limit - 1] + "…")
+
+
+def _block_line(d: Decision) -> str:
+    b = d.block
+    what = b.kind.value + (f" {b.label}" if b.label else "")
+    if b.kind in (BlockKind.MEMORY, BlockKind.LORE):
+        what += f" “{_excerpt(b.text.removeprefix('- '))}”"
+    why = f" — {d.reason}" if d.reason else ""
+    return f"{_MARKS[d.status]} {defang(what)} ~{d.tokens:,}{why}"
+
+
+def _history_runs(decisions: Sequence[Decision]) -> list[str]:
+    """Consecutive history messages with the same fate, as one line each."""
+    lines: list[str] = []
+    run: list[Decision] = []
+
+    def close() -> None:
+        if not run:
+            return
+        first, last = run[0].block.order, run[-1].block.order
+        ids = f"#{first}" if first == last else f"#{first}–#{last}"
+        why = f" — {run[0].reason}" if run[0].reason else ""
+        tokens = sum(d.tokens for d in run)
+        lines.append(f"{_MARKS[run[0].status]} history {ids} ({len(run)}) ~{tokens:,}{why}")
+        run.clear()
+
+    for d in sorted(decisions, key=lambda d: d.block.order):
+        if run and (run[-1].status, run[-1].reason) != (d.status, d.reason):
+            close()
+        run.append(d)
+    close()
+    return lines
+
+
+def render_context(plan: ContextPlan) -> str:
+    """The live preview of the next prompt: budget, estimator, every block's fate and why."""
+    e = plan.estimator
+    calibration = (
+        f"×{e.planning_factor:.2f}, calibrated on {e.samples} counts reported by {e.model}"
+        if e.samples
+        else f"×{e.planning_factor:.2f}, not calibrated yet ({e.model} has reported no counts)"
+    )
+    if e.rejected:
+        calibration += f", {e.rejected} reports ignored"
+    b = plan.budget
+    share = plan.tokens / b.prompt if b.prompt else 0.0
+    lines = [
+        f"**Context preview** — strategy `{plan.strategy}`",
+        f"Tokens: {e.name} ({calibration})",
+        f"Context {b.context_length:,} · reserved for the reply {b.response_tokens:,} · prompt "
+        f"budget {b.prompt:,} · this prompt ~{plan.tokens:,} ({share:.0%})",
+    ]
+    counts = {s: len(plan.with_status(s)) for s in Status}
+    lines.append(
+        f"{counts[Status.INCLUDED] + counts[Status.CUT]} blocks in · "
+        f"{counts[Status.SUMMARISED]} summarised · {counts[Status.EXCLUDED]} left out"
+    )
+    history = [d for d in plan.decisions if d.block.kind is BlockKind.HISTORY]
+    others = [d for d in plan.decisions if d.block.kind is not BlockKind.HISTORY]
+    lines += [_block_line(d) for d in others if d.block.kind is not BlockKind.INPUT]
+    lines += _history_runs(history)
+    lines += [_block_line(d) for d in others if d.block.kind is BlockKind.INPUT]
+    lines += [f"⚠️ {defang(note)}" for note in plan.notes]
+    return "\n".join(lines)
+
+
+def render_lore(entries: Sequence[LoreEntry], *, guild_id: int | None) -> str:
+    """Lore entries as a list: id, where they apply, keywords, the start of their content."""
+    if not entries:
+        return "No lore entries here. Add one with /lore add."
+    lines = [f"**Lore** ({len(entries)})"]
+    for entry in entries:
+        where = "this server" if entry.guild_id is not None else "everywhere (owner)"
+        scope = "any character" if entry.character is None else f"character {entry.character}"
+        keys = defang("always" if entry.constant else ", ".join(entry.keywords))
+        content = _excerpt(entry.content, 80)
+        lines.append(f"`#{entry.id}` {where} · {scope} · keys: {keys} — {content}")
+    return "\n".join(lines)

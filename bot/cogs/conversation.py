@@ -81,11 +81,10 @@ class Conversation(commands.Cog):
         if reply is None:
             return
         chunks = render.split_message(render.defang(reply.text))
-        for index, chunk in enumerate(chunks):
-            if index == 0:
-                await message.reply(chunk, mention_author=False, allowed_mentions=none)
-            else:
-                await message.channel.send(chunk, allowed_mentions=none)
+        # Every chunk is a reply to the message: "Exclude from context" on any of them finds the
+        # stored reply through that reference.
+        for chunk in chunks:
+            await message.reply(chunk, mention_author=False, allowed_mentions=none)
         # The reflection runs after the reply is out, in the background.
         task = asyncio.create_task(self.bot.runtime.worker.run_due())
         self._background.add(task)

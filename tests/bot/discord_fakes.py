@@ -227,3 +227,42 @@ def component(
         "message": _message_payload(channel_id, ""),
     }  # fmt: skip
     return discord.Interaction(data=data, state=client._connection)  # type: ignore[arg-type]
+
+
+def message_command(
+    client: discord.Client,
+    name: str,
+    *,
+    user_id: int,
+    channel_id: int,
+    target: discord.Message,
+    permissions: int = 0,
+) -> discord.Interaction[Any]:
+    """A message context-menu interaction ("Apps > name" on `target`), as Discord sends it."""
+    interaction_ = interaction(
+        client, name, user_id=user_id, channel_id=channel_id, permissions=permissions
+    )
+    payload = payload_of(target)
+    interaction_.data = {  # type: ignore[typeddict-item]
+        "id": str(next(_ids)), "name": name, "type": 3, "target_id": str(target.id),
+        "resolved": {"messages": {str(target.id): payload}},
+    }  # fmt: skip
+    return interaction_
+
+
+def payload_of(message_: discord.Message) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": str(message_.id), "channel_id": str(message_.channel.id),
+        "author": user_payload(message_.author.id, message_.author.name,
+                              bot=message_.author.bot),
+        "content": message_.content, "timestamp": "2026-11-30T00:00:00+00:00",
+        "edited_timestamp": None, "tts": False, "mention_everyone": False, "mentions": [],
+        "mention_roles": [], "attachments": [], "embeds": [], "pinned": False,
+        "type": 0 if message_.reference is None else 19,
+    }  # fmt: skip
+    if message_.reference is not None:
+        data["message_reference"] = {
+            "message_id": str(message_.reference.message_id),
+            "channel_id": str(message_.channel.id),
+        }
+    return data

@@ -28,12 +28,6 @@ ALICE, BOB = 1001, 1002
 MANAGE_GUILD = 1 << 5
 
 
-@pytest.fixture
-async def bot(tmp_path: Path, ollama: FakeOllama) -> AsyncIterator[tuple[EchoBot, fakes.Recorder]]:
-    async with _bot_with(tmp_path, ollama) as pair:
-        yield pair
-
-
 @asynccontextmanager
 async def _bot_with(
     tmp_path: Path, ollama: FakeOllama

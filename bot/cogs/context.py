@@ -1,0 +1,159 @@
+"""The context: /context (live preview of your next prompt), /strategy, /lore, and the message
+menu commands "Exclude from context" / "Include in context"."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from bot import render
+from bot.app import send_ephemeral
+from memory import manage_context
+from memory.model import DM_ORIGIN, LoreScope
+from memory.store import history
+
+if TYPE_CHECKING:
+    from bot.app import EchoBot
+
+Interaction = discord.Interaction["EchoBot"]
+
+
+def _story(interaction: Interaction) -> int:
+    return interaction.channel_id or interaction.user.id
+
+
+def _source_of(message: discord.Message, bot_id: int) -> str:
+    """The stored source id of a Discord message: a reply of the bot is stored under the
+    message it answered (every chunk of a reply is a Discord reply to that message)."""
+    if message.author.id == bot_id and message.reference and message.reference.message_id:
+        return f"discord:{message.reference.message_id}:reply"
+    return f"discord:{message.id}"
+
+
+class ContextCommands(commands.Cog):
+    def __init__(self, bot: EchoBot) -> None:
+        self.bot = bot
+        self.menus = [
+            app_commands.ContextMenu(name=_("Exclude from context"), callback=self.exclude),
+            app_commands.ContextMenu(name=_("Include in context"), callback=self.include),
+        ]
+
+    async def cog_load(self) -> None:
+        for menu in self.menus:
+            self.bot.tree.add_command(menu)
+
+    async def cog_unload(self) -> None:
+        for menu in self.menus:
+            self.bot.tree.remove_command(menu.name, type=menu.type)
+
+    @app_commands.command(
+        name=_("context"), description=_("What the character would see for your next message")
+    )
+    @app_commands.describe(message=_("A draft of your next message (optional)"))
+    async def context(self, interaction: Interaction, message: str = "") -> None:
+        origin = DM_ORIGIN if interaction.guild_id is None else str(interaction.guild_id)
+        plan = await self.bot.runtime.engine.preview(
+            user_id=interaction.user.id, user_name=interaction.user.display_name,
+            story_id=_story(interaction), origin=origin, text=message,
+        )  # fmt: skip
+        await send_ephemeral(interaction, render.render_context(plan))
+
+    @app_commands.command(
+        name=_("strategy"), description=_("How this conversation's context is trimmed")
+    )
+    @app_commands.describe(name=_("truncate, summarize, vector-recall, manual, or a plugin's"))
+    async def strategy(self, interaction: Interaction, name: str = "") -> None:
+        builder = self.bot.runtime.engine.context
+        story = _story(interaction)
+        if not name:
+            current = (await builder.strategy_for(story)).name
+            available = ", ".join(builder.registry.names())
+            await send_ephemeral(
+                interaction, f"Strategy here: `{current}` (available: {available})."
+            )
+            return
+        if interaction.guild_id is not None and not interaction.permissions.manage_channels:
+            raise app_commands.MissingPermissions(["manage_channels"])
+        chosen = await builder.set_strategy(story, name)
+        await send_ephemeral(interaction, f"Strategy here is now `{chosen}`.")
+
+    @strategy.autocomplete("name")
+    async def _strategy_names(
+        self, interaction: Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        names = self.bot.runtime.engine.context.registry.names()
+        return [app_commands.Choice(name=n, value=n) for n in names if current in n][:25]
+
+    lore = app_commands.Group(
+        name=_("lore"), description=_("World knowledge the character uses when keywords come up"),
+        guild_only=True, default_permissions=discord.Permissions(manage_guild=True),
+    )  # fmt: skip
+
+    @lore.command(name=_("add"), description=_("Add a lore entry for this server"))
+    @app_commands.describe(
+        keywords=_("Words that activate it, separated by commas"),
+        content=_("What the character should know"),
+        scope=_("Any character, or only the one the bot plays now"),
+    )
+    @app_commands.checks.has_permissions(manage_guild=True)
+    async def lore_add(
+        self,
+        interaction: Interaction,
+        keywords: str,
+        content: str,
+        scope: Literal["global", "character"] = "global",
+    ) -> None:
+        entry = await manage_context.add_lore(
+            self.bot.runtime.store, keywords=keywords, content=content,
+            guild_id=interaction.guild_id, scope=LoreScope(scope),
+            character=self.bot.runtime.engine.character.name, created_by=interaction.user.id,
+        )  # fmt: skip
+        await send_ephemeral(interaction, f"Lore entry #{entry.id} added.")
+
+    @lore.command(name=_("list"), description=_("The lore entries that apply here"))
+    @app_commands.checks.has_permissions(manage_guild=True)
+    async def lore_list(self, interaction: Interaction) -> None:
+        entries = await manage_context.list_lore(self.bot.runtime.store, interaction.guild_id)
+        await send_ephemeral(
+            interaction, render.render_lore(entries, guild_id=interaction.guild_id)
+        )
+
+    @lore.command(name=_("remove"), description=_("Remove one of this server's lore entries"))
+    @app_commands.describe(entry=_("The entry's number, from /lore list"))
+    @app_commands.checks.has_permissions(manage_guild=True)
+    async def lore_remove(self, interaction: Interaction, entry: int) -> None:
+        await manage_context.remove_lore(
+            self.bot.runtime.store, entry, guild_id=interaction.guild_id
+        )
+        await send_ephemeral(interaction, f"Lore entry #{entry} removed.")
+
+    async def exclude(self, interaction: Interaction, message: discord.Message) -> None:
+        await self._set_excluded(interaction, message, True)
+
+    async def include(self, interaction: Interaction, message: discord.Message) -> None:
+        await self._set_excluded(interaction, message, False)
+
+    async def _set_excluded(
+        self, interaction: Interaction, message: discord.Message, excluded: bool
+    ) -> None:
+        store = self.bot.runtime.store
+        me = self.bot.user.id if self.bot.user else 0
+        stored = await history.by_source(store, _source_of(message, me))
+        answered = None
+        if stored is not None and stored.role == "assistant":
+            answered = await manage_context.reply_owner(store, stored)
+        moderator = interaction.guild_id is not None and interaction.permissions.manage_messages
+        await manage_context.set_excluded(
+            store, stored, actor_id=interaction.user.id, excluded=excluded,
+            moderator=moderator, answered_user_id=answered,
+        )  # fmt: skip
+        await send_ephemeral(
+            interaction,
+            "Excluded from the context; it stays in the history. “Include in context” undoes it."
+            if excluded
+            else "Included in the context again.",
+        )
