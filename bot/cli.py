@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 
 from bot.config import ConfigError, Settings, load_settings
-from bot.runtime import Runtime, backends, open_runtime
+from bot.runtime import Runtime, backends, open_runtime, strategies
 from bot.terminal import Terminal, is_interactive, terminal_user_id
 from memory import manage
 from memory.errors import BackendError, EchoError
@@ -89,6 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return asyncio.run(_dispatch(args, settings))
+    except ConfigError as exc:  # found when the runtime is built (a strategy plugin missing)
+        print(f"echo-bot: {args.config}: {exc}", file=sys.stderr)
+        return 2
     except EchoError as exc:
         print(f"echo-bot: {exc}", file=sys.stderr)
         return 1
@@ -99,7 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     command = args.command
     if command == "check-config":
-        print(f"{args.config}: OK (character {settings.character.name!r})")
+        registry = strategies(settings)  # the configured strategy must exist (plugins too)
+        print(f"{args.config}: OK (character {settings.character.name!r}, context strategy "
+              f"{settings.context.strategy!r} of {', '.join(registry.names())})")  # fmt: skip
         return 0
     if command == "doctor":
         return await doctor(settings, args.config)
@@ -179,6 +184,12 @@ async def doctor(settings: Settings, config_path: str) -> int:
             results.append(await _check_model(http, llm.backend, label, url, model))
         ok, lines = await _calibration(settings, http)
         results.extend((ok, line) for line in lines)
+    try:
+        registry = strategies(settings)
+        results.append((True, f"context strategies: {', '.join(registry.names())}"))
+        results.extend((False, f"strategy plugin {error}") for error in registry.errors)
+    except ConfigError as exc:
+        results.append((False, str(exc)))
     if settings.discord.token is None:
         results.append((False, "Discord token not set → set ECHO_DISCORD__TOKEN (or the "
                                "terminal chat is used)"))  # fmt: skip

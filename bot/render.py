@@ -12,6 +12,7 @@ from memory.model import LoreEntry, Memory, Reason, Turn
 from memory.read.budget import ContextPlan, Decision
 from memory.read.prompt import BlockKind
 from memory.read.strategies import Status
+from memory.store.history import HistoryMessage
 from memory.write.stances import Position
 from memory.write.summary import Anchor
 
@@ -231,4 +232,16 @@ def render_lore(entries: Sequence[LoreEntry], *, guild_id: int | None) -> str:
         keys = defang("always" if entry.constant else ", ".join(entry.keywords))
         content = _excerpt(entry.content, 80)
         lines.append(f"`#{entry.id}` {where} · {scope} · keys: {keys} — {content}")
+    return "\n".join(lines)
+
+
+def render_history(messages: Sequence[HistoryMessage]) -> str:
+    """The last messages of a conversation with their ids, marking those out of the context."""
+    if not messages:
+        return "No messages yet."
+    lines = []
+    for m in messages:
+        mark = " [excluded]" if m.excluded else ""
+        lines.append(f"`#{m.id}`{mark} {defang(m.author_name)}: {_excerpt(m.content, 80)}")
+    lines.append("/exclude ID keeps a message out of the context; /include ID lets it back in.")
     return "\n".join(lines)

@@ -15,9 +15,9 @@ from typing import TextIO
 
 from bot import render
 from bot.runtime import Runtime
-from memory import manage
+from memory import manage, manage_context
 from memory.engine import Incoming
-from memory.errors import BackendError, NotFound
+from memory.errors import BackendError, Forbidden, NotFound
 from memory.indexer import start_scheduler
 from memory.model import DM_ORIGIN, Kind, Scope
 from memory.store import history
@@ -27,7 +27,9 @@ log = logging.getLogger(__name__)
 
 HELP = """\
 Commands: /why · /memories [never|TEXT] · /pin ID · /unpin ID · /forget ID · /remember TEXT
-          /summary · /positions · /stats · /help · /quit"""
+          /summary · /positions · /stats · /context [DRAFT] · /strategy [NAME]
+          /history · /exclude ID · /include ID · /lore list|add KEYWORDS | CONTENT|remove ID
+          /help · /quit"""
 
 
 def terminal_user_id(name: str) -> int:
@@ -89,54 +91,130 @@ class Terminal:
 
     async def command(self, line: str) -> bool:
         name, _, arg = line[1:].partition(" ")
-        arg = arg.strip()
-        store = self.runtime.store
+        if name in ("quit", "exit"):
+            return False
+        handler = getattr(self, f"cmd_{name}", None) if name.isidentifier() else None
         try:
-            if name in ("quit", "exit"):
-                return False
-            if name == "help":
-                self.say(HELP)
-            elif name == "why":
-                self.say(render.render_why(await manage.why(store, self.user_id, self.story_id)))
-            elif name == "memories":
-                found = await manage.list_memories(
-                    store, self.user_id, never_served=arg == "never",
-                    query="" if arg == "never" else arg,
-                )  # fmt: skip
-                self.say(render.render_memories(found, page_index=0, pages=1, total=len(found)))
-            elif name in ("pin", "unpin"):
-                memory = await manage.set_pinned(store, self.user_id, _id(arg), name == "pin")
-                self.say(f"{'Pinned' if memory.pinned else 'Unpinned'} #{memory.id}.")
-            elif name == "forget":
-                memory_id = _id(arg)
-                if self.interactive and not _confirm(f"Forget #{memory_id} for good? [y/N] "):
-                    self.say("Kept.")
-                else:
-                    await manage.forget(store, self.user_id, memory_id)
-                    self.say(f"Forgotten #{memory_id}.")
-            elif name == "remember":
-                outcome = await manage.remember(
-                    store, user_id=self.user_id, story_id=self.story_id, origin=DM_ORIGIN,
-                    text=arg, kind=Kind.FACT, scope=Scope.GLOBAL,
-                )  # fmt: skip
-                self.say(f"Memory #{outcome.memory_id}: {outcome.action}.")
-            elif name == "summary":
-                anchors = await summary.active(store, self.story_id)
-                text = await history.summary(store, self.story_id)
-                self.say(render.render_summary(text, anchors))
-            elif name == "positions":
-                self.say(render.render_positions(await stances.for_story(store, self.story_id)))
-            elif name == "stats":
-                self.say(
-                    render.render_stats(await manage.stats(store), self.runtime.indexer.status())
-                )
-            else:
+            if handler is None:
                 self.say(f"Unknown command /{name}. {HELP}")
-        except NotFound as exc:
+            else:
+                await handler(arg.strip())
+        except (NotFound, Forbidden) as exc:
             self.say(f"{str(exc).capitalize()}.")
         except ValueError as exc:
             self.say(f"{exc}.")
         return True
+
+    async def cmd_help(self, arg: str) -> None:
+        self.say(HELP)
+
+    async def cmd_why(self, arg: str) -> None:
+        turn = await manage.why(self.runtime.store, self.user_id, self.story_id)
+        self.say(render.render_why(turn))
+
+    async def cmd_memories(self, arg: str) -> None:
+        found = await manage.list_memories(
+            self.runtime.store, self.user_id, never_served=arg == "never",
+            query="" if arg == "never" else arg,
+        )  # fmt: skip
+        self.say(render.render_memories(found, page_index=0, pages=1, total=len(found)))
+
+    async def cmd_pin(self, arg: str, pinned: bool = True) -> None:
+        memory = await manage.set_pinned(self.runtime.store, self.user_id, _id(arg), pinned)
+        self.say(f"{'Pinned' if memory.pinned else 'Unpinned'} #{memory.id}.")
+
+    async def cmd_unpin(self, arg: str) -> None:
+        await self.cmd_pin(arg, pinned=False)
+
+    async def cmd_forget(self, arg: str) -> None:
+        memory_id = _id(arg)
+        if self.interactive and not _confirm(f"Forget #{memory_id} for good? [y/N] "):
+            self.say("Kept.")
+            return
+        await manage.forget(self.runtime.store, self.user_id, memory_id)
+        self.say(f"Forgotten #{memory_id}.")
+
+    async def cmd_remember(self, arg: str) -> None:
+        outcome = await manage.remember(
+            self.runtime.store, user_id=self.user_id, story_id=self.story_id, origin=DM_ORIGIN,
+            text=arg, kind=Kind.FACT, scope=Scope.GLOBAL,
+        )  # fmt: skip
+        self.say(f"Memory #{outcome.memory_id}: {outcome.action}.")
+
+    async def cmd_summary(self, arg: str) -> None:
+        anchors = await summary.active(self.runtime.store, self.story_id)
+        text = await history.summary(self.runtime.store, self.story_id)
+        self.say(render.render_summary(text, anchors))
+
+    async def cmd_positions(self, arg: str) -> None:
+        self.say(
+            render.render_positions(await stances.for_story(self.runtime.store, self.story_id))
+        )
+
+    async def cmd_stats(self, arg: str) -> None:
+        stats = await manage.stats(self.runtime.store)
+        self.say(render.render_stats(stats, self.runtime.indexer.status()))
+
+    async def cmd_context(self, arg: str) -> None:
+        plan = await self.runtime.engine.preview(
+            user_id=self.user_id, user_name=self.user_name, story_id=self.story_id,
+            origin=DM_ORIGIN, text=arg,
+        )  # fmt: skip
+        self.say(render.render_context(plan))
+
+    async def cmd_strategy(self, arg: str) -> None:
+        builder = self.runtime.engine.context
+        if not arg:
+            current = (await builder.strategy_for(self.story_id)).name
+            self.say(
+                f"Strategy here: `{current}` (available: {', '.join(builder.registry.names())})."
+            )
+            return
+        self.say(f"Strategy here is now `{await builder.set_strategy(self.story_id, arg)}`.")
+
+    async def cmd_lore(self, arg: str) -> None:
+        """/lore list · /lore add KEYWORDS | CONTENT · /lore remove ID (the owner's entries)."""
+        action, _, rest = arg.partition(" ")
+        store = self.runtime.store
+        if action == "list":
+            self.say(render.render_lore(await manage_context.list_lore(store, None), guild_id=None))
+        elif action == "add":
+            keywords, bar, content = rest.partition("|")
+            if not bar:
+                raise ValueError(
+                    "write /lore add KEYWORDS | CONTENT (keywords separated by commas)"
+                )
+            entry = await manage_context.add_lore(
+                store, keywords=keywords, content=content, guild_id=None
+            )
+            self.say(f"Lore entry #{entry.id} added.")
+        elif action == "remove":
+            await manage_context.remove_lore(store, _id(rest), guild_id=None)
+            self.say(f"Lore entry #{_id(rest)} removed.")
+        else:
+            raise ValueError("write /lore list, /lore add KEYWORDS | CONTENT, or /lore remove ID")
+
+    async def cmd_history(self, arg: str) -> None:
+        messages = await history.recent(
+            self.runtime.store, self.story_id, limit=20, include_excluded=True
+        )
+        self.say(render.render_history(messages))
+
+    async def cmd_exclude(self, arg: str, excluded: bool = True) -> None:
+        store = self.runtime.store
+        message = await history.in_story(store, self.story_id, _id(arg))
+        owner = None
+        if message is not None and message.role == "assistant":
+            owner = await manage_context.reply_owner(store, message)
+        await manage_context.set_excluded(
+            store, message, actor_id=self.user_id, excluded=excluded, answered_user_id=owner
+        )
+        self.say(
+            f"Message #{_id(arg)} {'excluded from' if excluded else 'included in'} the context."
+        )
+
+    async def cmd_include(self, arg: str) -> None:
+        await self.cmd_exclude(arg, excluded=False)
 
     async def run(self, stdin: TextIO) -> None:
         """Read lines until end of input or /quit."""
@@ -163,7 +241,7 @@ def _id(arg: str) -> int:
     try:
         return int(arg.lstrip("#"))
     except ValueError:
-        raise ValueError(f"{arg or 'nothing'} is not a memory id (a number, e.g. /pin 3)") from None
+        raise ValueError(f"{arg or 'nothing'} is not an id (a number, e.g. /pin 3)") from None
 
 
 def _confirm(question: str) -> bool:

@@ -69,3 +69,22 @@ def test_cli_prints_one_line_not_a_traceback(
     assert main(["--config", str(path), "check-config"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "memory.semantic_slots" in err and "Traceback" not in err
+
+
+def test_context_settings_leave_room_for_a_prompt_and_name_a_real_strategy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = load_settings(ROOT / "config.example.toml")
+    assert (settings.context.context_length, settings.context.response_tokens) == (8192, 1024)
+    assert settings.context.strategy == "summarize"
+    path = tmp_path / "c.toml"
+    path.write_text("[context]\ncontext_length = 1024\nresponse_tokens = 900\n")
+    with pytest.raises(ConfigError, match=r"context: .*leave at least 256"):
+        load_settings(path)
+    path.write_text('[context]\nstrategy = "sumarize"\n')
+    assert main(["--config", str(path), "check-config"]) == 2
+    err = capsys.readouterr().err
+    assert "no strategy 'sumarize' (available: manual, summarize, truncate, vector-recall)" in err
+    path.write_text('[context]\nstrategy = "vector-recall"\n')
+    assert main(["--config", str(path), "check-config"]) == 0
+    assert "context strategy 'vector-recall'" in capsys.readouterr().out

@@ -115,3 +115,37 @@ async def test_chat_backend_down_gives_one_clear_line(tmp_path: Path, ollama: Fa
     ollama.set("/api/chat", "500")
     out, _ = await _chat(_config(tmp_path, ollama.url), ["Bonjour"])
     assert out.strip().startswith("[Écho cannot answer right now:")
+
+
+async def test_context_commands_in_the_terminal(tmp_path: Path, ollama: FakeOllama) -> None:
+    _script(ollama)
+    config = _config(tmp_path, ollama.url)
+    out, err = await _chat(
+        config,
+        [
+            "/lore add phare, lighthouse | Le phare de Brest est hanté.",
+            "/lore add sans barre",
+            "Mon code secret est 4512.",
+            "/history",
+            "/exclude 1",
+            "/exclude 99",
+            "/strategy truncate",
+            "/strategy nope",
+            "/context Et le PHARE ?",
+            "/lore list",
+            "/lore remove 1",
+        ],
+    )
+    assert "Lore entry #1 added." in out
+    assert "write /lore add KEYWORDS | CONTENT" in out
+    assert "`#1` Marie: Mon code secret est 4512." in out
+    assert "Message #1 excluded from the context." in out
+    assert "That message is not in my conversation history." in out
+    assert "Strategy here is now `truncate`." in out and "no context strategy 'nope'" in out
+    preview = out[out.index("**Context preview**") :]
+    assert "strategy `truncate`" in preview
+    assert "✗ history #1 (1) ~" in preview and "excluded from the context by a person" in preview
+    assert "✓ lore #1 'PHARE'" in preview or "✓ lore #1 'phare'" in preview
+    assert "`#1` everywhere (owner) · any character · keys: phare, lighthouse" in out
+    assert out.rstrip().endswith("Lore entry #1 removed.")
+    assert "4512" not in err and "hanté" not in err
