@@ -34,7 +34,8 @@ def normalise(text: str, *, case_sensitive: bool = False) -> str:
     """The form keywords and conversation are compared in."""
     if case_sensitive:
         return unicodedata.normalize("NFKC", text)
-    return strip_accents(fold(text))
+    # Folded again after the accents go: a spacing mark ("¸") leaves a space behind.
+    return fold(strip_accents(fold(text)))
 
 
 def character_key(name: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from importlib.metadata import entry_points
@@ -81,6 +81,31 @@ class Strategy(Protocol):
     def apply(self, request: ContextRequest) -> StrategyResult: ...
 
 
+def how_many_to_drop(
+    request: ContextRequest, keep: Sequence[Block], candidates: Sequence[Block], limit: int
+) -> int:
+    """The fewest leading `candidates` to drop from `keep` so the rest costs at most `limit`
+    (all of them when even that is not enough). Dropping a block never raises the count, so a
+    binary search finds it in O(log n) counts instead of one count per block."""
+
+    def fits_without(k: int) -> bool:
+        gone = {b.key for b in candidates[:k]}
+        return request.tokens(b for b in keep if b.key not in gone) <= limit
+
+    if fits_without(0):
+        return 0
+    low, high = 1, len(candidates)
+    if not fits_without(high):
+        return high
+    while low < high:
+        middle = (low + high) // 2
+        if fits_without(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
 def drop_until_fits(
     request: ContextRequest,
     keep: list[Block],
@@ -89,16 +114,18 @@ def drop_until_fits(
     reason: str,
     *,
     reserve: int = 0,
-) -> None:
-    """Remove blocks from `keep` in the given order until the rest fits `budget - reserve`."""
+) -> list[Block]:
+    """Remove blocks from `keep` in the given order until the rest fits `budget - reserve`;
+    return the removed blocks. Protected blocks are skipped."""
     present = {b.key for b in keep}
-    for candidate in order:
-        if request.tokens(keep) + reserve <= request.budget:
-            return
-        if candidate.protected or candidate.key not in present:
-            continue
-        keep.remove(candidate)
-        removed[candidate.key] = (Status.EXCLUDED, reason)
+    candidates = [b for b in order if not b.protected and b.key in present]
+    count = how_many_to_drop(request, keep, candidates, request.budget - reserve)
+    gone = candidates[:count]
+    keys = {b.key for b in gone}
+    keep[:] = [b for b in keep if b.key not in keys]
+    for b in gone:
+        removed[b.key] = (Status.EXCLUDED, reason)
+    return gone
 
 
 def by_priority(blocks: Iterable[Block]) -> list[Block]:
@@ -145,12 +172,7 @@ class Summarize:
         if request.fits([*keep, *current]):
             return StrategyResult((*keep, *current), removed)
         allowance = int(request.budget * request.summary_share)
-        leaving: list[Block] = []
-        for b in oldest_history(keep):
-            if request.tokens(keep) + allowance <= request.budget:
-                break
-            keep.remove(b)
-            leaving.append(b)
+        leaving = drop_until_fits(request, keep, oldest_history(keep), {}, "", reserve=allowance)
         summary = previous
         if leaving:
             sentences = [*previous.sentences]
