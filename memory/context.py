@@ -233,9 +233,8 @@ class ContextBuilder:
         self, tx: Tx, story_id: int, estimator: Estimator, summary: ContextSummary | None
     ) -> None:
         e = estimator
-        await stored.save_calibration(
-            tx, e.model, e.factor, e.deviation, e.samples, e.rejected, now=self.clock()
-        )
+        value = (e.factor, e.recent, e.samples, e.rejected)
+        await stored.save_calibration(tx, e.model, value, now=self.clock())
         if summary is not None:
             await stored.set_summary(tx, story_id, summary, now=self.clock())
 

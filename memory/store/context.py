@@ -45,22 +45,27 @@ async def set_summary(tx: Tx, story_id: int, value: ContextSummary, *, now: floa
     )
 
 
-async def calibration(store: Store, model: str) -> tuple[float, float, int, int] | None:
-    """(factor, deviation, samples, rejected) for a chat model, or None before any report."""
+Calibration = tuple[float, tuple[float, ...], int, int]
+
+
+async def calibration(store: Store, model: str) -> Calibration | None:
+    """(factor, recent ratios, samples, rejected) for a chat model, or None before any report."""
     row = await store.fetchone(
-        "SELECT factor, deviation, samples, rejected FROM token_calibration WHERE model = ?",
+        "SELECT factor, recent, samples, rejected FROM token_calibration WHERE model = ?",
         (model,),
     )
-    return (float(row[0]), float(row[1]), int(row[2]), int(row[3])) if row else None
+    if row is None:
+        return None
+    recent = tuple(float(r) for r in json.loads(row[1]))
+    return float(row[0]), recent, int(row[2]), int(row[3])
 
 
-async def save_calibration(
-    tx: Tx, model: str, factor: float, deviation: float, samples: int, rejected: int, *, now: float
-) -> None:
+async def save_calibration(tx: Tx, model: str, value: Calibration, *, now: float) -> None:
+    factor, recent, samples, rejected = value
     await tx.execute(
-        "INSERT INTO token_calibration (model, factor, deviation, samples, rejected, updated_at)"
+        "INSERT INTO token_calibration (model, factor, recent, samples, rejected, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (model) DO UPDATE SET factor = excluded.factor,"
-        " deviation = excluded.deviation, samples = excluded.samples,"
+        " recent = excluded.recent, samples = excluded.samples,"
         " rejected = excluded.rejected, updated_at = excluded.updated_at",
-        (model, factor, deviation, samples, rejected, now),
+        (model, factor, json.dumps(list(recent)), samples, rejected, now),
     )

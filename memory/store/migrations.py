@@ -279,7 +279,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         CREATE TABLE token_calibration (
             model TEXT PRIMARY KEY CHECK (length(model) > 0),
             factor REAL NOT NULL CHECK (factor > 0),
-            deviation REAL NOT NULL CHECK (deviation >= 0),
+            recent TEXT NOT NULL CHECK (json_valid(recent) AND json_type(recent) = 'array'),
             samples INTEGER NOT NULL CHECK (samples >= 0),
             rejected INTEGER NOT NULL CHECK (rejected >= 0),
             updated_at REAL NOT NULL

@@ -207,12 +207,12 @@ STRATEGIES = [Truncate(), Summarize(), VectorRecall(), Manual(), Greedy(), Broke
 @settings(max_examples=150, deadline=None)
 @given(
     blocksets(), st.integers(64, 3000), st.sampled_from(STRATEGIES), TEXT,
-    st.floats(1.0, 3.0), st.floats(0.0, 0.5),
+    st.floats(0.5, 3.0), st.floats(0.0, 2.0),
 )  # fmt: skip
 def test_the_budget_is_never_exceeded(
-    blocks: list[Block], budget: int, strategy: Any, text: str, factor: float, deviation: float
+    blocks: list[Block], budget: int, strategy: Any, text: str, factor: float, spread: float
 ) -> None:
-    estimator = Estimator("m", factor=factor, deviation=deviation, samples=3)
+    estimator = Estimator("m", factor=factor, recent=(factor, factor + spread), samples=2)
     p = assemble(
         [*blocks, block(BlockKind.INPUT, "input", text or "?")], strategy=strategy,
         budget=Budget(budget + 64, 64), estimator=estimator, user_name=USER,
