@@ -7,7 +7,6 @@ the backend's token count calibrates the estimator, and a new condensed history 
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -40,7 +39,7 @@ from memory.store import context as stored
 from memory.store import history
 from memory.store import lore as lore_store
 from memory.store.db import Store, Tx
-from memory.text import content_words
+from memory.text import lexical_similarity
 
 log = logging.getLogger(__name__)
 
@@ -77,14 +76,6 @@ def _input(user_name: str, text: str) -> Block:
     if text:
         return input_block(user_name, text)
     return replace(input_block(user_name, PREVIEW_INPUT), label="(your next message)")
-
-
-def lexical_similarity(a: str, b: str) -> float:
-    """Cosine of the two texts' content-word sets (accents and case folded)."""
-    x, y = content_words(a), content_words(b)
-    if not x or not y:
-        return 0.0
-    return len(x & y) / math.sqrt(len(x) * len(y))
 
 
 class ContextBuilder:

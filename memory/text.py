@@ -6,6 +6,7 @@ form. `words` and `content_words` tokenise the folded form.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 
@@ -86,3 +87,11 @@ def clauses(text: str) -> list[list[str]]:
         if current:
             out.append(current)
     return out
+
+
+def lexical_similarity(a: str, b: str) -> float:
+    """Cosine of the two texts' content-word sets (accents kept, case folded), from 0 to 1."""
+    x, y = content_words(a), content_words(b)
+    if not x or not y:
+        return 0.0
+    return len(x & y) / math.sqrt(len(x) * len(y))

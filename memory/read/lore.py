@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.model import LoreEntry, LoreScope
-from memory.text import fold, strip_accents
+from memory.text import fold, lexical_similarity, strip_accents
 
 # Limits of what a person may store (also CHECK constraints in the database).
 MAX_KEYWORDS = 25
@@ -79,7 +79,7 @@ def activate(
 
     `conversation` is newest first, the current message at index 0; an entry looks `depth`
     messages deep unless it sets its own scan depth. Ranking: constant entries, then priority,
-    then the most recent hit, then the oldest entry.
+    then the most recent hit, then the content closest to the current message, then the oldest.
     """
     folded = [normalise(t) for t in conversation]
     exact = [normalise(t, case_sensitive=True) for t in conversation]
@@ -100,5 +100,12 @@ def activate(
         if secondary and _hit(secondary, folded[:reach], exact[:reach], case) is None:
             continue
         fired.append(Activation(entry, hit[0], hit[1]))
-    fired.sort(key=lambda a: (not a.entry.constant, -a.entry.priority, a.distance, a.entry.id))
+    current = conversation[0] if conversation else ""
+    closeness = {a.entry.id: lexical_similarity(current, a.entry.content) for a in fired}
+    fired.sort(
+        key=lambda a: (
+            not a.entry.constant, -a.entry.priority, a.distance, -closeness[a.entry.id],
+            a.entry.id,
+        )
+    )  # fmt: skip
     return fired

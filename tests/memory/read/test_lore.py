@@ -47,6 +47,15 @@ def test_ranking_constant_priority_then_recency() -> None:
     assert fired(entries, "brest", "dragon et phare") == [3, 2, 4, 1]
 
 
+def test_equal_entries_rank_by_closeness_to_the_message() -> None:
+    entries = [
+        LoreEntry(id=1, content="Les dragons dorment l'hiver.", keywords=("dragon",)),
+        LoreEntry(id=2, content="Le dragon rouge garde le phare.", keywords=("dragon",)),
+    ]
+    fired_ = activate(entries, ["le dragon rouge du phare ?"], depth=1, character="Écho")
+    assert [a.entry.id for a in fired_] == [2, 1]
+
+
 def test_character_scope_and_selective_entries() -> None:
     entries = [
         entry(1, "dragon", scope=LoreScope.CHARACTER, character="echo"),
