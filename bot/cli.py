@@ -1,4 +1,5 @@
-"""The `echo-bot` command line: run | chat | doctor | reindex | export | import | check-config."""
+"""The `echo-bot` command line: run | chat | doctor | reindex | calibrate | export | import |
+card show/import | check-config."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ from pathlib import Path
 
 import httpx
 
+from bot import render
 from bot.config import ConfigError, Settings, load_settings
 from bot.runtime import Runtime, backends, open_runtime, strategies
 from bot.terminal import Terminal, is_interactive, terminal_user_id
-from memory import manage
+from memory import manage, manage_context
+from memory.cards import load_card
 from memory.errors import BackendError, EchoError
 from memory.llm import ollama_health
 from memory.read.calibrate import calibrate
@@ -50,6 +53,17 @@ def _parser() -> argparse.ArgumentParser:
     command("reindex", "embed every memory whose vector is missing or stale")
     command("calibrate", "read how the embedding model separates French and English")
     command("check-config", "load the settings and say what is wrong, if anything")
+    card = command("card", "read a Character Card (V2/V3, .json or .png)")
+    card_commands = card.add_subparsers(dest="card_command", required=True)
+    show = card_commands.add_parser("show", help="print what Écho understands of a card",
+                                    parents=[common])  # fmt: skip
+    show.add_argument("path", nargs="?", help="the card (default: [character] card)")
+    load = card_commands.add_parser(
+        "import",
+        help="store a card's lorebook as lore entries and print what was understood",
+        parents=[common],
+    )
+    load.add_argument("path", help="the card file")
     for name in ("export", "import"):
         sub = command(name, f"{name} one person's memories as JSON")
         who = sub.add_mutually_exclusive_group(required=True)
@@ -113,6 +127,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             ok, lines = await _calibration(settings, http)
         print("\n".join(lines))
         return 0 if ok else 1
+    if command == "card":
+        return await _card(args, settings)
     if command == "run" and settings.discord.token is None:
         print(
             "No Discord token configured (ECHO_DISCORD__TOKEN or [discord] token): "
@@ -141,6 +157,23 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         items = json.loads(_read(args.file)).get("memories", [])
         print(json.dumps(await manage.import_memories(runtime.store, user_id, items)))
         return 0
+
+
+async def _card(args: argparse.Namespace, settings: Settings) -> int:
+    """`card show [PATH]` reads only; `card import PATH` also stores the lorebook."""
+    path = args.path or settings.character.card
+    if path is None:
+        raise ConfigError("no card given and no [character] card configured")
+    c = settings.character
+    card = load_card(path, played_as=c.name if "name" in c.model_fields_set else None)
+    print(render.render_card(card))
+    if args.card_command == "import":
+        async with await Store.open(settings.storage.path) as store:
+            changed = await manage_context.sync_card_lore(store, card)
+        print(f"Lore: {len(card.lore)} entries stored" if changed else "Lore: already up to date")
+        if settings.character.card is None or Path(settings.character.card) != Path(path):
+            print(f'To play this character, set [character] card = "{path}" in {args.config}.')
+    return 0
 
 
 async def _run_discord(runtime: Runtime) -> int:

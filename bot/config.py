@@ -48,6 +48,8 @@ class CharacterSettings(_Section):
     name: str = Field("Écho", min_length=1, max_length=80)
     persona: str = "Tu es Écho, une confidente attentive, chaleureuse et un peu malicieuse."
     rules: list[str] = Field(default_factory=list)
+    # A Character Card (V2/V3, .json or .png): it supplies what this section leaves unset.
+    card: Path | None = None
 
 
 class LLMSettings(_Section):
@@ -160,6 +162,9 @@ def load_settings(path: str | Path, *, secrets_dir: str | Path | None = None) ->
     # A relative database path is relative to the config file, not to the current directory.
     if not settings.storage.path.is_absolute():
         settings.storage.path = path.parent / settings.storage.path
+    card = settings.character.card
+    if card is not None and not card.is_absolute():
+        settings.character.card = path.parent / card
     return settings
 
 

@@ -6,6 +6,7 @@ import datetime
 import re
 from collections.abc import Sequence
 
+from memory.cards import Card
 from memory.indexer import IndexerStatus
 from memory.manage import Stats
 from memory.model import LoreEntry, Memory, Reason, Turn
@@ -244,4 +245,27 @@ def render_history(messages: Sequence[HistoryMessage]) -> str:
         mark = " [excluded]" if m.excluded else ""
         lines.append(f"`#{m.id}`{mark} {defang(m.author_name)}: {_excerpt(m.content, 80)}")
     lines.append("/exclude ID keeps a message out of the context; /include ID lets it back in.")
+    return "\n".join(lines)
+
+
+def render_card(card: Card) -> str:
+    """What Écho understood of a character card: fields, greetings, lore, what it ignored."""
+    r = card.report
+    lines = [f"Card: {defang(card.name)} ({r.spec}, {r.container})"]
+    fields = ", ".join(f"{k} {v:,}" for k, v in r.fields.items())
+    lines.append(f"Fields (characters; greetings: count): {fields or 'none'}")
+    lines.append(
+        f"Persona {len(card.persona):,} characters · system prompt {len(card.system):,} · "
+        f"post-history {len(card.post_history):,} · examples {len(card.examples):,} · "
+        f"{len(card.greetings)} greetings"
+    )
+    budget = f", lorebook budget {card.lore_budget} tokens" if card.lore_budget else ""
+    lines.append(f"Lore entries: {r.entries} ({r.constant} always active){budget}")
+    lines += [f"  skipped {label}: {reason}" for label, reason in r.skipped]
+    if r.unknown:
+        shown = ", ".join(r.unknown[:8]) + (
+            f", … {len(r.unknown) - 8} more" if len(r.unknown) > 8 else ""
+        )
+        lines.append(f"Unknown fields kept but ignored: {len(r.unknown)} ({shown})")
+    lines += [f"Warning: {w}" for w in r.warnings]
     return "\n".join(lines)

@@ -9,8 +9,11 @@ from dataclasses import dataclass
 import httpx
 
 from bot.config import ConfigError, Settings
+from memory import cards, manage_context
+from memory.cards import Card
 from memory.context import ContextConfig
 from memory.engine import Engine, MemoryConfig
+from memory.errors import CardError
 from memory.indexer import Indexer
 from memory.llm import ChatBackend, Embedder, OllamaChat, OllamaEmbedder, OpenAIChat, OpenAIEmbedder
 from memory.model import Kind
@@ -49,9 +52,30 @@ def backends(settings: Settings, http: httpx.AsyncClient) -> tuple[ChatBackend, 
     )
 
 
-def character(settings: Settings) -> Character:
+def load_card(settings: Settings) -> Card | None:
+    """The configured character card, read; ConfigError says what is wrong with it."""
     c = settings.character
-    return Character(name=c.name, persona=c.persona, rules=tuple(c.rules))
+    if c.card is None:
+        return None
+    try:
+        return cards.load_card(c.card, played_as=c.name if "name" in c.model_fields_set else None)
+    except CardError as exc:
+        raise ConfigError(f"character.card: {exc}") from None
+
+
+def character(settings: Settings, card: Card | None = None) -> Character:
+    """The character: the [character] section, completed by the card where the section is
+    silent (the section wins where both say something)."""
+    c = settings.character
+    if card is None:
+        return Character(name=c.name, persona=c.persona, rules=tuple(c.rules))
+    given = c.model_fields_set
+    return Character(
+        name=c.name if "name" in given else card.name,
+        persona=c.persona if "persona" in given else card.persona,
+        rules=tuple(c.rules), system=card.system, post_history=card.post_history,
+        examples=card.examples, greetings=card.greetings,
+    )  # fmt: skip
 
 
 def memory_config(settings: Settings) -> MemoryConfig:
@@ -68,12 +92,13 @@ def memory_config(settings: Settings) -> MemoryConfig:
     )
 
 
-def context_config(settings: Settings) -> ContextConfig:
+def context_config(settings: Settings, card: Card | None = None) -> ContextConfig:
     c = settings.context
+    budgets = {card.source: card.lore_budget} if card and card.lore_budget else {}
     return ContextConfig(
         context_length=c.context_length, response_tokens=c.response_tokens, strategy=c.strategy,
         history_messages=c.history_messages, lore_depth=c.lore_depth, lore_share=c.lore_share,
-        summary_share=c.summary_share, vector_keep=c.vector_keep,
+        summary_share=c.summary_share, vector_keep=c.vector_keep, source_budgets=budgets,
     )  # fmt: skip
 
 
@@ -92,22 +117,25 @@ def strategies(settings: Settings) -> Registry:
 async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     """Open the database and the HTTP client, build the engine; close everything on exit."""
     registry = strategies(settings)
+    card = load_card(settings)
     async with (
         httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0)) as http,
         await Store.open(settings.storage.path) as store,
     ):
+        if card is not None:
+            await manage_context.sync_card_lore(store, card)
         chat, embedder = backends(settings, http)
         engine = Engine(
             store,
             embedder=embedder,
             chat=chat,
-            character=character(settings),
+            character=character(settings, card),
             config=memory_config(settings),
-            context=context_config(settings),
+            context=context_config(settings, card),
             strategies=registry,
         )
         worker = ReflectionWorker(
-            store, chat, character_name=settings.character.name,
+            store, chat, character_name=engine.character.name,
             deadline=settings.llm.reflection_timeout,
         )  # fmt: skip
         yield Runtime(

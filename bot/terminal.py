@@ -75,11 +75,14 @@ class Terminal:
             )
         except BackendError as exc:
             log.warning("chat backend failed: %s", type(exc).__name__)
-            self.say(f"[{self.runtime.settings.character.name} cannot answer right now: {exc}]")
+            self.say(f"[{self.runtime.engine.character.name} cannot answer right now: {exc}]")
             return
         if reply is None:
             return
-        self.say(f"{self.runtime.settings.character.name}: {reply.text}")
+        name = self.runtime.engine.character.name
+        if reply.greeting:
+            self.say(f"{name}: {reply.greeting}")
+        self.say(f"{name}: {reply.text}")
         if self.interactive:
             task = asyncio.create_task(self.runtime.worker.run_due())
             self._background.add(task)
@@ -221,7 +224,7 @@ class Terminal:
         loop = asyncio.get_running_loop()
         scheduler = None
         if self.interactive:
-            self.say(f"Talking to {self.runtime.settings.character.name}. {HELP}")
+            self.say(f"Talking to {self.runtime.engine.character.name}. {HELP}")
             scheduler = start_scheduler(
                 self.runtime.indexer, interval=self.runtime.settings.memory.reindex_interval
             )

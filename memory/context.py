@@ -159,7 +159,7 @@ class ContextBuilder:
         lore, over = await self._lore(estimator, origin, current, kept)
         excluded += over
         blocks = [
-            *persona_blocks(self.character, selected),
+            *persona_blocks(self.character, selected, user_name=user_name),
             *story_blocks(story),
             *memory_blocks(selected, relevance),
             *lore,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections import OrderedDict, deque
@@ -15,7 +16,7 @@ from memory.llm import ChatBackend, Embedder
 from memory.model import Exchange, Kind, Selected
 from memory.read import calibrate, recall, selection
 from memory.read.budget import ContextPlan
-from memory.read.prompt import Character, StoryContext
+from memory.read.prompt import Character, StoryContext, fill_user
 from memory.read.semantic import (
     COSINE_FLOOR,
     RELATIVE_SD,
@@ -81,6 +82,8 @@ class Reply:
     text: str
     exchange_id: str
     recall: Recall
+    # The character's greeting, sent before the reply, the first time it meets this person here.
+    greeting: str | None = None
 
 
 class Engine:
@@ -149,14 +152,11 @@ class Engine:
         # The history before this message: up to its own row, or everything stored so far when
         # the database could not take it.
         before_id: int | None = None
+        greeting: str | None = None
         try:
-            before_id = await self.store.transact(
-                lambda tx: history.add_user_message(
-                    tx, source_id=message.source_id, story_id=message.story_id,
-                    user_id=message.user_id, author_name=message.user_name, content=text,
-                    now=self.clock(),
-                )
-            )  # fmt: skip
+            before_id, greeting = await self.store.transact(
+                lambda tx: self._store_message(tx, message, text)
+            )
         except StoreError as exc:
             # The database is busy or full: answer anyway (a turn never waits on memory).
             log.warning("message %s not stored (%s): answering anyway", message.source_id, exc)
@@ -188,7 +188,28 @@ class Engine:
 
         self._pending.append(exchange)
         await self.flush_pending()
-        return Reply(answer, message.source_id, recall)
+        return Reply(answer, message.source_id, recall, greeting)
+
+    async def _store_message(
+        self, tx: Tx, message: Incoming, text: str
+    ) -> tuple[int | None, str | None]:
+        """Store the message, after the character's greeting when it meets this person here for
+        the first time (the greeting is then the history the reply continues)."""
+        greeting = None
+        greetings = self.character.greetings
+        if greetings and not await history.has_spoken(tx, message.story_id, message.user_id):
+            seed = hashlib.sha256(f"{message.user_id}:{message.story_id}".encode()).digest()
+            chosen = greetings[int.from_bytes(seed[:4], "big") % len(greetings)]
+            greeting = fill_user(chosen, message.user_name)
+            await history.add_reply(
+                tx, source_id=f"{message.source_id}:greeting", story_id=message.story_id,
+                author_name=self.character.name, content=greeting, now=self.clock(),
+            )  # fmt: skip
+        row = await history.add_user_message(
+            tx, source_id=message.source_id, story_id=message.story_id, user_id=message.user_id,
+            author_name=message.user_name, content=text, now=self.clock(),
+        )  # fmt: skip
+        return row, greeting
 
     async def flush_pending(self) -> int:
         """Store the replies and queue the reflections that a busy or full database refused.

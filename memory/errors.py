@@ -8,7 +8,8 @@
     │   ├── BackendUnavailable   connection refused, timeout, 5xx: worth retrying later
     │   └── BackendResponseError the backend answered with an error body or unusable content
     ├── NotFound                 no such memory for this user (also for another person's id)
-    └── Forbidden                the caller may not do this (exclude someone else's message)
+    ├── Forbidden                the caller may not do this (exclude someone else's message)
+    └── CardError                a character card cannot be used (the message says why)
 
 A degraded turn (embeddings slow or down) is not an exception: it is a counter and a log line.
 """
@@ -50,3 +51,7 @@ class NotFound(EchoError):
 
 class Forbidden(EchoError):
     """The caller may not do this to someone else's message or entry."""
+
+
+class CardError(EchoError):
+    """A character card cannot be read or has no usable character."""

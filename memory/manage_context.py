@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from memory.cards import Card
 from memory.errors import Forbidden, NotFound
 from memory.model import LoreEntry, LoreScope
 from memory.read.lore import MAX_CONTENT_CHARS, character_key, parse_keywords
@@ -85,3 +86,15 @@ async def remove_lore(store: Store, entry_id: int, *, guild_id: int | None) -> N
     removed = await store.transact(lambda tx: lore_store.remove(tx, entry_id, guild_id=guild_id))
     if not removed:
         raise NotFound(f"no lore entry #{entry_id} that you can remove here")
+
+
+async def sync_card_lore(store: Store, card: Card) -> bool:
+    """Make the card's lorebook the stored lore of its source, in one transaction; False when
+    it already was (same card digest, same entries)."""
+    stored = [e for e in await lore_store.applicable(store, None) if e.source == card.source]
+    if len(stored) == len(card.lore) and all(e.extra.get("card") == card.digest for e in stored):
+        return False
+    await store.transact(
+        lambda tx: lore_store.replace_source(tx, card.source, card.lore, now=time.time())
+    )
+    return True

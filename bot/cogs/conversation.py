@@ -81,6 +81,8 @@ class Conversation(commands.Cog):
         if reply is None:
             return
         chunks = render.split_message(render.defang(reply.text))
+        if reply.greeting:
+            chunks = [*render.split_message(render.defang(reply.greeting)), *chunks]
         # Every chunk is a reply to the message: "Exclude from context" on any of them finds the
         # stored reply through that reference.
         for chunk in chunks:

@@ -26,6 +26,17 @@ class Character:
     system: str = ""
     post_history: str = ""
     examples: str = ""
+    greetings: tuple[str, ...] = ()
+
+
+# Where a character card says {{user}}: the speaker's display name, filled in at prompt time
+# (never stored as a key).
+USER_PLACEHOLDER = "{{user}}"
+
+
+def fill_user(text: str, user_name: str) -> str:
+    """Put the speaker's display name where the card's text says {{user}}."""
+    return text.replace(USER_PLACEHOLDER, user_name) if USER_PLACEHOLDER in text else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,10 +159,11 @@ def _layout(blocks: Iterable[Block], user_name: str) -> list[tuple[str, list[str
     summaries = by_kind.get(BlockKind.CONTEXT_SUMMARY, [])
     if summaries:
         messages.append(("system", [CONTEXT_SUMMARY_HEADER, *(b.text for b in summaries)]))
-    for kind in (BlockKind.POST_HISTORY, BlockKind.INPUT):
+    # The card's post-history instructions come after the whole chat, the input included.
+    for kind in (BlockKind.INPUT, BlockKind.POST_HISTORY):
         found = by_kind.get(kind, [])
         if found:
-            messages.append(("system" if kind is BlockKind.POST_HISTORY else "user",
+            messages.append(("user" if kind is BlockKind.INPUT else "system",
                              [b.text for b in found]))  # fmt: skip
     return messages
 
@@ -177,20 +189,25 @@ def raw_total(blocks: Iterable[Block], *, user_name: str) -> int:
     return total
 
 
-def persona_blocks(character: Character, selected: Sequence[Selected]) -> list[Block]:
-    """The persona (with a card's system prompt) and every rule; both protected."""
+def persona_blocks(
+    character: Character, selected: Sequence[Selected], *, user_name: str = ""
+) -> list[Block]:
+    """The persona (after a card's system prompt) and every rule, both protected; a card's
+    example dialogue and post-history instructions. {{user}} becomes `user_name`."""
     persona = character.persona.strip() or f"You are {character.name}."
     if character.system.strip():
         persona = f"{character.system.strip()}\n\n{persona}"
-    out = [block(BlockKind.PERSONA, "persona", persona, label=character.name)]
+    out = [block(BlockKind.PERSONA, "persona", fill_user(persona, user_name), label=character.name)]
     rules = [*character.rules, *(s.memory.text for s in selected if s.reason is Reason.RULE)]
     if rules:
         text = "Rules you always follow:\n" + "\n".join(f"- {r}" for r in rules)
         out.append(block(BlockKind.RULES, "rules", text, label=f"{len(rules)} rules"))
     if character.examples.strip():
-        out.append(block(BlockKind.EXAMPLES, "examples", character.examples.strip()))
+        text = fill_user(character.examples, user_name)
+        out.append(block(BlockKind.EXAMPLES, "examples", text))
     if character.post_history.strip():
-        out.append(block(BlockKind.POST_HISTORY, "post-history", character.post_history))
+        text = fill_user(character.post_history, user_name)
+        out.append(block(BlockKind.POST_HISTORY, "post-history", text))
     return out
 
 

@@ -44,6 +44,14 @@ async def add_user_message(
     return int(row[0]) if row else None
 
 
+async def has_spoken(tx: Tx, story_id: int, user_id: int) -> bool:
+    """Tell whether this person already has a message in this story."""
+    row = await tx.fetchone(
+        "SELECT 1 FROM messages WHERE story_id = ? AND user_id = ? LIMIT 1", (story_id, user_id)
+    )
+    return row is not None
+
+
 async def add_reply(
     tx: Tx, *, source_id: str, story_id: int, author_name: str, content: str, now: float
 ) -> None:

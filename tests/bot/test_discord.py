@@ -30,13 +30,14 @@ MANAGE_GUILD = 1 << 5
 
 @asynccontextmanager
 async def _bot_with(
-    tmp_path: Path, ollama: FakeOllama
+    tmp_path: Path, ollama: FakeOllama, **sections: Any
 ) -> AsyncIterator[tuple[EchoBot, fakes.Recorder]]:
     """A bot on a real SQLite file and the loopback fake Ollama, its Discord I/O recorded."""
     settings = Settings(
         llm={"base_url": ollama.url},  # type: ignore[arg-type]
         storage={"path": tmp_path / "echo.sqlite3"},  # type: ignore[arg-type]
         discord={"channels": [CHANNEL]},  # type: ignore[arg-type]
+        **sections,
     )
     async with open_runtime(settings) as runtime:
         echo = EchoBot(runtime, sync_commands=False, background=False)

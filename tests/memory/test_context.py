@@ -4,6 +4,7 @@ and a strategy plugged in through the entry-point group."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,6 +23,7 @@ from memory.read.strategies import Status, load_registry
 from memory.store import context as stored
 from memory.store import history
 from memory.store.db import Store
+from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama
 
 USER, OTHER, STORY, GUILD = 1, 2, 10, "111"
@@ -204,3 +206,44 @@ async def test_a_strategy_plugged_in_through_the_entry_point_group(
         assert plan.strategy == "newest-only"
         with pytest.raises(ValueError, match=r"available: .*newest-only"):
             await engine.context.set_strategy(STORY, "nope")
+
+
+async def test_a_card_character_greets_each_person_once_and_fills_their_name(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    from memory.cards import parse_card
+    from tests.memory.test_cards import v2
+
+    card = parse_card(json.dumps(v2()))
+    assert await manage_context.sync_card_lore(store, card)
+    assert not await manage_context.sync_card_lore(store, card)  # unchanged: nothing rewritten
+    character = Character(
+        card.name, card.persona, system=card.system, post_history=card.post_history,
+        examples=card.examples, greetings=card.greetings,
+    )  # fmt: skip
+    chat = OllamaChat(http, ollama.url, MODEL)
+    engine = Engine(store, embedder=None, chat=chat, character=character)
+    first = await engine.turn(_say(1, "Bonsoir ! Parle-moi de la lentille Fresnel."))
+    assert first is not None and first.greeting is not None
+    assert "Marie" in first.greeting and "{{user}}" not in first.greeting
+    prompt = _prompts(ollama)[-1]
+    system = prompt[0]["content"]
+    assert system.startswith("Stay in character.") and "talks to Marie" in system
+    assert "Marie: Is the lamp on?\nNyx: Always." in system  # examples, {{user}} filled
+    assert "The lens came from Paris in 1902." in system  # the card's lorebook, activated
+    assert [m["role"] for m in prompt[-3:]] == ["assistant", "user", "system"]
+    assert prompt[-3]["content"] == first.greeting and prompt[-1]["content"].startswith("Answer")
+    second = await engine.turn(_say(2, "Et ensuite ?"))
+    assert second is not None and second.greeting is None
+    other = await engine.turn(Incoming("t:paul", OTHER, "Paul", STORY, GUILD, "Salut"))
+    assert other is not None and other.greeting is not None and "Paul" in other.greeting
+    # The card is persona, never memory; the reflection sees the exchange without the greeting.
+    queued = await store.fetchone("SELECT reply FROM outbox WHERE exchange_id = 't:10:1'")
+    assert queued is not None and queued[0] == first.text
+    await ReflectionWorker(store, chat, character_name=card.name).run_due()
+    reflections = [
+        p["messages"] for path, p in ollama.calls if path == "/api/chat" and "format" in p
+    ]
+    assert len(reflections) == 3
+    seen = "\n".join(m["content"] for r in reflections for m in r)
+    assert "Bonsoir" in seen and first.greeting not in seen and "lighthouse of Ouessant" not in seen

@@ -1,0 +1,308 @@
+"""Character Cards (the format SillyTavern, RisuAI, Agnai and NeoTavern share): V2 and V3, as
+JSON or inside a PNG, read into our character, its greetings, example dialogue and lore entries.
+
+A PNG card carries its JSON base64-encoded in a text chunk: `chara` (V2) or `ccv3` (V3, preferred
+when both exist). Pillow reads the chunks. The card's text is persona, never memory: nothing here
+writes about a user. `{{char}}` is replaced by the character's name at import; `{{user}}` stays
+a placeholder filled with the speaker's display name when a prompt is built.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import io
+import json
+import re
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, UnidentifiedImageError
+
+from memory.errors import CardError
+from memory.model import LoreEntry, LoreScope
+from memory.read.lore import MAX_CONTENT_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS, character_key
+from memory.read.prompt import USER_PLACEHOLDER
+
+# A card is text and one image; anything larger is not a card.
+MAX_CARD_BYTES = 20 * 1024 * 1024
+PRIORITY_LIMIT = 10**9
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+_CHAR_MACRO = re.compile(r"\{\{\s*char\s*\}\}|<BOT>", re.IGNORECASE)
+_USER_MACRO = re.compile(r"\{\{\s*user\s*\}\}|<USER>", re.IGNORECASE)
+_START = re.compile(r"^\s*<START>\s*$", re.IGNORECASE | re.MULTILINE)
+
+# Fields the specs define; anything else is kept in `extra` and counted as unknown.
+_DATA_FIELDS = frozenset({
+    "name", "description", "personality", "scenario", "first_mes", "mes_example",
+    "creator_notes", "system_prompt", "post_history_instructions", "alternate_greetings",
+    "character_book", "tags", "creator", "character_version", "extensions",
+    # V3
+    "assets", "nickname", "creator_notes_multilingual", "source", "group_only_greetings",
+    "creation_date", "modification_date",
+})  # fmt: skip
+_BOOK_FIELDS = frozenset({
+    "name", "description", "scan_depth", "token_budget", "recursive_scanning", "extensions",
+    "entries",
+})  # fmt: skip
+_ENTRY_FIELDS = frozenset({
+    "keys", "content", "extensions", "enabled", "insertion_order", "case_sensitive", "name",
+    "priority", "id", "comment", "selective", "secondary_keys", "constant", "position",
+    "use_regex",
+})  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class CardReport:
+    """What an import understood, for `echo-bot card show`."""
+
+    spec: str
+    container: str
+    fields: dict[str, int]
+    entries: int = 0
+    constant: int = 0
+    skipped: tuple[tuple[str, str], ...] = ()
+    unknown: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """A character card as Écho uses it."""
+
+    name: str
+    persona: str
+    system: str
+    post_history: str
+    greetings: tuple[str, ...]
+    examples: str
+    lore: tuple[LoreEntry, ...]
+    lore_budget: int | None
+    source: str
+    digest: str
+    report: CardReport
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def load_card(path: str | Path, *, played_as: str | None = None) -> Card:
+    """Read a card file (.json or .png); raise CardError saying what is wrong."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_CARD_BYTES:
+            raise CardError(f"{path}: {size:,} bytes is too large for a character card")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CardError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        if raw.startswith(PNG_SIGNATURE):
+            text, container = _png_payload(raw)
+        else:
+            text, container = raw.decode("utf-8-sig"), "JSON file"
+        return parse_card(text, container=container, played_as=played_as)
+    except CardError as exc:
+        raise CardError(f"{path}: {exc}") from None
+    except UnicodeDecodeError:
+        raise CardError(f"{path}: neither a PNG image nor UTF-8 JSON text") from None
+
+
+def _png_payload(raw: bytes) -> tuple[str, str]:
+    """The card JSON inside a PNG's text chunks: `ccv3` first, then `chara`."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(raw)) as image:
+                image.load()  # text chunks after the image data are read only by load()
+                chunks = dict(getattr(image, "text", {}))
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+        raise CardError(f"a damaged PNG ({exc})") from None
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise CardError("the PNG's image is too large to be a card portrait") from None
+    for keyword in ("ccv3", "chara"):
+        if keyword in chunks:
+            try:
+                decoded = base64.b64decode(chunks[keyword], validate=False).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError):
+                raise CardError(f"the PNG's {keyword!r} chunk is not base64 JSON text") from None
+            return decoded, f"PNG chunk {keyword!r}"
+    raise CardError("a PNG without a character card (no 'chara' or 'ccv3' text chunk)")
+
+
+def parse_card(text: str, *, container: str = "JSON", played_as: str | None = None) -> Card:
+    """Read a card's JSON text. `played_as` is the name the bot plays it under (the config's
+    when it sets one): `{{char}}` and the lore's character scope use it."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CardError(f"not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(document, dict):
+        raise CardError("the card is not a JSON object")
+    spec = document.get("spec")
+    warned: list[str] = []
+    if spec in ("chara_card_v2", "chara_card_v3"):
+        data = document.get("data")
+        if not isinstance(data, dict):
+            raise CardError(f"a {spec} card without its 'data' object")
+    elif spec is None and "name" in document:
+        spec, data = "chara_card_v1", document
+        warned.append("a V1 card (no 'spec'): read with the V2 field names")
+    else:
+        raise CardError(f"unsupported card spec {spec!r} (chara_card_v2 or chara_card_v3)")
+    name = _text(data, "name")
+    if not name.strip():
+        raise CardError("the card has no name")
+    name = name.strip()
+    me = (played_as or name).strip()
+    unknown = [f"data.{k}" for k in data if k not in _DATA_FIELDS]
+    if spec != "chara_card_v1":
+        unknown += [k for k in document if k not in ("spec", "spec_version", "data")]
+
+    def filled(key: str) -> str:
+        return _macros(_text(data, key), me)
+
+    persona = "\n\n".join(
+        part for part in (
+            filled("description"),
+            f"Personality: {filled('personality')}" if _text(data, "personality").strip() else "",
+            f"Scenario: {filled('scenario')}" if _text(data, "scenario").strip() else "",
+        ) if part.strip()
+    )  # fmt: skip
+    system = filled("system_prompt")
+    if re.search(r"\{\{\s*original\s*\}\}", system, re.IGNORECASE):
+        system = re.sub(r"\{\{\s*original\s*\}\}", "", system, flags=re.IGNORECASE).strip()
+        warned.append("system_prompt's {{original}} removed (Écho has no default to insert)")
+    alternates = data.get("alternate_greetings") or []
+    if not isinstance(alternates, list):
+        warned.append("alternate_greetings is not a list: ignored")
+        alternates = []
+    others = [_macros(a, me) for a in alternates if isinstance(a, str)]
+    greetings = tuple(g for g in (filled("first_mes"), *others) if g.strip())
+    examples = _START.sub("", filled("mes_example")).strip()
+    entries, skipped, budget, book_unknown, book_warnings, constant = _lorebook(
+        data.get("character_book"), me
+    )
+    fields = {k: len(v) for k in sorted(_DATA_FIELDS) if isinstance(v := data.get(k), str) and v}
+    if alternates:
+        fields["alternate_greetings"] = len(alternates)
+    # The name it is played under is part of what the lore entries say: a new name, new entries.
+    digest = hashlib.sha256(json.dumps([me, data], sort_keys=True).encode()).hexdigest()
+    source = f"card:{character_key(name)}"
+    lore = tuple(replace(e, source=source, extra={**e.extra, "card": digest}) for e in entries)
+    report = CardReport(
+        spec=spec, container=container, fields=fields, entries=len(lore), constant=constant,
+        skipped=tuple(skipped), unknown=tuple(unknown + book_unknown),
+        warnings=tuple(warned + book_warnings),
+    )  # fmt: skip
+    return Card(
+        name=name, persona=persona, system=system, post_history=filled("post_history_instructions"),
+        greetings=greetings, examples=examples, lore=lore, lore_budget=budget, source=source,
+        digest=digest, report=report,
+        extra={k: v for k, v in data.items() if k not in _DATA_FIELDS},
+    )  # fmt: skip
+
+
+def _text(data: Mapping[str, Any], key: str) -> str:
+    value = data.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _macros(text: str, name: str) -> str:
+    """{{char}} and <BOT> become the name; {{user}} and <USER> one placeholder for later."""
+    return _USER_MACRO.sub(USER_PLACEHOLDER, _CHAR_MACRO.sub(lambda _: name, text)).strip()
+
+
+def _lorebook(
+    book: object, me: str
+) -> tuple[list[LoreEntry], list[tuple[str, str]], int | None, list[str], list[str], int]:
+    """The enabled entries as lore entries; skipped ones with a reason; unknown field paths."""
+    if book is None:
+        return [], [], None, [], [], 0
+    if not isinstance(book, dict):
+        return [], [], None, [], ["character_book is not an object: no lore imported"], 0
+    unknown = [f"data.character_book.{k}" for k in book if k not in _BOOK_FIELDS]
+    warned = []
+    if book.get("recursive_scanning"):
+        warned.append("recursive_scanning is not supported: entries are matched on the chat only")
+    depth = _int(book.get("scan_depth"))
+    depth = depth if depth is not None and 0 <= depth <= 1000 else None
+    budget = _int(book.get("token_budget"))
+    budget = budget if budget is not None and budget > 0 else None
+    raw_entries = book.get("entries")
+    if not isinstance(raw_entries, list):
+        return [], [], budget, unknown, [*warned, "character_book has no entries list"], 0
+    entries: list[LoreEntry] = []
+    skipped: list[tuple[str, str]] = []
+    constant = 0
+    for index, raw in enumerate(raw_entries):
+        label = f"entry {index + 1}"
+        if not isinstance(raw, dict):
+            skipped.append((label, "not an object"))
+            continue
+        if isinstance(raw.get("name") or raw.get("comment"), str):
+            label += f" {str(raw.get('name') or raw.get('comment'))[:40]!r}"
+        unknown += [f"data.character_book.entries[{index}].{k}" for k in raw
+                    if k not in _ENTRY_FIELDS]  # fmt: skip
+        found = raw.get("extensions")
+        extensions: dict[str, Any] = found if isinstance(found, dict) else {}
+        unknown += [f"data.character_book.entries[{index}].extensions.{k}" for k in extensions]
+        reason = _unusable(raw)
+        if reason:
+            skipped.append((label, reason))
+            continue
+        keys = tuple(dict.fromkeys(k.strip() for k in raw.get("keys", []) if k.strip()))
+        listed = raw.get("secondary_keys")
+        secondary = tuple(
+            k.strip() for k in (listed if isinstance(listed, list) else [])
+            if isinstance(k, str) and k.strip()
+        )  # fmt: skip
+        own_depth = _int(extensions.get("scan_depth"))
+        is_constant = raw.get("constant") is True
+        constant += is_constant
+        priority = _int(raw.get("priority"))
+        order = _int(raw.get("insertion_order"))
+        entries.append(LoreEntry(
+            id=0, content=_macros(raw["content"], me), keywords=keys[:MAX_KEYWORDS],
+            scope=LoreScope.CHARACTER, character=character_key(me),
+            priority=_clamp(priority if priority is not None else order or 0),
+            constant=is_constant, case_sensitive=raw.get("case_sensitive") is True,
+            secondary_keywords=secondary[:MAX_KEYWORDS], selective=raw.get("selective") is True,
+            scan_depth=own_depth if own_depth is not None and 0 <= own_depth <= 1000 else depth,
+            extra={k: v for k, v in raw.items() if k not in ("keys", "content", "secondary_keys")},
+        ))  # fmt: skip
+    return entries, skipped, budget, unknown, warned, constant
+
+
+def _int(value: object) -> int | None:
+    # JSON true is not a number here, whatever Python thinks of bool.
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _clamp(value: int) -> int:
+    # SQLite integers are 64-bit; a card may say anything.
+    return max(-PRIORITY_LIMIT, min(PRIORITY_LIMIT, value))
+
+
+def _unusable(raw: Mapping[str, Any]) -> str:
+    """Why an entry cannot become a lore entry ('' when it can)."""
+    if raw.get("enabled") is False:
+        return "disabled"
+    content = raw.get("content")
+    if not isinstance(content, str) or not content.strip():
+        return "no content"
+    if len(content) > MAX_CONTENT_CHARS:
+        return f"content over {MAX_CONTENT_CHARS} characters"
+    keys = raw.get("keys")
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        return "keys is not a list of strings"
+    if raw.get("use_regex") is True:
+        return "regex keys are not supported"
+    if not raw.get("constant") and not any(k.strip() for k in keys):
+        return "no keys and not constant: it could never activate"
+    if any(len(k) > MAX_KEYWORD_CHARS for k in keys):
+        return f"a key longer than {MAX_KEYWORD_CHARS} characters"
+    return ""

@@ -1,0 +1,191 @@
+"""Character Cards V2/V3 from JSON and PNG: what is understood, and clear refusals."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from PIL import Image
+from PIL.PngImagePlugin import PngInfo
+
+from memory.cards import load_card, parse_card
+from memory.errors import CardError
+from memory.model import LoreScope
+from memory.read.lore import activate
+
+
+def v2(**data: Any) -> dict[str, Any]:
+    """A small original card (written for these tests)."""
+    base = {
+        "name": "Nyx",
+        "description": "{{char}} keeps the night lighthouse of Ouessant and talks to {{user}}.",
+        "personality": "dry humour, patient",
+        "scenario": "A stormy night; <USER> knocks at the lighthouse door.",
+        "first_mes": "*{{char}} opens the door.* Come in, {{user}}, before the wind does.",
+        "alternate_greetings": ["Again at my door, {{user}}?"],
+        "mes_example": "<START>\n{{user}}: Is the lamp on?\n{{char}}: Always.",
+        "system_prompt": "Stay in character. {{original}}",
+        "post_history_instructions": "Answer in two sentences at most.",
+        "creator_notes": "test card",
+        "tags": ["test"],
+        "creator": "tests",
+        "character_version": "1",
+        "extensions": {"fav": True},
+        "character_book": {
+            "scan_depth": 3,
+            "token_budget": 256,
+            "extensions": {},
+            "entries": [
+                {"keys": ["Fresnel"], "content": "The lens came from Paris in 1902.",
+                 "extensions": {}, "enabled": True, "insertion_order": 10},
+                {"keys": ["keeper"], "content": "{{char}} became keeper at nineteen.",
+                 "extensions": {"probability": 100}, "enabled": True, "insertion_order": 5,
+                 "priority": 50, "selective": True, "secondary_keys": ["first", "young"],
+                 "case_sensitive": False},
+                {"keys": [], "content": "Storms every night this week.", "extensions": {},
+                 "enabled": True, "insertion_order": 1, "constant": True},
+                {"keys": ["old"], "content": "Disabled entry.", "extensions": {},
+                 "enabled": False, "insertion_order": 1},
+                {"keys": ["^re+gex$"], "content": "Regex entry.", "extensions": {},
+                 "enabled": True, "insertion_order": 1, "use_regex": True},
+            ],
+        },
+    }  # fmt: skip
+    base.update(data)
+    return {"spec": "chara_card_v2", "spec_version": "2.0", "data": base}
+
+
+def v3(**data: Any) -> dict[str, Any]:
+    card = v2(**data)
+    card["spec"], card["spec_version"] = "chara_card_v3", "3.0"
+    card["data"].update({"nickname": "the keeper", "group_only_greetings": [], "assets": []})
+    return card
+
+
+def png(path: Path, chunks: dict[str, Any]) -> Path:
+    info = PngInfo()
+    for keyword, value in chunks.items():
+        text = value if isinstance(value, str) else json.dumps(value)
+        info.add_text(keyword, base64.b64encode(text.encode()).decode())
+    Image.new("RGB", (8, 8), (20, 30, 60)).save(path, pnginfo=info)
+    return path
+
+
+def test_v2_json_maps_persona_greetings_examples_and_lore(tmp_path: Path) -> None:
+    path = tmp_path / "nyx.json"
+    path.write_text(json.dumps(v2()), encoding="utf-8")
+    card = load_card(path)
+    assert card.name == "Nyx" and card.report.spec == "chara_card_v2"
+    assert card.persona.startswith(
+        "Nyx keeps the night lighthouse of Ouessant and talks to {{user}}"
+    )
+    assert "Personality: dry humour, patient" in card.persona
+    assert "Scenario: A stormy night; {{user}} knocks" in card.persona
+    assert card.system == "Stay in character."
+    assert card.post_history == "Answer in two sentences at most."
+    assert card.greetings == (
+        "*Nyx opens the door.* Come in, {{user}}, before the wind does.",
+        "Again at my door, {{user}}?",
+    )
+    assert card.examples == "{{user}}: Is the lamp on?\nNyx: Always."
+    assert [e.content for e in card.lore] == [
+        "The lens came from Paris in 1902.", "Nyx became keeper at nineteen.",
+        "Storms every night this week.",
+    ]  # fmt: skip
+    keeper = card.lore[1]
+    assert keeper.selective and keeper.secondary_keywords == ("first", "young")
+    assert keeper.priority == 50 and card.lore[0].priority == 10  # priority, else insertion_order
+    assert all(e.scan_depth == 3 and e.scope is LoreScope.CHARACTER for e in card.lore)
+    assert card.lore[2].constant and card.lore_budget == 256
+    assert dict(card.report.skipped) == {
+        "entry 4": "disabled",
+        "entry 5": "regex keys are not supported",
+    }
+    assert "data.character_book.entries[1].extensions.probability" in card.report.unknown
+    assert "data.extensions.fav" not in card.report.unknown  # extensions is a known field
+    assert any("{{original}}" in w for w in card.report.warnings)
+
+
+def test_v2_png_and_v3_png_preferring_v3(tmp_path: Path) -> None:
+    only_v2 = load_card(png(tmp_path / "a.png", {"chara": v2()}))
+    assert only_v2.name == "Nyx" and only_v2.report.container == "PNG chunk 'chara'"
+    both = load_card(png(tmp_path / "b.png", {"chara": v2(name="Old"), "ccv3": v3(name="New")}))
+    assert both.name == "New" and both.report.spec == "chara_card_v3"
+    assert both.report.container == "PNG chunk 'ccv3'"
+    assert "data.nickname" not in both.report.unknown
+
+
+def test_lorebook_entries_activate_in_a_conversation() -> None:
+    card = parse_card(json.dumps(v2()))
+    conversation = ["Tell me about the FRESNEL lens", "hi"]
+    fired = activate(card.lore, conversation, depth=4, character="Nyx")
+    assert [a.entry.content for a in fired][:2] == [
+        "Storms every night this week.",
+        "The lens came from Paris in 1902.",
+    ]
+    keeper = activate(card.lore, ["who is the keeper?"], depth=4, character="Nyx")
+    assert "Nyx became keeper at nineteen." not in [a.entry.content for a in keeper]
+    young = activate(card.lore, ["the young keeper?"], depth=4, character="Nyx")
+    assert "Nyx became keeper at nineteen." in [a.entry.content for a in young]
+    # Played under another name: the entries follow the character the bot plays.
+    renamed = parse_card(json.dumps(v2()), played_as="Lune")
+    assert activate(renamed.lore, ["fresnel"], depth=4, character="Nyx")[1:] == []
+    assert renamed.lore[1].content == "Lune became keeper at nineteen."
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"{not json", "not valid JSON"),
+        (json.dumps(v2(name="  ")).encode(), "has no name"),
+        (json.dumps({"spec": "chara_card_v9", "data": {}}).encode(), "unsupported card spec"),
+        (json.dumps({"spec": "chara_card_v2"}).encode(), "without its 'data' object"),
+        (b"[1, 2]", "not a JSON object"),
+        (b"\xff\xfe\x00garbage", "neither a PNG image nor UTF-8 JSON text"),
+    ],
+)
+def test_malformed_json_cards_say_what_is_wrong(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    with pytest.raises(CardError, match=message) as caught:
+        load_card(path)
+    assert str(caught.value).startswith(str(path))
+
+
+def test_malformed_png_cards_say_what_is_wrong(tmp_path: Path) -> None:
+    with pytest.raises(CardError, match="PNG without a character card"):
+        load_card(png(tmp_path / "plain.png", {"Comment": "just a picture"}))
+    with pytest.raises(CardError, match="not valid JSON"):
+        load_card(png(tmp_path / "broken.png", {"chara": "{oops"}))
+    truncated = tmp_path / "truncated.png"
+    truncated.write_bytes(png(tmp_path / "ok.png", {"chara": v2()}).read_bytes()[:60])
+    with pytest.raises(CardError, match="damaged PNG"):
+        load_card(truncated)
+    with pytest.raises(CardError, match="cannot be read"):
+        load_card(tmp_path / "missing.png")
+
+
+@given(st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                 max_size=4),
+    max_leaves=20,
+))  # fmt: skip
+def test_any_json_either_reads_or_raises_card_error(document: Any) -> None:
+    for candidate in (
+        document,
+        {"spec": "chara_card_v2", "data": document},
+        {"spec": "chara_card_v2", "data": {"name": "X", "character_book": document}},
+    ):
+        try:
+            card = parse_card(json.dumps(candidate))
+        except CardError:
+            continue
+        assert card.name.strip()
