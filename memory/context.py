@@ -34,7 +34,7 @@ from memory.read.strategies import (
     Strategy,
     load_registry,
 )
-from memory.read.tokens import Estimator, Observation, raw_messages
+from memory.read.tokens import Estimator, raw_messages
 from memory.store import context as stored
 from memory.store import history
 from memory.store import lore as lore_store
@@ -98,8 +98,6 @@ class ContextBuilder:
         self.registry = registry or load_registry()
         self.clock = clock
         self._estimator: Estimator | None = None
-        # Backend reports not learned from (no count, cached or truncated prompt), for /stats.
-        self.rejected_reports = 0
 
     async def estimator(self) -> Estimator:
         """The calibrated estimator of the chat model (loaded once, then kept in step)."""
@@ -186,12 +184,11 @@ class ContextBuilder:
         fired = lore_read.activate(
             entries, conversation, depth=self.config.lore_depth, character=self.character.name
         )
-        relevance = {a.entry.id: lexical_similarity(text, a.entry.content) for a in fired}
         cap = int(self.config.budget.prompt * self.config.lore_share)
         spent: dict[str, int] = {}
         used = 0
         inside, over = [], []
-        for b, activation in zip(lore_blocks(fired, relevance), fired, strict=True):
+        for b, activation in zip(lore_blocks(fired), fired, strict=True):
             cost = estimator.count(b.text) + 1
             source = activation.entry.source
             source_cap = self.config.source_budgets.get(source)
@@ -212,7 +209,8 @@ class ContextBuilder:
             raw_messages(plan.messages), reported, context_length=self.config.context_length
         )
         self._estimator = updated
-        self._log(observation)
+        if not observation.accepted:  # counted in the estimator, shown by /context
+            log.info("token count not learned: %s", observation.reason)
         summary = plan.summary
         try:
             await self.store.transact(lambda tx: self._save(tx, story_id, updated, summary))
@@ -228,8 +226,3 @@ class ContextBuilder:
         await stored.save_calibration(tx, e.model, value, now=self.clock())
         if summary is not None:
             await stored.set_summary(tx, story_id, summary, now=self.clock())
-
-    def _log(self, observation: Observation) -> None:
-        if not observation.accepted:
-            self.rejected_reports += 1
-            log.info("token count not learned: %s", observation.reason)

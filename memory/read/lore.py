@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memory.model import LoreEntry, LoreScope
 from memory.text import fold, lexical_similarity, strip_accents
@@ -23,11 +23,13 @@ MAX_CONTENT_CHARS = 8000
 
 @dataclass(frozen=True, slots=True)
 class Activation:
-    """An entry that fired: which keyword, and how far back (0 = the current message)."""
+    """An entry that fired: which keyword, how far back (0 = the current message), and how
+    close its content is to the current message (shared content words, 0 to 1)."""
 
     entry: LoreEntry
     keyword: str
     distance: int
+    closeness: float = 0.0
 
 
 def normalise(text: str, *, case_sensitive: bool = False) -> str:
@@ -101,11 +103,14 @@ def activate(
             continue
         fired.append(Activation(entry, hit[0], hit[1]))
     current = conversation[0] if conversation else ""
-    closeness = {a.entry.id: lexical_similarity(current, a.entry.content) for a in fired}
+    fired = [replace(a, closeness=lexical_similarity(current, a.entry.content)) for a in fired]
     fired.sort(
         key=lambda a: (
-            not a.entry.constant, -a.entry.priority, a.distance, -closeness[a.entry.id],
+            not a.entry.constant,
+            -a.entry.priority,
+            a.distance,
+            -a.closeness,
             a.entry.id,
         )
-    )  # fmt: skip
+    )
     return fired

@@ -247,15 +247,16 @@ def memory_blocks(selected: Sequence[Selected], relevance: dict[int, float]) -> 
     return out
 
 
-def lore_blocks(activations: Sequence[Activation], relevance: dict[int, float]) -> list[Block]:
-    """One block per activated lore entry, best first."""
+def lore_blocks(activations: Sequence[Activation]) -> list[Block]:
+    """One block per activated lore entry, best first; relevance is the closeness to the
+    message."""
     return [
         block(
             BlockKind.LORE,
             f"lore:{a.entry.id}",
             f"- {_data(a.entry.content)}",
             order=rank - len(activations),
-            relevance=relevance.get(a.entry.id),
+            relevance=a.closeness,
             label=f"#{a.entry.id} " + ("constant" if a.entry.constant else repr(a.keyword)),
         )
         for rank, a in enumerate(activations)
