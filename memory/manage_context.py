@@ -44,9 +44,11 @@ async def set_excluded(
 
 
 async def reply_owner(store: Store, reply: HistoryMessage) -> int | None:
-    """The person a stored reply answered (its source id is the question's plus ":reply")."""
-    question = await history.by_source(store, reply.source_id.removesuffix(":reply"))
-    return question.user_id if question is not None else None
+    """The person a stored reply (or greeting) was for: its source id is their message's plus
+    ":reply" (or ":greeting")."""
+    question, _, _ = reply.source_id.rpartition(":")
+    found = await history.by_source(store, question)
+    return found.user_id if found is not None else None
 
 
 async def add_lore(

@@ -15,6 +15,8 @@ from bot.app import send_ephemeral
 from memory import manage_context
 from memory.model import DM_ORIGIN, LoreScope
 from memory.store import history
+from memory.store.db import Store
+from memory.store.history import HistoryMessage
 
 if TYPE_CHECKING:
     from bot.app import EchoBot
@@ -26,12 +28,17 @@ def _story(interaction: Interaction) -> int:
     return interaction.channel_id or interaction.user.id
 
 
-def _source_of(message: discord.Message, bot_id: int) -> str:
-    """The stored source id of a Discord message: a reply of the bot is stored under the
-    message it answered (every chunk of a reply is a Discord reply to that message)."""
-    if message.author.id == bot_id and message.reference and message.reference.message_id:
-        return f"discord:{message.reference.message_id}:reply"
-    return f"discord:{message.id}"
+async def _stored(store: Store, message: discord.Message, bot_id: int) -> HistoryMessage | None:
+    """The stored row of a Discord message. The bot's greeting and reply are both Discord
+    replies to the message they answer (every chunk is): the row whose text holds the chunk."""
+    if message.author.id != bot_id or not message.reference or not message.reference.message_id:
+        return await history.by_source(store, f"discord:{message.id}")
+    question = f"discord:{message.reference.message_id}"
+    greeting = await history.by_source(store, f"{question}:greeting")
+    chunk = message.content.replace("\u200b", "").strip()
+    if greeting is not None and chunk and chunk in greeting.content:
+        return greeting
+    return await history.by_source(store, f"{question}:reply")
 
 
 class ContextCommands(commands.Cog):
@@ -142,7 +149,7 @@ class ContextCommands(commands.Cog):
     ) -> None:
         store = self.bot.runtime.store
         me = self.bot.user.id if self.bot.user else 0
-        stored = await history.by_source(store, _source_of(message, me))
+        stored = await _stored(store, message, me)
         answered = None
         if stored is not None and stored.role == "assistant":
             answered = await manage_context.reply_owner(store, stored)

@@ -10,6 +10,7 @@ import pytest
 from bot.cli import main
 from bot.config import ConfigError, load_settings
 from bot.runtime import open_runtime
+from memory.store import history
 from memory.store import lore as lore_store
 from memory.store.db import Store
 from tests.bot import discord_fakes as fakes
@@ -115,3 +116,15 @@ async def test_discord_sends_the_greeting_then_the_reply(
         again = fakes.message(echo, channel, author_id=ALICE, content="Encore")
         await echo.get_cog("Conversation").on_message(again)  # type: ignore[union-attr]
         assert recorder.contents()[2:] == ["D'accord."]
+        # "Exclude from context" on the greeting's Discord message excludes the greeting only.
+        said = fakes.message(echo, channel, author_id=fakes.BOT_ID, author_bot=True,
+                             content=sent[0], reply_to=fakes.payload_of(first))  # fmt: skip
+        await echo.tree._call(fakes.message_command(
+            echo, "Exclude from context", user_id=ALICE, channel_id=CHANNEL, target=said
+        ))  # fmt: skip
+        rows = await history.recent(echo.runtime.store, CHANNEL, limit=9, include_excluded=True)
+        assert [(m.content == sent[0], m.excluded) for m in rows][:3] == [
+            (True, True),
+            (False, False),
+            (False, False),
+        ]
