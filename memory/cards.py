@@ -27,6 +27,7 @@ from memory.errors import CardError
 from memory.model import LoreEntry, LoreScope
 from memory.read.lore import MAX_CONTENT_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS, character_key
 from memory.read.prompt import USER_PLACEHOLDER
+from memory.text import clean_message
 
 # A card is text and one image; anything larger is not a card.
 MAX_CARD_BYTES = 20 * 1024 * 1024
@@ -212,8 +213,10 @@ def _text(data: Mapping[str, Any], key: str) -> str:
 
 
 def _macros(text: str, name: str) -> str:
-    """{{char}} and <BOT> become the name; {{user}} and <USER> one placeholder for later."""
-    return _USER_MACRO.sub(USER_PLACEHOLDER, _CHAR_MACRO.sub(lambda _: name, text)).strip()
+    """{{char}} and <BOT> become the name; {{user}} and <USER> one placeholder for later.
+    Invisible characters go, as from every text Écho keeps."""
+    text = _USER_MACRO.sub(USER_PLACEHOLDER, _CHAR_MACRO.sub(lambda _: name, text))
+    return clean_message(text)
 
 
 def _lorebook(
@@ -260,6 +263,8 @@ def _lorebook(
             k.strip() for k in (listed if isinstance(listed, list) else [])
             if isinstance(k, str) and k.strip()
         )  # fmt: skip
+        if len(keys) > MAX_KEYWORDS or len(secondary) > MAX_KEYWORDS:
+            warned.append(f"{label}: keys beyond the first {MAX_KEYWORDS} ignored")
         own_depth = _int(extensions.get("scan_depth"))
         is_constant = raw.get("constant") is True
         constant += is_constant

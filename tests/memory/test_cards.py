@@ -189,3 +189,14 @@ def test_any_json_either_reads_or_raises_card_error(document: Any) -> None:
         except CardError:
             continue
         assert card.name.strip()
+
+
+def test_card_text_is_cleaned_and_nothing_is_dropped_silently() -> None:
+    book = {"entries": [{"keys": [f"k{i}" for i in range(30)], "content": "c\u200bontent",
+                         "extensions": {}, "enabled": True, "insertion_order": 2**70}]}  # fmt: skip
+    card = parse_card(json.dumps(v2(description="A\u202e hidden\u200b turn", character_book=book)))
+    assert card.persona.startswith("A hidden turn")
+    [entry] = card.lore
+    assert entry.content == "content" and len(entry.keywords) == 25
+    assert entry.priority == 10**9  # clamped to what SQLite stores
+    assert any("keys beyond the first 25 ignored" in w for w in card.report.warnings)
