@@ -31,7 +31,7 @@ clean:
 
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: bench bench-recall bench-latency bench-dedup-cost bench-dedup bench-filters bench-reflection bench-tokens
+.PHONY: bench bench-recall bench-latency bench-dedup-cost bench-dedup bench-filters bench-reflection bench-tokens bench-context
 
 # The benchmarks need torch: 2.13.0 is the local CPU wheel (a plain `torch` pulls a CUDA build).
 $(BENCH_STAMP): $(STAMP)
@@ -39,7 +39,7 @@ $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	touch $(BENCH_STAMP)
 
-bench: bench-filters bench-dedup bench-dedup-cost bench-latency bench-recall bench-reflection bench-tokens
+bench: bench-filters bench-dedup bench-dedup-cost bench-latency bench-recall bench-reflection bench-tokens bench-context
 
 bench-recall: $(BENCH_STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m bench.recall
@@ -67,3 +67,6 @@ bench/tokenizers/node_modules: bench/tokenizers/package.json
 
 bench-tokens: $(STAMP) bench/tokenizers/node_modules
 	$(PY) -m bench.tokens
+
+bench-context: $(STAMP)
+	$(PY) -m bench.context

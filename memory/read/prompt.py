@@ -7,7 +7,7 @@ without rendering (see strategies.py for who decides which blocks go in).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from memory.model import Reason, Selected
@@ -106,13 +106,20 @@ class Block:
     relevance: float | None = None
     role: str = "system"
     label: str = ""
+    # The uncalibrated token count of `text`, computed once (a budget check counts blocks many
+    # times). Edge newlines are trimmed so that the counts of joined blocks add up.
+    raw: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", self.text.strip("\n"))
+        object.__setattr__(self, "raw", raw_count(self.text))
 
 
 def block(kind: BlockKind, key: str, text: str, **fields: object) -> Block:
-    """A block with its kind's priority and protection; the text is trimmed of edge newlines."""
+    """A block with its kind's priority and protection."""
     fields.setdefault("priority", PRIORITY[kind])
     fields.setdefault("protected", kind in PROTECTED)
-    return Block(kind, key, text.strip("\n"), **fields)  # type: ignore[arg-type]
+    return Block(kind, key, text, **fields)  # type: ignore[arg-type]
 
 
 def _data(text: str) -> str:
@@ -132,60 +139,65 @@ EXAMPLES_HEADER = "Examples of how you speak (style only, not events):"
 CONTEXT_SUMMARY_HEADER = "Earlier in this conversation (condensed):"
 
 
-def _layout(blocks: Iterable[Block], user_name: str) -> list[tuple[str, list[str]]]:
+Piece = Block | str  # a block, or a header the layout adds
+
+
+def _layout(blocks: Iterable[Block], user_name: str) -> list[tuple[str, list[Piece]]]:
     """The chat messages as (role, pieces); pieces are joined by one newline run each."""
     by_kind: dict[BlockKind, list[Block]] = {}
     for b in blocks:
         by_kind.setdefault(b.kind, []).append(b)
     for found in by_kind.values():
         found.sort(key=lambda b: b.order)
-    system: list[str] = []
+    system: list[Piece] = []
     for kind in _SYSTEM_ORDER:
         found = by_kind.get(kind, [])
         if not found:
             continue
         if kind is BlockKind.MEMORY:
-            system += [memories_header(user_name), "<memories>"]
-            system += [b.text for b in found]
-            system.append("</memories>")
+            system += [memories_header(user_name), "<memories>", *found, "</memories>"]
         elif kind is BlockKind.LORE:
-            system += [LORE_HEADER, *(b.text for b in found)]
+            system += [LORE_HEADER, *found]
         elif kind is BlockKind.EXAMPLES:
-            system += [EXAMPLES_HEADER, *(b.text for b in found)]
+            system += [EXAMPLES_HEADER, *found]
         else:
-            system += [b.text for b in found]
-    messages: list[tuple[str, list[str]]] = [("system", system)] if system else []
-    messages += [(b.role, [b.text]) for b in by_kind.get(BlockKind.HISTORY, [])]
+            system += found
+    messages: list[tuple[str, list[Piece]]] = [("system", system)] if system else []
+    messages += [(b.role, [b]) for b in by_kind.get(BlockKind.HISTORY, [])]
     summaries = by_kind.get(BlockKind.CONTEXT_SUMMARY, [])
     if summaries:
-        messages.append(("system", [CONTEXT_SUMMARY_HEADER, *(b.text for b in summaries)]))
+        messages.append(("system", [CONTEXT_SUMMARY_HEADER, *summaries]))
     # The card's post-history instructions come after the whole chat, the input included.
     for kind in (BlockKind.INPUT, BlockKind.POST_HISTORY):
         found = by_kind.get(kind, [])
         if found:
-            messages.append(("user" if kind is BlockKind.INPUT else "system",
-                             [b.text for b in found]))  # fmt: skip
+            messages.append(("user" if kind is BlockKind.INPUT else "system", [*found]))
     return messages
+
+
+def _text(piece: Piece) -> str:
+    return piece if isinstance(piece, str) else piece.text
 
 
 def render(blocks: Iterable[Block], *, user_name: str) -> list[dict[str, str]]:
     """Lay the blocks out as chat messages: one system message, the history, the input last."""
     return [
-        {"role": role, "content": "\n".join(p for p in pieces if p)}
+        {"role": role, "content": "\n".join(t for p in pieces if (t := _text(p)))}
         for role, pieces in _layout(blocks, user_name)
     ]
 
 
 def raw_total(blocks: Iterable[Block], *, user_name: str) -> int:
-    """The uncalibrated token count of `render(blocks)`, computed from cached piece counts.
+    """The uncalibrated token count of `render(blocks)`, from each block's own count.
 
     Pieces never start or end with a newline, so a joining newline is one token of its own and
     the sum of the pieces equals the count of the joined text (a property test checks it).
     """
     total = REPLY_PRIMING
     for _, pieces in _layout(blocks, user_name):
-        present = [p for p in pieces if p]
-        total += PER_MESSAGE + sum(raw_count(p) for p in present) + max(0, len(present) - 1)
+        present = [p for p in pieces if _text(p)]
+        counts = (raw_count(p) if isinstance(p, str) else p.raw for p in present)
+        total += PER_MESSAGE + sum(counts) + max(0, len(present) - 1)
     return total
 
 

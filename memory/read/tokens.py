@@ -45,7 +45,7 @@ _PIECE = re.compile(r"[^\W\d_]+|\d+|\n+|[^\w\s]|_")
 _WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=16384)
 def raw_count(text: str) -> int:
     """Count tokens as a BPE tokenizer roughly would: short words one token, long words one per
     four letters past the first four, accented letters extra, digits by threes, CJK per character.
