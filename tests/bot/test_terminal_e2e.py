@@ -149,3 +149,22 @@ async def test_context_commands_in_the_terminal(tmp_path: Path, ollama: FakeOlla
     assert "`#1` everywhere (owner) · any character · keys: phare, lighthouse" in out
     assert out.rstrip().endswith("Lore entry #1 removed.")
     assert "4512" not in err and "hanté" not in err
+
+
+async def test_a_card_character_greets_in_the_terminal(tmp_path: Path, ollama: FakeOllama) -> None:
+    from tests.memory.test_cards import v2
+
+    _script(ollama)
+    (tmp_path / "nyx.json").write_text(json.dumps(v2(alternate_greetings=[])), encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[llm]\nbase_url = "{ollama.url}"\n[storage]\npath = "echo.sqlite3"\n'
+        '[character]\ncard = "nyx.json"\n',
+        encoding="utf-8",
+    )
+    out, _ = await _chat(config, ["Bonsoir", "Et la lentille Fresnel ?"])
+    lines = out.splitlines()
+    assert lines[0] == "Nyx: *Nyx opens the door.* Come in, Marie, before the wind does."
+    assert lines[1:] == ["Nyx: Félix ! Quel joli nom.", "Nyx: Félix ! Quel joli nom."]
+    system = [p for path, p in ollama.calls if path == "/api/chat" and "format" not in p][-1]
+    assert "The lens came from Paris in 1902." in system["messages"][0]["content"]
