@@ -122,16 +122,23 @@ class Engine:
         )
 
     async def _pool(self, user_id: int, story_id: int, origin: str) -> selection.RankedPool:
-        """The user's candidates here in rank order, rebuilt only when their memories change."""
+        """The user's candidates here in rank order: patched with the memories that changed
+        since it was built (a forgotten one leaves it before the next turn), rebuilt only when
+        the changes are no longer known."""
         generation = self.store.generation(user_id)
         key = (user_id, story_id, origin)
         cached = self._pools.get(key)
         if cached is not None and cached[0] == generation:
             self._pools.move_to_end(key)
             return cached[1]
-        pool = selection.RankedPool.build(
-            await memories.visible(self.store, user_id, story_id, origin, counters=False)
-        )
+        changed = None if cached is None else self.store.changed_since(user_id, cached[0])
+        if cached is not None and changed is not None:
+            current = await memories.visible_among(self.store, user_id, story_id, origin, changed)
+            pool = cached[1].patched(changed, current) if changed else cached[1]
+        else:
+            pool = selection.RankedPool.build(
+                await memories.visible(self.store, user_id, story_id, origin, counters=False)
+            )
         self._pools[key] = (generation, pool)
         if len(self._pools) > POOL_CACHE_SIZE:
             self._pools.popitem(last=False)

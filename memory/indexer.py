@@ -136,7 +136,7 @@ class Indexer:
             changed = await tx.changes()
             written += changed
             if changed:
-                tx.touch(stale.user_id)
+                tx.touch(stale.user_id, vectors_only=True)
         return written
 
 

@@ -14,6 +14,7 @@ import functools
 import logging
 import sqlite3
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,6 +33,10 @@ T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5_000
 
 Params = Sequence[Any] | dict[str, Any]
+
+# Commits remembered per user with the memory ids they changed, so a cache built a few commits
+# ago can be patched instead of rebuilt; older than this, it is rebuilt.
+CHANGE_LOG = 64
 
 
 async def _connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
@@ -56,11 +61,28 @@ class Tx:
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self._conn = conn
-        self.touched_users: set[int] = set()
+        # Per touched user: the memory ids changed (None: unknown, any of them), empty when only
+        # vectors changed.
+        self.changed: dict[int, set[int] | None] = {}
 
-    def touch(self, user_id: int) -> None:
-        """Note that this user's memories or vectors change: their caches go stale on commit."""
-        self.touched_users.add(user_id)
+    @property
+    def touched_users(self) -> set[int]:
+        return set(self.changed)
+
+    def touch(
+        self, user_id: int, memory_ids: Iterable[int] | None = None, *, vectors_only: bool = False
+    ) -> None:
+        """Note that this user's memories (these ids; None: any) or only their vectors change:
+        their caches go stale on commit."""
+        known = self.changed.setdefault(user_id, set())
+        if known is None:
+            return
+        if vectors_only:
+            return
+        if memory_ids is None:
+            self.changed[user_id] = None
+        else:
+            known.update(memory_ids)
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement; return the last inserted rowid."""
@@ -97,6 +119,7 @@ class Store:
         self._write_lock = asyncio.Lock()
         self._orphans: set[asyncio.Task[Any]] = set()
         self._generations: dict[int, int] = {}
+        self._change_log: dict[int, deque[tuple[int, frozenset[int] | None]]] = {}
 
     @classmethod
     async def open(
@@ -206,13 +229,33 @@ class Store:
                 if isinstance(exc, sqlite3.Error):
                     raise StoreError(str(exc)) from exc
                 raise
-            for user_id in tx.touched_users:
-                self._generations[user_id] = self._generations.get(user_id, 0) + 1
+            for user_id, ids in tx.changed.items():
+                generation = self._generations.get(user_id, 0) + 1
+                self._generations[user_id] = generation
+                log = self._change_log.setdefault(user_id, deque(maxlen=CHANGE_LOG))
+                log.append((generation, None if ids is None else frozenset(ids)))
             return result
 
     def generation(self, user_id: int) -> int:
         """Return a number that changes whenever this user's memories or vectors change."""
         return self._generations.get(user_id, 0)
+
+    def changed_since(self, user_id: int, generation: int) -> frozenset[int] | None:
+        """The ids of this user's memories changed after `generation` (empty: only vectors
+        changed), or None when that is not known any more (too old, or a change without ids)."""
+        log = self._change_log.get(user_id)
+        if generation == self.generation(user_id):
+            return frozenset()
+        if not log or log[0][0] > generation + 1:
+            return None
+        changed: set[int] = set()
+        for at, ids in log:
+            if at <= generation:
+                continue
+            if ids is None:
+                return None
+            changed |= ids
+        return frozenset(changed)
 
     async def _rollback(self) -> None:
         try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from memory.model import DM_ORIGIN, Kind, Memory, Scope
 from memory.store.db import Store, Tx
@@ -102,6 +102,28 @@ async def visible(
     return [from_row(r) for r in rows]
 
 
+# Ids per query (SQLite's default limit of bound parameters is 32,766; stay far below).
+ID_BATCH = 500
+
+
+async def visible_among(
+    store: Store, user_id: int, story_id: int, origin: str, ids: Collection[int]
+) -> list[Memory]:
+    """Those of `ids` that are this user's memories and may be served in this story (for the
+    pool, counters left at 0)."""
+    found: list[Memory] = []
+    wanted = sorted(ids)
+    for start in range(0, len(wanted), ID_BATCH):
+        batch = wanted[start : start + ID_BATCH]
+        marks = ", ".join("?" * len(batch))
+        rows = await store.fetchall(
+            f"{SELECT_FOR_POOL} WHERE {visible_where(origin)} AND m.id IN ({marks})",
+            (user_id, story_id, *batch),
+        )
+        found += [from_row(r) for r in rows]
+    return found
+
+
 async def merge_pool(tx: Tx, user_id: int, story_id: int, origin: str) -> list[Memory]:
     """Return the memories a new one from this story may merge with (same privacy side, no rules).
 
@@ -153,7 +175,7 @@ async def insert(
         "INSERT INTO memory_counters (memory_id, bucket, candidate_base) VALUES (?, ?, ?)",
         (memory_id, bucket, await _bucket_turns(tx, user_id, bucket)),
     )
-    tx.touch(user_id)
+    tx.touch(user_id, [memory_id])
     return Memory(
         id=memory_id, user_id=user_id, text=text, kind=kind, scope=scope, story_id=story,
         origin=origin, confidence=confidence, pinned=pinned, created_at=now, updated_at=now,
@@ -175,7 +197,7 @@ async def rewrite(
     )
     if scope is not memory.scope:
         await _rebase(tx, memory, bucket_of(scope, story, memory.origin))
-    tx.touch(memory.user_id)
+    tx.touch(memory.user_id, [memory.id])
     return Memory(
         id=memory.id, user_id=memory.user_id, text=text, kind=memory.kind, scope=scope,
         story_id=story, origin=memory.origin, confidence=confidence, pinned=memory.pinned,
@@ -221,7 +243,7 @@ async def set_pinned(tx: Tx, user_id: int, memory_id: int, pinned: bool) -> bool
         "UPDATE memories SET pinned = ? WHERE id = ? AND user_id = ?",
         (int(pinned), memory_id, user_id),
     )
-    tx.touch(user_id)
+    tx.touch(user_id, [memory_id])
     return await tx.changes() > 0
 
 
@@ -231,5 +253,5 @@ async def delete(tx: Tx, user_id: int, memory_ids: Sequence[int]) -> int:
     for memory_id in memory_ids:
         await tx.execute("DELETE FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id))
         erased += await tx.changes()
-    tx.touch(user_id)
+    tx.touch(user_id, memory_ids)
     return erased

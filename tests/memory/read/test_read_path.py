@@ -235,3 +235,34 @@ async def test_a_memory_created_this_turn_is_served_before_it_has_a_vector(
         user_id=USER, story_id=STORY, origin=GUILD, text="Biscuit the puppy"
     )
     assert fresh in {s.memory.id for s in recall.selected}
+
+
+async def test_the_pool_is_patched_with_what_changed_and_equals_a_rebuild(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    from memory import manage
+    from memory.read.selection import RankedPool
+
+    ids = [await _add(store, t) for t in TEXTS]
+    embedder = OllamaEmbedder(http, ollama.url, "nomic-embed-text")
+    engine = _engine(store, embedder)
+
+    async def pool_matches_a_rebuild() -> RankedPool:
+        pool = await engine._pool(USER, STORY, GUILD)
+        fresh = await memories.visible(store, USER, STORY, GUILD, counters=False)
+        assert pool == RankedPool.build(fresh)
+        return pool
+
+    first = await pool_matches_a_rebuild()
+    await Indexer(store, embedder).run_once()  # vectors only: the same pool object is kept
+    assert await pool_matches_a_rebuild() is first
+    await manage.set_pinned(store, USER, ids[3], True)
+    assert (await pool_matches_a_rebuild()).ordered[0].id == ids[3]
+    await manage.forget(store, USER, ids[0])
+    await manage.remember(store, user_id=USER, story_id=STORY, origin=GUILD,
+                          text="Keeps bees on the roof", now=5.0)  # fmt: skip
+    await _add(store, "Another person's fact", user_id=2)
+    pool = await pool_matches_a_rebuild()
+    assert ids[0] not in pool.position and len(pool.ordered) == len(TEXTS)
+    recall = await engine.recall(user_id=USER, story_id=STORY, origin=GUILD, text="cat Felix")
+    assert ids[0] not in {s.memory.id for s in recall.selected}

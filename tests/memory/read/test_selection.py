@@ -201,3 +201,19 @@ def test_a_prebuilt_ranked_pool_selects_exactly_the_same(
     assert select(RankedPool.build(memories), scores, limit=limit, keywords=keywords) == select(
         memories, scores, limit=limit, keywords=keywords
     )
+
+
+@given(
+    st.lists(_memory, max_size=60, unique_by=lambda m: m.id),
+    st.lists(_memory, max_size=15, unique_by=lambda m: m.id),
+    st.sets(st.integers(min_value=1, max_value=60), max_size=15),
+)
+def test_a_patched_pool_equals_a_fresh_build(
+    before: list[Memory], current: list[Memory], deleted: set[int]
+) -> None:
+    changed = {m.id for m in current} | deleted
+    after = [m for m in before if m.id not in changed] + current
+    patched = RankedPool.build(before).patched(changed, current)
+    assert patched == RankedPool.build(after)
+    # Nothing of a changed id survives but its current version.
+    assert {m.id for m in patched.ordered} & deleted <= {m.id for m in current}

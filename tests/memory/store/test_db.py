@@ -195,3 +195,27 @@ async def test_a_forgotten_memory_leaves_no_trace_in_the_file(tmp_path: Path) ->
         for file in tmp_path.glob("erase.sqlite3*"):
             content = file.read_bytes().lower()
             assert b"quintavalle" not in content and b"notaire" not in content, file.name
+
+
+async def test_the_store_remembers_which_memories_each_commit_changed(store: Store) -> None:
+    from memory.store.db import CHANGE_LOG
+
+    async def touch(tx: Tx, ids: list[int] | None, vectors_only: bool = False) -> None:
+        tx.touch(7, ids, vectors_only=vectors_only)
+
+    start = store.generation(7)
+    await store.transact(lambda tx: touch(tx, [1, 2]))
+    await store.transact(lambda tx: touch(tx, None, vectors_only=True))
+    await store.transact(lambda tx: touch(tx, [3]))
+    assert store.changed_since(7, start) == {1, 2, 3}
+    assert store.changed_since(7, start + 1) == {3}
+    assert store.changed_since(7, start + 2) == {3}
+    assert store.changed_since(7, store.generation(7)) == frozenset()
+    middle = store.generation(7)
+    await store.transact(lambda tx: touch(tx, None))  # a change without ids: unknown
+    assert store.changed_since(7, middle) is None
+    late = store.generation(7)
+    for i in range(CHANGE_LOG + 1):
+        await store.transact(lambda tx, i=i: touch(tx, [i]))  # type: ignore[misc]
+    assert store.changed_since(7, late) is None  # older than the log: rebuild
+    assert store.changed_since(7, store.generation(7) - 1) == {CHANGE_LOG}
