@@ -196,7 +196,7 @@ def render_context(plan: ContextPlan) -> str:
     calibration = (
         f"×{e.planning_factor:.2f}, calibrated on {e.samples} counts reported by {e.model}"
         if e.samples
-        else f"×{e.planning_factor:.2f}, not calibrated yet ({e.model} has reported no counts)"
+        else f"×{e.planning_factor:.2f}, not calibrated yet: {e.model} has reported no counts"
     )
     if e.rejected:
         calibration += f", {e.rejected} reports ignored"
