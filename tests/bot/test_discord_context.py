@@ -31,6 +31,8 @@ async def _menu(echo: EchoBot, name: str, user: int, target: Any, permissions: i
 async def test_context_previews_the_next_prompt_without_recording_a_turn(bot: Bot) -> None:
     echo, rec = bot
     channel = fakes.text_channel(echo, CHANNEL)
+    await _command(echo, "context", ALICE)
+    assert "not calibrated yet: llama3.1:8b has reported no counts" in rec.contents()[-1]
     await _say(echo, channel, ALICE, "Bonjour, je m'appelle Alice.")
     await _command(echo, "context", ALICE, options=[_opt("message", "et mon jardin ?", 3)])
     preview = "\n".join(rec.contents()[-2:])
