@@ -45,6 +45,10 @@ FRENCH: dict[str, str] = {
     ),
     "message": "message",
     "A draft of your next message (optional)": "Un brouillon de ton prochain message (facultatif)",
+    "full": "complet",
+    "One line per history message instead of one per run": (
+        "Une ligne par message de l'historique au lieu d'une par série"
+    ),
     "strategy": "strategie",
     "How this conversation's context is trimmed": (
         "Comment le contexte de cette conversation est réduit"

@@ -161,7 +161,7 @@ def _excerpt(text: str, limit: int = 50) -> str:
 def _block_line(d: Decision) -> str:
     b = d.block
     what = b.kind.value + (f" {b.label}" if b.label else "")
-    if b.kind in (BlockKind.MEMORY, BlockKind.LORE):
+    if b.kind in (BlockKind.MEMORY, BlockKind.LORE, BlockKind.HISTORY):
         what += f" “{_excerpt(b.text.removeprefix('- '))}”"
     why = f" — {d.reason}" if d.reason else ""
     return f"{_MARKS[d.status]} {defang(what)} ~{d.tokens:,}{why}"
@@ -190,8 +190,9 @@ def _history_runs(decisions: Sequence[Decision]) -> list[str]:
     return lines
 
 
-def render_context(plan: ContextPlan) -> str:
-    """The live preview of the next prompt: budget, estimator, every block's fate and why."""
+def render_context(plan: ContextPlan, *, full: bool = False) -> str:
+    """The live preview of the next prompt: budget, estimator, every block's fate and why.
+    History messages with the same fate are one line each run, unless `full`."""
     e = plan.estimator
     calibration = (
         f"×{e.planning_factor:.2f}, calibrated on {e.samples} counts reported by {e.model}"
@@ -216,7 +217,7 @@ def render_context(plan: ContextPlan) -> str:
     history = [d for d in plan.decisions if d.block.kind is BlockKind.HISTORY]
     others = [d for d in plan.decisions if d.block.kind is not BlockKind.HISTORY]
     lines += [_block_line(d) for d in others if d.block.kind is not BlockKind.INPUT]
-    lines += _history_runs(history)
+    lines += [_block_line(d) for d in history] if full else _history_runs(history)
     lines += [_block_line(d) for d in others if d.block.kind is BlockKind.INPUT]
     lines += [f"⚠️ {defang(note)}" for note in plan.notes]
     return "\n".join(lines)

@@ -163,7 +163,7 @@ class Terminal:
             user_id=self.user_id, user_name=self.user_name, story_id=self.story_id,
             origin=DM_ORIGIN, text=arg,
         )  # fmt: skip
-        self.say(render.render_context(plan))
+        self.say(render.render_context(plan, full=True))  # a terminal has room for every line
 
     async def cmd_strategy(self, arg: str) -> None:
         builder = self.runtime.engine.context

@@ -60,14 +60,19 @@ class ContextCommands(commands.Cog):
     @app_commands.command(
         name=_("context"), description=_("What the character would see for your next message")
     )
-    @app_commands.describe(message=_("A draft of your next message (optional)"))
-    async def context(self, interaction: Interaction, message: str = "") -> None:
+    @app_commands.describe(
+        message=_("A draft of your next message (optional)"),
+        full=_("One line per history message instead of one per run"),
+    )
+    async def context(
+        self, interaction: Interaction, message: str = "", full: bool = False
+    ) -> None:
         origin = DM_ORIGIN if interaction.guild_id is None else str(interaction.guild_id)
         plan = await self.bot.runtime.engine.preview(
             user_id=interaction.user.id, user_name=interaction.user.display_name,
             story_id=_story(interaction), origin=origin, text=message,
         )  # fmt: skip
-        await send_ephemeral(interaction, render.render_context(plan))
+        await send_ephemeral(interaction, render.render_context(plan, full=full))
 
     @app_commands.command(
         name=_("strategy"), description=_("How this conversation's context is trimmed")

@@ -40,6 +40,10 @@ async def test_context_previews_the_next_prompt_without_recording_a_turn(bot: Bo
     assert "✓ persona" in preview and "✓ history #1–#2 (2)" in preview
     assert "not calibrated yet" not in preview  # the first turn's reported count calibrated it
     assert rec.messages()[-1]["flags"] == fakes.EPHEMERAL
+    await _command(echo, "context", ALICE, options=[_opt("full", True, 5)])
+    full = "\n".join(rec.contents()[-2:])
+    assert "✓ history user1001 #1 “user1001: Bonjour, je m'appelle Alice.”" in full
+    assert "✓ history Écho #2 “D'accord.”" in full
     why_turns = await echo.runtime.store.fetchone("SELECT count(*) FROM turns")
     assert why_turns is not None and why_turns[0] == 1  # the preview recorded nothing
 

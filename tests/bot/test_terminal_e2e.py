@@ -144,7 +144,8 @@ async def test_context_commands_in_the_terminal(tmp_path: Path, ollama: FakeOlla
     assert "Strategy here is now `truncate`." in out and "no context strategy 'nope'" in out
     preview = out[out.index("**Context preview**") :]
     assert "strategy `truncate`" in preview
-    assert "✗ history #1 (1) ~" in preview and "excluded from the context by a person" in preview
+    assert "✗ history Marie #1 “Marie: Mon code secret est 4512.”" in preview
+    assert "excluded from the context by a person" in preview
     assert "✓ lore #1 'PHARE'" in preview or "✓ lore #1 'phare'" in preview
     assert "`#1` everywhere (owner) · any character · keys: phare, lighthouse" in out
     assert out.rstrip().endswith("Lore entry #1 removed.")
