@@ -160,6 +160,9 @@ class ContextSummary:
 
     sentences: tuple[str, ...] = ()
     through_id: int = 0
+    # Messages at or below `through_id` that were not condensed because a person had excluded
+    # them: included again, they come back as history.
+    omitted: tuple[int, ...] = ()
 
     @property
     def text(self) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from memory.model import ContextSummary
-from memory.read.prompt import Block, render
+from memory.read.prompt import Block, BlockKind, render
 from memory.read.strategies import (
     NO_SUMMARY,
     SUMMARY_SHARE,
@@ -91,9 +91,10 @@ def assemble(
     `excluded` blocks (a person excluded them, or they are over the lore budget) never reach
     the strategy; they appear in the plan with their reason.
     """
+    excluded_history = frozenset(b.order for b, _ in excluded if b.kind is BlockKind.HISTORY)
     request = ContextRequest(
         tuple(blocks), budget.prompt, user_name, estimator, previous_summary,
-        summary_share, vector_keep,
+        summary_share, vector_keep, excluded_history,
     )  # fmt: skip
     notes: list[str] = []
     try:

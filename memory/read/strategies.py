@@ -33,6 +33,8 @@ SUMMARY_SHARE = 0.15
 # vector-recall keeps at least this share of the memory and lore blocks, the most relevant,
 # before touching history: a long conversation must not push every memory out.
 VECTOR_KEEP = 0.5
+# Excluded messages remembered under the summary's cursor (the most recent ones).
+MAX_OMITTED = 1000
 
 
 class Status(StrEnum):
@@ -54,6 +56,8 @@ class ContextRequest:
     previous_summary: ContextSummary = NO_SUMMARY
     summary_share: float = SUMMARY_SHARE
     vector_keep: float = VECTOR_KEEP
+    # History message ids a person excluded (their blocks are not in `blocks`).
+    excluded_history: frozenset[int] = frozenset()
 
     def tokens(self, blocks: Iterable[Block]) -> int:
         """The estimated tokens of these blocks rendered as a prompt."""
@@ -163,8 +167,13 @@ class Summarize:
         previous = request.previous_summary
         removed: dict[str, tuple[Status, str]] = {}
         keep = []
+        omitted = set(previous.omitted)
         for b in request.blocks:
-            if b.kind is BlockKind.HISTORY and b.order <= previous.through_id:
+            if (
+                b.kind is BlockKind.HISTORY
+                and b.order <= previous.through_id
+                and b.order not in omitted
+            ):
                 removed[b.key] = (Status.SUMMARISED, "already in the condensed history")
             else:
                 keep.append(b)
@@ -179,10 +188,13 @@ class Summarize:
             for b in leaving:
                 sentences += split_sentences(*_speaker_and_text(b))
             overhead = request.estimator.count(CONTEXT_SUMMARY_HEADER) + PER_MESSAGE * 2
+            through = max(b.order for b in leaving)
+            excluded = {i for i in request.excluded_history if i <= through}
+            skipped = (excluded | omitted) - {b.order for b in leaving}
             summary = ContextSummary(
                 condense(sentences, limit=max(0, allowance - overhead),
                          count=request.estimator.count),
-                through_id=max(b.order for b in leaving),
+                through_id=through, omitted=tuple(sorted(skipped)[-MAX_OMITTED:]),
             )  # fmt: skip
             for b in leaving:
                 removed[b.key] = (Status.SUMMARISED, "condensed into the summary before your input")

@@ -27,21 +27,30 @@ async def set_strategy(tx: Tx, story_id: int, name: str | None, *, now: float) -
 async def summary(store: Store, story_id: int) -> ContextSummary:
     """The story's condensed history (empty when nothing was condensed yet)."""
     row = await store.fetchone(
-        "SELECT summary, summary_through FROM story_context WHERE story_id = ?", (story_id,)
+        "SELECT summary, summary_through, summary_omitted FROM story_context WHERE story_id = ?",
+        (story_id,),
     )
     if row is None:
         return ContextSummary()
-    return ContextSummary(tuple(str(s) for s in json.loads(row[0])), int(row[1]))
+    sentences = tuple(str(s) for s in json.loads(row[0]))
+    return ContextSummary(sentences, int(row[1]), tuple(int(i) for i in json.loads(row[2])))
 
 
 async def set_summary(tx: Tx, story_id: int, value: ContextSummary, *, now: float) -> None:
     """Store the condensed history; an older one (a slower concurrent turn) never wins."""
     await tx.execute(
-        "INSERT INTO story_context (story_id, summary, summary_through, updated_at)"
-        " VALUES (?, ?, ?, ?) ON CONFLICT (story_id) DO UPDATE SET summary = excluded.summary,"
-        " summary_through = excluded.summary_through, updated_at = excluded.updated_at"
+        "INSERT INTO story_context (story_id, summary, summary_through, summary_omitted,"
+        " updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (story_id) DO UPDATE SET"
+        " summary = excluded.summary, summary_through = excluded.summary_through,"
+        " summary_omitted = excluded.summary_omitted, updated_at = excluded.updated_at"
         " WHERE excluded.summary_through > story_context.summary_through",
-        (story_id, json.dumps(list(value.sentences), ensure_ascii=False), value.through_id, now),
+        (
+            story_id,
+            json.dumps(list(value.sentences), ensure_ascii=False),
+            value.through_id,
+            json.dumps(list(value.omitted)),
+            now,
+        ),
     )
 
 

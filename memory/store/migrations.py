@@ -293,6 +293,8 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
             summary TEXT NOT NULL DEFAULT '[]'
                 CHECK (json_valid(summary) AND json_type(summary) = 'array'),
             summary_through INTEGER NOT NULL DEFAULT 0 CHECK (summary_through >= 0),
+            summary_omitted TEXT NOT NULL DEFAULT '[]'
+                CHECK (json_valid(summary_omitted) AND json_type(summary_omitted) = 'array'),
             updated_at REAL NOT NULL
         );
         """,

@@ -231,3 +231,19 @@ def test_the_budget_is_never_exceeded(
 @given(blocksets())
 def test_raw_total_counts_exactly_what_render_produces(blocks: list[Block]) -> None:
     assert raw_total(blocks, user_name=USER) == raw_messages(render(blocks, user_name=USER))
+
+
+def test_summarize_passes_over_excluded_messages_and_lets_them_back_in() -> None:
+    all_history = history(12)
+    person = [(all_history[1], "excluded from the context by a person")]
+    kept = [b for b in all_history if b is not all_history[1]]
+    full = tokens([*base(), *all_history])
+    p = plan([*base(), *kept], Summarize(), full * 2 // 3, excluded=person)
+    assert p.summary is not None and p.summary.through_id > 2 and p.summary.omitted == (2,)
+    # Included again: it is history, not "already in the condensed history".
+    again = plan([*base(), *all_history], Summarize(), 10_000, previous_summary=p.summary)
+    assert status(again)["history:2"] is Status.INCLUDED
+    assert status(again)["history:1"] is Status.SUMMARISED
+    # When it leaves again it is condensed once, and no longer omitted.
+    squeezed = plan([*base(), *all_history], Summarize(), full // 2, previous_summary=p.summary)
+    assert squeezed.summary is not None and 2 not in squeezed.summary.omitted
