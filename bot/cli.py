@@ -17,7 +17,7 @@ import httpx
 
 from bot import render
 from bot.config import ConfigError, Settings, load_settings
-from bot.runtime import Runtime, backends, open_runtime, strategies
+from bot.runtime import Runtime, backends, open_runtime, played_as, strategies
 from bot.terminal import Terminal, is_interactive, terminal_user_id
 from memory import manage, manage_context
 from memory.cards import load_card
@@ -164,14 +164,14 @@ async def _card(args: argparse.Namespace, settings: Settings) -> int:
     path = args.path or settings.character.card
     if path is None:
         raise ConfigError("no card given and no [character] card configured")
-    c = settings.character
-    card = load_card(path, played_as=c.name if "name" in c.model_fields_set else None)
+    card = load_card(path, played_as=played_as(settings))
     print(render.render_card(card))
     if args.card_command == "import":
         async with await Store.open(settings.storage.path) as store:
             changed = await manage_context.sync_card_lore(store, card)
         print(f"Lore: {len(card.lore)} entries stored" if changed else "Lore: already up to date")
-        if settings.character.card is None or Path(settings.character.card) != Path(path):
+        configured = settings.character.card
+        if configured is None or configured.resolve() != Path(path).resolve():
             print(f'To play this character, set [character] card = "{path}" in {args.config}.')
     return 0
 

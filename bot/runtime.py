@@ -52,13 +52,18 @@ def backends(settings: Settings, http: httpx.AsyncClient) -> tuple[ChatBackend, 
     )
 
 
+def played_as(settings: Settings) -> str | None:
+    """The name a card is played under: the [character] section's, when it sets one."""
+    c = settings.character
+    return c.name if "name" in c.model_fields_set else None
+
+
 def load_card(settings: Settings) -> Card | None:
     """The configured character card, read; ConfigError says what is wrong with it."""
-    c = settings.character
-    if c.card is None:
+    if settings.character.card is None:
         return None
     try:
-        return cards.load_card(c.card, played_as=c.name if "name" in c.model_fields_set else None)
+        return cards.load_card(settings.character.card, played_as=played_as(settings))
     except CardError as exc:
         raise ConfigError(f"character.card: {exc}") from None
 
