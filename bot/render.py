@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from memory.cards import Card
+from memory.engine import EngineStatus, Reply
 from memory.indexer import IndexerStatus
 from memory.manage import Stats
 from memory.model import LoreEntry, Memory, Reason, Turn
@@ -36,6 +37,23 @@ def defang(text: str) -> str:
     """Make @everyone, @here and role mentions inert in the text itself."""
     text = _MASS.sub(lambda m: f"@{_ZWSP}{m.group(1)}", text)
     return _ROLE.sub(lambda m: f"@{_ZWSP}role", text)
+
+
+def cut_line(cut: int) -> str:
+    """The line said under a reply cut to its length limit."""
+    return f"(My answer ran {cut:,} characters longer: I cut it there.)"
+
+
+def reply_chunks(reply: Reply) -> list[str]:
+    """The messages that carry a reply: the greeting first when there is one, the reply, and a
+    short line when the reply was cut to its length limit."""
+    text = reply.text
+    if reply.cut:
+        text += "\n" + cut_line(reply.cut)
+    chunks = split_message(defang(text))
+    if reply.greeting:
+        chunks = [*split_message(defang(reply.greeting)), *chunks]
+    return chunks
 
 
 def split_message(text: str, limit: int = DISCORD_LIMIT) -> list[str]:
@@ -99,13 +117,25 @@ def render_memories(page: Sequence[Memory], *, page_index: int, pages: int, tota
     return "\n".join([head, *(memory_line(m) for m in page)])
 
 
-def render_stats(stats: Stats, indexer: IndexerStatus | None) -> str:
+def render_stats(
+    stats: Stats, indexer: IndexerStatus | None, engine: EngineStatus | None = None
+) -> str:
     """Server-wide memory figures for operators."""
     lines = [
         f"Memories: {stats.memories} (of {stats.users} people)",
         f"Turns counted: {stats.turns} · degraded turns: {stats.degraded_turns}",
         f"Reflections waiting: {stats.outbox_pending}",
     ]
+    if engine is not None:
+        a = engine.admission
+        lines.append(
+            f"Since start-up: {a.refused} messages turned away (queue full)"
+            f" · {a.notices} slow-down notices · {a.waiting} turns waiting"
+        )
+        lines.append(
+            f"Exchanges waiting for the database: {engine.exchanges_waiting}"
+            f" · dropped: {engine.exchanges_dropped}"
+        )
     if indexer is not None:
         last_error = indexer.last_error or "none"
         lines.append(
@@ -116,6 +146,11 @@ def render_stats(stats: Stats, indexer: IndexerStatus | None) -> str:
         lines.append(
             "Rejected by filter: "
             + ", ".join(f"{k} {v}" for k, v in sorted(stats.rejections.items()))
+        )
+    if stats.reflection_drops:
+        lines.append(
+            "Reflections dropped: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(stats.reflection_drops.items()))
         )
     if stats.reflection_failures:
         lines.append(

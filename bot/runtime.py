@@ -10,6 +10,7 @@ import httpx
 
 from bot.config import ConfigError, Settings
 from memory import cards, manage_context
+from memory.admission import BoundedChat
 from memory.cards import Card
 from memory.context import ContextConfig
 from memory.engine import Engine, MemoryConfig
@@ -84,7 +85,7 @@ def character(settings: Settings, card: Card | None = None) -> Character:
 
 
 def memory_config(settings: Settings) -> MemoryConfig:
-    m = settings.memory
+    m, limits = settings.memory, settings.limits
     return MemoryConfig(
         limit=m.memories_per_turn,
         semantic_slots=m.semantic_slots,
@@ -94,6 +95,10 @@ def memory_config(settings: Settings) -> MemoryConfig:
         quotas={Kind(k): v for k, v in m.quotas.items()},
         turn_embedding_timeout=m.turn_embedding_timeout,
         chat_deadline=settings.llm.chat_timeout,
+        turn_queue=limits.turn_queue,
+        slow_down_interval=limits.slow_down_interval,
+        max_reply_chars=limits.max_reply_chars,
+        reflection_backlog=limits.reflection_backlog,
     )
 
 
@@ -129,7 +134,9 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     ):
         if card is not None:
             await manage_context.sync_card_lore(store, card)
-        chat, embedder = backends(settings, http)
+        direct, embedder = backends(settings, http)
+        # Turns and reflections share the bound on chat calls at once.
+        chat = BoundedChat(direct, limit=settings.limits.max_concurrent_chats)
         engine = Engine(
             store,
             embedder=embedder,

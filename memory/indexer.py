@@ -8,6 +8,7 @@ Changing the embedding model makes every hash stale, so everything is re-embedde
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import functools
 import hashlib
@@ -73,6 +74,7 @@ class Indexer:
         self._last_error: str | None = None
         self._embedded_total = 0
         self._pending = 0
+        self._lock = asyncio.Lock()
 
     def status(self) -> IndexerStatus:
         return IndexerStatus(self._pending, self._last_run, self._last_error, self._embedded_total)
@@ -91,7 +93,14 @@ class Indexer:
         ]
 
     async def run_once(self) -> int:
-        """Embed every stale memory, batch by batch; return how many vectors were written."""
+        """Embed every stale memory, batch by batch; return how many vectors were written.
+
+        One pass at a time: a call while a pass runs waits for it, then finds what is still
+        stale (nothing is embedded twice by two passes at once)."""
+        async with self._lock:
+            return await self._pass()
+
+    async def _pass(self) -> int:
         written = 0
         try:
             todo = await self.stale()

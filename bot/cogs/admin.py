@@ -30,4 +30,7 @@ class Admin(commands.Cog):
     async def stats(self, interaction: discord.Interaction[EchoBot]) -> None:
         runtime = self.bot.runtime
         figures = await manage.stats(runtime.store)
-        await send_ephemeral(interaction, render.render_stats(figures, runtime.indexer.status()))
+        await send_ephemeral(
+            interaction,
+            render.render_stats(figures, runtime.indexer.status(), runtime.engine.status()),
+        )

@@ -12,7 +12,7 @@ from discord.ext import commands
 
 from bot import render
 from memory.engine import Incoming
-from memory.errors import BackendError
+from memory.errors import EchoError, Overloaded, unexpected
 from memory.model import DM_ORIGIN
 
 if TYPE_CHECKING:
@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 UNAVAILABLE = "I can't reach my language model right now — please try again in a moment."
+SLOW_DOWN = (
+    "You're writing faster than I can answer: I'm still on your earlier messages, so I'll let "
+    "the newest ones pass. Give me a moment."
+)
 
 
 class Conversation(commands.Cog):
@@ -74,20 +78,27 @@ class Conversation(commands.Cog):
         try:
             async with message.channel.typing():
                 reply = await self.bot.runtime.engine.turn(incoming)
-        except BackendError as exc:
+        except Overloaded as exc:
+            # Counted by the engine; the notice itself is rate-limited per person and place.
+            if exc.notify:
+                await message.reply(SLOW_DOWN, mention_author=False, allowed_mentions=none)
+            return
+        except EchoError as exc:
             log.warning("no reply to message %d: %s", message.id, type(exc).__name__)
+            await message.reply(UNAVAILABLE, mention_author=False, allowed_mentions=none)
+            return
+        except Exception as exc:
+            # A bug: the person still hears back, the traceback goes to the log.
+            log.error("turn for message %d raised %s", message.id, unexpected(exc))
             await message.reply(UNAVAILABLE, mention_author=False, allowed_mentions=none)
             return
         if reply is None:
             return
-        chunks = render.split_message(render.defang(reply.text))
-        if reply.greeting:
-            chunks = [*render.split_message(render.defang(reply.greeting)), *chunks]
         # Every chunk is a reply to the message: "Exclude from context" on any of them finds the
         # stored reply through that reference.
-        for chunk in chunks:
+        for chunk in render.reply_chunks(reply):
             await message.reply(chunk, mention_author=False, allowed_mentions=none)
         # The reflection runs after the reply is out, in the background.
-        task = asyncio.create_task(self.bot.runtime.worker.run_due())
+        task = asyncio.create_task(self.bot.after_turns())
         self._background.add(task)
         task.add_done_callback(self._background.discard)

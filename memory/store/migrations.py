@@ -299,6 +299,15 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         );
         """,
     ),
+    (
+        10,
+        """
+        -- A person's waiting reflections, oldest first: the per-person backlog bound and the
+        -- round-robin drain read them at every enqueue.
+        CREATE INDEX outbox_pending_by_user ON outbox (user_id, next_attempt_at, id)
+            WHERE status = 'pending';
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

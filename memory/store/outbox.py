@@ -18,8 +18,17 @@ class OutboxRow:
     attempts: int
 
 
-async def enqueue(tx: Tx, exchange: Exchange, *, now: float) -> None:
-    """Queue the reflection of an exchange (once per exchange id)."""
+# Reflections one person may have waiting. A normal conversation leaves one or two behind the
+# worker; twenty is a flood, whose oldest exchanges are dropped (counted) rather than let one
+# person's backlog delay everyone's memories for hours.
+BACKLOG_PER_PERSON = 20
+
+
+async def enqueue(
+    tx: Tx, exchange: Exchange, *, now: float, backlog: int = BACKLOG_PER_PERSON
+) -> int:
+    """Queue the reflection of an exchange (once per exchange id). Past `backlog` pending rows
+    of this person, drop their oldest; return how many were dropped (never another person's)."""
     await tx.execute(
         "INSERT INTO outbox (exchange_id, user_id, story_id, origin, user_name, user_message,"
         " reply, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -29,6 +38,13 @@ async def enqueue(tx: Tx, exchange: Exchange, *, now: float) -> None:
             exchange.user_name, exchange.user_message, exchange.reply, now, now,
         ),
     )  # fmt: skip
+    await tx.execute(
+        "UPDATE outbox SET status = 'dropped', last_error = 'over the backlog of this person'"
+        " WHERE id IN (SELECT id FROM outbox WHERE user_id = ? AND status = 'pending'"
+        " ORDER BY id DESC LIMIT -1 OFFSET ?)",
+        (exchange.user_id, max(0, backlog)),
+    )
+    return await tx.changes()
 
 
 _COLUMNS = "id, exchange_id, user_id, story_id, origin, user_name, user_message, reply, attempts"
@@ -48,10 +64,14 @@ def _row(row: sqlite3.Row) -> OutboxRow:
 
 
 async def due(store: Store, *, now: float, limit: int = 10) -> list[OutboxRow]:
-    """Return pending rows whose next attempt is due, oldest first."""
+    """Return pending rows whose next attempt is due, taking people in turn: everyone's oldest
+    first (oldest person first), then everyone's second, and so on."""
     rows = await store.fetchall(
-        f"SELECT {_COLUMNS} FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?"
-        " ORDER BY next_attempt_at, id LIMIT ?",
+        f"SELECT {_COLUMNS} FROM (SELECT *, row_number() OVER"
+        " (PARTITION BY user_id ORDER BY next_attempt_at, id) AS place,"
+        " min(next_attempt_at) OVER (PARTITION BY user_id) AS first_due"
+        " FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?)"
+        " ORDER BY place, first_due, user_id, next_attempt_at, id LIMIT ?",
         (now, limit),
     )
     return [_row(r) for r in rows]

@@ -1,8 +1,9 @@
 """The reflection worker: outbox row -> LLM reflection -> parse -> apply, with retries.
 
 A reflection runs after the reply was delivered, so nothing here can change or delay it. A failed
-attempt is retried with exponential backoff; after MAX_ATTEMPTS the row is dropped with a logged,
-counted reason.
+attempt (whatever raised: the backend, the store, or a bug on one strange row) is retried with
+exponential backoff; after MAX_ATTEMPTS the row is dropped with a logged, counted reason. The rows
+behind a failing one move on. The due rows are taken one person at a time, in turn.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from memory.errors import BackendError, StoreError
+from memory.errors import BackendError, StoreError, unexpected
 from memory.llm import ChatBackend
 from memory.store import counters, history, outbox
 from memory.store.db import Store, Tx
@@ -90,8 +91,18 @@ class ReflectionWorker:
         except (BackendError, StoreError, _Unusable) as exc:
             await self._failed(row, exc)
             return None
-
-        await self.store.transact(lambda tx: outbox.mark_done(tx, row.id))
+        except Exception as exc:
+            # A bug met on this row: it must not stop the rows of everyone else behind it.
+            log.error("reflection of exchange %s raised %s",
+                      row.exchange.exchange_id, unexpected(exc))  # fmt: skip
+            await self._failed(row, exc)
+            return None
+        try:
+            await self.store.transact(lambda tx: outbox.mark_done(tx, row.id))
+        except StoreError:
+            # Applied but not marked: the next attempt finds the exchange already written
+            # (apply_reflection is idempotent per exchange) and marks it then.
+            log.warning("exchange %s reflected but not marked done", row.exchange.exchange_id)
         return report
 
     async def _failed(self, row: outbox.OutboxRow, exc: Exception) -> None:

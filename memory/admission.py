@@ -1,0 +1,154 @@
+"""Who may use the language model, and when: fairness between people, a bound on the whole.
+
+Per person and place (a user in a story): one turn in flight, a short queue behind it, and past
+the queue a refusal (`Overloaded`) whose notice is rate-limited, so a flood costs one polite line
+now and then, never a reply each. Across everyone: at most `max_chats` chat calls at once, turns
+and reflections together, waiting in arrival order (asyncio's semaphore is first come, first
+served). One person holds at most one chat slot per place, so the others keep theirs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from memory.errors import BackendUnavailable, Overloaded
+from memory.llm import ChatBackend, ChatResult, Message
+
+log = logging.getLogger(__name__)
+
+# Turns of one person in one place that may wait behind the one being answered. Three covers a
+# person who sends a thought in a few quick lines; beyond that they are flooding.
+TURN_QUEUE = 3
+# Seconds between two "slow down" notices to the same person in the same place.
+NOTICE_INTERVAL = 30.0
+# Chat calls at once, turns and reflections together. Ollama answers up to 4 requests of a
+# loaded model in parallel by default (OLLAMA_NUM_PARALLEL) and queues the rest itself; more
+# calls in flight only move the queue from here, where it is fair, to there, where it is not.
+MAX_CHATS = 4
+# Places whose last notice is remembered (least recently noticed forgotten first).
+NOTICES_REMEMBERED = 4096
+
+Key = tuple[int, int]  # (user id, story id)
+
+
+@dataclass
+class _Line:
+    """The turns of one person in one place: the one answered and those waiting."""
+
+    lock: asyncio.Lock
+    holders: int = 0  # in flight + waiting
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionStatus:
+    """What the admission did since start-up (shown by /stats)."""
+
+    refused: int
+    notices: int
+    waiting: int
+
+
+class Admission:
+    """Per person and place: one turn at a time, `queue` waiting, the rest refused."""
+
+    def __init__(
+        self,
+        *,
+        queue: int = TURN_QUEUE,
+        notice_interval: float = NOTICE_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if queue < 0:
+            raise ValueError("the turn queue cannot be negative")
+        self.queue = queue
+        self.notice_interval = notice_interval
+        self.clock = clock
+        self._lines: dict[Key, _Line] = {}
+        self._noticed: OrderedDict[Key, float] = OrderedDict()
+        self.refused = 0
+        self.notices = 0
+
+    def status(self) -> AdmissionStatus:
+        waiting = sum(max(0, line.holders - 1) for line in self._lines.values())
+        return AdmissionStatus(self.refused, self.notices, waiting)
+
+    @asynccontextmanager
+    async def turn(self, user_id: int, story_id: int) -> AsyncIterator[None]:
+        """Hold this person's turn here; raise Overloaded when their queue is full."""
+        key = (user_id, story_id)
+        line = self._lines.get(key)
+        if line is None:
+            line = self._lines[key] = _Line(asyncio.Lock())
+        if line.holders > self.queue:  # one in flight + `queue` waiting
+            self.refused += 1
+            raise Overloaded(notify=self._notice_due(key))
+        line.holders += 1
+        try:
+            async with line.lock:
+                yield
+        finally:
+            line.holders -= 1
+            if line.holders == 0:
+                del self._lines[key]
+
+    def _notice_due(self, key: Key) -> bool:
+        now = self.clock()
+        last = self._noticed.get(key, -math.inf)
+        if now - last < self.notice_interval:
+            return False
+        self._noticed[key] = now
+        self._noticed.move_to_end(key)
+        if len(self._noticed) > NOTICES_REMEMBERED:
+            self._noticed.popitem(last=False)
+        self.notices += 1
+        return True
+
+
+class BoundedChat:
+    """A chat backend that lets at most `limit` calls run at once; the wait for a slot counts
+    in the call's deadline."""
+
+    def __init__(self, inner: ChatBackend, *, limit: int = MAX_CHATS) -> None:
+        if limit < 1:
+            raise ValueError("at least one chat call must be allowed")
+        self.inner = inner
+        self.model = inner.model
+        self.limit = limit
+        self._slots = asyncio.Semaphore(limit)
+        self.waiting = 0
+
+    async def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        deadline: float,
+        max_tokens: int | None = None,
+    ) -> ChatResult:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + deadline
+        self.waiting += 1
+        try:
+            async with asyncio.timeout(deadline):
+                await self._slots.acquire()
+        except TimeoutError:
+            raise BackendUnavailable(
+                f"no chat slot free within {deadline:g} s ({self.limit} in use)"
+            ) from None
+        finally:
+            self.waiting -= 1
+        try:
+            return await self.inner.chat(
+                messages, schema=schema, deadline=max(0.001, end - loop.time()),
+                max_tokens=max_tokens,
+            )  # fmt: skip
+        finally:
+            self._slots.release()
