@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
+import numpy as np
 
 from memory.errors import BackendResponseError, BackendUnavailable
+from memory.redact import redact
 
 Message = Mapping[str, str]
 
@@ -46,66 +47,124 @@ class Embedder(Protocol):
     async def embed(self, texts: Sequence[str], *, deadline: float) -> list[list[float]]: ...
 
 
+# The largest embeddings answer read: the indexer's batch of 32 texts at 4,096 dimensions (the
+# widest common models) is 2.9 MB of JSON (measured: 22.5 bytes a float32 as JSON); 32 MB is 11x it.
+MAX_EMBED_BODY = 32 * 1024 * 1024
+# The largest chat answer read: a whole 131,072-token window spent on output, 4 characters a token,
+# every one JSON-escaped to 6 bytes, is 3.1 MB; the reply is cut far shorter and the reflection
+# parser keeps 64 KB of it, so nothing useful is longer. Also bounds the health check's listings.
+MAX_CHAT_BODY = 4 * 1024 * 1024
+# Dimensions of one embedding: 4x the widest common model (4,096: Qwen3-Embedding-8B, NV-Embed-v2).
+MAX_EMBEDDING_DIM = 16_384
+# Vectors are stored as float32: a larger magnitude would be stored as infinity.
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+# A token count is kept only as an integer SQLite can store (and a float can divide).
+_MAX_COUNT = 2**63 - 1
+
+
 async def _post(
     http: httpx.AsyncClient,
     url: str,
     payload: Mapping[str, Any],
     *,
     deadline: float,
+    cap: int,
     headers: Mapping[str, str] | None = None,
 ) -> Any:
+    """POST `payload` and return the JSON answer; every failure is a BackendError whose text
+    carries no credential."""
     try:
         async with asyncio.timeout(deadline):
-            response = await http.post(url, json=payload, headers=headers)
-            body = response.content
+            async with http.stream("POST", url, json=payload, headers=headers) as response:
+                status = response.status_code
+                body = await _read(response, cap)
     except TimeoutError:
-        raise BackendUnavailable(f"{url}: no answer within {deadline:g} s") from None
-    except httpx.HTTPError as exc:
-        raise BackendUnavailable(f"{url}: {type(exc).__name__}: {exc}") from exc
-    try:
-        data = json.loads(body) if body else None
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        data = None
+        raise BackendUnavailable(redact(f"{url}: no answer within {deadline:g} s")) from None
+    except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
+        # UnicodeError: a header value outside ASCII (an API key pasted with a stray character).
+        raise BackendUnavailable(redact(f"{url}: {type(exc).__name__}: {exc}")) from exc
+    data, problem = _decode(body, cap)
     error = data.get("error") if isinstance(data, dict) else None
-    if response.status_code >= 500 or response.status_code == 429:
-        raise BackendUnavailable(f"{url}: HTTP {response.status_code}: {_describe(error)}")
-    if response.status_code >= 400 or error:
-        raise BackendResponseError(f"{url}: HTTP {response.status_code}: {_describe(error)}")
+    if status >= 500 or status == 429:
+        raise BackendUnavailable(redact(f"{url}: HTTP {status}: {_describe(error)}"))
+    if status >= 400 or error:
+        raise BackendResponseError(redact(f"{url}: HTTP {status}: {_describe(error)}"))
     if data is None:
-        raise BackendResponseError(f"{url}: the answer is not JSON")
+        raise BackendResponseError(redact(f"{url}: {problem}"))
     return data
+
+
+async def _read(response: httpx.Response, cap: int) -> bytes | None:
+    """Return the body, or None as soon as it is known to pass `cap` bytes."""
+    declared = response.headers.get("content-length", "")
+    # Lengths compared as digit strings first: int() of a 5,000-digit one raises ValueError.
+    digits = declared.isascii() and declared.isdigit()
+    if digits and (len(declared) > len(str(cap)) or int(declared) > cap):
+        return None
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > cap:
+            return None  # leaving the stream closes the connection: the rest is never read
+    return bytes(body)
+
+
+def _decode(body: bytes | None, cap: int) -> tuple[Any, str]:
+    """Return the parsed JSON (None when unusable) and, when unusable, why."""
+    if body is None:
+        return None, f"the answer is larger than {cap // (1024 * 1024)} MB"
+    if not body:
+        return None, "the answer is empty"
+    try:
+        return json.loads(body), ""
+    except ValueError:  # not JSON, not UTF-8, or an integer longer than Python converts
+        return None, "the answer is not JSON"
+    except RecursionError:
+        return None, "the answer is JSON nested too deeply"
 
 
 def _describe(error: object) -> str:
     if isinstance(error, dict):
-        error = error.get("message", error)
-    return str(error)[:300] if error else "no detail"
+        error = error.get("message")
+    # Only a string is quoted: str() of an arbitrary value could be huge or nested too deeply.
+    return error[:300] if isinstance(error, str) and error else "no detail"
 
 
 def _vectors(data: Any, key: str, count: int, url: str) -> list[list[float]]:
     vectors = data.get(key) if isinstance(data, dict) else None
     if not isinstance(vectors, list) or len(vectors) != count:
-        raise BackendResponseError(f"{url}: expected {count} embeddings")
+        raise BackendResponseError(redact(f"{url}: expected {count} embeddings"))
     out: list[list[float]] = []
     for vector in vectors:
         if isinstance(vector, dict):  # OpenAI: {"embedding": [...], "index": i}
             vector = vector.get("embedding")
-        if not isinstance(vector, list) or not vector:
-            raise BackendResponseError(f"{url}: an embedding is not a list of numbers")
-        try:
-            floats = [float(x) for x in vector]
-        except (TypeError, ValueError):
-            raise BackendResponseError(f"{url}: an embedding is not a list of numbers") from None
-        if not all(math.isfinite(x) for x in floats):
-            raise BackendResponseError(f"{url}: an embedding holds NaN or infinity")
-        out.append(floats)
+        if not isinstance(vector, list) or not vector or len(vector) > MAX_EMBEDDING_DIM:
+            raise BackendResponseError(redact(f"{url}: an embedding is not a list of numbers"))
+        floats = [_float32(x) for x in vector]
+        if any(x is None for x in floats):
+            raise BackendResponseError(
+                redact(f"{url}: an embedding holds something else than float32 numbers")
+            )
+        out.append([x for x in floats if x is not None])
     if len({len(v) for v in out}) > 1:
-        raise BackendResponseError(f"{url}: embeddings of different dimensions")
+        raise BackendResponseError(redact(f"{url}: embeddings of different dimensions"))
     return out
 
 
+def _float32(value: object) -> float | None:
+    """The value as a float that float32 holds (finite), or None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, int) and not -_FLOAT32_MAX <= value <= _FLOAT32_MAX:
+        return None  # compared as integers: float() of a 400-digit one raises OverflowError
+    number = float(value)
+    return number if -_FLOAT32_MAX <= number <= _FLOAT32_MAX else None  # NaN fails both
+
+
 def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_COUNT:
+        return value
+    return None
 
 
 class _HttpEmbedder:
@@ -131,6 +190,7 @@ class _HttpEmbedder:
                 self.url,
                 {"model": self.model, "input": list(texts)},
                 deadline=deadline,
+                cap=MAX_EMBED_BODY,
                 headers=self.headers,
             )
         return _vectors(data, self.vectors_key, len(texts), self.url)
@@ -172,7 +232,7 @@ class OllamaChat:
             payload["format"] = dict(schema)
         if max_tokens is not None:
             payload["options"]["num_predict"] = max_tokens
-        data = await _post(self.http, self.url, payload, deadline=deadline)
+        data = await _post(self.http, self.url, payload, deadline=deadline, cap=MAX_CHAT_BODY)
         message = data.get("message") if isinstance(data, dict) else None
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, str):
@@ -185,16 +245,24 @@ class OllamaChat:
 async def ollama_health(http: httpx.AsyncClient, base_url: str, *, deadline: float) -> list[str]:
     """Return the models an Ollama server has (after checking `/api/version` answers)."""
     base = base_url.rstrip("/")
+    body: bytes | None = None
     try:
         async with asyncio.timeout(deadline):
-            (await http.get(base + "/api/version")).raise_for_status()
-            tags = (await http.get(base + "/api/tags")).json()
+            for path in ("/api/version", "/api/tags"):
+                async with http.stream("GET", base + path) as response:
+                    response.raise_for_status()
+                    body = await _read(response, MAX_CHAT_BODY)
     except TimeoutError:
-        raise BackendUnavailable(f"{base}: no answer within {deadline:g} s") from None
-    except (httpx.HTTPError, json.JSONDecodeError) as exc:
-        raise BackendUnavailable(f"{base}: {type(exc).__name__}: {exc}") from exc
+        raise BackendUnavailable(redact(f"{base}: no answer within {deadline:g} s")) from None
+    except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
+        raise BackendUnavailable(redact(f"{base}: {type(exc).__name__}: {exc}")) from exc
+    tags, problem = _decode(body, MAX_CHAT_BODY)
+    if tags is None:
+        raise BackendUnavailable(redact(f"{base}/api/tags: {problem}"))
     models = tags.get("models") if isinstance(tags, dict) else None
-    return [str(m.get("name")) for m in models or [] if isinstance(m, dict)]
+    if not isinstance(models, list):
+        return []
+    return [m["name"] for m in models if isinstance(m, dict) and isinstance(m.get("name"), str)]
 
 
 class OpenAIEmbedder(_HttpEmbedder):
@@ -231,7 +299,9 @@ class OpenAIChat:
                 "type": "json_schema",
                 "json_schema": {"name": "reflection", "schema": dict(schema)},
             }
-        data = await _post(self.http, self.url, payload, deadline=deadline, headers=self.headers)
+        data = await _post(
+            self.http, self.url, payload, deadline=deadline, cap=MAX_CHAT_BODY, headers=self.headers
+        )
         try:
             content = data["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):

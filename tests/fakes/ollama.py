@@ -3,12 +3,24 @@
 Endpoints: /api/chat, /api/embed, /api/tags, /api/version. Each endpoint has a behaviour that a
 test sets: "ok", "hang", "slow" (delay then ok), "500", "badjson", "error" ({"error": ...}),
 "drip" (headers at once, then the body one byte at a time). Every request is recorded.
+
+Malformed answers (status 200), shaped for the endpoint:
+"huge_int"          a 5,000-digit integer where a number goes (past Python's int parsing limit)
+"long_int"          a 400-digit integer where a number goes (parses; overflows a float, SQLite)
+"deep"              an array nested 100,000 deep
+"float32_overflow"  an embedding holding 1e39 (finite as float64, infinite as float32)
+"wrong_dim"         embeddings of half the usual dimension
+"not_list"          the right keys holding the wrong shapes
+"huge_body"         a valid-looking start, then 1 MiB chunks up to 1 GiB, no declared length
+                    (`body_bytes_sent` says how much went out before the client hung up)
+"huge_length"       a declared Content-Length of 1 TiB, a few bytes, then nothing
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import random
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -18,6 +30,10 @@ import numpy as np
 from aiohttp import web
 
 DIM = 64
+HUGE_INT = "9" * 5_000
+LONG_INT = "9" * 400
+HUGE_BODY_CHUNK = 1 << 20
+HUGE_BODY_LIMIT = 1 << 30
 
 
 def fake_vector(text: str) -> list[float]:
@@ -32,6 +48,20 @@ def fake_vector(text: str) -> list[float]:
     if not total.any():
         total[0] = 1.0
     return [float(x) for x in total]
+
+
+@dataclass
+class Chaos:
+    """Random latency and random 500s on every chat and embed call, from a seeded generator."""
+
+    seed: int
+    max_delay: float = 0.05
+    failure_rate: float = 0.1
+    rng: random.Random = field(init=False)
+    failures: int = 0
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
 
 
 @dataclass
@@ -53,6 +83,8 @@ class FakeOllama:
     )
     models: list[str] = field(default_factory=lambda: ["llama3.1:8b", "nomic-embed-text"])
     released: asyncio.Event = field(default_factory=asyncio.Event)
+    body_bytes_sent: int = 0
+    chaos: Chaos | None = None
 
     def set(self, endpoint: str, mode: str, delay: float = 0.0) -> None:
         self.behaviours[endpoint] = Behaviour(mode, delay)
@@ -64,6 +96,12 @@ class FakeOllama:
         return [t for path, p in self.calls if path == "/api/embed" for t in p.get("input", [])]
 
     async def _misbehave(self, endpoint: str, request: web.Request) -> web.StreamResponse | None:
+        if self.chaos is not None:
+            delay, fail = self.chaos.rng.uniform(0, self.chaos.max_delay), self.chaos.rng.random()
+            await asyncio.sleep(delay)
+            if fail < self.chaos.failure_rate:
+                self.chaos.failures += 1
+                return web.json_response({"error": "chaos"}, status=500)
         behaviour = self.behaviours.get(endpoint, Behaviour())
         if behaviour.mode == "hang":
             await self.released.wait()
@@ -83,7 +121,32 @@ class FakeOllama:
                 await response.write(bytes([byte]))
                 await asyncio.sleep(behaviour.delay or 1.0)
             return response
+        if behaviour.mode == "huge_body":
+            return await self._huge_body(endpoint, request)
+        if behaviour.mode == "huge_length":
+            response = web.StreamResponse(headers={"Content-Length": str(1 << 40)})
+            await response.prepare(request)
+            await response.write(b'{"embeddings": [[')
+            await self.released.wait()
+            return response
+        body = _malformed(endpoint, behaviour.mode)
+        if body is not None:
+            return web.Response(body=body.encode(), content_type="application/json")
         return None
+
+    async def _huge_body(self, endpoint: str, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse()
+        await response.prepare(request)
+        start = '{"embeddings": [[' if endpoint == "/api/embed" else '{"message": {"content": "'
+        filler = ("0.5, " if endpoint == "/api/embed" else "ha ") * (HUGE_BODY_CHUNK // 5)
+        try:
+            await response.write(start.encode())
+            while self.body_bytes_sent < HUGE_BODY_LIMIT:
+                await response.write(filler.encode())
+                self.body_bytes_sent += len(filler)
+        except ConnectionError:
+            pass  # the client stopped reading: what this behaviour is for
+        return response
 
     async def embed(self, request: web.Request) -> web.StreamResponse:
         payload = await request.json()
@@ -92,8 +155,10 @@ class FakeOllama:
         if failure is not None:
             return failure
         inputs = payload["input"] if isinstance(payload["input"], list) else [payload["input"]]
+        wrong = self.behaviours.get("/api/embed", Behaviour()).mode == "wrong_dim"
+        dim = DIM // 2 if wrong else DIM
         return web.json_response(
-            {"model": payload["model"], "embeddings": [fake_vector(t) for t in inputs]}
+            {"model": payload["model"], "embeddings": [fake_vector(t)[:dim] for t in inputs]}
         )
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
@@ -120,6 +185,34 @@ class FakeOllama:
     async def version(self, request: web.Request) -> web.StreamResponse:
         self.calls.append(("/api/version", {}))
         return web.json_response({"version": "0.12.0"})
+
+
+def _malformed(endpoint: str, mode: str) -> str | None:
+    """The body of a malformed answer for this endpoint, or None when `mode` is not one."""
+    embed = endpoint == "/api/embed"
+    if mode == "huge_int":
+        return (
+            f'{{"embeddings": [[{HUGE_INT}, 0.5]]}}'
+            if embed
+            else f'{{"message": {{"content": "ok"}}, "eval_count": {HUGE_INT}}}'
+        )
+    if mode == "long_int":
+        return (
+            f'{{"embeddings": [[{LONG_INT}, 0.5]]}}'
+            if embed
+            else f'{{"message": {{"role": "assistant", "content": "Long live the count."}},'
+            f' "prompt_eval_count": {LONG_INT}, "eval_count": -{LONG_INT}}}'
+        )
+    if mode == "deep":
+        key = "embeddings" if embed else "message"
+        return f'{{"{key}": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    if mode == "float32_overflow":
+        return '{"embeddings": [[1e39' + ", 0.5" * (DIM - 1) + "]]}"
+    if mode == "wrong_dim":
+        return None  # answered by the endpoint itself, from the texts sent
+    if mode == "not_list":
+        return '{"embeddings": {"0": [0.5]}}' if embed else '{"message": ["not", "an", "object"]}'
+    return None
 
 
 @asynccontextmanager

@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable
+from typing import Any
 
 import httpx
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from memory.errors import BackendResponseError, BackendUnavailable
-from memory.llm import OllamaChat, OllamaEmbedder, OpenAIChat, OpenAIEmbedder, ollama_health
+from memory.errors import BackendError, BackendResponseError, BackendUnavailable
+from memory.llm import (
+    MAX_CHAT_BODY,
+    MAX_EMBED_BODY,
+    ChatResult,
+    OllamaChat,
+    OllamaEmbedder,
+    OpenAIChat,
+    OpenAIEmbedder,
+    _vectors,
+    ollama_health,
+)
 from tests.fakes.ollama import FakeOllama
 
 Handler = Callable[[httpx.Request], httpx.Response]
@@ -117,3 +132,143 @@ async def test_connection_refused_is_unavailable() -> None:
 
 async def test_health_lists_the_models(ollama: FakeOllama, http: httpx.AsyncClient) -> None:
     assert await ollama_health(http, ollama.url, deadline=5) == ["llama3.1:8b", "nomic-embed-text"]
+
+
+# --- malformed answers, over the loopback server -------------------------------------------
+
+_EMBED_MODES = ["huge_int", "long_int", "deep", "float32_overflow", "not_list", "huge_length"]
+_CHAT_MODES = ["huge_int", "deep", "not_list", "huge_length"]
+
+
+@pytest.mark.parametrize("mode", _EMBED_MODES)
+async def test_a_malformed_embeddings_answer_is_a_response_error(
+    ollama: FakeOllama, http: httpx.AsyncClient, mode: str
+) -> None:
+    ollama.set("/api/embed", mode)
+    started = time.monotonic()
+    with pytest.raises(BackendResponseError):
+        await OllamaEmbedder(http, ollama.url, "e").embed(["a"], deadline=5)
+    assert time.monotonic() - started < 1.0  # refused at once, not after the deadline
+
+
+@pytest.mark.parametrize("mode", _CHAT_MODES)
+async def test_a_malformed_chat_answer_is_a_response_error(
+    ollama: FakeOllama, http: httpx.AsyncClient, mode: str
+) -> None:
+    ollama.set("/api/chat", mode)
+    with pytest.raises(BackendResponseError):
+        await OllamaChat(http, ollama.url, "m").chat(
+            [{"role": "user", "content": "hi"}], deadline=5
+        )
+
+
+async def test_impossible_token_counts_are_ignored_and_the_reply_kept(
+    ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    # 400-digit counts would overflow the estimator's division and SQLite: they are not counts.
+    ollama.set("/api/chat", "long_int")
+    result = await OllamaChat(http, ollama.url, "m").chat([], deadline=5)
+    assert result == ChatResult("Long live the count.", None, None)
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "cap"), [("/api/embed", MAX_EMBED_BODY), ("/api/chat", MAX_CHAT_BODY)]
+)
+async def test_an_endless_body_is_read_up_to_the_cap_and_no_further(
+    ollama: FakeOllama, http: httpx.AsyncClient, endpoint: str, cap: int
+) -> None:
+    ollama.set(endpoint, "huge_body")
+    started = time.monotonic()
+    with pytest.raises(BackendResponseError, match="larger than"):
+        if endpoint == "/api/embed":
+            await OllamaEmbedder(http, ollama.url, "e").embed(["a"], deadline=10)
+        else:
+            await OllamaChat(http, ollama.url, "m").chat([], deadline=10)
+    assert time.monotonic() - started < 2.0
+    await asyncio.sleep(0.05)  # let the server notice the hang-up
+    # The server would have sent 1 GiB; it stopped once the client stopped reading (what it
+    # managed to send past the cap sat in socket buffers).
+    assert ollama.body_bytes_sent < cap + 16 * 1024 * 1024
+
+
+async def test_concurrent_calls_against_a_misbehaving_server_each_fail_cleanly(
+    ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    ollama.set("/api/chat", "huge_body")
+    ollama.set("/api/embed", "deep")
+    chat = OllamaChat(http, ollama.url, "m")
+    embedders = [OllamaEmbedder(http, ollama.url, "e") for _ in range(10)]
+    outcomes = await asyncio.gather(
+        *(chat.chat([], deadline=10) for _ in range(10)),
+        *(e.embed(["a"], deadline=10) for e in embedders),
+        return_exceptions=True,
+    )
+    assert [type(o) for o in outcomes] == [BackendResponseError] * 20
+    # Ten bodies of 1 GiB were offered at once; each was cut at the cap.
+    assert ollama.body_bytes_sent < 10 * (MAX_CHAT_BODY + 16 * 1024 * 1024)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(),
+            st.floats(allow_nan=True, allow_infinity=True),
+            st.booleans(),
+            st.none(),
+            st.text(max_size=5),
+            st.lists(st.floats(), max_size=3),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_any_embedding_values_give_float32_vectors_or_a_response_error(values: list[Any]) -> None:
+    try:
+        [vector] = _vectors({"embeddings": [values]}, "embeddings", 1, "http://x")
+    except BackendResponseError:
+        return
+    stored = np.asarray(vector, dtype=np.float32)  # what the indexer writes
+    assert np.isfinite(stored).all() and len(vector) == len(values)
+
+
+# --- no credential in an error text --------------------------------------------------------
+
+
+async def test_a_failing_backend_never_shows_the_password_of_its_url(
+    ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    with_password = ollama.url.replace("http://", "http://echo:s3cr3t-pw@")
+    ollama.set("/api/chat", "500")
+    ollama.set("/api/embed", "error")
+    failures: list[BaseException] = []
+    for call in (
+        OllamaChat(http, with_password, "m").chat([], deadline=5),
+        OllamaEmbedder(http, with_password, "e").embed(["a"], deadline=5),
+        OllamaEmbedder(http, "http://echo:s3cr3t-pw@127.0.0.1:9", "e").embed(["a"], deadline=2),
+        ollama_health(http, "http://echo:s3cr3t-pw@127.0.0.1:9", deadline=2),
+    ):
+        with pytest.raises(BackendError) as caught:
+            await call
+        failures.append(caught.value)
+    for failure in failures:
+        assert "s3cr3t" not in str(failure) and "echo:" not in str(failure)
+    assert "http://***@127.0.0.1" in str(failures[0])  # still says which server failed
+
+
+async def test_an_api_key_that_cannot_be_sent_is_not_shown(
+    ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    # A key pasted with a stray character: httpx cannot encode the header.
+    embedder = OpenAIEmbedder(http, ollama.url, "e", api_key="sk-sécret-key")
+    with pytest.raises(BackendUnavailable) as caught:
+        await embedder.embed(["a"], deadline=5)
+    assert "sécret" not in str(caught.value) and "sk-" not in str(caught.value)
+
+
+async def test_a_huge_model_listing_is_cut_by_the_health_check(
+    ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    ollama.models = ["m" * 1000] * (MAX_CHAT_BODY // 1000)
+    with pytest.raises(BackendUnavailable, match="larger than"):
+        await ollama_health(http, ollama.url, deadline=5)
