@@ -287,11 +287,18 @@ class Engine:
                 pass  # the model cannot rank this language: keyword recall carries the turn
             else:
                 relative = self.config.relative_sd
-                scores, threshold = await self.vectors.scores(
-                    user_id, self.embedder.model, query,
-                    floor=self.config.threshold if relative is None else self.config.cosine_floor,
-                    relative_sd=relative,
-                )  # fmt: skip
+                floor = self.config.threshold if relative is None else self.config.cosine_floor
+                try:
+                    scores, threshold = await self.vectors.scores(
+                        user_id, self.embedder.model, query, floor=floor, relative_sd=relative
+                    )
+                except BackendResponseError as exc:
+                    # The query cannot be scored against the stored vectors (another dimension).
+                    degraded = True
+                    log.warning(
+                        "degraded turn: user %d, story %d (%s)", user_id, story_id,
+                        type(exc).__name__,
+                    )  # fmt: skip
         chosen = selection.select(
             candidates,
             scores,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from memory.errors import EchoError
+from memory.errors import BackendResponseError, EchoError
 from memory.llm import Embedder
 from memory.store.db import Store
 
@@ -119,11 +119,16 @@ class VectorCache:
         cutoff used: `floor`, or (relative) the mean of this query's scores plus `relative_sd`
         standard deviations when that is higher."""
         matrix = await self.matrix(user_id, model)
-        q = np.asarray(query, dtype=np.float32)
+        q = _query_vector(query, model)
+        if matrix.ids.size and q.shape[0] != matrix.rows.shape[1]:
+            # The model behind the name changed (re-pulled, or another server): no score is
+            # meaningful until the indexer re-embeds. Raised so the turn is counted as degraded.
+            raise BackendResponseError(
+                f"{model} answered {q.shape[0]} dimensions, its stored vectors have "
+                f"{matrix.rows.shape[1]}"
+            )
         norm = float(np.linalg.norm(q))
-        if not matrix.ids.size or norm == 0.0 or q.shape[0] != matrix.rows.shape[1]:
-            if matrix.ids.size and q.shape[0] != matrix.rows.shape[1]:
-                log.warning("query dimension %d differs from stored vectors", q.shape[0])
+        if not matrix.ids.size or norm == 0.0:
             return {}, floor
         sims = matrix.rows @ (q / norm)
         cutoff = floor
@@ -131,6 +136,18 @@ class VectorCache:
             cutoff = max(floor, float(sims.mean() + relative_sd * sims.std()))
         keep = np.flatnonzero(sims >= cutoff)
         return dict(zip(matrix.ids[keep].tolist(), sims[keep].tolist(), strict=True)), cutoff
+
+
+def _query_vector(query: Sequence[float], model: str) -> npt.NDArray[np.float32]:
+    """The query as float32, or BackendResponseError when it is not a finite flat vector."""
+    try:
+        with np.errstate(over="ignore"):  # an overflow is reported just below, as infinity
+            q = np.asarray(query, dtype=np.float32)
+    except (TypeError, ValueError, OverflowError):
+        raise BackendResponseError(f"{model} answered a query vector of numbers") from None
+    if q.ndim != 1 or not q.size or not np.isfinite(q).all():
+        raise BackendResponseError(f"{model} answered a query vector that float32 cannot hold")
+    return q
 
 
 def _build(generation: int, model: str, rows: list[tuple[int, int, bytes]]) -> UserMatrix:
@@ -142,6 +159,12 @@ def _build(generation: int, model: str, rows: list[tuple[int, int, bytes]]) -> U
     ids = np.fromiter((i for i, _ in kept), dtype=np.int64, count=len(kept))
     matrix = np.frombuffer(b"".join(blob for _, blob in kept), dtype=np.float32)
     matrix = matrix.reshape(len(kept), dim)
+    # A vector stored before embeddings were checked may hold infinity: it would turn every
+    # statistic of the query's scores into NaN. Left out until the indexer replaces it.
+    finite = np.isfinite(matrix).all(axis=1)
+    if not finite.all():
+        log.warning("%d stored vectors of %s are not finite: left out", int((~finite).sum()), model)
+        ids, matrix = ids[finite], matrix[finite]
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return UserMatrix(generation, model, ids, (matrix / norms).astype(np.float32))
