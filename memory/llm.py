@@ -1,9 +1,11 @@
 """Chat and embedding backends: Ollama's native API and OpenAI-compatible servers.
 
 Each client takes an injectable `httpx.AsyncClient` (the I/O seam: tests give it a loopback
-server). httpx timeouts bound each read; `deadline` bounds the whole call. Failures become the
-typed errors of memory.errors: BackendUnavailable (unreachable, timeout, 5xx: retry later) or
-BackendResponseError (an error body, or content that cannot be used).
+server). httpx timeouts bound each read; `deadline` bounds the whole call; a body is streamed
+and abandoned past a cap. Failures become the typed errors of memory.errors, and nothing else:
+BackendUnavailable (unreachable, timeout, 5xx: retry later) or BackendResponseError (an error
+body, or content that cannot be used: too large, not JSON, nested too deeply, numbers beyond
+float32). Their texts are redacted (memory.redact): they reach /stats, the logs and the outbox.
 """
 
 from __future__ import annotations
