@@ -42,17 +42,23 @@ CHANGE_LOG = 64
 async def _connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
     conn = await aiosqlite.connect(path, isolation_level=None)
     conn.row_factory = sqlite3.Row
-    for pragma in (
-        "PRAGMA journal_mode = WAL",
-        f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
-        "PRAGMA foreign_keys = ON",
-        "PRAGMA secure_delete = ON",
-        # WAL + NORMAL: a commit survives a killed process (what the crash harness checks); only
-        # a power cut can lose the last transactions. FULL added an fsync to every turn (~3 ms,
-        # the largest cost of a turn at 3k memories in bench/latency.py).
-        "PRAGMA synchronous = NORMAL",
-    ):
-        await conn.execute(pragma)
+    try:
+        for pragma in (
+            "PRAGMA journal_mode = WAL",
+            f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
+            "PRAGMA foreign_keys = ON",
+            "PRAGMA secure_delete = ON",
+            # WAL + NORMAL: a commit survives a killed process (what the crash harness checks);
+            # only a power cut can lose the last transactions. FULL added an fsync to every turn
+            # (~3 ms, the largest cost of a turn at 3k memories in bench/latency.py).
+            "PRAGMA synchronous = NORMAL",
+        ):
+            await conn.execute(pragma)
+    except BaseException:
+        # The connection's worker thread is not a daemon: left open, the process never exits
+        # (a garbage or truncated file connects, then fails here).
+        await conn.close()
+        raise
     return conn
 
 
@@ -135,29 +141,39 @@ class Store:
         `max_pages` caps the file's size (SQLITE_FULL beyond it).
         """
         path = str(path)
-        if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
+            if path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
             writer = await _connect(path, busy_timeout_ms)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"cannot open the database at {path}: {_reason(exc)}") from exc
+        try:
             reader = await _connect(path, busy_timeout_ms)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the database at {path}: {exc}") from exc
+        except BaseException as exc:
+            await writer.close()
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"cannot open the database at {path}: {exc}") from exc
+            raise
         store = cls(path, reader, writer)
         try:
             await store._migrate(migrate_to)
             if max_pages is not None:
                 await writer.execute(f"PRAGMA max_page_count = {int(max_pages)}")
-        except BaseException:
+        except BaseException as exc:
             await store.close()
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"cannot open the database at {path}: {exc}") from exc
             raise
         return store
 
     async def close(self) -> None:
-        """Finish pending writes and close both connections."""
-        if self._orphans:
-            await asyncio.gather(*self._orphans, return_exceptions=True)
-        await self._reader.close()
-        await self._writer.close()
+        """Finish pending writes and close both connections (both, even if one fails)."""
+        try:
+            if self._orphans:
+                await asyncio.gather(*self._orphans, return_exceptions=True)
+            await self._reader.close()
+        finally:
+            await self._writer.close()
 
     async def __aenter__(self) -> Store:
         return self
@@ -271,6 +287,13 @@ class Store:
     async def checkpoint(self) -> None:
         """Fold the WAL into the main file and truncate it (after an erasure)."""
         await self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _reason(exc: BaseException) -> str:
+    """An OS error's reason and file name, without the errno prefix."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return str(exc)
 
 
 async def _apply(tx: Tx, *, version: int, sql: str) -> None:
