@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -35,12 +36,31 @@ class ConfigError(Exception):
     """The configuration cannot be used; the message names the file and the field."""
 
 
+def _key(value: SecretStr | None) -> SecretStr | None:
+    """A key as pasted: surrounding whitespace dropped (a secret file's final newline), anything
+    unprintable inside refused without showing the key."""
+    if value is None:
+        return None
+    key = value.get_secret_value().strip()
+    # It goes in an HTTP header, where only printable ASCII can go.
+    if not (key.isascii() and key.isprintable()):
+        raise ValueError(
+            "contains a control character (newline, NUL...) or a character outside ASCII; "
+            "the key is not shown"
+        )
+    return SecretStr(key) if key else None
+
+
+# A Discord token or an API key.
+Key = Annotated[SecretStr | None, AfterValidator(_key)]
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
 class DiscordSettings(_Section):
-    token: SecretStr | None = None
+    token: Key = None
     channels: list[int] = Field(default_factory=list)
 
 
@@ -58,7 +78,7 @@ class LLMSettings(_Section):
     chat_model: str = "llama3.1:8b"
     embedding_base_url: str | None = None
     embedding_model: str = "nomic-embed-text"
-    api_key: SecretStr | None = None
+    api_key: Key = None
     chat_timeout: float = Field(120.0, gt=0)
     reflection_timeout: float = Field(180.0, gt=0)
 
@@ -120,6 +140,8 @@ class Settings(BaseSettings):
         secrets_prefix="",
         secrets_dir_missing="ok",
         extra="forbid",
+        # A rejected value may be a secret: errors name the field, never the value.
+        hide_input_in_errors=True,
     )
 
     discord: DiscordSettings = Field(default_factory=DiscordSettings)

@@ -88,3 +88,57 @@ def test_context_settings_leave_room_for_a_prompt_and_name_a_real_strategy(
     path.write_text('[context]\nstrategy = "vector-recall"\n')
     assert main(["--config", str(path), "check-config"]) == 0
     assert "context strategy 'vector-recall'" in capsys.readouterr().out
+
+
+def test_a_key_with_surrounding_whitespace_is_stripped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[llm]\napi_key = "  sk-test-123\\t\\n"\n')
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "discord__token").write_text("tok.en \n")  # `echo TOKEN > file` leaves a newline
+    settings = load_settings(path, secrets_dir=secrets)
+    assert settings.llm.api_key is not None and settings.discord.token is not None
+    assert settings.llm.api_key.get_secret_value() == "sk-test-123"
+    assert settings.discord.token.get_secret_value() == "tok.en"
+    monkeypatch.setenv("ECHO_LLM__API_KEY", "   ")
+    assert load_settings(path).llm.api_key is None  # only whitespace: no key
+
+
+@pytest.mark.parametrize("inside", ["\\n", "\\u0000", "\\r", "\\u001b[2J", "\\u00e9"])
+def test_a_key_with_a_control_character_is_one_line_that_does_not_show_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], inside: str
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(f'[llm]\napi_key = "sk-SECRET{inside}tail"\n')
+    with pytest.raises(ConfigError, match=r"c\.toml: llm\.api_key: .*control character"):
+        load_settings(path)
+    assert main(["--config", str(path), "check-config"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "llm.api_key" in err
+    assert "SECRET" not in err and "tail" not in err
+
+
+def test_the_limits_reach_the_engine_and_the_example_states_the_defaults(tmp_path: Path) -> None:
+    from bot.runtime import memory_config
+    from memory.admission import MAX_CHATS, NOTICE_INTERVAL, TURN_QUEUE
+    from memory.engine import MAX_REPLY_CHARS, MemoryConfig
+    from memory.store.outbox import BACKLOG_PER_PERSON
+
+    example = load_settings(ROOT / "config.example.toml").limits
+    assert (example.turn_queue, example.max_concurrent_chats, example.slow_down_interval,
+            example.reflection_backlog, example.max_reply_chars) == (
+        TURN_QUEUE, MAX_CHATS, NOTICE_INTERVAL, BACKLOG_PER_PERSON, MAX_REPLY_CHARS
+    )  # fmt: skip
+
+    def limits(c: MemoryConfig) -> tuple[float, ...]:
+        return (c.turn_queue, c.slow_down_interval, c.reflection_backlog, c.max_reply_chars)
+
+    assert limits(memory_config(load_settings(ROOT / "config.example.toml"))) == limits(
+        MemoryConfig()
+    )
+    path = tmp_path / "c.toml"
+    path.write_text("[limits]\nturn_queue = 0\nmax_reply_chars = 500\n")
+    chosen = memory_config(load_settings(path))
+    assert (chosen.turn_queue, chosen.max_reply_chars) == (0, 500)
