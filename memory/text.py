@@ -1,7 +1,8 @@
 """Text hygiene, normalisation and tokenising, shared by the write and read paths.
 
-`clean` is applied to every text before it is stored or compared. `fold` is the comparison
-form. `words` and `content_words` tokenise the folded form.
+`clean` is applied to every text before it is stored or compared; it starts with `well_formed`,
+which is all that text coming from outside needs before it can be encoded at all. `fold` is the
+comparison form. `words` and `content_words` tokenise the folded form.
 """
 
 from __future__ import annotations
@@ -31,9 +32,21 @@ _WORD = re.compile(
 )
 
 
+def well_formed(text: str) -> str:
+    """Return `text` encodable as UTF-8: surrogate pairs joined, lone surrogates replaced by
+    U+FFFD. Text that already encodes is returned unchanged."""
+    # JSON may carry "\ud800" (Discord, a card, a backend's answer) and surrogateescape makes
+    # them from undecodable bytes; SQLite, json with ensure_ascii=False and httpx all refuse them.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
 def clean(text: str) -> str:
     """Return `text` as it may be stored: NFKC, no invisible characters, single spaces, trimmed."""
-    text = unicodedata.normalize("NFKC", text)
+    text = unicodedata.normalize("NFKC", well_formed(text))
     text = _INVISIBLE.sub("", text)
     text = _CONTROL.sub(" ", text)
     return _SPACE.sub(" ", text).strip()

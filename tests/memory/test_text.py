@@ -5,7 +5,16 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.text import clauses, clean, content_words, fold, is_negated, words
+from memory.text import (
+    clauses,
+    clean,
+    clean_message,
+    content_words,
+    fold,
+    is_negated,
+    well_formed,
+    words,
+)
 
 INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\U000e0000-\U000e007f]")
 
@@ -61,3 +70,28 @@ def test_clean_is_idempotent_and_leaves_nothing_invisible(text: str) -> None:
 @given(st.text())
 def test_fold_is_idempotent(text: str) -> None:
     assert fold(fold(text)) == fold(text)
+
+
+# Any code point, lone surrogates included (st.text() leaves them out by default), and text
+# made mostly of surrogates, paired or not, since they are rare among all code points.
+ANY_CODE_POINTS = st.text(st.characters(codec=None, exclude_categories=())) | st.text(
+    st.characters(min_codepoint=0xD7F0, max_codepoint=0xE010, exclude_categories=())
+)
+
+
+def test_lone_surrogates_become_replacement_characters_and_pairs_join() -> None:
+    assert well_formed("a\ud800b\udfff") == "a\ufffdb\ufffd"
+    assert well_formed("\ud83d\ude00") == "😀"  # a pair from "\ud83d\ude00" in JSON
+    assert clean_message("Salut \ud800\n toi") == "Salut \ufffd\ntoi"
+
+
+@given(ANY_CODE_POINTS)
+def test_cleaned_text_always_encodes_as_utf8(text: str) -> None:
+    for cleaned in (well_formed(text), clean(text), clean_message(text), fold(text)):
+        cleaned.encode("utf-8")
+    assert well_formed(well_formed(text)) == well_formed(text)
+
+
+@given(st.text())
+def test_well_formed_text_is_left_unchanged(text: str) -> None:
+    assert well_formed(text) is text
