@@ -2,37 +2,48 @@
 JSON or inside a PNG, read into our character, its greetings, example dialogue and lore entries.
 
 A PNG card carries its JSON base64-encoded in a text chunk: `chara` (V2) or `ccv3` (V3, preferred
-when both exist). Pillow reads the chunks. The card's text is persona, never memory: nothing here
-writes about a user. `{{char}}` is replaced by the character's name at import; `{{user}}` stays
-a placeholder filled with the speaker's display name when a prompt is built.
+when both exist). The chunks are read here without decoding the image: only its header's size is
+checked. Every string of the card is made well-formed Unicode before anything else, and a card
+larger than the caps below is refused in one line naming the cap. The card's text is persona,
+never memory: nothing here writes about a user. `{{char}}` is replaced by the character's name at
+import; `{{user}}` stays a placeholder filled with the speaker's display name when a prompt is
+built.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
-import io
 import json
 import re
-import warnings
-from collections.abc import Mapping
+import struct
+import zlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-
-from PIL import Image, UnidentifiedImageError
 
 from memory.errors import CardError
 from memory.model import LoreEntry, LoreScope
 from memory.read.lore import MAX_CONTENT_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS, character_key
 from memory.read.prompt import USER_PLACEHOLDER
-from memory.text import clean_message
+from memory.text import clean, clean_message, well_formed
 
-# A card is text and one image; anything larger is not a card.
+# A card is text and one portrait: an SDXL portrait (832x1216) is about 2 MB, a 2x upscale 6 MB.
 MAX_CARD_BYTES = 20 * 1024 * 1024
+# 4096x4096: twice the side of the largest portraits cards carry; decoded as RGBA it would be
+# 64 MB at most (the 88-megapixel PNG Pillow let through took 367 MB).
+MAX_IMAGE_PIXELS = 4096 * 4096
+# Every entry is matched against every message: 1,000 entries cost ~33 ms per turn in
+# activate() on the dev machine (100,000 took 4.3 s and blocked the event loop each turn).
+MAX_LORE_ENTRIES = 1000
+# The persona and system prompt are never cut from a prompt: 32,000 characters is ~8k tokens,
+# the whole default context_length, so a longer one leaves no room for the conversation.
+MAX_PERSONA_CHARS = 32_000
 PRIORITY_LIMIT = 10**9
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_CARD_CHUNKS = ("ccv3", "chara")
+_TEXT_CHUNKS = frozenset({b"tEXt", b"zTXt", b"iTXt"})
 
 _CHAR_MACRO = re.compile(r"\{\{\s*char\s*\}\}|<BOT>", re.IGNORECASE)
 _USER_MACRO = re.compile(r"\{\{\s*user\s*\}\}|<USER>", re.IGNORECASE)
@@ -96,55 +107,141 @@ def load_card(path: str | Path, *, played_as: str | None = None) -> Card:
     try:
         size = path.stat().st_size
         if size > MAX_CARD_BYTES:
-            raise CardError(f"{path}: {size:,} bytes is too large for a character card")
+            raise CardError(
+                f"{path}: {size:,} bytes, over the {MAX_CARD_BYTES:,}-byte cap for a character card"
+            )
         raw = path.read_bytes()
     except OSError as exc:
         raise CardError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     try:
         if raw.startswith(PNG_SIGNATURE):
-            text, container = _png_payload(raw)
+            payload, container = _png_payload(raw)
         else:
-            text, container = raw.decode("utf-8-sig"), "JSON file"
-        return parse_card(text, container=container, played_as=played_as)
+            payload, container = raw.removeprefix(b"\xef\xbb\xbf"), "JSON file"
+        text, replaced = _utf8(payload)
+        try:
+            return parse_card(
+                text, container=container, played_as=played_as,
+                notes=("invalid UTF-8 replaced by \ufffd",) if replaced else (),
+            )  # fmt: skip
+        except CardError:
+            if replaced and container == "JSON file":
+                raise CardError("neither a PNG image nor UTF-8 JSON text") from None
+            raise
     except CardError as exc:
         raise CardError(f"{path}: {exc}") from None
-    except UnicodeDecodeError:
-        raise CardError(f"{path}: neither a PNG image nor UTF-8 JSON text") from None
 
 
-def _png_payload(raw: bytes) -> tuple[str, str]:
-    """The card JSON inside a PNG's text chunks: `ccv3` first, then `chara`."""
+def _utf8(raw: bytes) -> tuple[str, bool]:
+    """The text of `raw`, invalid UTF-8 replaced by U+FFFD; and whether any was."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(raw)) as image:
-                image.load()  # text chunks after the image data are read only by load()
-                chunks = dict(getattr(image, "text", {}))
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
-        raise CardError(f"a damaged PNG ({exc})") from None
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-        raise CardError("the PNG's image is too large to be a card portrait") from None
-    for keyword in ("ccv3", "chara"):
+        return raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "replace"), True
+
+
+def _png_payload(raw: bytes) -> tuple[bytes, str]:
+    """The card JSON inside a PNG's text chunks: `ccv3` first, then `chara`."""
+    chunks = _png_text(raw)
+    for keyword in _CARD_CHUNKS:
         if keyword in chunks:
             try:
-                decoded = base64.b64decode(chunks[keyword], validate=False).decode("utf-8")
-            except (binascii.Error, UnicodeDecodeError):
+                decoded = base64.b64decode(chunks[keyword], validate=False)
+            except ValueError:  # binascii.Error, or a character outside ASCII
                 raise CardError(f"the PNG's {keyword!r} chunk is not base64 JSON text") from None
             return decoded, f"PNG chunk {keyword!r}"
     raise CardError("a PNG without a character card (no 'chara' or 'ccv3' text chunk)")
 
 
-def parse_card(text: str, *, container: str = "JSON", played_as: str | None = None) -> Card:
-    """Read a card's JSON text. `played_as` is the name the bot plays it under (the config's
-    when it sets one): `{{char}}` and the lore's character scope use it."""
+def _png_text(raw: bytes) -> dict[str, str]:
+    """The card's text chunks (tEXt, zTXt, iTXt), after checking the image's declared size;
+    the image data itself is never decoded."""
+    found: dict[str, str] = {}
+    for index, (kind, data) in enumerate(_png_chunks(raw)):
+        if index == 0:
+            if kind != b"IHDR" or len(data) != 13:
+                raise CardError("a damaged PNG (no image header)")
+            width, height = struct.unpack(">II", data[:8])
+            if width * height > MAX_IMAGE_PIXELS:
+                raise CardError(
+                    f"the PNG's image is {width}x{height}, over the {MAX_IMAGE_PIXELS:,}-pixel "
+                    "cap for a card portrait"
+                )
+        elif kind in _TEXT_CHUNKS:
+            keyword, _, body = data.partition(b"\0")
+            name = keyword.decode("latin-1")
+            if name in _CARD_CHUNKS and name not in found:
+                found[name] = _chunk_text(kind, body)
+    return found
+
+
+def _png_chunks(raw: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """Each chunk's type and data, in order, until IEND (checksums checked on those read)."""
+    at = len(PNG_SIGNATURE)
+    while at + 8 <= len(raw):
+        length, kind = struct.unpack(">I4s", raw[at : at + 8])
+        end = at + 8 + length + 4
+        if end > len(raw):
+            raise CardError("a damaged PNG (cut off in its middle)")
+        data = raw[at + 8 : end - 4]
+        if (kind == b"IHDR" or kind in _TEXT_CHUNKS) and zlib.crc32(kind + data) != int.from_bytes(
+            raw[end - 4 : end], "big"
+        ):
+            raise CardError(f"a damaged PNG (the {kind.decode('latin-1')} chunk fails its CRC)")
+        yield kind, data
+        if kind == b"IEND":
+            return
+        at = end
+    if at == len(PNG_SIGNATURE):
+        raise CardError("a damaged PNG (nothing after its signature)")
+
+
+def _chunk_text(kind: bytes, body: bytes) -> str:
+    """The text of a tEXt (Latin-1), zTXt (compressed Latin-1) or iTXt (UTF-8) chunk's body."""
+    if kind == b"tEXt":
+        return body.decode("latin-1")
+    if kind == b"zTXt":
+        return _inflate(body[1:]).decode("latin-1")
+    # iTXt: compression flag, method, language tag NUL, translated keyword NUL, text.
+    flag, rest = body[:1], body[2:]
+    text = rest.split(b"\0", 2)[-1] if rest.count(b"\0") >= 2 else b""
+    return _utf8(_inflate(text) if flag == b"\1" else text)[0]
+
+
+def _inflate(data: bytes) -> bytes:
+    """Decompress a text chunk, refusing one that inflates past the card size cap."""
+    inflater = zlib.decompressobj()
     try:
-        document = json.loads(text)
+        out = inflater.decompress(data, MAX_CARD_BYTES)
+    except zlib.error:
+        raise CardError("a damaged PNG (a compressed text chunk is corrupt)") from None
+    if inflater.unconsumed_tail:
+        raise CardError(
+            f"a PNG text chunk inflates past the {MAX_CARD_BYTES:,}-byte cap for a character card"
+        )
+    return out
+
+
+def parse_card(
+    text: str,
+    *,
+    container: str = "JSON",
+    played_as: str | None = None,
+    notes: tuple[str, ...] = (),
+) -> Card:
+    """Read a card's JSON text. `played_as` is the name the bot plays it under (the config's
+    when it sets one): `{{char}}` and the lore's character scope use it. `notes` are warnings
+    about how the text was read."""
+    try:
+        document = _well_formed(json.loads(well_formed(text)))
     except json.JSONDecodeError as exc:
         raise CardError(f"not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except RecursionError:
+        raise CardError("not a card: its JSON is nested too deeply") from None
     if not isinstance(document, dict):
         raise CardError("the card is not a JSON object")
     spec = document.get("spec")
-    warned: list[str] = []
+    warned: list[str] = list(notes)
     if spec in ("chara_card_v2", "chara_card_v3"):
         data = document.get("data")
         if not isinstance(data, dict):
@@ -154,10 +251,9 @@ def parse_card(text: str, *, container: str = "JSON", played_as: str | None = No
         warned.append("a V1 card (no 'spec'): read with the V2 field names")
     else:
         raise CardError(f"unsupported card spec {spec!r} (chara_card_v2 or chara_card_v3)")
-    name = _text(data, "name")
-    if not name.strip():
+    name = clean(_text(data, "name"))
+    if not name:
         raise CardError("the card has no name")
-    name = name.strip()
     me = (played_as or name).strip()
     unknown = [f"data.{k}" for k in data if k not in _DATA_FIELDS]
     if spec != "chara_card_v1":
@@ -174,6 +270,11 @@ def parse_card(text: str, *, container: str = "JSON", played_as: str | None = No
         ) if part.strip()
     )  # fmt: skip
     system = filled("system_prompt")
+    if len(persona) + len(system) > MAX_PERSONA_CHARS:
+        raise CardError(
+            f"the persona and system prompt are {len(persona) + len(system):,} characters, over "
+            f"the {MAX_PERSONA_CHARS:,}-character cap (they are in every prompt)"
+        )
     if re.search(r"\{\{\s*original\s*\}\}", system, re.IGNORECASE):
         system = re.sub(r"\{\{\s*original\s*\}\}", "", system, flags=re.IGNORECASE).strip()
         warned.append("system_prompt's {{original}} removed (Écho has no default to insert)")
@@ -207,6 +308,18 @@ def parse_card(text: str, *, container: str = "JSON", played_as: str | None = No
     )  # fmt: skip
 
 
+def _well_formed(value: Any) -> Any:
+    """The parsed JSON with every string (keys too) made encodable: a card's "\\ud800" escape
+    would otherwise reach the database and the chat backend."""
+    if isinstance(value, str):
+        return well_formed(value)
+    if isinstance(value, list):
+        return [_well_formed(v) for v in value]
+    if isinstance(value, dict):
+        return {well_formed(k): _well_formed(v) for k, v in value.items()}
+    return value
+
+
 def _text(data: Mapping[str, Any], key: str) -> str:
     value = data.get(key)
     return value if isinstance(value, str) else ""
@@ -238,6 +351,11 @@ def _lorebook(
     raw_entries = book.get("entries")
     if not isinstance(raw_entries, list):
         return [], [], budget, unknown, [*warned, "character_book has no entries list"], 0
+    if len(raw_entries) > MAX_LORE_ENTRIES:
+        raise CardError(
+            f"the lorebook has {len(raw_entries):,} entries, over the {MAX_LORE_ENTRIES:,}-entry "
+            "cap (each is matched against every message)"
+        )
     entries: list[LoreEntry] = []
     skipped: list[tuple[str, str]] = []
     constant = 0
@@ -257,12 +375,10 @@ def _lorebook(
         if reason:
             skipped.append((label, reason))
             continue
-        keys = tuple(dict.fromkeys(k.strip() for k in raw.get("keys", []) if k.strip()))
+        keys = tuple(dict.fromkeys(k for k in map(clean, raw.get("keys", [])) if k))
         listed = raw.get("secondary_keys")
-        secondary = tuple(
-            k.strip() for k in (listed if isinstance(listed, list) else [])
-            if isinstance(k, str) and k.strip()
-        )  # fmt: skip
+        listed = listed if isinstance(listed, list) else []
+        secondary = tuple(k for k in (clean(s) for s in listed if isinstance(s, str)) if k)
         if len(keys) > MAX_KEYWORDS or len(secondary) > MAX_KEYWORDS:
             warned.append(f"{label}: keys beyond the first {MAX_KEYWORDS} ignored")
         own_depth = _int(extensions.get("scan_depth"))
