@@ -8,7 +8,6 @@ reason, and the valid items of the same payload survive. Nothing here raises on 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import re
@@ -198,7 +197,9 @@ def _load(text: str, dropped: list[tuple[str, str]]) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(text[start:])
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
+        # ValueError: not JSON, or an integer past Python's 4,300 digits; RecursionError: nested
+        # deeper than the interpreter's stack.
         dropped.append(("payload", "invalid_json_salvaged"))
         return _salvage(text[start:], dropped)
     if not isinstance(data, dict):
@@ -214,8 +215,10 @@ def _salvage(text: str, dropped: list[tuple[str, str]]) -> dict[str, Any]:
     for key in ("summary", "state", "positions", "new_anchors", "drop_anchors"):
         match = re.search(rf'"{key}"\s*:\s*', text)
         if match:
-            with contextlib.suppress(json.JSONDecodeError, RecursionError):
+            try:
                 found[key], _ = decoder.raw_decode(text, match.end())
+            except (ValueError, RecursionError):
+                dropped.append((key, "unreadable"))
     match = re.search(r'"memories"\s*:\s*\[', text)
     if match:
         items: list[Any] = []
@@ -227,7 +230,7 @@ def _salvage(text: str, dropped: list[tuple[str, str]]) -> dict[str, Any]:
                 break
             try:
                 item, pos = decoder.raw_decode(text, pos)
-            except (json.JSONDecodeError, RecursionError):
+            except (ValueError, RecursionError):
                 dropped.append((f"memories[{len(items)}]", "truncated"))
                 break
             items.append(item)
@@ -275,7 +278,7 @@ def _candidate(item: object) -> tuple[Candidate | None, str]:
     confidence = _number(item.get("confidence"))
     if confidence is None:
         return None, "confidence_not_a_number"
-    if not 0.0 <= confidence <= 1.0:
+    if not 0.0 <= confidence <= 1.0:  # infinity (and a 400-digit integer) included
         return None, "confidence_out_of_range"
     return Candidate(text=text, kind=kind, scope=scope, confidence=confidence), ""
 
@@ -294,6 +297,7 @@ def _enum_value(value: object, enum_type: type[_E], aliases: Mapping[str, str]) 
 
 
 def _number(value: object) -> float | None:
+    """The value as a float (infinite when too large for one); None when it is not a number."""
     if isinstance(value, bool):
         return None
     if isinstance(value, str):
@@ -301,8 +305,13 @@ def _number(value: object) -> float | None:
             value = float(value.strip())
         except ValueError:
             return None
-    if isinstance(value, int | float) and math.isfinite(value):
-        return float(value)
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:  # an integer of 309 digits or more
+            return math.inf if value > 0 else -math.inf
+    if isinstance(value, float) and not math.isnan(value):
+        return value
     return None
 
 
@@ -331,6 +340,8 @@ def _state(value: object, dropped: list[tuple[str, str]]) -> dict[str, float]:
         number = _number(raw)
         if number is None:
             dropped.append((where, "not_a_number"))
+        elif not math.isfinite(number):
+            dropped.append((where, "not_finite"))
         elif len(out) >= MAX_STATE_FIELDS:
             dropped.append((where, "too_many_fields"))
         else:

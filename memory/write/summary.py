@@ -20,6 +20,9 @@ from memory.write.dedup import SIMILARITY_THRESHOLD, similarity
 MAX_ANCHOR_CHARS = 500
 MAX_NEW_ANCHORS = 5
 MAX_ANCHORS = 30
+# Anchor ids are SQLite rowids: positive and signed 64-bit. A larger Python integer raises
+# OverflowError when it is bound to a query.
+MAX_ANCHOR_ID = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,8 @@ def parse_anchor_changes(
             reason = item.get("reason") if isinstance(item, dict) else None
             if not isinstance(anchor_id, int) or isinstance(anchor_id, bool):
                 dropped.append((f"drop_anchors[{index}]", "no_anchor_id"))
+            elif not 1 <= anchor_id <= MAX_ANCHOR_ID:
+                dropped.append((f"drop_anchors[{index}]", "anchor_id_out_of_range"))
             else:
                 removals.append((anchor_id, clean(reason) if isinstance(reason, str) else ""))
     elif drops is not None:

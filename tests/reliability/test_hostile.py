@@ -41,6 +41,8 @@ _leaf = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(),
+    # Past float, SQLite INTEGER and float32: each must drop its item, never raise.
+    st.sampled_from([10**400, -(10**400), 2**63, -(2**63) - 1, 1e39, -1e39, 3.5e38]),
     st.floats(allow_nan=True),
     st.text(max_size=30),
     _tricky,
@@ -85,9 +87,9 @@ def _random_value(rng: random.Random, depth: int = 0) -> Any:
     if choice == 1:
         return rng.choice([True, False])
     if choice == 2:
-        return rng.randint(-(10**12), 10**12)
+        return rng.choice([rng.randint(-(10**12), 10**12), 10**400, -(10**400), 2**63])
     if choice == 3:
-        return rng.choice([rng.uniform(-2, 2), float("nan"), float("inf"), 0.85, 1.0])
+        return rng.choice([rng.uniform(-2, 2), float("nan"), float("inf"), 0.85, 1.0, 1e39])
     if choice in (4, 5, 6):
         return rng.choice([*_TRICKY, "Aime le jazz", "fact", "global", "0.9"])
     if choice == 7:
@@ -113,6 +115,10 @@ def _random_payload(rng: random.Random) -> str:
         if rng.random() < 0.5:
             payload[key] = _random_value(rng)
     raw = json.dumps(payload)
+    if rng.random() < 0.05:  # a number past Python's parsing limit, or nesting past the stack
+        hostile = rng.choice(["9" * 5_000, "[" * 5_000, '{"a":' * 3_000 + "1" + "}" * 3_000])
+        at = rng.randrange(len(raw) + 1)
+        raw = raw[:at] + hostile + raw[at:]
     if rng.random() < 0.3:  # truncated mid-way
         raw = raw[: rng.randrange(len(raw) + 1)]
     if rng.random() < 0.05:  # huge
@@ -192,6 +198,28 @@ def test_fuzzed_reflections_never_leave_an_invalid_row(
     named = db.loop.run_until_complete(counters.read_all(db.store))
     rejected = sum(v for k, v in named.items() if k.startswith("memories_rejected:"))
     assert rejected >= sum(1 for o in report.outcomes if o.action == "rejected")
+
+
+async def test_numbers_beyond_every_range_reach_no_query(store: Store) -> None:
+    # A 400-digit anchor id bound to SQLite raised OverflowError out of the whole reflection.
+    exchange = Exchange("n1", 1, 10, "111", "Marie", "j'ai un chat", "Ah !")
+    raw = json.dumps({
+        "memories": [{"text": "A un chat", "kind": "fact", "scope": "global", "confidence": 0.9},
+                     {"text": "Aime Lyon", "kind": "fact", "scope": "global",
+                      "confidence": 10**400}],
+        "state": {"mood": 10**400, "closeness": 1e39},
+        "drop_anchors": [{"id": 10**400, "reason": "faux"}, {"id": 2**63, "reason": "faux"}],
+        "new_anchors": ["Marie a un chat"],
+    })  # fmt: skip
+    report = await apply_reflection(store, exchange, parse(raw), character_name="Écho", now=1.0)
+    assert [m.text for m in await memories.list_for_user(store, 1)] == ["A un chat"]
+    named = await counters.read_all(store)
+    assert named["reflection_dropped:anchor_id_out_of_range"] == 2
+    assert named["reflection_dropped:confidence_out_of_range"] == 1
+    assert named["reflection_dropped:not_finite"] == 1
+    assert not report.already_applied and named["anchor_added"] == 1
+    state = await store.fetchall("SELECT field, value FROM story_state")
+    assert [(r[0], r[1]) for r in state] == [("closeness", 0.1)]  # 1e39, clamped to one step
 
 
 async def test_a_speaker_talking_about_someone_else_never_writes_under_that_person(

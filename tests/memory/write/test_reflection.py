@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 from typing import Any
 
@@ -116,10 +117,103 @@ def test_prompt_carries_the_exchange_as_data_and_does_not_ask_to_abstain() -> No
     assert "nothing" not in messages[0]["content"].lower()
 
 
+# --- numbers out of every range, and nesting past the stack ---------------------------------
+
+LONG_INT = "9" * 400  # parses; too large for a float and for SQLite's INTEGER
+HUGE_INT = "9" * 5_000  # past Python's 4,300-digit limit: json.loads raises ValueError
+
+
+def test_a_400_digit_number_drops_its_item_with_the_reason_and_keeps_the_rest() -> None:
+    raw = (
+        '{"memories": [{"text": "Aime le jazz", "kind": "fact", "scope": "global",'
+        f' "confidence": {LONG_INT}}}, {json.dumps(_item("Vit à Lyon"))}],'
+        f' "state": {{"mood": {LONG_INT}, "closeness": -{LONG_INT}, "energy": 0.1}},'
+        f' "drop_anchors": [{{"id": {LONG_INT}, "reason": "faux"}}, {{"id": 3, "reason": "vu"}}]}}'
+    )
+    result = parse(raw)
+    assert [c.text for c in result.candidates] == ["Vit à Lyon"]
+    assert dict(result.state) == {"energy": 0.1}
+    assert result.drop_anchors == ((3, "vu"),)
+    assert set(result.dropped) == {
+        ("memories[0]", "confidence_out_of_range"),
+        ("state.mood", "not_finite"),
+        ("state.closeness", "not_finite"),
+        ("drop_anchors[0]", "anchor_id_out_of_range"),
+    }
+
+
+def test_anchor_ids_are_bounded_to_sqlite_rowids() -> None:
+    ids = [2**63 - 1, 2**63, 0, -1, 1]
+    result = parse(json.dumps({"drop_anchors": [{"id": i, "reason": "r"} for i in ids]}))
+    assert [i for i, _ in result.drop_anchors] == [2**63 - 1, 1]
+    assert [r for _, r in result.dropped] == ["anchor_id_out_of_range"] * 3
+
+
+def test_floats_are_finite_and_those_past_float32_are_only_numbers() -> None:
+    # 1e39 is finite (a state delta, clamped when applied) but an impossible confidence.
+    raw = json.dumps({"memories": [_item(confidence=1e39)], "state": {"mood": 1e39}})
+    result = parse(raw.replace("1e+39}", "1e400}"))
+    assert result.candidates == () and dict(result.state) == {}
+    assert set(result.dropped) == {
+        ("memories[0]", "confidence_out_of_range"),
+        ("state.mood", "not_finite"),
+    }
+    assert dict(parse(raw).state) == {"mood": 1e39}
+
+
+def test_an_integer_past_pythons_parsing_limit_costs_only_its_field() -> None:
+    raw = json.dumps({"summary": "s", "memories": [_item()], "state": {"mood": 0}})
+    result = parse(raw.replace('"mood": 0', f'"mood": {HUGE_INT}'))
+    assert [c.text for c in result.candidates] == ["Aime le jazz"] and result.summary == "s"
+    assert ("state", "unreadable") in result.dropped
+
+
+def test_nesting_deeper_than_the_stack_is_dropped_and_counted() -> None:
+    deep = "[" * 30_000 + "]" * 30_000
+    raw = json.dumps({"summary": "s", "memories": [_item(), "DEEP"]}).replace('"DEEP"', deep)
+    result = parse(raw)
+    assert [c.text for c in result.candidates] == ["Aime le jazz"] and result.summary == "s"
+    assert ("memories[1]", "truncated") in result.dropped
+    assert parse('{"state": ' + "{" * 30_000).state == {}
+
+
+_hostile_fragment = st.sampled_from(
+    [LONG_INT, HUGE_INT, "-" + LONG_INT, "1e39", "-1e39", "1e400", "[" * 5_000, "{" * 5_000,
+     "[" * 3_000 + "]" * 3_000, '{"a":' * 2_000 + "1" + "}" * 2_000]
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_hostile_numbers_and_nesting_anywhere_never_crash(data: st.DataObject) -> None:
+    payload = {
+        "memories": [_item(), _item("A un chat", confidence=0.5)],
+        "summary": "s",
+        "state": {"mood": 0.25},
+        "drop_anchors": [{"id": 7, "reason": "r"}],
+    }
+    raw = json.dumps(payload)
+    # Any value in the payload replaced by a hostile one.
+    values = ["0.9", "0.5", "0.25", "7", '"s"', '"global"']
+    target = data.draw(st.sampled_from(values))
+    fragment = data.draw(_hostile_fragment)
+    result = parse(raw.replace(target, fragment, 1))
+    for candidate in result.candidates:
+        assert 0.0 <= candidate.confidence <= 1.0
+    assert all(math.isfinite(v) for v in result.state.values())
+    assert all(1 <= i <= 2**63 - 1 for i, _ in result.drop_anchors)
+
+
 # --- fuzz: no crash, no invalid candidate, every rejection counted ---------------------------
 
 _json_leaf = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=40)
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=10**300, max_value=10**1000).map(lambda n: n * (-1) ** (n % 2)),
+    st.floats(allow_nan=True),
+    st.floats(min_value=3.5e38, allow_infinity=True),  # past float32
+    st.text(max_size=40),
 )
 _json = st.recursive(
     _json_leaf,
