@@ -31,7 +31,7 @@ clean:
 
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: bench bench-recall bench-latency bench-dedup-cost bench-dedup bench-filters bench-reflection bench-tokens bench-context
+.PHONY: bench bench-recall bench-latency bench-dedup-cost bench-dedup bench-filters bench-reflection bench-tokens bench-context bench-load
 
 # The benchmarks need torch: 2.13.0 is the local CPU wheel (a plain `torch` pulls a CUDA build).
 $(BENCH_STAMP): $(STAMP)
@@ -70,3 +70,12 @@ bench-tokens: $(STAMP) bench/tokenizers/node_modules
 
 bench-context: $(STAMP)
 	$(PY) -m bench.context
+
+# One person floods while ten talk, side by side with the calm run; only matplotlib on top.
+LOAD_STAMP := $(VENV)/.load-installed
+$(LOAD_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet 'matplotlib>=3.8'
+	touch $(LOAD_STAMP)
+
+bench-load: $(LOAD_STAMP)
+	$(PY) -m bench.load

@@ -88,6 +88,7 @@ class Admission:
         if line is None:
             line = self._lines[key] = _Line(asyncio.Lock())
         if line.holders > self.queue:  # one in flight + `queue` waiting
+            # Decided before any await: the caller can rely on it to do nothing else first.
             self.refused += 1
             raise Overloaded(notify=self._notice_due(key))
         line.holders += 1
@@ -123,7 +124,6 @@ class BoundedChat:
         self.model = inner.model
         self.limit = limit
         self._slots = asyncio.Semaphore(limit)
-        self.waiting = 0
 
     async def chat(
         self,
@@ -135,7 +135,6 @@ class BoundedChat:
     ) -> ChatResult:
         loop = asyncio.get_running_loop()
         end = loop.time() + deadline
-        self.waiting += 1
         try:
             async with asyncio.timeout(deadline):
                 await self._slots.acquire()
@@ -143,8 +142,6 @@ class BoundedChat:
             raise BackendUnavailable(
                 f"no chat slot free within {deadline:g} s ({self.limit} in use)"
             ) from None
-        finally:
-            self.waiting -= 1
         try:
             return await self.inner.chat(
                 messages, schema=schema, deadline=max(0.001, end - loop.time()),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import hashlib
 import logging
 import time
@@ -10,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from memory import lexicon
+from memory.admission import NOTICE_INTERVAL, TURN_QUEUE, Admission, AdmissionStatus
 from memory.context import ContextBuilder, ContextConfig
 from memory.errors import BackendResponseError, StoreError
 from memory.llm import ChatBackend, Embedder
@@ -25,7 +28,7 @@ from memory.read.semantic import (
     embed_query,
 )
 from memory.read.strategies import Registry
-from memory.store import history, memories, outbox, turns
+from memory.store import counters, history, memories, outbox, turns
 from memory.store.db import Store, Tx
 from memory.text import clean_message, words
 from memory.write import stances, state, summary
@@ -36,6 +39,12 @@ log = logging.getLogger(__name__)
 POOL_CACHE_SIZE = 1024
 # Message ids remembered in memory against replays (the database remembers them all).
 REMEMBERED_MESSAGE_IDS = 4096
+# Characters of a reply: two Discord messages. A small model that loops can otherwise fill a
+# channel with one answer (seen: a 135M model repeating a line until max_tokens).
+MAX_REPLY_CHARS = 4_000
+# Exchanges kept in memory while the database refuses them (busy, full); past it the oldest is
+# dropped and counted. About an hour of a busy server's turns, a few MB at most.
+MAX_WAITING_EXCHANGES = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +61,12 @@ class MemoryConfig:
     cosine_floor: float = COSINE_FLOOR
     turn_embedding_timeout: float = TURN_EMBEDDING_TIMEOUT
     chat_deadline: float = 120.0
+    # Turns of one person in one place waiting behind the one answered (see admission.py).
+    turn_queue: int = TURN_QUEUE
+    slow_down_interval: float = NOTICE_INTERVAL
+    max_reply_chars: int = MAX_REPLY_CHARS
+    # Reflections one person may have waiting; past it their oldest are dropped, counted.
+    reflection_backlog: int = outbox.BACKLOG_PER_PERSON
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +99,18 @@ class Reply:
     recall: Recall
     # The character's greeting, sent before the reply, the first time it meets this person here.
     greeting: str | None = None
+    # Characters cut off the end of the model's answer (over max_reply_chars); `text` is what
+    # was kept, stored and reflected.
+    cut: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class EngineStatus:
+    """What the engine holds in memory and what it turned away since start-up (for /stats)."""
+
+    admission: AdmissionStatus
+    exchanges_waiting: int
+    exchanges_dropped: int
 
 
 class Engine:
@@ -113,8 +140,14 @@ class Engine:
             config=context, registry=strategies, clock=clock,
         )  # fmt: skip
         self._unfit: frozenset[str] | None = None
-        # Exchanges the database refused (busy, full), written by the next flush.
+        self.admission = Admission(
+            queue=self.config.turn_queue, notice_interval=self.config.slow_down_interval
+        )
+        # Exchanges the database refused (busy, full), written by the next flush. Only the
+        # flush that holds `_flushing` takes from it.
         self._pending: deque[Exchange] = deque()
+        self._flushing = asyncio.Lock()
+        self.exchanges_dropped = 0
         # Recent message ids, so a replay is ignored even when the database could not record it.
         self._answered: deque[str] = deque(maxlen=REMEMBERED_MESSAGE_IDS)
         self._pools: OrderedDict[tuple[int, int, str], tuple[int, selection.RankedPool]] = (
@@ -139,22 +172,44 @@ class Engine:
             pool = selection.RankedPool.build(
                 await memories.visible(self.store, user_id, story_id, origin, counters=False)
             )
+        # Another turn may have stored a newer pool while this one awaited the database.
+        newer = self._pools.get(key)
+        if newer is not None and newer[0] > generation:
+            return pool
         self._pools[key] = (generation, pool)
         if len(self._pools) > POOL_CACHE_SIZE:
             self._pools.popitem(last=False)
         return pool
 
-    async def turn(self, message: Incoming) -> Reply | None:
+    def status(self) -> EngineStatus:
+        return EngineStatus(self.admission.status(), len(self._pending), self.exchanges_dropped)
+
+    async def turn(self, message: Incoming, *, admitted: bool = False) -> Reply | None:
         """Answer a message: store it, recall, ask the chat backend, store the reply, queue the
         reflection. Return None for an empty message or one already answered (same source id).
 
-        A chat failure raises BackendError after the message was stored: it stays in history.
+        Turns of one person in one place run one after another: Overloaded when too many wait
+        (unless the caller `admitted` the turn itself, inside `self.admission.turn`); all other
+        turns run concurrently. A chat failure raises BackendError after the message was
+        stored: it stays in history.
         """
         if self.chat is None:
             raise RuntimeError("this engine has no chat backend")
+        if admitted:
+            return await self._claimed(message)
+        async with self.admission.turn(message.user_id, message.story_id):
+            return await self._claimed(message)
+
+    async def _claimed(self, message: Incoming) -> Reply | None:
         text = clean_message(message.text)
         if not text or message.source_id in self._answered:
             return None
+        # Claimed before the first await: a second delivery of the message, even while this one
+        # is still being answered, is ignored.
+        self._answered.append(message.source_id)
+        return await self._answer(message, text)
+
+    async def _answer(self, message: Incoming, text: str) -> Reply | None:
         await self.flush_pending()
         # The history before this message: up to its own row, or everything stored so far when
         # the database could not take it.
@@ -171,7 +226,6 @@ class Engine:
             if before_id is None:
                 log.info("message %s was already answered: ignored", message.source_id)
                 return None
-        self._answered.append(message.source_id)
         recall = await self.recall(
             user_id=message.user_id, story_id=message.story_id, origin=message.origin, text=text
         )
@@ -180,22 +234,24 @@ class Engine:
             text=text, selected=recall.selected,
             story=await story_context(self.store, message.story_id), before_id=before_id,
         )  # fmt: skip
+        assert self.chat is not None
         result = await self.chat.chat(
             plan.messages, deadline=self.config.chat_deadline,
             max_tokens=self.context.config.response_tokens,
         )  # fmt: skip
         await self.context.after_reply(message.story_id, plan, result.prompt_tokens)
-        answer = result.content.strip()
+        answer, cut = cap_reply(result.content.strip(), self.config.max_reply_chars)
         if not answer:
             raise BackendResponseError("the chat backend returned an empty reply")
+        if cut:
+            log.info("reply to %s cut by %d characters", message.source_id, cut)
         exchange = Exchange(
             message.source_id, message.user_id, message.story_id, message.origin,
             message.user_name, text, answer,
         )  # fmt: skip
-
-        self._pending.append(exchange)
+        self._wait_for_database(exchange)
         await self.flush_pending()
-        return Reply(answer, message.source_id, recall, greeting)
+        return Reply(answer, message.source_id, recall, greeting, cut)
 
     async def _store_message(
         self, tx: Tx, message: Incoming, text: str
@@ -218,30 +274,56 @@ class Engine:
         )  # fmt: skip
         return row, greeting
 
+    def _wait_for_database(self, exchange: Exchange, *, first: bool = False) -> None:
+        """Keep an exchange until the database takes it; the oldest goes past the bound."""
+        if len(self._pending) >= MAX_WAITING_EXCHANGES:
+            lost = exchange if first else self._pending.popleft()
+            self.exchanges_dropped += 1
+            log.error("exchange %s dropped: %d already wait for the database",
+                      lost.exchange_id, len(self._pending))  # fmt: skip
+            if first:
+                return
+        if first:
+            self._pending.appendleft(exchange)
+        else:
+            self._pending.append(exchange)
+
     async def flush_pending(self) -> int:
-        """Store the replies and queue the reflections that a busy or full database refused.
+        """Store the replies and queue the reflections that are waiting (some refused by a busy
+        or full database); return how many were written.
 
-        Kept in memory until the database takes them; return how many were written.
+        One flush at a time: a call while another runs returns 0 at once, the running one takes
+        what was added meanwhile. Each exchange is popped before it is written and put back
+        first in line if the database refuses it, so nothing is written twice or lost.
         """
+        if self._flushing.locked():
+            return 0
         written = 0
-        while self._pending:
-            exchange = self._pending[0]
-
-            async def record(tx: Tx, e: Exchange = exchange) -> None:
-                await history.add_reply(
-                    tx, source_id=f"{e.exchange_id}:reply", story_id=e.story_id,
-                    author_name=self.character.name, content=e.reply, now=self.clock(),
-                )  # fmt: skip
-                await outbox.enqueue(tx, e, now=self.clock())
-
-            try:
-                await self.store.transact(record)
-            except StoreError as exc:
-                log.warning("%d exchanges wait for the database (%s)", len(self._pending), exc)
-                break
-            self._pending.popleft()
-            written += 1
+        async with self._flushing:
+            while self._pending:
+                exchange = self._pending.popleft()
+                try:
+                    await self.store.transact(functools.partial(self._record, exchange=exchange))
+                except StoreError as exc:
+                    self._wait_for_database(exchange, first=True)
+                    log.warning("%d exchanges wait for the database (%s)", len(self._pending), exc)
+                    break
+                written += 1
         return written
+
+    async def _record(self, tx: Tx, *, exchange: Exchange) -> None:
+        e = exchange
+        await history.add_reply(
+            tx, source_id=f"{e.exchange_id}:reply", story_id=e.story_id,
+            author_name=self.character.name, content=e.reply, now=self.clock(),
+        )  # fmt: skip
+        dropped = await outbox.enqueue(
+            tx, e, now=self.clock(), backlog=self.config.reflection_backlog
+        )
+        if dropped:
+            await counters.bump(tx, "reflection_dropped:backlog", dropped)
+            log.warning("user %d: %d oldest reflections dropped (backlog of %d)",
+                        e.user_id, dropped, self.config.reflection_backlog)  # fmt: skip
 
     async def _unfit_for(self, text: str) -> bool:
         """Tell whether calibration found the embedding model unfit for the message's language."""
@@ -334,3 +416,16 @@ async def story_context(store: Store, story_id: int) -> StoryContext:
         positions=tuple((p.topic, p.idea) for p in positions[: stances.PROMPT_POSITIONS]),
         state=tuple((await state.for_story(store, story_id)).items()),
     )
+
+
+def cap_reply(text: str, limit: int) -> tuple[str, int]:
+    """Cut a reply to at most `limit` characters, at a space when one is near the end; return
+    the kept text and how many characters were cut."""
+    if len(text) <= limit:
+        return text, 0
+    kept = text[:limit]
+    space = kept.rfind(" ", int(limit * 0.9))
+    if space > 0:
+        kept = kept[:space]
+    kept = kept.rstrip()
+    return kept, len(text) - len(kept)

@@ -75,9 +75,15 @@ class Conversation(commands.Cog):
             text=text,
         )
         none = discord.AllowedMentions.none()
+        engine = self.bot.runtime.engine
         try:
-            async with message.channel.typing():
-                reply = await self.bot.runtime.engine.turn(incoming)
+            # Admitted first (a refusal is decided before any await): a flood shows no
+            # "typing…" for the messages turned away, which would spend the bot's rate limit.
+            async with (
+                engine.admission.turn(incoming.user_id, incoming.story_id),
+                message.channel.typing(),
+            ):
+                reply = await engine.turn(incoming, admitted=True)
         except Overloaded as exc:
             # Counted by the engine; the notice itself is rate-limited per person and place.
             if exc.notify:
