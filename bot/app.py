@@ -12,7 +12,7 @@ from discord.ext import commands
 from bot import render
 from bot.i18n import FrenchTranslator
 from bot.runtime import Runtime
-from memory.errors import Forbidden, NotFound
+from memory.errors import Forbidden, InvalidInput, NotFound
 from memory.indexer import start_scheduler
 
 log = logging.getLogger(__name__)
@@ -33,9 +33,9 @@ class EchoTree(app_commands.CommandTree["EchoBot"]):
             message = f"{str(original).capitalize()}."
         elif isinstance(error, app_commands.MissingPermissions | app_commands.NoPrivateMessage):
             message = str(error)
-        elif isinstance(original, ValueError):
+        elif isinstance(original, InvalidInput):
             message = f"{original}."
-        else:
+        else:  # a bug (a ValueError too): the person is not told it was their mistake
             log.error("command %s failed", interaction.command and interaction.command.name,
                       exc_info=original)  # fmt: skip
             message = "Something went wrong on my side; it has been logged."

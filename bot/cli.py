@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import io
 import json
 import logging
 import sys
@@ -21,7 +22,7 @@ from bot.runtime import Runtime, backends, open_runtime, played_as, strategies
 from bot.terminal import Terminal, is_interactive, terminal_user_id
 from memory import manage, manage_context
 from memory.cards import load_card
-from memory.errors import BackendError, EchoError
+from memory.errors import BackendError, EchoError, InvalidInput
 from memory.llm import ollama_health
 from memory.read.calibrate import calibrate
 from memory.read.calibrate import save as save_calibration
@@ -89,6 +90,11 @@ def _settings(args: argparse.Namespace) -> Settings:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code."""
     args = _parse(argv)
+    for stream in (sys.stdin, sys.stdout):
+        # Bytes that are not text (a pasted binary, a Latin-1 terminal) become U+FFFD, not a
+        # crash; so does text that cannot be printed.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="replace")
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -136,6 +142,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         command = "chat"
+    # A file that is not an export is said before the database is even opened.
+    items = _exported(_read(args.file), args.file) if command == "import" else []
     async with open_runtime(settings) as runtime:
         if command == "run":
             return await _run_discord(runtime)
@@ -154,7 +162,6 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             data = json.dumps(await manage.export(runtime.store, user_id), ensure_ascii=False)
             _write(args.file, data)
             return 0
-        items = json.loads(_read(args.file)).get("memories", [])
         print(json.dumps(await manage.import_memories(runtime.store, user_id, items)))
         return 0
 
@@ -195,7 +202,27 @@ def _write(path: str, data: str) -> None:
 
 
 def _read(path: str) -> str:
-    return sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def _exported(text: str, path: str) -> list[object]:
+    """The memories of an `echo-bot export` file; InvalidInput when it is not one."""
+    where = "standard input" if path == "-" else path
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{where}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    except RecursionError:
+        raise InvalidInput(f"{where}: JSON nested too deeply") from None
+    items = data.get("memories") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise InvalidInput(f'{where}: not an `echo-bot export` file (no "memories" list)')
+    return items
 
 
 async def doctor(settings: Settings, config_path: str) -> int:

@@ -17,7 +17,7 @@ from bot import render
 from bot.runtime import Runtime
 from memory import manage, manage_context
 from memory.engine import Incoming
-from memory.errors import BackendError, Forbidden, NotFound
+from memory.errors import BackendError, Forbidden, InvalidInput, NotFound
 from memory.indexer import start_scheduler
 from memory.model import DM_ORIGIN, Kind, Scope
 from memory.store import history
@@ -104,7 +104,7 @@ class Terminal:
                 await handler(arg.strip())
         except (NotFound, Forbidden) as exc:
             self.say(f"{str(exc).capitalize()}.")
-        except ValueError as exc:
+        except InvalidInput as exc:
             self.say(f"{exc}.")
         return True
 
@@ -184,7 +184,7 @@ class Terminal:
         elif action == "add":
             keywords, bar, content = rest.partition("|")
             if not bar:
-                raise ValueError(
+                raise InvalidInput(
                     "write /lore add KEYWORDS | CONTENT (keywords separated by commas)"
                 )
             entry = await manage_context.add_lore(
@@ -195,7 +195,7 @@ class Terminal:
             await manage_context.remove_lore(store, _id(rest), guild_id=None)
             self.say(f"Lore entry #{_id(rest)} removed.")
         else:
-            raise ValueError("write /lore list, /lore add KEYWORDS | CONTENT, or /lore remove ID")
+            raise InvalidInput("write /lore list, /lore add KEYWORDS | CONTENT, or /lore remove ID")
 
     async def cmd_history(self, arg: str) -> None:
         messages = await history.recent(
@@ -242,9 +242,13 @@ class Terminal:
 
 def _id(arg: str) -> int:
     try:
-        return int(arg.lstrip("#"))
+        number = int(arg.lstrip("#"))
     except ValueError:
-        raise ValueError(f"{arg or 'nothing'} is not an id (a number, e.g. /pin 3)") from None
+        number = -1
+    # Ids are positive SQLite integers (64 bits): anything else would fail in the query.
+    if not 0 < number < 2**63:
+        raise InvalidInput(f"{arg or 'nothing'} is not an id (a number, e.g. /pin 3)")
+    return number
 
 
 def _confirm(question: str) -> bool:

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from memory.errors import StoreError
+from memory.errors import InvalidInput, StoreError
 from memory.model import DM_ORIGIN, ContextSummary, Selected
 from memory.read import lore as lore_read
 from memory.read.budget import Budget, ContextPlan, assemble
@@ -110,17 +110,22 @@ class ContextBuilder:
 
     async def strategy_for(self, story_id: int) -> Strategy:
         name = await stored.strategy(self.store, story_id) or self.config.strategy
-        try:
-            return self.registry.get(name)
-        except ValueError:
+        found = self.registry.strategies.get(name)
+        if found is None:
             # A plugin that is no longer installed: the default, said in the log and the preview.
             log.warning("story %d: strategy %r unavailable, %s used", story_id, name,
                         self.config.strategy)  # fmt: skip
             return self.registry.get(self.config.strategy)
+        return found
 
     async def set_strategy(self, story_id: int, name: str) -> str:
-        """Choose a story's strategy; ValueError names the available ones."""
-        strategy = self.registry.get(name.strip())
+        """Choose a story's strategy; InvalidInput names the available ones."""
+        strategy = self.registry.strategies.get(name.strip())
+        if strategy is None:
+            raise InvalidInput(
+                f"no context strategy {name.strip()!r} "
+                f"(available: {', '.join(self.registry.names())})"
+            )
         await self.store.transact(
             lambda tx: stored.set_strategy(tx, story_id, strategy.name, now=self.clock())
         )

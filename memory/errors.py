@@ -9,9 +9,11 @@
     │   └── BackendResponseError the backend answered with an error body or unusable content
     ├── NotFound                 no such memory for this user (also for another person's id)
     ├── Forbidden                the caller may not do this (exclude someone else's message)
+    ├── InvalidInput             what a person typed cannot be used (the message says why)
     └── CardError                a character card cannot be used (the message says why)
 
 A degraded turn (embeddings slow or down) is not an exception: it is a counter and a log line.
+A plain ValueError is a bug, never a person's mistake: the bot logs it with its traceback.
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ class NotFound(EchoError):
 
 class Forbidden(EchoError):
     """The caller may not do this to someone else's message or entry."""
+
+
+class InvalidInput(EchoError):
+    """What a person typed cannot be used; the message says what is wrong and what to type."""
 
 
 class CardError(EchoError):

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memory.errors import NotFound, StoreError
+from memory.errors import InvalidInput, NotFound, StoreError
 from memory.model import Candidate, Kind, Memory, Scope, Turn
 from memory.store import counters, memories, outbox, turns
 from memory.store.db import Store, Tx
@@ -21,6 +21,9 @@ from memory.write.dedup_index import DedupIndex
 from memory.write.reflection import MAX_MEMORY_CHARS
 
 EXPORT_VERSION = 1
+
+# SQLite integers are signed 64-bit: an id outside is refused before it reaches a query.
+_SQLITE_INT = range(-(2**63), 2**63)
 
 
 async def why(store: Store, user_id: int, story_id: int) -> Turn | None:
@@ -85,7 +88,7 @@ async def remember(
     """Add a memory the person wrote themself; it goes through dedup like any other."""
     text = clean(text)
     if not text or len(text) > MAX_MEMORY_CHARS:
-        raise ValueError(f"a memory is 1 to {MAX_MEMORY_CHARS} characters")
+        raise InvalidInput(f"a memory is 1 to {MAX_MEMORY_CHARS} characters")
     when = time.time() if now is None else now
     candidate = Candidate(text=text, kind=kind, scope=scope, confidence=1.0)
 
@@ -156,21 +159,36 @@ async def export(store: Store, user_id: int) -> dict[str, Any]:
 
 
 async def import_memories(
-    store: Store, user_id: int, items: Iterable[Mapping[str, Any]], *, now: float | None = None
+    store: Store, user_id: int, items: Iterable[object], *, now: float | None = None
 ) -> dict[str, int]:
     """Add exported memories to a user (through dedup); return what happened, by action."""
     done: dict[str, int] = {}
     for item in items:
-        try:
-            kind, scope = Kind(item["kind"]), Scope(item["scope"])
-            story = int(item.get("story_id") or 0)
-            origin = str(item.get("origin") or "dm")
-            outcome = await remember(
-                store, user_id=user_id, story_id=story, origin=origin, text=str(item["text"]),
-                kind=kind, scope=scope, now=now,
-            )  # fmt: skip
-            action = outcome.action
-        except (KeyError, ValueError, TypeError, StoreError):
-            action = "invalid"
+        fields = _exported(item)
+        action = "invalid"
+        if fields is not None:
+            text, kind, scope, story, origin = fields
+            try:
+                outcome = await remember(
+                    store, user_id=user_id, story_id=story, origin=origin, text=text, kind=kind,
+                    scope=scope, now=now,
+                )  # fmt: skip
+                action = outcome.action
+            except (InvalidInput, StoreError):
+                pass
         done[action] = done.get(action, 0) + 1
     return done
+
+
+def _exported(item: object) -> tuple[str, Kind, Scope, int, str] | None:
+    """The fields of one exported memory, or None when the item is not one."""
+    if not isinstance(item, Mapping):
+        return None
+    try:
+        text, kind, scope = item["text"], Kind(item["kind"]), Scope(item["scope"])
+        story = int(item.get("story_id") or 0)
+    except (KeyError, ValueError, TypeError, OverflowError):  # a file's data, not our bug
+        return None
+    if not isinstance(text, str) or story not in _SQLITE_INT:
+        return None
+    return text, kind, scope, story, str(item.get("origin") or "dm")

@@ -8,7 +8,7 @@ import time
 from dataclasses import replace
 
 from memory.cards import Card
-from memory.errors import Forbidden, NotFound
+from memory.errors import Forbidden, InvalidInput, NotFound
 from memory.model import LoreEntry, LoreScope
 from memory.read.lore import MAX_CONTENT_CHARS, character_key, parse_keywords
 from memory.store import history
@@ -61,13 +61,13 @@ async def add_lore(
     character: str = "",
     created_by: int | None = None,
 ) -> LoreEntry:
-    """Store a lore entry; ValueError says what is wrong with the input."""
+    """Store a lore entry; InvalidInput says what is wrong with the input."""
     words = parse_keywords(keywords)
     text = clean_message(content)
     if not text:
-        raise ValueError("the content is empty")
+        raise InvalidInput("the content is empty")
     if len(text) > MAX_CONTENT_CHARS:
-        raise ValueError(f"the content is longer than {MAX_CONTENT_CHARS} characters")
+        raise InvalidInput(f"the content is longer than {MAX_CONTENT_CHARS} characters")
     entry = LoreEntry(
         id=0, content=text, keywords=words, scope=scope, guild_id=guild_id,
         character=character_key(character) if scope is LoreScope.CHARACTER else None,

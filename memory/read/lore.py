@@ -12,8 +12,9 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from memory.errors import InvalidInput
 from memory.model import LoreEntry, LoreScope
-from memory.text import fold, lexical_similarity, strip_accents
+from memory.text import clean, fold, lexical_similarity, strip_accents
 
 # Limits of what a person may store (also CHECK constraints in the database).
 MAX_KEYWORDS = 25
@@ -46,15 +47,16 @@ def character_key(name: str) -> str:
 
 
 def parse_keywords(text: str) -> tuple[str, ...]:
-    """Split "a, b, c" into keywords; raise ValueError naming what is wrong."""
-    keywords = tuple(dict.fromkeys(k.strip() for k in text.split(",") if k.strip()))
+    """Split "a, b, c" into keywords; raise InvalidInput naming what is wrong."""
+    parts = (k.strip() for k in clean(text).split(","))
+    keywords = tuple(dict.fromkeys(k for k in parts if k))
     if not keywords:
-        raise ValueError("give at least one keyword (several: separate them with commas)")
+        raise InvalidInput("give at least one keyword (several: separate them with commas)")
     if len(keywords) > MAX_KEYWORDS:
-        raise ValueError(f"at most {MAX_KEYWORDS} keywords per entry")
+        raise InvalidInput(f"at most {MAX_KEYWORDS} keywords per entry")
     too_long = next((k for k in keywords if len(k) > MAX_KEYWORD_CHARS), None)
     if too_long is not None:
-        raise ValueError(f"a keyword is longer than {MAX_KEYWORD_CHARS} characters")
+        raise InvalidInput(f"a keyword is longer than {MAX_KEYWORD_CHARS} characters")
     return keywords
 
 

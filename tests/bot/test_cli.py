@@ -56,3 +56,28 @@ async def test_export_then_import_moves_a_persons_memories(
     assert code == 0 and json.loads(out) == {"created": 1}
     code, out, _ = await _run("import", "--config", str(config), "--user-id", "42", str(dump))
     assert json.loads(out) == {"absorbed": 1}  # importing twice goes through dedup
+
+
+async def test_import_of_a_file_that_is_not_an_export_is_one_line(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    config = _config(tmp_path, ollama.url)
+    dump = tmp_path / "dump.json"
+    for content, message in (
+        (b"{oops", "not JSON (Expecting property name enclosed in double quotes, line 1)"),
+        (b"[1, 2]", 'not an `echo-bot export` file (no "memories" list)'),
+        (b"\xff\xfe", "not JSON (Expecting value, line 1)"),
+    ):
+        dump.write_bytes(content)
+        code, _, err = await _run("import", "--config", str(config), "--user", "M", str(dump))
+        assert code == 1 and err.splitlines() == [f"echo-bot: {dump}: {message}"]
+    # Items that are not memories are counted, not a crash (an id past SQLite's 64 bits too).
+    memories = [
+        {"text": "Aime le thé", "kind": "fact", "scope": "global", "story_id": 10**30},
+        {"text": "Aime le café", "kind": "nope", "scope": "global"},
+        "not an object",
+        {"text": "Aime le chocolat \ud800", "kind": "fact", "scope": "global"},
+    ]
+    dump.write_text(json.dumps({"memories": memories}), encoding="utf-8")
+    code, out, _ = await _run("import", "--config", str(config), "--user", "M", str(dump))
+    assert code == 0 and json.loads(out) == {"invalid": 3, "created": 1}

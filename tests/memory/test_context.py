@@ -16,7 +16,7 @@ import pytest
 from memory import manage_context
 from memory.context import ContextConfig
 from memory.engine import Engine, Incoming
-from memory.errors import Forbidden
+from memory.errors import Forbidden, InvalidInput
 from memory.llm import OllamaChat
 from memory.read.prompt import Character
 from memory.read.strategies import Status, load_registry
@@ -203,7 +203,7 @@ async def test_a_strategy_plugged_in_through_the_entry_point_group(
         assert [m["role"] for m in prompt] == ["system", "assistant", "user"]
         plan = await engine.preview(user_id=USER, user_name="Marie", story_id=STORY, origin=GUILD)
         assert plan.strategy == "newest-only"
-        with pytest.raises(ValueError, match=r"available: .*newest-only"):
+        with pytest.raises(InvalidInput, match=r"available: .*newest-only"):
             await engine.context.set_strategy(STORY, "nope")
 
 

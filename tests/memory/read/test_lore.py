@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memory.errors import InvalidInput
 from memory.model import LoreEntry, LoreScope
 from memory.read.lore import activate, normalise, parse_keywords
 
@@ -68,9 +69,9 @@ def test_character_scope_and_selective_entries() -> None:
 
 def test_keywords_are_parsed_with_clear_errors() -> None:
     assert parse_keywords(" dragon, Phare ,, dragon") == ("dragon", "Phare")
-    with pytest.raises(ValueError, match="at least one keyword"):
+    with pytest.raises(InvalidInput, match="at least one keyword"):
         parse_keywords(" , ")
-    with pytest.raises(ValueError, match="longer than"):
+    with pytest.raises(InvalidInput, match="longer than"):
         parse_keywords("x" * 101)
 
 
