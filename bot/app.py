@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 
 import discord
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -12,7 +13,7 @@ from discord.ext import commands
 from bot import render
 from bot.i18n import FrenchTranslator
 from bot.runtime import Runtime
-from memory.errors import Forbidden, InvalidInput, NotFound
+from memory.errors import Forbidden, InvalidInput, NotFound, unexpected
 from memory.indexer import start_scheduler
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,14 @@ class EchoBot(commands.Bot):
         """Write what a busy database refused, then reflect on the queued exchanges."""
         await self.runtime.engine.flush_pending()
         await self.runtime.worker.run_due()
+
+    async def on_error(self, event_method: str, /, *args: object, **kwargs: object) -> None:
+        """An event handler raised: log it with where it came from, never what was said."""
+        exc = sys.exc_info()[1]
+        if exc is None:
+            log.error("event %s failed", event_method)
+        else:
+            log.error("event %s failed: %s", event_method, unexpected(exc))
 
     async def on_ready(self) -> None:
         # on_ready can fire several times (reconnects): it only logs.

@@ -28,6 +28,9 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from memory import admission, engine
+from memory.store import outbox
+
 # The smallest prompt budget that holds a persona, the rules and a message.
 MIN_PROMPT_TOKENS = 256
 
@@ -132,6 +135,16 @@ class MemorySettings(_Section):
         return value
 
 
+class LimitSettings(_Section):
+    """How much of the bot one person, and everyone together, may take at once."""
+
+    turn_queue: int = Field(admission.TURN_QUEUE, ge=0, le=100)
+    max_concurrent_chats: int = Field(admission.MAX_CHATS, ge=1, le=256)
+    slow_down_interval: float = Field(admission.NOTICE_INTERVAL, ge=0)
+    reflection_backlog: int = Field(outbox.BACKLOG_PER_PERSON, ge=1, le=10_000)
+    max_reply_chars: int = Field(engine.MAX_REPLY_CHARS, ge=100, le=100_000)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="ECHO_",
@@ -150,6 +163,7 @@ class Settings(BaseSettings):
     storage: StorageSettings = Field(default_factory=StorageSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -83,6 +83,8 @@ class Terminal:
         if reply.greeting:
             self.say(f"{name}: {reply.greeting}")
         self.say(f"{name}: {reply.text}")
+        if reply.cut:
+            self.say(render.cut_line(reply.cut))
         if self.interactive:
             task = asyncio.create_task(self.runtime.worker.run_due())
             self._background.add(task)
@@ -156,7 +158,9 @@ class Terminal:
 
     async def cmd_stats(self, arg: str) -> None:
         stats = await manage.stats(self.runtime.store)
-        self.say(render.render_stats(stats, self.runtime.indexer.status()))
+        self.say(
+            render.render_stats(stats, self.runtime.indexer.status(), self.runtime.engine.status())
+        )
 
     async def cmd_context(self, arg: str) -> None:
         plan = await self.runtime.engine.preview(

@@ -103,9 +103,14 @@ class ContextBuilder:
         """The calibrated estimator of the chat model (loaded once, then kept in step)."""
         if self._estimator is None:
             saved = await stored.calibration(self.store, self.chat_model)
-            self._estimator = (
-                Estimator(self.chat_model) if saved is None else Estimator(self.chat_model, *saved)
-            )
+            # Several first turns load it at once: the first loaded wins, so an observation
+            # made meanwhile is not replaced by a fresh copy of the saved one.
+            if self._estimator is None:
+                self._estimator = (
+                    Estimator(self.chat_model)
+                    if saved is None
+                    else Estimator(self.chat_model, *saved)
+                )
         return self._estimator
 
     async def strategy_for(self, story_id: int) -> Strategy:
@@ -209,8 +214,9 @@ class ContextBuilder:
 
     async def after_reply(self, story_id: int, plan: ContextPlan, reported: int | None) -> None:
         """Learn from the backend's token count and keep the new condensed history."""
-        estimator = await self.estimator()
-        updated, observation = estimator.observe(
+        await self.estimator()  # loaded; then read and replaced with no await in between
+        assert self._estimator is not None
+        updated, observation = self._estimator.observe(
             raw_messages(plan.messages), reported, context_length=self.config.context_length
         )
         self._estimator = updated

@@ -7,6 +7,7 @@
     ├── BackendError             a chat or embedding backend failed
     │   ├── BackendUnavailable   connection refused, timeout, 5xx: worth retrying later
     │   └── BackendResponseError the backend answered with an error body or unusable content
+    ├── Overloaded               this person already has as many turns waiting here as allowed
     ├── NotFound                 no such memory for this user (also for another person's id)
     ├── Forbidden                the caller may not do this (exclude someone else's message)
     ├── InvalidInput             what a person typed cannot be used (the message says why)
@@ -17,6 +18,8 @@ A plain ValueError is a bug, never a person's mistake: the bot logs it with its 
 """
 
 from __future__ import annotations
+
+import traceback
 
 
 class EchoError(Exception):
@@ -61,3 +64,20 @@ class InvalidInput(EchoError):
 
 class CardError(EchoError):
     """A character card cannot be read or has no usable character."""
+
+
+class Overloaded(EchoError):
+    """This person already has a turn in flight and a full queue in this place.
+
+    `notify` is true when they should be told (at most once per notice interval)."""
+
+    def __init__(self, *, notify: bool) -> None:
+        super().__init__("too many messages waiting for an answer here")
+        self.notify = notify
+
+
+def unexpected(exc: BaseException) -> str:
+    """An unexpected exception for the log: its type and where it was raised, without its
+    message (which may quote what a person said)."""
+    frames = "".join(traceback.format_tb(exc.__traceback__))
+    return f"{type(exc).__name__} (message withheld)\n{frames.rstrip()}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memory.errors import InvalidInput, NotFound, StoreError
@@ -115,6 +115,8 @@ class Stats:
     outbox_pending: int
     rejections: Mapping[str, int]
     reflection_failures: Mapping[str, int]
+    # Why reflections were given up: after retries (by error), or over a person's backlog.
+    reflection_drops: Mapping[str, int] = field(default_factory=dict)
 
 
 async def stats(store: Store) -> Stats:
@@ -137,6 +139,11 @@ async def stats(store: Store) -> Stats:
             k.removeprefix("reflection_failed:"): v
             for k, v in named.items()
             if k.startswith("reflection_failed:")
+        },
+        reflection_drops={
+            k.removeprefix("reflection_dropped").lstrip(":_"): v
+            for k, v in named.items()
+            if k.startswith("reflection_dropped")
         },
     )
 
