@@ -37,8 +37,8 @@ class EchoTree(app_commands.CommandTree["EchoBot"]):
         elif isinstance(original, InvalidInput):
             message = f"{original}."
         else:  # a bug (a ValueError too): the person is not told it was their mistake
-            log.error("command %s failed", interaction.command and interaction.command.name,
-                      exc_info=original)  # fmt: skip
+            log.error("command %s failed: %s", interaction.command and interaction.command.name,
+                      unexpected(original))  # fmt: skip
             message = "Something went wrong on my side; it has been logged."
         await send_ephemeral(interaction, message)
 

@@ -17,7 +17,7 @@ from bot import render
 from bot.runtime import Runtime
 from memory import manage, manage_context
 from memory.engine import Incoming
-from memory.errors import BackendError, Forbidden, InvalidInput, NotFound
+from memory.errors import EchoError, Forbidden, InvalidInput, NotFound, StoreError
 from memory.indexer import start_scheduler
 from memory.model import DM_ORIGIN, Kind, Scope
 from memory.store import history
@@ -73,8 +73,8 @@ class Terminal:
             reply = await self.runtime.engine.turn(
                 Incoming(source, self.user_id, self.user_name, self.story_id, DM_ORIGIN, text)
             )
-        except BackendError as exc:
-            log.warning("chat backend failed: %s", type(exc).__name__)
+        except EchoError as exc:
+            log.warning("turn failed: %s", type(exc).__name__)
             self.say(f"[{self.runtime.engine.character.name} cannot answer right now: {exc}]")
             return
         if reply is None:
@@ -108,6 +108,9 @@ class Terminal:
             self.say(f"{str(exc).capitalize()}.")
         except InvalidInput as exc:
             self.say(f"{exc}.")
+        except StoreError as exc:
+            log.warning("command /%s failed: %s", name, type(exc).__name__)
+            self.say(f"[the database refused this: {exc}]")
         return True
 
     async def cmd_help(self, arg: str) -> None:

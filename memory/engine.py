@@ -9,7 +9,7 @@ import logging
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from memory import lexicon
 from memory.admission import NOTICE_INTERVAL, TURN_QUEUE, Admission, AdmissionStatus
@@ -30,7 +30,7 @@ from memory.read.semantic import (
 from memory.read.strategies import Registry
 from memory.store import counters, history, memories, outbox, turns
 from memory.store.db import Store, Tx
-from memory.text import clean_message, words
+from memory.text import clean, clean_message, well_formed, words
 from memory.write import stances, state, summary
 
 log = logging.getLogger(__name__)
@@ -201,6 +201,9 @@ class Engine:
             return await self._claimed(message)
 
     async def _claimed(self, message: Incoming) -> Reply | None:
+        # A display name is text from a person like any other (a lone surrogate in it would
+        # fail every write and every request).
+        message = replace(message, user_name=clean(message.user_name) or "someone")
         text = clean_message(message.text)
         if not text or message.source_id in self._answered:
             return None
@@ -240,7 +243,7 @@ class Engine:
             max_tokens=self.context.config.response_tokens,
         )  # fmt: skip
         await self.context.after_reply(message.story_id, plan, result.prompt_tokens)
-        answer, cut = cap_reply(result.content.strip(), self.config.max_reply_chars)
+        answer, cut = cap_reply(well_formed(result.content).strip(), self.config.max_reply_chars)
         if not answer:
             raise BackendResponseError("the chat backend returned an empty reply")
         if cut:

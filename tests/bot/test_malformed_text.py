@@ -62,3 +62,24 @@ async def test_a_discord_message_with_lone_surrogates_is_answered_and_stored(
     assert [m.content for m in stored] == ["Salut \ufffd toi \ufffd", "Je suis là."]
     [(_, chat)] = [c for c in ollama.calls if c[0] == "/api/chat"]
     assert chat["messages"][-1]["content"].endswith("Salut \ufffd toi \ufffd")
+
+
+async def test_lone_surrogates_in_names_and_in_the_models_reply_never_cost_the_answer(
+    bot: Bot, ollama: FakeOllama
+) -> None:
+    echo, rec = bot
+    # The model's JSON answer may hold "\udc00" escapes too.
+    ollama.chat_reply = lambda payload: "{}" if "format" in payload else "Bonjour \udc00 !"
+    channel = fakes.text_channel(echo, CHANNEL)
+    messages = []
+    for user in (1001, 1002, 1003):
+        msg = fakes.message(echo, channel, author_id=user, content=f"Salut {user}")
+        assert msg.author.display_name  # the gateway's name, made hostile below
+        msg.author.global_name = f"N\ud800{user}"  # type: ignore[union-attr]
+        messages.append(msg)
+    await asyncio.gather(*(echo.get_cog("Conversation").on_message(m) for m in messages))  # type: ignore[union-attr]
+    assert rec.contents() == ["Bonjour \ufffd !"] * 3
+    stored = await history.recent(echo.runtime.store, CHANNEL, limit=10)
+    names = {m.author_name for m in stored if m.role == "user"}
+    assert names == {f"N\ufffd{u}" for u in (1001, 1002, 1003)}
+    assert all(m.content == "Bonjour \ufffd !" for m in stored if m.role == "assistant")
