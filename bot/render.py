@@ -97,7 +97,10 @@ def render_why(turn: Turn | None) -> str:
         return "No turn of yours here yet: talk to me first, then ask /why."
     lines = []
     if turn.degraded:
-        lines.append("⚠️ Degraded turn: the embedding server did not answer, no semantic recall.")
+        lines.append(
+            "⚠️ Degraded turn: no usable answer from the embedding server in time,"
+            " so no recall by meaning (keywords only)."
+        )
     if not turn.selected:
         lines.append("No memory was used for your last message here.")
     for reason in Reason:
