@@ -45,6 +45,9 @@ MAX_REPLY_CHARS = 4_000
 # Exchanges kept in memory while the database refuses them (busy, full); past it the oldest is
 # dropped and counted. About an hour of a busy server's turns, a few MB at most.
 MAX_WAITING_EXCHANGES = 1_000
+# Greetings stored before a turn that failed, kept until a reply to that person goes out. One
+# per person who met the character during an outage; past it the oldest is no longer sent.
+MAX_GREETINGS_DUE = 4_096
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +100,8 @@ class Reply:
     text: str
     exchange_id: str
     recall: Recall
-    # The character's greeting, sent before the reply, the first time it meets this person here.
+    # The character's greeting, sent before the reply: the first reply to go out to this person
+    # here (after a failed first turn, the next one that succeeds).
     greeting: str | None = None
     # Characters cut off the end of the model's answer (over max_reply_chars); `text` is what
     # was kept, stored and reflected.
@@ -153,6 +157,9 @@ class Engine:
         self._pools: OrderedDict[tuple[int, int, str], tuple[int, selection.RankedPool]] = (
             OrderedDict()
         )
+        # (story, user) -> the greeting stored with their first message here and its source id,
+        # until a reply carries it. Only that person's turns touch their key, one at a time.
+        self._greetings_due: OrderedDict[tuple[int, int], tuple[str, str]] = OrderedDict()
 
     async def _pool(self, user_id: int, story_id: int, origin: str) -> selection.RankedPool:
         """The user's candidates here in rank order: patched with the memories that changed
@@ -229,6 +236,8 @@ class Engine:
             if before_id is None:
                 log.info("message %s was already answered: ignored", message.source_id)
                 return None
+            if greeting is not None:
+                self._greeting_due(message, greeting)
         recall = await self.recall(
             user_id=message.user_id, story_id=message.story_id, origin=message.origin, text=text
         )
@@ -254,7 +263,33 @@ class Engine:
         )  # fmt: skip
         self._wait_for_database(exchange)
         await self.flush_pending()
+        greeting = await self._deliver_greeting(message)
         return Reply(answer, message.source_id, recall, greeting, cut)
+
+    def _greeting_due(self, message: Incoming, greeting: str) -> None:
+        """Keep a stored greeting until a reply to this person here goes out with it."""
+        key = (message.story_id, message.user_id)
+        self._greetings_due[key] = (greeting, _greeting_source(message))
+        if len(self._greetings_due) > MAX_GREETINGS_DUE:
+            story_id, user_id = self._greetings_due.popitem(last=False)[0]
+            log.warning("greeting to user %d in story %d dropped: %d others wait for a reply",
+                        user_id, story_id, MAX_GREETINGS_DUE)  # fmt: skip
+
+    async def _deliver_greeting(self, message: Incoming) -> str | None:
+        """The greeting this reply carries, if one waits for this person here. One stored with
+        an earlier message (whose turn failed) takes this message's greeting source id: it is
+        sent as an answer to this one, and a front end finds it from there."""
+        due = self._greetings_due.pop((message.story_id, message.user_id), None)
+        if due is None:
+            return None
+        greeting, stored_as = due
+        sent_with = _greeting_source(message)
+        if stored_as != sent_with:
+            try:
+                await self.store.transact(lambda tx: history.move_source(tx, stored_as, sent_with))
+            except StoreError as exc:
+                log.warning("greeting %s not moved to %s (%s)", stored_as, sent_with, exc)
+        return greeting
 
     async def _store_message(
         self, tx: Tx, message: Incoming, text: str
@@ -268,7 +303,7 @@ class Engine:
             chosen = greetings[int.from_bytes(seed[:4], "big") % len(greetings)]
             greeting = fill_user(chosen, message.user_name)
             await history.add_reply(
-                tx, source_id=f"{message.source_id}:greeting", story_id=message.story_id,
+                tx, source_id=_greeting_source(message), story_id=message.story_id,
                 author_name=self.character.name, content=greeting, now=self.clock(),
             )  # fmt: skip
         row = await history.add_user_message(
@@ -419,6 +454,11 @@ async def story_context(store: Store, story_id: int) -> StoryContext:
         positions=tuple((p.topic, p.idea) for p in positions[: stances.PROMPT_POSITIONS]),
         state=tuple((await state.for_story(store, story_id)).items()),
     )
+
+
+def _greeting_source(message: Incoming) -> str:
+    # The greeting sent as an answer to this message (front ends look it up by this id).
+    return f"{message.source_id}:greeting"
 
 
 def cap_reply(text: str, limit: int) -> tuple[str, int]:

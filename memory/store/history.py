@@ -63,6 +63,12 @@ async def add_reply(
     )
 
 
+async def move_source(tx: Tx, old: str, new: str) -> None:
+    """Give a stored message another source id (a greeting sent with a later message than the
+    one it was stored with); nothing changes when `new` is taken."""
+    await tx.execute("UPDATE OR IGNORE messages SET source_id = ? WHERE source_id = ?", (new, old))
+
+
 _MESSAGE = "SELECT id, role, author_name, content, user_id, excluded, source_id FROM messages"
 
 

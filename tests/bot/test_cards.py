@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from aiohttp import web
 
 from bot.cli import main
+from bot.cogs.conversation import UNAVAILABLE
 from bot.config import ConfigError, load_settings
 from bot.runtime import open_runtime
 from memory.store import history
@@ -17,6 +21,7 @@ from tests.bot import discord_fakes as fakes
 from tests.bot.test_discord import ALICE, CHANNEL, _bot_with
 from tests.fakes.ollama import FakeOllama
 from tests.memory.test_cards import png, v2, v3
+from tests.reliability.test_concurrency import _answers
 
 
 def _config(tmp_path: Path, url: str, character: str = "") -> Path:
@@ -128,3 +133,98 @@ async def test_discord_sends_the_greeting_then_the_reply(
             (False, False),
             (False, False),
         ]
+
+
+def _greetings(name: str) -> set[str]:
+    return {
+        f"*Nyx opens the door.* Come in, {name}, before the wind does.",
+        f"Again at my door, {name}?",
+    }
+
+
+def _input(payload: dict[str, Any]) -> str:
+    """The message a chat request answers (the card's post-history instructions come after)."""
+    return str([m for m in payload["messages"] if m["role"] == "user"][-1]["content"])
+
+
+def _replies(payload: dict[str, Any]) -> str:
+    """The LLM answers the speaker by name; a message saying "(panne)" finds it down (503)."""
+    said = _input(payload)
+    if "(panne)" in said:
+        raise web.HTTPServiceUnavailable(text="loading model")
+    return f"Réponse à {said.split(':')[0]}."
+
+
+async def test_a_greeting_stored_before_a_failed_turn_goes_out_with_the_next_reply(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    card = png(tmp_path / "nyx.png", {"chara": v2()})
+    async with _bot_with(tmp_path, ollama, character={"card": card}) as (echo, recorder):
+        channel = fakes.text_channel(echo, CHANNEL)
+        cog: Any = echo.get_cog("Conversation")
+        ollama.set("/api/chat", "500")
+        first = fakes.message(echo, channel, author_id=ALICE, content="Bonsoir")
+        await cog.on_message(first)
+        assert recorder.contents() == [UNAVAILABLE]
+        ollama.behaviours.clear()
+        second = fakes.message(echo, channel, author_id=ALICE, content="Il y a quelqu'un ?")
+        await cog.on_message(second)
+        greeting, reply = recorder.contents()[1:]
+        assert greeting in _greetings("user1001") and reply == "D'accord."
+        assert _answers(recorder)[second.id] == [greeting, reply]
+        # The model saw it too: the greeting, then the message that went unanswered.
+        prompt = [p for path, p in ollama.calls if path == "/api/chat"][-1]["messages"]
+        said = [m["content"] for m in prompt if m["role"] != "system"]
+        assert said == [greeting, "user1001: Bonsoir", "user1001: Il y a quelqu'un ?"]
+        await cog.on_message(fakes.message(echo, channel, author_id=ALICE, content="Encore"))
+        assert recorder.contents()[3:] == ["D'accord."]
+        # "Exclude from context" on the greeting, sent as an answer to the second message,
+        # excludes the greeting (not the reply next to it).
+        shown = fakes.message(echo, channel, author_id=fakes.BOT_ID, author_bot=True,
+                              content=greeting, reply_to=fakes.payload_of(second))  # fmt: skip
+        await echo.tree._call(fakes.message_command(
+            echo, "Exclude from context", user_id=ALICE, channel_id=CHANNEL, target=shown
+        ))  # fmt: skip
+        rows = await history.recent(echo.runtime.store, CHANNEL, limit=9, include_excluded=True)
+        assert [m.content for m in rows if m.excluded] == [greeting]
+
+
+async def test_people_meeting_the_character_at_once_each_get_their_greeting_once(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    ollama.set("/api/chat", "slow", delay=0.02)
+    ollama.chat_reply = _replies
+    people = [3000 + n for n in range(12)]
+    # Person n finds the LLM down for their first n % 4 messages (all three, for n % 4 == 3).
+    failing = {user: n % 4 for n, user in enumerate(people)}
+    card = png(tmp_path / "nyx.png", {"chara": v2()})
+    async with _bot_with(tmp_path, ollama, character={"card": card}) as (echo, recorder):
+        channel = fakes.text_channel(echo, CHANNEL)
+        cog: Any = echo.get_cog("Conversation")
+        sent: dict[int, list[int]] = {user: [] for user in people}
+
+        async def talk(user: int, messages: int) -> None:
+            for _ in range(messages):
+                down = len(sent[user]) < failing[user]
+                msg = fakes.message(echo, channel, author_id=user,
+                                    content="Bonsoir (panne)" if down else "Bonsoir")  # fmt: skip
+                sent[user].append(msg.id)
+                await cog.on_message(msg)
+
+        await asyncio.gather(*(talk(user, 3) for user in people))
+        # Those who never got a reply write again once the LLM answers them.
+        await asyncio.gather(*(talk(user, 1) for user in people if failing[user] == 3))
+        answers = _answers(recorder)
+        for user in people:
+            name, down = f"user{user}", failing[user]
+            said = [answers[m] for m in sent[user]]
+            assert said[:down] == [[UNAVAILABLE]] * down
+            greeting, reply = said[down]
+            assert greeting in _greetings(name) and reply == f"Réponse à {name}."
+            assert said[down + 1 :] == [[f"Réponse à {name}."]] * (len(said) - down - 1)
+        # One greeting stored per person, kept under the message it was sent with.
+        rows = await echo.runtime.store.fetchall(
+            "SELECT source_id FROM messages WHERE source_id LIKE '%:greeting'"
+        )
+        first_replied = {f"discord:{sent[u][failing[u]]}:greeting" for u in people}
+        assert sorted(str(r[0]) for r in rows) == sorted(first_replied)
