@@ -6,8 +6,9 @@ when both exist). The chunks are read here without decoding the image: only its 
 checked. Every string of the card is made well-formed Unicode before anything else, and a card
 larger than the caps below is refused in one line naming the cap. The card's text is persona,
 never memory: nothing here writes about a user. `{{char}}` is replaced by the character's name at
-import; `{{user}}` stays a placeholder filled with the speaker's display name when a prompt is
-built.
+import, in every text the card brings (lore entries and their keys too); `{{user}}` stays a
+placeholder, filled with the speaker's display name each time a prompt is built (a lore entry is
+stored once and shared by everyone who talks to the character).
 """
 
 from __future__ import annotations
@@ -45,13 +46,19 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _CARD_CHUNKS = ("ccv3", "chara")
 _TEXT_CHUNKS = frozenset({b"tEXt", b"zTXt", b"iTXt"})
 
-_CHAR_MACRO = re.compile(r"\{\{\s*char\s*\}\}|<BOT>", re.IGNORECASE)
+# The spellings the specs give, case ignored: V1 lists {{char}}/<BOT> and {{user}}/<USER>, V3
+# adds <char>.
+_CHAR_MACRO = re.compile(r"\{\{\s*char\s*\}\}|<BOT>|<CHAR>", re.IGNORECASE)
 _USER_MACRO = re.compile(r"\{\{\s*user\s*\}\}|<USER>", re.IGNORECASE)
 _START = re.compile(r"^\s*<START>\s*$", re.IGNORECASE | re.MULTILINE)
 
-# Fields the specs define; anything else is kept in `extra` and counted as unknown.
-_DATA_FIELDS = frozenset({
+# The V1 fields. SillyTavern and most editors also write them next to `data` in a V2 or V3 card,
+# for V1 readers: those copies are read from `data` and not reported as unknown.
+_V1_FIELDS = frozenset({
     "name", "description", "personality", "scenario", "first_mes", "mes_example",
+})  # fmt: skip
+# Fields the specs define; anything else is kept in `extra` and counted as unknown.
+_DATA_FIELDS = _V1_FIELDS | frozenset({
     "creator_notes", "system_prompt", "post_history_instructions", "alternate_greetings",
     "character_book", "tags", "creator", "character_version", "extensions",
     # V3
@@ -257,7 +264,8 @@ def parse_card(
     me = (played_as or name).strip()
     unknown = [f"data.{k}" for k in data if k not in _DATA_FIELDS]
     if spec != "chara_card_v1":
-        unknown += [k for k in document if k not in ("spec", "spec_version", "data")]
+        known = {"spec", "spec_version", "data", *_V1_FIELDS}
+        unknown += [k for k in document if k not in known]
 
     def filled(key: str) -> str:
         return _macros(_text(data, key), me)
@@ -326,10 +334,13 @@ def _text(data: Mapping[str, Any], key: str) -> str:
 
 
 def _macros(text: str, name: str) -> str:
-    """{{char}} and <BOT> become the name; {{user}} and <USER> one placeholder for later.
-    Invisible characters go, as from every text Écho keeps."""
-    text = _USER_MACRO.sub(USER_PLACEHOLDER, _CHAR_MACRO.sub(lambda _: name, text))
-    return clean_message(text)
+    """{{char}} and <BOT> become the name; {{user}} and <USER> one placeholder, filled with the
+    speaker's name in each prompt. Invisible characters go, as from every text Écho keeps."""
+    return clean_message(_USER_MACRO.sub(USER_PLACEHOLDER, _named(text, name)))
+
+
+def _named(text: str, name: str) -> str:
+    return _CHAR_MACRO.sub(lambda _: name, text)
 
 
 def _lorebook(
@@ -375,10 +386,18 @@ def _lorebook(
         if reason:
             skipped.append((label, reason))
             continue
-        keys = tuple(dict.fromkeys(k for k in map(clean, raw.get("keys", [])) if k))
+        # A key may name the character ("{{char}}"): it fires when the conversation does.
+        keys = tuple(dict.fromkeys(k for k in (clean(_named(k, me)) for k in raw["keys"]) if k))
         listed = raw.get("secondary_keys")
         listed = listed if isinstance(listed, list) else []
-        secondary = tuple(k for k in (clean(s) for s in listed if isinstance(s, str)) if k)
+        secondary = tuple(
+            k for k in (clean(_named(s, me)) for s in listed if isinstance(s, str)) if k
+        )
+        content = _macros(raw["content"], me)
+        if len(content) > MAX_CONTENT_CHARS:
+            skipped.append((label, f"content over {MAX_CONTENT_CHARS} characters once "
+                                   "{{char}} is filled"))  # fmt: skip
+            continue
         if len(keys) > MAX_KEYWORDS or len(secondary) > MAX_KEYWORDS:
             warned.append(f"{label}: keys beyond the first {MAX_KEYWORDS} ignored")
         own_depth = _int(extensions.get("scan_depth"))
@@ -387,7 +406,7 @@ def _lorebook(
         priority = _int(raw.get("priority"))
         order = _int(raw.get("insertion_order"))
         entries.append(LoreEntry(
-            id=0, content=_macros(raw["content"], me), keywords=keys[:MAX_KEYWORDS],
+            id=0, content=content, keywords=keys[:MAX_KEYWORDS],
             scope=LoreScope.CHARACTER, character=character_key(me),
             priority=_clamp(priority if priority is not None else order or 0),
             constant=is_constant, case_sensitive=raw.get("case_sensitive") is True,

@@ -164,7 +164,7 @@ class ContextBuilder:
             s.memory.id: lexical_similarity(current, s.memory.text) if s.score is None else s.score
             for s in selected
         }
-        lore, over = await self._lore(estimator, origin, current, kept)
+        lore, over = await self._lore(estimator, origin, current, kept, user_name)
         excluded += over
         blocks = [
             *persona_blocks(self.character, selected, user_name=user_name),
@@ -183,7 +183,12 @@ class ContextBuilder:
         )  # fmt: skip
 
     async def _lore(
-        self, estimator: Estimator, origin: str, text: str, kept: Sequence[history.HistoryMessage]
+        self,
+        estimator: Estimator,
+        origin: str,
+        text: str,
+        kept: Sequence[history.HistoryMessage],
+        user_name: str,
     ) -> tuple[list[Block], list[tuple[Block, str]]]:
         """The lore blocks the conversation activates within the lore budgets, and those over."""
         guild = None if origin == DM_ORIGIN else int(origin)
@@ -198,7 +203,7 @@ class ContextBuilder:
         spent: dict[str, int] = {}
         used = 0
         inside, over = [], []
-        for b, activation in zip(lore_blocks(fired), fired, strict=True):
+        for b, activation in zip(lore_blocks(fired, user_name=user_name), fired, strict=True):
             cost = estimator.count(b.text) + 1
             source = activation.entry.source
             source_cap = self.config.source_budgets.get(source)

@@ -259,14 +259,14 @@ def memory_blocks(selected: Sequence[Selected], relevance: dict[int, float]) -> 
     return out
 
 
-def lore_blocks(activations: Sequence[Activation]) -> list[Block]:
+def lore_blocks(activations: Sequence[Activation], *, user_name: str) -> list[Block]:
     """One block per activated lore entry, best first; relevance is the closeness to the
-    message."""
+    message. An entry is stored once for everyone: {{user}} becomes the speaker's name here."""
     return [
         block(
             BlockKind.LORE,
             f"lore:{a.entry.id}",
-            f"- {_data(a.entry.content)}",
+            f"- {_data(fill_user(a.entry.content, user_name))}",
             order=rank - len(activations),
             relevance=a.closeness,
             label=f"#{a.entry.id} " + ("constant" if a.entry.constant else repr(a.keyword)),

@@ -228,3 +228,45 @@ async def test_people_meeting_the_character_at_once_each_get_their_greeting_once
         )
         first_replied = {f"discord:{sent[u][failing[u]]}:greeting" for u in people}
         assert sorted(str(r[0]) for r in rows) == sorted(first_replied)
+
+
+async def test_lore_entries_name_whoever_is_speaking(tmp_path: Path, ollama: FakeOllama) -> None:
+    book = {"entries": [
+        {"keys": [], "content": "{{user}} may climb the tower; {{char}} keeps the key.",
+         "extensions": {}, "enabled": True, "insertion_order": 1, "constant": True},
+        {"keys": ["lamp"], "content": "<USER> once saw the lamp fail.",
+         "extensions": {}, "enabled": True, "insertion_order": 2},
+    ]}  # fmt: skip
+    card = png(tmp_path / "nyx.png", {"chara": v2(character_book=book)})
+    ollama.set("/api/chat", "slow", delay=0.02)
+    people = [4000 + n for n in range(6)]
+    async with _bot_with(tmp_path, ollama, character={"card": card}) as (echo, _):
+        channel = fakes.text_channel(echo, CHANNEL)
+        cog: Any = echo.get_cog("Conversation")
+        await asyncio.gather(*(
+            cog.on_message(fakes.message(echo, channel, author_id=u, content="The lamp?"))
+            for u in people
+        ))  # fmt: skip
+    prompts = [p for path, p in ollama.calls if path == "/api/chat" and "format" not in p]
+    assert len(prompts) == len(people)
+    for payload in prompts:
+        speaker = _input(payload).split(":")[0]
+        system = payload["messages"][0]["content"]
+        assert f"- {speaker} may climb the tower; Nyx keeps the key." in system
+        assert f"- {speaker} once saw the lamp fail." in system
+        assert "{{user}}" not in json.dumps(payload) and "<USER>" not in json.dumps(payload)
+
+
+def test_card_show_does_not_call_the_v1_copies_unknown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    card = v2()
+    card.update({k: card["data"][k] for k in ("name", "description", "personality", "scenario",
+                                               "first_mes", "mes_example")})  # fmt: skip
+    del card["data"]["character_book"]["entries"][1]["extensions"]["probability"]
+    path = tmp_path / "nyx.json"
+    path.write_text(json.dumps(card), encoding="utf-8")
+    config = str(_config(tmp_path, "http://127.0.0.1:9"))
+    assert main(["--config", config, "card", "show", str(path)]) == 0
+    shown = capsys.readouterr().out
+    assert "Card: Nyx (chara_card_v2, JSON file)" in shown and "Unknown fields" not in shown

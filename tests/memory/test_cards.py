@@ -200,3 +200,44 @@ def test_card_text_is_cleaned_and_nothing_is_dropped_silently() -> None:
     assert entry.content == "content" and len(entry.keywords) == 25
     assert entry.priority == 10**9  # clamped to what SQLite stores
     assert any("keys beyond the first 25 ignored" in w for w in card.report.warnings)
+
+
+def test_every_spelling_of_char_and_user_the_specs_list_is_understood() -> None:
+    book = {"entries": [
+        {"keys": ["{{char}}'s lamp"], "content": "<bot> lights the lamp for <user> at dusk.",
+         "extensions": {}, "enabled": True, "insertion_order": 1,
+         "secondary_keys": ["<CHAR>"], "selective": True},
+    ]}  # fmt: skip
+    card = parse_card(json.dumps(v2(
+        description="{{ Char }} and <BOT> and <char> greet {{USER}} and <User>.",
+        character_book=book,
+    )))  # fmt: skip
+    assert card.persona.startswith("Nyx and Nyx and Nyx greet {{user}} and {{user}}.")
+    [entry] = card.lore
+    assert entry.content == "Nyx lights the lamp for {{user}} at dusk."
+    assert (entry.keywords, entry.secondary_keywords) == (("Nyx's lamp",), ("Nyx",))
+    # A key naming the character fires when the conversation names it.
+    assert activate(card.lore, ["is nyx's lamp lit?"], depth=4, character="Nyx")
+    assert not activate(card.lore, ["is the lamp lit?"], depth=4, character="Nyx")
+
+
+def test_the_v1_copies_next_to_data_are_not_unknown_fields() -> None:
+    card = v2()
+    copies = {k: card["data"][k] for k in ("name", "description", "personality", "scenario",
+                                           "first_mes", "mes_example")}  # fmt: skip
+    card.update(copies, avatar="none", talkativeness="0.5")  # the last two: SillyTavern's own
+    report = parse_card(json.dumps(card)).report
+    assert [u for u in report.unknown if not u.startswith("data.")] == ["avatar", "talkativeness"]
+    v3_card = v3()
+    v3_card.update(copies)
+    assert not [u for u in parse_card(json.dumps(v3_card)).report.unknown if "." not in u]
+
+
+def test_filling_char_cannot_push_an_entry_past_the_content_cap() -> None:
+    book = {"entries": [{"keys": ["k"], "content": "{{char}} " * 800, "extensions": {},
+                         "enabled": True, "insertion_order": 1}]}  # fmt: skip
+    card = parse_card(json.dumps(v2(name="Nyx-of-the-lighthouse", character_book=book)))
+    assert card.lore == ()
+    assert dict(card.report.skipped) == {
+        "entry 1": "content over 8000 characters once {{char}} is filled"
+    }
