@@ -31,6 +31,8 @@ from memory.store.db import Store
 log = logging.getLogger(__name__)
 
 DEFAULT_SECRETS_DIR = Path("/run/secrets")
+# A doctor line is OK, FAIL (the exit code is 1) or WARN: it may work, and the fix is given.
+_MARKS: dict[bool | None, str] = {True: "OK  ", False: "FAIL", None: "WARN"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -227,7 +229,7 @@ def _exported(text: str, path: str) -> list[object]:
 
 async def doctor(settings: Settings, config_path: str) -> int:
     """Check each thing the bot needs; print one line each, OK or the fix (calibration too)."""
-    results: list[tuple[bool, str]] = [(True, f"config {config_path} is valid")]
+    results: list[tuple[bool | None, str]] = [(True, f"config {config_path} is valid")]
     try:
         async with await Store.open(settings.storage.path) as store:
             await store.check_writable()
@@ -255,9 +257,9 @@ async def doctor(settings: Settings, config_path: str) -> int:
                                "terminal chat is used)"))  # fmt: skip
     else:
         results.append((True, "Discord token is set"))
-    for ok, line in results:
-        print(f"{'OK  ' if ok else 'FAIL'} {line}")
-    return 0 if all(ok for ok, _ in results) else 1
+    for status, line in results:
+        print(f"{_MARKS[status]} {line}")
+    return 0 if all(status is not False for status, _ in results) else 1
 
 
 async def _calibration(settings: Settings, http: httpx.AsyncClient) -> tuple[bool, list[str]]:
@@ -284,7 +286,7 @@ async def _calibration(settings: Settings, http: httpx.AsyncClient) -> tuple[boo
 
 async def _check_model(
     http: httpx.AsyncClient, backend: str, label: str, url: str, model: str
-) -> tuple[bool, str]:
+) -> tuple[bool | None, str]:
     try:
         if backend == "ollama":
             models = await ollama_health(http, url, deadline=10.0)
@@ -297,8 +299,30 @@ async def _check_model(
     names = {m.split(":")[0] for m in models} | set(models)
     if model in names or model.split(":")[0] in names:
         return True, f"{label} model {model} is available at {url}"
-    fix = f"ollama pull {model}" if backend == "ollama" else "load it in the server"
-    return False, f"{label} model {model} is missing at {url} → {fix}"
+    if backend == "ollama":
+        return False, f"{label} model {model} is missing at {url} → ollama pull {model}"
+    if not models:
+        return False, f"{label} model {model}: the server at {url} lists no model → load one"
+    listed = ", ".join(models[:3]) + (f" and {len(models) - 3} more" if len(models) > 3 else "")
+    setting = f'[llm] {label}_model = "{models[0]}"'
+    if any(_is_model_file(m) for m in models):
+        # llama.cpp's servers (llama-server, llama-cpp-python) list the file they were started
+        # with and answer to any model name: the name may work, but cannot be checked here.
+        return None, (
+            f"{label} model {model} is not listed at {url}, which lists {listed} (servers such "
+            f"as llama-cpp-python answer to any name) → to match, set {setting}"
+        )
+    return False, (
+        f"{label} model {model} is missing at {url}, which lists {listed} → load it in the "
+        f"server, or set {setting}"
+    )
+
+
+def _is_model_file(model_id: str) -> bool:
+    """Tell whether a listed model id is a file path (a GGUF file, an absolute path)."""
+    return model_id.lower().endswith((".gguf", ".bin")) or model_id.startswith(
+        ("/", "./", "../", "~")
+    )
 
 
 if __name__ == "__main__":

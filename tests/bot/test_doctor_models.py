@@ -1,0 +1,106 @@
+"""`echo-bot doctor` against OpenAI-compatible servers that list their models their own way:
+llama-cpp-python lists the GGUF file it was started with and answers to any model name."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from tests.bot.test_cli import _run
+from tests.fakes.ollama import fake_vector
+
+GGUF = "/models/SmolLM2-135M-Instruct-Q8_0.gguf"
+
+
+@asynccontextmanager
+async def _openai_server(*listed: str) -> AsyncIterator[str]:
+    """A loopback OpenAI-compatible server that lists `listed` and, like llama-cpp-python,
+    answers chat and embedding requests whatever model they name."""
+
+    async def models(_: web.Request) -> web.Response:
+        return web.json_response(
+            {"object": "list", "data": [{"id": m, "object": "model"} for m in listed]}
+        )
+
+    async def chat(request: web.Request) -> web.Response:
+        payload = await request.json()
+        return web.json_response({
+            "model": payload.get("model"),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "{}"}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 1},
+        })  # fmt: skip
+
+    async def embeddings(request: web.Request) -> web.Response:
+        texts = (await request.json())["input"]
+        texts = [texts] if isinstance(texts, str) else texts
+        data = [{"index": i, "embedding": fake_vector(t)} for i, t in enumerate(texts)]
+        return web.json_response({"object": "list", "data": data})
+
+    app = web.Application()
+    app.router.add_get("/v1/models", models)
+    app.router.add_post("/v1/chat/completions", chat)
+    app.router.add_post("/v1/embeddings", embeddings)
+    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+def _config(tmp_path: Path, url: str, chat_model: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f'[llm]\nbackend = "openai"\nbase_url = "{url}"\nchat_model = "{chat_model}"\n'
+        'embedding_model = "e5"\n[storage]\npath = "echo.sqlite3"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def _chat_line(out: str) -> str:
+    [line] = [line for line in out.splitlines() if " chat model " in line]
+    return line
+
+
+async def test_a_server_listing_its_gguf_file_is_a_warning_with_the_setting(
+    tmp_path: Path,
+) -> None:
+    async with _openai_server(GGUF) as url:
+        _, out, _ = await _run("doctor", "--config", str(_config(tmp_path, url, "llama3.1:8b")))
+    line = _chat_line(out)
+    assert line.startswith("WARN chat model llama3.1:8b is not listed")
+    assert f"lists {GGUF}" in line and "answer to any name" in line
+    assert line.endswith(f'→ to match, set [llm] chat_model = "{GGUF}"')
+
+
+async def test_the_listed_file_as_chat_model_is_ok(tmp_path: Path) -> None:
+    async with _openai_server(GGUF) as url:
+        _, out, _ = await _run("doctor", "--config", str(_config(tmp_path, url, GGUF)))
+    assert _chat_line(out) == f"OK   chat model {GGUF} is available at {url}"
+
+
+@pytest.mark.parametrize(
+    ("listed", "expected"),
+    [
+        (("gpt-4o-mini", "gpt-4o"), "lists gpt-4o-mini, gpt-4o → load it in the server, or set "
+                                    '[llm] chat_model = "gpt-4o-mini"'),
+        ((), "lists no model → load one"),
+    ],
+)  # fmt: skip
+async def test_a_model_a_named_server_does_not_list_is_a_failure_with_what_it_lists(
+    tmp_path: Path, listed: tuple[str, ...], expected: str
+) -> None:
+    async with _openai_server(*listed) as url:
+        code, out, _ = await _run("doctor", "--config", str(_config(tmp_path, url, "llama3.1:8b")))
+    line = _chat_line(out)
+    assert line.startswith("FAIL chat model llama3.1:8b") and line.endswith(expected)
+    assert code == 1
