@@ -97,9 +97,14 @@ class EchoBot(commands.Bot):
             await self.tree.sync()
 
     async def after_turns(self) -> None:
-        """Write what a busy database refused, then reflect on the queued exchanges."""
-        await self.runtime.engine.flush_pending()
-        await self.runtime.worker.run_due()
+        """Write what a busy database refused, then reflect on the queued exchanges. Never
+        raises: it runs as a background task and a scheduler job, whose own error logs would
+        print the exception's message."""
+        try:
+            await self.runtime.engine.flush_pending()
+            await self.runtime.worker.run_due()
+        except Exception as exc:
+            log.error("background writes and reflections failed: %s", unexpected(exc))
 
     async def on_error(self, event_method: str, /, *args: object, **kwargs: object) -> None:
         """An event handler raised: log it with where it came from, never what was said."""

@@ -1,10 +1,12 @@
 """Who may use the language model, and when: fairness between people, a bound on the whole.
 
 Per person and place (a user in a story): one turn in flight, a short queue behind it, and past
-the queue a refusal (`Overloaded`) whose notice is rate-limited, so a flood costs one polite line
-now and then, never a reply each. Across everyone: at most `max_chats` chat calls at once, turns
-and reflections together, waiting in arrival order (asyncio's semaphore is first come, first
-served). One person holds at most one chat slot per place, so the others keep theirs.
+the queue a refusal (`Overloaded`) whose notice is rate-limited per person, so a flood costs one
+polite line now and then, never a reply each. Per person across places: at most PERSON_TURNS
+turns in flight (someone mentioning the bot in forty threads at once waits for their own turns,
+not everyone else). Across everyone: at most `max_chats` chat calls at once, turns and
+reflections together, waiting in arrival order (asyncio's semaphore is first come, first
+served). One person holds at most PERSON_TURNS chat slots for turns, so the others keep theirs.
 """
 
 from __future__ import annotations
@@ -27,16 +29,28 @@ log = logging.getLogger(__name__)
 # Turns of one person in one place that may wait behind the one being answered. Three covers a
 # person who sends a thought in a few quick lines; beyond that they are flooding.
 TURN_QUEUE = 3
-# Seconds between two "slow down" notices to the same person in the same place.
+# Seconds between two "slow down" notices to the same person.
 NOTICE_INTERVAL = 30.0
+# Turns of one person in flight at once, all places together; each place keeps its own queue, up
+# to PERSON_TURNS * (queue + 1) turns of that person in all (a reviewer took all 4 chat slots
+# from everyone with one account mentioning the bot in 40 channels).
+PERSON_TURNS = 2
 # Chat calls at once, turns and reflections together. Ollama answers up to 4 requests of a
 # loaded model in parallel by default (OLLAMA_NUM_PARALLEL) and queues the rest itself; more
 # calls in flight only move the queue from here, where it is fair, to there, where it is not.
 MAX_CHATS = 4
-# Places whose last notice is remembered (least recently noticed forgotten first).
+# People whose last notice is remembered (least recently noticed forgotten first).
 NOTICES_REMEMBERED = 4096
 
 Key = tuple[int, int]  # (user id, story id)
+
+
+@dataclass
+class _Person:
+    """One person's turns in all places: those in flight are bounded by `slots`."""
+
+    slots: asyncio.Semaphore
+    holders: int = 0
 
 
 @dataclass
@@ -72,7 +86,8 @@ class Admission:
         self.notice_interval = notice_interval
         self.clock = clock
         self._lines: dict[Key, _Line] = {}
-        self._noticed: OrderedDict[Key, float] = OrderedDict()
+        self._people: dict[int, _Person] = {}
+        self._noticed: OrderedDict[int, float] = OrderedDict()
         self.refused = 0
         self.notices = 0
 
@@ -87,26 +102,40 @@ class Admission:
         line = self._lines.get(key)
         if line is None:
             line = self._lines[key] = _Line(asyncio.Lock())
-        if line.holders > self.queue:  # one in flight + `queue` waiting
+        person = self._people.get(user_id)
+        if person is None:
+            person = self._people[user_id] = _Person(asyncio.Semaphore(PERSON_TURNS))
+        # One in flight + `queue` waiting here; PERSON_TURNS places' worth in all.
+        if line.holders > self.queue or person.holders >= PERSON_TURNS * (self.queue + 1):
             # Decided before any await: the caller can rely on it to do nothing else first.
             self.refused += 1
-            raise Overloaded(notify=self._notice_due(key))
+            if line.holders == 0:
+                del self._lines[key]
+            if person.holders == 0:
+                del self._people[user_id]
+            raise Overloaded(notify=self._notice_due(user_id))
         line.holders += 1
+        person.holders += 1
         try:
-            async with line.lock:
+            # The place's line first, then one of the person's slots: a turn never holds a
+            # slot while it waits behind the same person's turn in the same place.
+            async with line.lock, person.slots:
                 yield
         finally:
             line.holders -= 1
             if line.holders == 0:
                 del self._lines[key]
+            person.holders -= 1
+            if person.holders == 0:
+                del self._people[user_id]
 
-    def _notice_due(self, key: Key) -> bool:
+    def _notice_due(self, user_id: int) -> bool:
         now = self.clock()
-        last = self._noticed.get(key, -math.inf)
+        last = self._noticed.get(user_id, -math.inf)
         if now - last < self.notice_interval:
             return False
-        self._noticed[key] = now
-        self._noticed.move_to_end(key)
+        self._noticed[user_id] = now
+        self._noticed.move_to_end(user_id)
         if len(self._noticed) > NOTICES_REMEMBERED:
             self._noticed.popitem(last=False)
         self.notices += 1

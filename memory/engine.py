@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import logging
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from memory import lexicon
 from memory.admission import NOTICE_INTERVAL, TURN_QUEUE, Admission, AdmissionStatus
 from memory.context import ContextBuilder, ContextConfig
-from memory.errors import BackendResponseError, StoreError
+from memory.errors import BackendResponseError, Overloaded, StoreError, unexpected
 from memory.llm import ChatBackend, Embedder
 from memory.model import Exchange, Kind, Selected
 from memory.read import calibrate, recall, selection
@@ -151,6 +152,7 @@ class Engine:
         # flush that holds `_flushing` takes from it.
         self._pending: deque[Exchange] = deque()
         self._flushing = asyncio.Lock()
+        self._flush_task: asyncio.Task[int] | None = None
         self.exchanges_dropped = 0
         # Recent message ids, so a replay is ignored even when the database could not record it.
         self._answered: deque[str] = deque(maxlen=REMEMBERED_MESSAGE_IDS)
@@ -203,24 +205,38 @@ class Engine:
         if self.chat is None:
             raise RuntimeError("this engine has no chat backend")
         if admitted:
-            return await self._claimed(message)
-        async with self.admission.turn(message.user_id, message.story_id):
-            return await self._claimed(message)
+            return await self._answer(message)
+        if not self.claim(message.source_id):
+            return None
+        try:
+            async with self.admission.turn(message.user_id, message.story_id):
+                return await self._answer(message)
+        except Overloaded:
+            self.unclaim(message.source_id)
+            raise
 
-    async def _claimed(self, message: Incoming) -> Reply | None:
+    def claim(self, source_id: str) -> bool:
+        """Take a message for answering; False when it was already taken (a replay). A front end
+        that admits its turns itself claims first, so a replay never waits in a person's line."""
+        if source_id in self._answered:
+            return False
+        self._answered.append(source_id)
+        return True
+
+    def unclaim(self, source_id: str) -> None:
+        """Give back a message that was not answered (turned away): a redelivery may be."""
+        with contextlib.suppress(ValueError):
+            self._answered.remove(source_id)
+
+    async def _answer(self, message: Incoming) -> Reply | None:
         # A display name is text from a person like any other (a lone surrogate in it would
         # fail every write and every request).
         message = replace(message, user_name=clean(message.user_name) or "someone")
         text = clean_message(message.text)
-        if not text or message.source_id in self._answered:
+        if not text:
             return None
-        # Claimed before the first await: a second delivery of the message, even while this one
-        # is still being answered, is ignored.
-        self._answered.append(message.source_id)
-        return await self._answer(message, text)
-
-    async def _answer(self, message: Incoming, text: str) -> Reply | None:
-        await self.flush_pending()
+        if self._pending:  # what a refusing database left behind, written in the background
+            self._flush_soon()
         # The history before this message: up to its own row, or everything stored so far when
         # the database could not take it.
         before_id: int | None = None
@@ -261,8 +277,9 @@ class Engine:
             message.source_id, message.user_id, message.story_id, message.origin,
             message.user_name, text, answer,
         )  # fmt: skip
-        self._wait_for_database(exchange)
-        await self.flush_pending()
+        # Written before the turn ends, so this person's next message, waiting in their line,
+        # comes after this reply in the history.
+        await self._write_exchange(exchange)
         greeting = await self._deliver_greeting(message)
         return Reply(answer, message.source_id, recall, greeting, cut)
 
@@ -312,6 +329,22 @@ class Engine:
         )  # fmt: skip
         return row, greeting
 
+    async def _write_exchange(self, exchange: Exchange) -> None:
+        """Store the reply and queue the reflection; keep the exchange for a later flush if
+        the database refuses it. Never raises: the reply goes out whatever happens here."""
+        try:
+            await self.store.transact(functools.partial(self._record, exchange=exchange))
+        except StoreError as exc:
+            log.warning("exchange %s waits for the database (%s)", exchange.exchange_id, exc)
+            self._wait_for_database(exchange)
+        except Exception as exc:
+            self.exchanges_dropped += 1
+            log.error("exchange %s dropped: %s", exchange.exchange_id, unexpected(exc))
+
+    def _flush_soon(self) -> None:
+        if self._flush_task is None or self._flush_task.done():
+            self._flush_task = asyncio.create_task(self.flush_pending())
+
     def _wait_for_database(self, exchange: Exchange, *, first: bool = False) -> None:
         """Keep an exchange until the database takes it; the oldest goes past the bound."""
         if len(self._pending) >= MAX_WAITING_EXCHANGES:
@@ -346,6 +379,11 @@ class Engine:
                     self._wait_for_database(exchange, first=True)
                     log.warning("%d exchanges wait for the database (%s)", len(self._pending), exc)
                     break
+                except Exception as exc:
+                    # A bug on one exchange must not fail whoever flushes, nor stop the others.
+                    self.exchanges_dropped += 1
+                    log.error("exchange %s dropped: %s", exchange.exchange_id, unexpected(exc))
+                    continue
                 written += 1
         return written
 
@@ -359,7 +397,7 @@ class Engine:
             tx, e, now=self.clock(), backlog=self.config.reflection_backlog
         )
         if dropped:
-            await counters.bump(tx, "reflection_dropped:backlog", dropped)
+            await counters.bump(tx, "reflection_dropped_backlog", dropped)
             log.warning("user %d: %d oldest reflections dropped (backlog of %d)",
                         e.user_id, dropped, self.config.reflection_backlog)  # fmt: skip
 

@@ -141,9 +141,9 @@ async def stats(store: Store) -> Stats:
             if k.startswith("reflection_failed:")
         },
         reflection_drops={
-            k.removeprefix("reflection_dropped").lstrip(":_"): v
+            k.removeprefix("reflection_dropped_"): v
             for k, v in named.items()
-            if k.startswith("reflection_dropped")
+            if k.startswith("reflection_dropped_")
         },
     )
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 import discord
@@ -74,37 +76,57 @@ class Conversation(commands.Cog):
             origin=DM_ORIGIN if message.guild is None else str(message.guild.id),
             text=text,
         )
-        none = discord.AllowedMentions.none()
         engine = self.bot.runtime.engine
+        if not engine.claim(incoming.source_id):
+            return  # a replay of a message already answered, or waiting in line
         try:
             # Admitted first (a refusal is decided before any await): a flood shows no
             # "typing…" for the messages turned away, which would spend the bot's rate limit.
-            async with (
-                engine.admission.turn(incoming.user_id, incoming.story_id),
-                message.channel.typing(),
-            ):
-                reply = await engine.turn(incoming, admitted=True)
+            async with engine.admission.turn(incoming.user_id, incoming.story_id):
+                chunks = await self._answer(message, incoming)
+                # Sent before the line is released: this person's next message is answered
+                # after this one, on Discord as in the history.
+                for chunk in chunks:
+                    await message.reply(chunk, mention_author=False, allowed_mentions=_NONE)
         except Overloaded as exc:
-            # Counted by the engine; the notice itself is rate-limited per person and place.
+            engine.unclaim(incoming.source_id)
+            # Counted by the engine; the notice itself is rate-limited per person.
             if exc.notify:
-                await message.reply(SLOW_DOWN, mention_author=False, allowed_mentions=none)
+                await message.reply(SLOW_DOWN, mention_author=False, allowed_mentions=_NONE)
             return
-        except EchoError as exc:
-            log.warning("no reply to message %d: %s", message.id, type(exc).__name__)
-            await message.reply(UNAVAILABLE, mention_author=False, allowed_mentions=none)
-            return
-        except Exception as exc:
-            # A bug: the person still hears back, the traceback goes to the log.
-            log.error("turn for message %d raised %s", message.id, unexpected(exc))
-            await message.reply(UNAVAILABLE, mention_author=False, allowed_mentions=none)
-            return
-        if reply is None:
-            return
-        # Every chunk is a reply to the message: "Exclude from context" on any of them finds the
-        # stored reply through that reference.
-        for chunk in render.reply_chunks(reply):
-            await message.reply(chunk, mention_author=False, allowed_mentions=none)
         # The reflection runs after the reply is out, in the background.
         task = asyncio.create_task(self.bot.after_turns())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    async def _answer(self, message: discord.Message, incoming: Incoming) -> list[str]:
+        """The messages that answer: the reply (with the greeting and the cut line), the
+        unavailable line when the turn failed, nothing for a message with nothing to answer."""
+        try:
+            async with _typing(message.channel):
+                reply = await self.bot.runtime.engine.turn(incoming, admitted=True)
+        except EchoError as exc:
+            log.warning("no reply to message %d: %s", message.id, type(exc).__name__)
+            return [UNAVAILABLE]
+        except Exception as exc:
+            # A bug: the person still hears back, the traceback goes to the log.
+            log.error("turn for message %d raised %s", message.id, unexpected(exc))
+            return [UNAVAILABLE]
+        # Every chunk is a reply to the message: "Exclude from context" on any of them finds the
+        # stored reply through that reference.
+        return [] if reply is None else render.reply_chunks(reply)
+
+
+_NONE = discord.AllowedMentions.none()
+
+
+@contextlib.asynccontextmanager
+async def _typing(channel: discord.abc.Messageable) -> AsyncIterator[None]:
+    """Show "typing…" while the turn runs, if Discord lets us: a refused indicator (rate limit,
+    a 5xx) must not cost the reply."""
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            await stack.enter_async_context(channel.typing())
+        except discord.HTTPException as exc:
+            log.info("typing indicator refused (%s): answering without it", exc.status)
+        yield

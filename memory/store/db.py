@@ -228,7 +228,7 @@ class Store:
         self._orphans.discard(task)
         if not task.cancelled() and task.exception() is not None:
             # Retrieved here so a caller that was cancelled still leaves a trace.
-            log.debug("write transaction failed: %r", task.exception())
+            log.debug("write transaction failed: %s", type(task.exception()).__name__)
 
     async def _run(self, fn: Callable[[Tx], Awaitable[T]]) -> T:
         async with self._write_lock:

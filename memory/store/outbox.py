@@ -28,7 +28,8 @@ async def enqueue(
     tx: Tx, exchange: Exchange, *, now: float, backlog: int = BACKLOG_PER_PERSON
 ) -> int:
     """Queue the reflection of an exchange (once per exchange id). Past `backlog` pending rows
-    of this person, drop their oldest; return how many were dropped (never another person's)."""
+    of this person (their oldest, perhaps being reflected, not counted), drop the oldest of the
+    others; return how many were dropped (never another person's)."""
     await tx.execute(
         "INSERT INTO outbox (exchange_id, user_id, story_id, origin, user_name, user_message,"
         " reply, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -38,10 +39,13 @@ async def enqueue(
             exchange.user_name, exchange.user_message, exchange.reply, now, now,
         ),
     )  # fmt: skip
+    # The oldest pending row is kept: the worker takes each person's oldest first, so it may be
+    # reflecting on it right now (dropping it would count as lost a reflection about to land).
     await tx.execute(
         "UPDATE outbox SET status = 'dropped', last_error = 'over the backlog of this person'"
-        " WHERE id IN (SELECT id FROM outbox WHERE user_id = ? AND status = 'pending'"
-        " ORDER BY id DESC LIMIT -1 OFFSET ?)",
+        " WHERE id IN (SELECT id FROM outbox WHERE user_id = ?1 AND status = 'pending'"
+        " ORDER BY id DESC LIMIT -1 OFFSET ?2)"
+        " AND id != (SELECT min(id) FROM outbox WHERE user_id = ?1 AND status = 'pending')",
         (exchange.user_id, max(0, backlog)),
     )
     return await tx.changes()
@@ -95,7 +99,7 @@ async def mark_failed(tx: Tx, row_id: int, *, error: str, next_attempt_at: float
     await tx.execute(
         "UPDATE outbox SET attempts = attempts + 1, last_error = ?,"
         " status = CASE WHEN ? IS NULL THEN 'dropped' ELSE 'pending' END,"
-        " next_attempt_at = coalesce(?, next_attempt_at) WHERE id = ?",
+        " next_attempt_at = coalesce(?, next_attempt_at) WHERE id = ? AND status = 'pending'",
         (error[:500], next_attempt_at, next_attempt_at, row_id),
     )
 

@@ -40,6 +40,8 @@ class Recorder:
     """Everything the bot tried to send to Discord, in order."""
 
     sent: list[Sent] = field(default_factory=list)
+    # Answer typing indicators with a 503, as Discord does under load.
+    refuse_typing: bool = False
 
     def messages(self) -> list[dict[str, Any]]:
         """Channel messages and interaction answers (callbacks and followups), in order."""
@@ -56,9 +58,19 @@ class Recorder:
     async def rest(self, route: Route, **kwargs: Any) -> Any:
         payload = kwargs.get("json") or {}
         self.sent.append(Sent(route.method, route.path.format_map(route.__dict__), payload))
+        if self.refuse_typing and route.path.endswith("/typing"):
+            raise discord.DiscordServerError(_Response(503), "typing refused")  # type: ignore[arg-type]
         if route.method == "POST" and route.path.endswith("/messages"):
             return _message_payload(int(route.channel_id), payload.get("content", ""))
         return None
+
+
+class _Response:
+    """The little of aiohttp's response that discord.HTTPException reads."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+        self.reason = "Service Unavailable"
 
 
 def _message_payload(channel_id: int, content: str) -> dict[str, Any]:
