@@ -81,6 +81,11 @@ class LLMSettings(_Section):
     chat_model: str = "llama3.1:8b"
     embedding_base_url: str | None = None
     embedding_model: str = "nomic-embed-text"
+    # Put before the message and before each memory when they are embedded. Unset: the known
+    # prefixes of the model's family (memory/read/prefixes.py); "" for none. Changing them
+    # re-embeds every memory.
+    query_prefix: str | None = Field(None, max_length=200)
+    document_prefix: str | None = Field(None, max_length=200)
     api_key: Key = None
     chat_timeout: float = Field(120.0, gt=0)
     reflection_timeout: float = Field(180.0, gt=0)

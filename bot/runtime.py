@@ -18,6 +18,7 @@ from memory.errors import CardError
 from memory.indexer import Indexer
 from memory.llm import ChatBackend, Embedder, OllamaChat, OllamaEmbedder, OpenAIChat, OpenAIEmbedder
 from memory.model import Kind
+from memory.read.prefixes import Prefixed, resolve
 from memory.read.prompt import Character
 from memory.read.strategies import Registry, load_registry
 from memory.store.db import Store
@@ -102,6 +103,14 @@ def memory_config(settings: Settings) -> MemoryConfig:
     )
 
 
+def with_prefixes(settings: Settings, embedder: Embedder) -> Prefixed:
+    """The embedder with its task prefixes: [llm] query_prefix and document_prefix, each one
+    left unset taken from the model's family."""
+    llm = settings.llm
+    chosen = resolve(llm.embedding_model, llm.query_prefix, llm.document_prefix)
+    return Prefixed(embedder, chosen)
+
+
 def context_config(settings: Settings, card: Card | None = None) -> ContextConfig:
     c = settings.context
     budgets = {card.source: card.lore_budget} if card and card.lore_budget else {}
@@ -135,6 +144,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         if card is not None:
             await manage_context.sync_card_lore(store, card)
         direct, embedder = backends(settings, http)
+        embedder = with_prefixes(settings, embedder)
         # Turns and reflections share the bound on chat calls at once.
         chat = BoundedChat(direct, limit=settings.limits.max_concurrent_chats)
         engine = Engine(

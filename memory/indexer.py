@@ -1,9 +1,12 @@
 """Background re-indexing: embed memories whose text or model changed since their vector.
 
-A vector is current when its stored hash equals sha256(model + text). The job embeds only the
-stale ones, in batches, and writes a vector back only if its memory still exists with the same
-text: a memory forgotten (or reworded) while its batch was in flight is never resurrected.
-Changing the embedding model makes every hash stale, so everything is re-embedded.
+A vector is current when its stored hash equals sha256(model + the text embedded), the text
+embedded being the memory after the model's document prefix (prefixes.py). The job embeds only
+the stale ones, in batches, and writes a vector back only if its memory still exists with the
+same text: a memory forgotten (or reworded) while its batch was in flight is never resurrected.
+Changing the embedding model or its document prefix makes every hash stale, so everything is
+re-embedded. Each write moves the user's store generation: the next turn's matrix fetches the
+new vectors (semantic.py).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from memory.errors import BackendError
 from memory.llm import Embedder
+from memory.read.prefixes import prefixes_of
 from memory.store.db import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -32,9 +36,10 @@ BATCH_SIZE = 32
 BATCH_DEADLINE = 120.0
 
 
-def vector_hash(model: str, text: str) -> str:
-    """Return the hash that says whether a vector is current for this model and text."""
-    return hashlib.sha256(f"{model}\n{text}".encode()).hexdigest()
+def vector_hash(model: str, text: str, prefix: str = "") -> str:
+    """Return the hash that says whether a vector is current for this model and the text
+    embedded (`prefix` + `text`; without a prefix, the hash of every vector stored before)."""
+    return hashlib.sha256(f"{model}\n{prefix}{text}".encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +86,7 @@ class Indexer:
 
     async def stale(self) -> list[_Stale]:
         """Return the memories whose vector is missing or out of date."""
-        model = self.embedder.model
+        model, prefix = self.embedder.model, prefixes_of(self.embedder).document
         rows = await self.store.fetchall(
             "SELECT m.id, m.user_id, m.text, m.content_hash, e.content_hash AS vector_hash"
             " FROM memories m LEFT JOIN embeddings e ON e.memory_id = m.id ORDER BY m.id"
@@ -89,7 +94,7 @@ class Indexer:
         return [
             _Stale(int(r["id"]), int(r["user_id"]), str(r["text"]), str(r["content_hash"]))
             for r in rows
-            if r["vector_hash"] != vector_hash(model, str(r["text"]))
+            if r["vector_hash"] != vector_hash(model, str(r["text"]), prefix)
         ]
 
     async def run_once(self) -> int:
@@ -107,8 +112,9 @@ class Indexer:
             self._pending = len(todo)
             for start in range(0, len(todo), self.batch_size):
                 batch = todo[start : start + self.batch_size]
+                prefix = prefixes_of(self.embedder).document
                 vectors = await self.embedder.embed(
-                    [s.text for s in batch], deadline=BATCH_DEADLINE
+                    [prefix + s.text for s in batch], deadline=BATCH_DEADLINE
                 )
                 written += await self.store.transact(
                     functools.partial(self._write, batch=batch, vectors=vectors)
@@ -126,7 +132,7 @@ class Indexer:
         return written
 
     async def _write(self, tx: Tx, *, batch: list[_Stale], vectors: list[list[float]]) -> int:
-        model = self.embedder.model
+        model, prefix = self.embedder.model, prefixes_of(self.embedder).document
         written = 0
         for stale, vector in zip(batch, vectors, strict=True):
             blob = np.asarray(vector, dtype=np.float32).tobytes()
@@ -138,7 +144,8 @@ class Indexer:
                 " content_hash = excluded.content_hash, dim = excluded.dim,"
                 " vector = excluded.vector",
                 (
-                    stale.memory_id, model, vector_hash(model, stale.text), len(vector), blob,
+                    stale.memory_id, model, vector_hash(model, stale.text, prefix), len(vector),
+                    blob,
                     stale.memory_id, stale.text_hash,
                 ),
             )  # fmt: skip

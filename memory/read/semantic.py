@@ -2,9 +2,9 @@
 
 The matrix is built from the embeddings table once and cached until that user's memories or
 vectors change (the store's per-user generation). A turn costs one matrix-vector product.
-The query is the message text alone: the spec measured that a task prefix, or the story's title
-and scene added to the query, destroy recall (the scene dominates the vector and pulls every
-query to the same point).
+The query is the message text alone, after the model's own task prefix if it has one
+(prefixes.py): the spec measured that the story's title and scene added to the query destroy
+recall (the scene dominates the vector and pulls every query to the same point).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from memory.errors import BackendResponseError, EchoError
 from memory.llm import Embedder
+from memory.read.prefixes import prefixes_of
 from memory.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -173,10 +174,12 @@ def _build(generation: int, model: str, rows: list[tuple[int, int, bytes]]) -> U
 async def embed_query(
     embedder: Embedder, text: str, *, timeout: float = TURN_EMBEDDING_TIMEOUT
 ) -> list[float] | None:
-    """Embed the message for this turn: one attempt, `timeout` for everything; None on failure."""
+    """Embed the message for this turn, after the model's query prefix: one attempt, `timeout`
+    for everything; None on failure."""
     query = text.strip()[:MAX_QUERY_CHARS]
     if not query:
         return None
+    query = prefixes_of(embedder).query + query
     try:
         # wait_for bounds the whole operation, including the lock the indexer may hold for
         # minutes; the deadline given to the client only bounds the HTTP request.
