@@ -131,7 +131,7 @@ async def measure(n: int, rng: np.random.Generator) -> dict[str, float]:
             await turn()
             rebuilt = time.perf_counter() - started
             started = time.perf_counter()
-            await engine.vectors.matrix(USER, "bench", wait=True)
+            await engine.vectors.matrix(USER, "bench")
             rebuild = time.perf_counter() - started
             tracemalloc.start()
             await turn()

@@ -1,7 +1,9 @@
 """Cosine scores of a user's memories against the message, from one float32 matrix per user.
 
-The matrix is built from the embeddings table once and cached until that user's memories or
-vectors change (the store's per-user generation). A turn costs one matrix-vector product.
+The matrix is built from the embeddings table once, then kept in step with it: when the store
+says that user's memories or vectors changed (its per-user generation), the next turn reads the
+vector hashes (no vectors) and fetches only the rows whose hash changed. A memory the indexer
+has just embedded is scored by the very next turn. A turn costs one matrix-vector product.
 The query is the message text alone, after the model's own task prefix if it has one
 (prefixes.py): the spec measured that the story's title and scene added to the query destroy
 recall (the scene dominates the vector and pulls every query to the same point).
@@ -12,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter, OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,69 +45,99 @@ MATRIX_CACHE_SIZE = 64
 # Characters of the message that are embedded.
 MAX_QUERY_CHARS = 2_000
 
+# Vectors fetched per query when patching a matrix (under SQLite's 32,766 variables).
+FETCH_CHUNK = 500
+
 
 @dataclass(frozen=True, slots=True)
 class UserMatrix:
-    """One user's vectors for one model: ids and unit-normalised rows."""
+    """One user's vectors for one model: ids and unit-normalised rows, and the hash of every
+    stored vector read (rows left out of the matrix too), to tell what changed since."""
 
     generation: int
     model: str
     ids: npt.NDArray[np.int64]
     rows: npt.NDArray[np.float32]
+    hashes: Mapping[int, str]
 
 
 class VectorCache:
-    """Per-user matrices, rebuilt when the store says that user's data changed.
+    """Per-user matrices, brought up to date by the first turn after the user's data changed.
 
-    A turn never waits for a rebuild once a matrix exists: it scores with the previous one while
-    a background task loads the new one. That is safe: a forgotten memory's score is ignored (it
-    is no longer a candidate) and a new memory has no vector before the indexer runs anyway.
+    Concurrent turns of one user share one update (each waits for it, none cancels it).
     """
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self._matrices: OrderedDict[int, UserMatrix] = OrderedDict()
-        self._refreshing: dict[int, asyncio.Task[UserMatrix]] = {}
+        self._updating: dict[tuple[int, str, int], asyncio.Task[UserMatrix]] = {}
 
-    async def matrix(self, user_id: int, model: str, *, wait: bool = False) -> UserMatrix:
-        """Return the user's vectors for `model`: the cached matrix (refreshed in the background
-        when stale), or a fresh one when there is none or `wait` is true."""
+    async def matrix(self, user_id: int, model: str) -> UserMatrix:
+        """Return the user's vectors for `model` as the store holds them now."""
         generation = self.store.generation(user_id)
         cached = self._matrices.get(user_id)
-        if cached is not None and cached.model == model:
+        if cached is not None and cached.model == model and cached.generation == generation:
             self._matrices.move_to_end(user_id)
-            if cached.generation == generation:
-                return cached
-            if not wait:
-                self._refresh(user_id, model)
-                return cached
-        return await self._load(user_id, model)
+            return cached
+        key = (user_id, model, generation)
+        task = self._updating.get(key)
+        if task is None:
+            task = asyncio.create_task(self._update(user_id, model, generation, cached))
+            self._updating[key] = task
+            task.add_done_callback(lambda t: self._updated(key, t))
+        # A turn cancelled at its deadline leaves the update running for the next one.
+        return await asyncio.shield(task)
 
-    def _refresh(self, user_id: int, model: str) -> None:
-        if user_id in self._refreshing:
-            return
-        task = asyncio.create_task(self._load(user_id, model))
-        self._refreshing[user_id] = task
-        task.add_done_callback(lambda t: self._refreshed(user_id, t))
-
-    def _refreshed(self, user_id: int, task: asyncio.Task[UserMatrix]) -> None:
-        self._refreshing.pop(user_id, None)
+    def _updated(self, key: tuple[int, str, int], task: asyncio.Task[UserMatrix]) -> None:
+        self._updating.pop(key, None)
         if not task.cancelled() and task.exception() is not None:
-            log.warning("vector matrix refresh failed: %r", task.exception())
+            log.warning("vector matrix update failed: %r", task.exception())
 
-    async def _load(self, user_id: int, model: str) -> UserMatrix:
-        generation = self.store.generation(user_id)
-        rows = await self.store.fetchall(
-            "SELECT e.memory_id, e.dim, e.vector FROM embeddings e"
-            " JOIN memories m ON m.id = e.memory_id WHERE m.user_id = ? AND e.model = ?"
-            " ORDER BY e.memory_id",
-            (user_id, model),
-        )
-        built = _build(generation, model, [(int(r[0]), int(r[1]), bytes(r[2])) for r in rows])
-        self._matrices[user_id] = built
-        if len(self._matrices) > MATRIX_CACHE_SIZE:
-            self._matrices.popitem(last=False)
+    async def _update(
+        self, user_id: int, model: str, generation: int, cached: UserMatrix | None
+    ) -> UserMatrix:
+        hashes = {
+            int(r[0]): str(r[1])
+            for r in await self.store.fetchall(
+                "SELECT e.memory_id, e.content_hash FROM embeddings e"
+                " JOIN memories m ON m.id = e.memory_id WHERE m.user_id = ? AND e.model = ?",
+                (user_id, model),
+            )
+        }
+        if cached is None or cached.model != model:
+            built = _build(generation, model, await self._fetch(user_id, model, None), hashes)
+        else:
+            changed = [i for i, h in hashes.items() if cached.hashes.get(i) != h]
+            fetched = await self._fetch(user_id, model, changed) if changed else []
+            built = _patch(cached, generation, fetched, hashes) or _build(
+                generation, model, await self._fetch(user_id, model, None), hashes
+            )
+        # Another update may have stored a newer matrix while this one read the database.
+        newer = self._matrices.get(user_id)
+        if newer is None or newer.model != model or newer.generation <= generation:
+            self._matrices[user_id] = built
+            self._matrices.move_to_end(user_id)
+            if len(self._matrices) > MATRIX_CACHE_SIZE:
+                self._matrices.popitem(last=False)
         return built
+
+    async def _fetch(
+        self, user_id: int, model: str, ids: list[int] | None
+    ) -> list[tuple[int, str, int, bytes]]:
+        """The user's stored vectors for `model`: all of them, or those of `ids`."""
+        sql = (
+            "SELECT e.memory_id, e.content_hash, e.dim, e.vector FROM embeddings e"
+            " JOIN memories m ON m.id = e.memory_id WHERE m.user_id = ? AND e.model = ?"
+        )
+        chunks: list[list[int]] = [[]] if ids is None else [
+            ids[i : i + FETCH_CHUNK] for i in range(0, len(ids), FETCH_CHUNK)
+        ]  # fmt: skip
+        out = []
+        for chunk in chunks:
+            where = f" AND e.memory_id IN ({', '.join('?' * len(chunk))})" if ids else ""
+            rows = await self.store.fetchall(sql + where, (user_id, model, *chunk))
+            out += [(int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in rows]
+        return out
 
     async def scores(
         self,
@@ -151,12 +183,47 @@ def _query_vector(query: Sequence[float], model: str) -> npt.NDArray[np.float32]
     return q
 
 
-def _build(generation: int, model: str, rows: list[tuple[int, int, bytes]]) -> UserMatrix:
+def _build(
+    generation: int, model: str, rows: list[tuple[int, str, int, bytes]], hashes: Mapping[int, str]
+) -> UserMatrix:
+    """A matrix from every stored vector of the user (`hashes`: what was read at the start)."""
+    known = dict(hashes) | {i: h for i, h, _, _ in rows}
     if not rows:
-        return UserMatrix(generation, model, np.empty(0, np.int64), np.empty((0, 0), np.float32))
+        empty = np.empty((0, 0), np.float32)
+        return UserMatrix(generation, model, np.empty(0, np.int64), empty, known)
+    rows = sorted(rows)
     # Same model name, different dimensions (a re-pulled model): keep the commonest one.
-    dim = Counter(d for _, d, _ in rows).most_common(1)[0][0]
-    kept = [(i, blob) for i, d, blob in rows if d == dim]
+    dim = Counter(d for _, _, d, _ in rows).most_common(1)[0][0]
+    kept = [(i, blob) for i, _, d, blob in rows if d == dim]
+    ids, matrix = _unit_rows(kept, dim, model)
+    return UserMatrix(generation, model, ids, matrix, known)
+
+
+def _patch(
+    cached: UserMatrix,
+    generation: int,
+    fetched: list[tuple[int, str, int, bytes]],
+    hashes: Mapping[int, str],
+) -> UserMatrix | None:
+    """`cached` with the vectors that changed replaced, added or dropped; None when a fetched
+    vector has another dimension (a full build decides which dimension stays)."""
+    dim = cached.rows.shape[1] if cached.ids.size else None
+    if dim is None or any(d != dim for _, _, d, _ in fetched):
+        return None
+    fresh_ids, fresh_rows = _unit_rows([(i, blob) for i, _, _, blob in fetched], dim, cached.model)
+    changed = {i for i, h in hashes.items() if cached.hashes.get(i) != h}
+    keep = np.fromiter((i in hashes and i not in changed for i in cached.ids.tolist()), dtype=bool,
+                       count=cached.ids.size)  # fmt: skip
+    ids = np.concatenate([cached.ids[keep], fresh_ids])
+    rows = np.concatenate([cached.rows[keep], fresh_rows])
+    order = np.argsort(ids, kind="stable")
+    known = dict(hashes) | {i: h for i, h, _, _ in fetched}
+    return UserMatrix(generation, cached.model, ids[order], rows[order], known)
+
+
+def _unit_rows(
+    kept: list[tuple[int, bytes]], dim: int, model: str
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
     ids = np.fromiter((i for i, _ in kept), dtype=np.int64, count=len(kept))
     matrix = np.frombuffer(b"".join(blob for _, blob in kept), dtype=np.float32)
     matrix = matrix.reshape(len(kept), dim)
@@ -168,7 +235,7 @@ def _build(generation: int, model: str, rows: list[tuple[int, int, bytes]]) -> U
         ids, matrix = ids[finite], matrix[finite]
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return UserMatrix(generation, model, ids, (matrix / norms).astype(np.float32))
+    return ids, (matrix / norms).astype(np.float32)
 
 
 async def embed_query(
