@@ -18,13 +18,13 @@ import httpx
 
 from bot import render
 from bot.config import ConfigError, Settings, load_settings
-from bot.runtime import Runtime, backends, open_runtime, played_as, strategies
+from bot.runtime import Runtime, backends, open_runtime, played_as, strategies, with_prefixes
 from bot.terminal import Terminal, is_interactive, terminal_user_id
 from memory import manage, manage_context
 from memory.cards import load_card
 from memory.errors import BackendError, EchoError, InvalidInput
 from memory.llm import ollama_health
-from memory.read.calibrate import calibrate
+from memory.read.calibrate import LanguageReport, calibrate
 from memory.read.calibrate import save as save_calibration
 from memory.store.db import Store
 
@@ -132,9 +132,9 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return await doctor(settings, args.config)
     if command == "calibrate":
         async with httpx.AsyncClient(timeout=httpx.Timeout(30.0)) as http:
-            ok, lines = await _calibration(settings, http)
-        print("\n".join(lines))
-        return 0 if ok else 1
+            checked = await _calibration(settings, http)
+        print("\n".join(line for _, line in checked))
+        return 0 if all(ok for ok, _ in checked) else 1
     if command == "card":
         return await _card(args, settings)
     if command == "run" and settings.discord.token is None:
@@ -244,8 +244,7 @@ async def doctor(settings: Settings, config_path: str) -> int:
             ("embedding", llm.embeddings_url, llm.embedding_model),
         ):
             results.append(await _check_model(http, llm.backend, label, url, model))
-        ok, lines = await _calibration(settings, http)
-        results.extend((ok, line) for line in lines)
+        results.extend(await _calibration(settings, http))
     try:
         registry = strategies(settings)
         results.append((True, f"context strategies: {', '.join(registry.names())}"))
@@ -262,26 +261,38 @@ async def doctor(settings: Settings, config_path: str) -> int:
     return 0 if all(status is not False for status, _ in results) else 1
 
 
-async def _calibration(settings: Settings, http: httpx.AsyncClient) -> tuple[bool, list[str]]:
-    """Embed the built-in probes; one line per language, and whether every language is fit."""
-    _, embedder = backends(settings, http)
+async def _calibration(settings: Settings, http: httpx.AsyncClient) -> list[tuple[bool, str]]:
+    """Embed the built-in probes; one line per language, fit or not, and the fix if any."""
+    _, raw = backends(settings, http)
+    embedder = with_prefixes(settings, raw)
     try:
         reports = await calibrate(embedder)
     except BackendError as exc:
-        return False, [f"calibration skipped: the embedding backend failed ({exc})"]
+        return [(False, f"calibration skipped: the embedding backend failed ({exc})")]
     try:
         async with await Store.open(settings.storage.path) as store:
             await save_calibration(store, embedder.model, reports, now=time.time())
     except EchoError as exc:
         log.warning("calibration not saved: %s", exc)
-    lines = [r.line(embedder.model) for r in reports]
+    checked = [(r.fit, r.line(embedder.model)) for r in reports]
     unfit = [r.language for r in reports if not r.fit]
     if unfit:
-        lines.append(
-            f"→ {embedder.model} is unfit for {', '.join(unfit)}: memory recalls by keywords "
-            "only there; prefer a multilingual embedding model ([llm] embedding_model)"
-        )
-    return not unfit, lines
+        checked.append((False, _calibration_fix(embedder.model, reports)))
+    return checked
+
+
+def _calibration_fix(model: str, reports: list[LanguageReport]) -> str:
+    """What to do about the languages the model does not separate."""
+    unfit = [r.language for r in reports if not r.fit]
+    said = f"→ {model} is unfit for {', '.join(unfit)}: memory recalls by keywords only there; "
+    english = next((r for r in reports if r.language == "en"), None)
+    if english is not None and english.fit and all(r.fit == (r is english) for r in reports):
+        return said + "prefer a multilingual embedding model ([llm] embedding_model)"
+    # The model reads a language other than English, or none: a multilingual model is no fix.
+    return said + (
+        "check its task prefixes ([llm] query_prefix, document_prefix) or choose another "
+        "embedding model ([llm] embedding_model)"
+    )
 
 
 async def _check_model(

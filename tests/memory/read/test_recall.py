@@ -151,8 +151,12 @@ async def test_an_unfit_language_recalls_by_keywords_only(
         await _add(store, text)
     embedder = OllamaEmbedder(http, ollama.url, "e")
     await Indexer(store, embedder).run_once()
-    await save(store, "e", [LanguageReport("fr", 0.2, 0.3, -0.1, 0.25),
-                            LanguageReport("en", 0.8, 0.1, 0.4, 0.5)], now=1.0)  # fmt: skip
+    await save(store, "e", [
+        LanguageReport("fr", separation=0.6, paraphrase_mean=0.5, unrelated_mean=0.4,
+                       threshold=None),
+        LanguageReport("en", separation=1.0, paraphrase_mean=0.8, unrelated_mean=0.1,
+                       threshold=0.3),
+    ], now=1.0)  # fmt: skip
     config = MemoryConfig(relative_sd=None, threshold=-1.0)
     engine = Engine(store, embedder=embedder, config=config)
     french = await engine.recall(user_id=USER, story_id=STORY, origin=GUILD,
