@@ -18,7 +18,15 @@ import httpx
 
 from bot import render
 from bot.config import ConfigError, Settings, load_settings
-from bot.runtime import Runtime, backends, open_runtime, played_as, strategies, with_prefixes
+from bot.runtime import (
+    Runtime,
+    backends,
+    open_runtime,
+    played_as,
+    strategies,
+    structured_output,
+    with_prefixes,
+)
 from bot.terminal import Terminal, is_interactive, terminal_user_id
 from memory import manage, manage_context
 from memory.cards import load_card
@@ -245,12 +253,14 @@ async def doctor(settings: Settings, config_path: str) -> int:
         ):
             results.append(await _check_model(http, llm.backend, label, url, model))
         results.extend(await _calibration(settings, http))
+        structured = await structured_output(settings, http)
     try:
         registry = strategies(settings)
         results.append((True, f"context strategies: {', '.join(registry.names())}"))
         results.extend((False, f"strategy plugin {error}") for error in registry.errors)
     except ConfigError as exc:
         results.append((False, str(exc)))
+    results.append(structured)
     if settings.discord.token is None:
         results.append((False, "Discord token not set → set ECHO_DISCORD__TOKEN (or the "
                                "terminal chat is used)"))  # fmt: skip

@@ -89,6 +89,10 @@ class LLMSettings(_Section):
     api_key: Key = None
     chat_timeout: float = Field(120.0, gt=0)
     reflection_timeout: float = Field(180.0, gt=0)
+    # How the reflection asks for JSON; "auto" learns what the server accepts (memory.structured).
+    structured_output: Literal[
+        "auto", "json_schema", "json_object_schema", "json_object", "none"
+    ] = "auto"
 
     @property
     def embeddings_url(self) -> str:

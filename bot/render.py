@@ -160,6 +160,8 @@ def render_stats(
             "Reflection failures: "
             + ", ".join(f"{k} {v}" for k, v in sorted(stats.reflection_failures.items()))
         )
+    if stats.last_reflection_error:
+        lines.append(f"Last reflection error: {defang(stats.last_reflection_error)}")
     return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -14,14 +15,24 @@ from memory.admission import BoundedChat
 from memory.cards import Card
 from memory.context import ContextConfig
 from memory.engine import Engine, MemoryConfig
-from memory.errors import CardError
+from memory.errors import BackendError, CardError, EchoError
 from memory.indexer import Indexer
-from memory.llm import ChatBackend, Embedder, OllamaChat, OllamaEmbedder, OpenAIChat, OpenAIEmbedder
+from memory.llm import (
+    ChatBackend,
+    Embedder,
+    OllamaChat,
+    OllamaEmbedder,
+    OpenAIChat,
+    OpenAIEmbedder,
+)
 from memory.model import Kind
 from memory.read.prefixes import Prefixed, resolve
 from memory.read.prompt import Character
 from memory.read.strategies import Registry, load_registry
+from memory.store import structured as learned_modes
 from memory.store.db import Store
+from memory.structured import Mode, Negotiator
+from memory.write import reflection
 from memory.write.worker import ReflectionWorker
 
 
@@ -39,25 +50,85 @@ class Runtime:
     indexer: Indexer
 
 
-def backends(settings: Settings, http: httpx.AsyncClient) -> tuple[ChatBackend, Embedder]:
+def backends(
+    settings: Settings, http: httpx.AsyncClient, modes: Negotiator | None = None
+) -> tuple[ChatBackend, Embedder]:
     """Return the chat backend and the embedder the settings name."""
     llm = settings.llm
+    modes = modes or Negotiator(override=override(settings))
     if llm.backend == "openai":
         key = llm.api_key.get_secret_value() if llm.api_key else None
         return (
-            OpenAIChat(http, llm.base_url, llm.chat_model, api_key=key),
+            OpenAIChat(http, llm.base_url, llm.chat_model, api_key=key, modes=modes),
             OpenAIEmbedder(http, llm.embeddings_url, llm.embedding_model, api_key=key),
         )
     return (
-        OllamaChat(http, llm.base_url, llm.chat_model, num_ctx=settings.context.context_length),
+        OllamaChat(http, llm.base_url, llm.chat_model, num_ctx=settings.context.context_length,
+                   modes=modes),
         OllamaEmbedder(http, llm.embeddings_url, llm.embedding_model),
-    )
+    )  # fmt: skip
+
+
+def override(settings: Settings) -> Mode | None:
+    """The structured-output mode `[llm] structured_output` imposes (None: auto, learned)."""
+    chosen = settings.llm.structured_output
+    return None if chosen == "auto" else Mode(chosen)
+
+
+async def negotiator(settings: Settings, store: Store) -> Negotiator:
+    """The structured-output modes: the override, or those learned so far, saved when learned."""
+    known = {key: Mode(mode) for key, mode in (await learned_modes.load(store)).items()}
+
+    async def save(server: str, model: str, mode: Mode) -> None:
+        await learned_modes.save(store, server, model, mode.value, now=time.time())
+
+    return Negotiator(override=override(settings), known=known, on_learned=save)
 
 
 def played_as(settings: Settings) -> str | None:
     """The name a card is played under: the [character] section's, when it sets one."""
     c = settings.character
     return c.name if "name" in c.model_fields_set else None
+
+
+# What `doctor` sends to learn the structured-output mode: a server judges response_format and
+# builds its grammar before it writes a token, so a short probe answers as a reflection would.
+_PROBE = ({"role": "system", "content": "Answer with JSON only."},
+          {"role": "user", "content": "Nothing happened today."})  # fmt: skip
+_PROBE_TOKENS = 8
+
+
+async def structured_output(settings: Settings, http: httpx.AsyncClient) -> tuple[bool, str]:
+    """Learn or check the chat server's structured-output mode (saved when the database can
+    be opened); one line for `doctor`, and whether the mode works."""
+    try:
+        async with await Store.open(settings.storage.path) as store:
+            return await _probe(settings, http, await negotiator(settings, store))
+    except (EchoError, OSError):  # the database line of `doctor` says what is wrong with it
+        return await _probe(settings, http, Negotiator(override=override(settings)))
+
+
+async def _probe(
+    settings: Settings, http: httpx.AsyncClient, modes: Negotiator
+) -> tuple[bool, str]:
+    llm = settings.llm
+    chat, _ = backends(settings, http, modes)
+    where = f"structured output at {llm.base_url} ({llm.chat_model})"
+    try:
+        await chat.chat(_PROBE, schema=reflection.json_schema(),
+                        deadline=llm.reflection_timeout, max_tokens=_PROBE_TOKENS)  # fmt: skip
+    except BackendError as exc:
+        fix = ('try [llm] structured_output = "auto"' if modes.override
+               else "is the chat server running, with this model?")  # fmt: skip
+        return False, f"{where}: {exc} → {fix}"
+    mode = modes.mode(llm.base_url, llm.chat_model)
+    source = "set in [llm] structured_output" if modes.override else "learned from the server"
+    refused = "".join(
+        f"; {m} refused: {detail}"
+        for m, detail in modes.refusals(llm.base_url, llm.chat_model).items()
+    )
+    note = " (the schema is in the prompt)" if mode in (Mode.JSON_OBJECT, Mode.NONE) else ""
+    return True, f"{where}: {mode}{note} ({source}{refused})"
 
 
 def load_card(settings: Settings) -> Card | None:
@@ -100,6 +171,7 @@ def memory_config(settings: Settings) -> MemoryConfig:
         slow_down_interval=limits.slow_down_interval,
         max_reply_chars=limits.max_reply_chars,
         reflection_backlog=limits.reflection_backlog,
+        memories_served=settings.privacy.memories_served,
     )
 
 
@@ -143,7 +215,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     ):
         if card is not None:
             await manage_context.sync_card_lore(store, card)
-        direct, embedder = backends(settings, http)
+        direct, embedder = backends(settings, http, await negotiator(settings, store))
         embedder = with_prefixes(settings, embedder)
         # Turns and reflections share the bound on chat calls at once.
         chat = BoundedChat(direct, limit=settings.limits.max_concurrent_chats)

@@ -7,6 +7,7 @@
     ├── BackendError             a chat or embedding backend failed
     │   ├── BackendUnavailable   connection refused, timeout, 5xx: worth retrying later
     │   └── BackendResponseError the backend answered with an error body or unusable content
+    │       └── BackendRefused   it refused the request itself (4xx, or a 5xx that says so)
     ├── Overloaded               this person already has as many turns waiting here as allowed
     ├── NotFound                 no such memory for this user (also for another person's id)
     ├── Forbidden                the caller may not do this (exclude someone else's message)
@@ -48,6 +49,17 @@ class BackendUnavailable(BackendError):
 
 class BackendResponseError(BackendError):
     """The backend answered with an error or with content that cannot be used."""
+
+
+class BackendRefused(BackendResponseError):
+    """The backend refused the request itself: a 4xx, or a 5xx whose body says the request was
+    invalid (a validation error, an unsupported parameter, a grammar it cannot build). Sending
+    it again as it is will not help. `detail` is the server's own message, shortened."""
+
+    def __init__(self, message: str, *, status: int, detail: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.detail = detail
 
 
 class NotFound(EchoError):

@@ -3,9 +3,12 @@
 Each client takes an injectable `httpx.AsyncClient` (the I/O seam: tests give it a loopback
 server). httpx timeouts bound each read; `deadline` bounds the whole call; a body is streamed
 and abandoned past a cap. Failures become the typed errors of memory.errors, and nothing else:
-BackendUnavailable (unreachable, timeout, 5xx: retry later) or BackendResponseError (an error
-body, or content that cannot be used: too large, not JSON, nested too deeply, numbers beyond
-float32). Their texts are redacted (memory.redact): they reach /stats, the logs and the outbox.
+BackendUnavailable (unreachable, deadline expired, 429, 5xx: retry later), BackendRefused (a
+4xx, or a 5xx whose body says the request itself was refused), or BackendResponseError (an
+in-band error, or content that cannot be used: too large, not JSON, nested too deeply, numbers
+beyond float32). Their texts carry the server's own message, shortened, never the request's
+content, and are redacted (memory.redact): they reach /stats, the logs and the outbox.
+A structured request goes through memory.structured: the mode each server accepts is learned.
 """
 
 from __future__ import annotations
@@ -19,8 +22,18 @@ from typing import Any, Protocol
 import httpx
 import numpy as np
 
+from memory.backend_errors import answered_error
 from memory.errors import BackendResponseError, BackendUnavailable
 from memory.redact import redact
+from memory.structured import (
+    OLLAMA_MODES,
+    OPENAI_MODES,
+    Mode,
+    Negotiator,
+    ollama_format,
+    prompted,
+    response_format,
+)
 
 Message = Mapping[str, str]
 
@@ -86,11 +99,9 @@ async def _post(
         # UnicodeError: a header value outside ASCII (an API key pasted with a stray character).
         raise BackendUnavailable(redact(f"{url}: {type(exc).__name__}: {exc}")) from exc
     data, problem = _decode(body, cap)
-    error = data.get("error") if isinstance(data, dict) else None
-    if status >= 500 or status == 429:
-        raise BackendUnavailable(redact(f"{url}: HTTP {status}: {_describe(error)}"))
-    if status >= 400 or error:
-        raise BackendResponseError(redact(f"{url}: HTTP {status}: {_describe(error)}"))
+    error = answered_error(url, status, data)
+    if error is not None:
+        raise error
     if data is None:
         raise BackendResponseError(redact(f"{url}: {problem}"))
     return data
@@ -123,13 +134,6 @@ def _decode(body: bytes | None, cap: int) -> tuple[Any, str]:
         return None, "the answer is not JSON"
     except RecursionError:
         return None, "the answer is JSON nested too deeply"
-
-
-def _describe(error: object) -> str:
-    if isinstance(error, dict):
-        error = error.get("message")
-    # Only a string is quoted: str() of an arbitrary value could be huge or nested too deeply.
-    return error[:300] if isinstance(error, str) and error else "no detail"
 
 
 def _vectors(data: Any, key: str, count: int, url: str) -> list[list[float]]:
@@ -206,15 +210,24 @@ class OllamaEmbedder(_HttpEmbedder):
 
 
 class OllamaChat:
-    """Chat from Ollama's `/api/chat`, non-streaming; `schema` is sent as `format`."""
+    """Chat from Ollama's `/api/chat`, non-streaming; `schema` is sent as `format` (or as
+    "json", or in the prompt: see memory.structured)."""
 
     def __init__(
-        self, http: httpx.AsyncClient, base_url: str, model: str, *, num_ctx: int = 8192
+        self,
+        http: httpx.AsyncClient,
+        base_url: str,
+        model: str,
+        *,
+        num_ctx: int = 8192,
+        modes: Negotiator | None = None,
     ) -> None:
         self.http = http
-        self.url = base_url.rstrip("/") + "/api/chat"
+        self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + "/api/chat"
         self.model = model
         self.num_ctx = num_ctx
+        self.modes = modes or Negotiator()
 
     async def chat(
         self,
@@ -224,21 +237,39 @@ class OllamaChat:
         deadline: float,
         max_tokens: int | None = None,
     ) -> ChatResult:
+        if schema is None:
+            return await self._send(messages, None, deadline, max_tokens)
+
+        async def attempt(mode: Mode, left: float) -> ChatResult:
+            sent = prompted(mode, messages, schema)
+            return await self._send(sent, ollama_format(mode, schema), left, max_tokens)
+
+        return await self.modes.send(
+            self.base_url, self.model, OLLAMA_MODES, attempt, deadline=deadline
+        )
+
+    async def _send(
+        self,
+        messages: Sequence[Message],
+        format_: dict[str, Any] | str | None,
+        deadline: float,
+        max_tokens: int | None,
+    ) -> ChatResult:
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": [dict(m) for m in messages],
             "stream": False,
             "options": {"num_ctx": self.num_ctx},
         }
-        if schema is not None:
-            payload["format"] = dict(schema)
+        if format_ is not None:
+            payload["format"] = format_
         if max_tokens is not None:
             payload["options"]["num_predict"] = max_tokens
         data = await _post(self.http, self.url, payload, deadline=deadline, cap=MAX_CHAT_BODY)
         message = data.get("message") if isinstance(data, dict) else None
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, str):
-            raise BackendResponseError(f"{self.url}: the answer has no message content")
+            raise BackendResponseError(redact(f"{self.url}: the answer has no message content"))
         return ChatResult(
             content, _int(data.get("prompt_eval_count")), _int(data.get("eval_count"))
         )
@@ -275,15 +306,24 @@ class OpenAIEmbedder(_HttpEmbedder):
 
 
 class OpenAIChat:
-    """Chat from an OpenAI-compatible `/v1/chat/completions`; `schema` as a json_schema format."""
+    """Chat from an OpenAI-compatible `/v1/chat/completions`; `schema` as the `response_format`
+    this server accepts, learned (see memory.structured)."""
 
     def __init__(
-        self, http: httpx.AsyncClient, base_url: str, model: str, *, api_key: str | None = None
+        self,
+        http: httpx.AsyncClient,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        modes: Negotiator | None = None,
     ) -> None:
         self.http = http
-        self.url = base_url.rstrip("/") + "/v1/chat/completions"
+        self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + "/v1/chat/completions"
         self.model = model
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.modes = modes or Negotiator()
 
     async def chat(
         self,
@@ -293,14 +333,29 @@ class OpenAIChat:
         deadline: float,
         max_tokens: int | None = None,
     ) -> ChatResult:
+        if schema is None:
+            return await self._send(messages, None, deadline, max_tokens)
+
+        async def attempt(mode: Mode, left: float) -> ChatResult:
+            sent = prompted(mode, messages, schema)
+            return await self._send(sent, response_format(mode, schema), left, max_tokens)
+
+        return await self.modes.send(
+            self.base_url, self.model, OPENAI_MODES, attempt, deadline=deadline
+        )
+
+    async def _send(
+        self,
+        messages: Sequence[Message],
+        format_: dict[str, Any] | None,
+        deadline: float,
+        max_tokens: int | None,
+    ) -> ChatResult:
         payload: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
         if max_tokens is not None:
             payload["max_tokens"] = max_tokens
-        if schema is not None:
-            payload["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "reflection", "schema": dict(schema)},
-            }
+        if format_ is not None:
+            payload["response_format"] = format_
         data = await _post(
             self.http, self.url, payload, deadline=deadline, cap=MAX_CHAT_BODY, headers=self.headers
         )
@@ -309,7 +364,7 @@ class OpenAIChat:
         except (KeyError, IndexError, TypeError):
             content = None
         if not isinstance(content, str):
-            raise BackendResponseError(f"{self.url}: the answer has no message content")
+            raise BackendResponseError(redact(f"{self.url}: the answer has no message content"))
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         return ChatResult(
             content, _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))

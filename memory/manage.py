@@ -117,6 +117,8 @@ class Stats:
     reflection_failures: Mapping[str, int]
     # Why reflections were given up: after retries (by error), or over a person's backlog.
     reflection_drops: Mapping[str, int] = field(default_factory=dict)
+    # What the latest failed reflection said (the backend's own words, redacted).
+    last_reflection_error: str | None = None
 
 
 async def stats(store: Store) -> Stats:
@@ -145,6 +147,7 @@ async def stats(store: Store) -> Stats:
             for k, v in named.items()
             if k.startswith("reflection_dropped_")
         },
+        last_reflection_error=await outbox.last_error(store),
     )
 
 

@@ -107,3 +107,13 @@ async def mark_failed(tx: Tx, row_id: int, *, error: str, next_attempt_at: float
 async def pending_count(store: Store) -> int:
     row = await store.fetchone("SELECT count(*) FROM outbox WHERE status = 'pending'")
     return int(row[0]) if row else 0
+
+
+async def last_error(store: Store) -> str | None:
+    """The error of the latest exchange whose reflection failed and is not done (still
+    retried, or dropped after its attempts)."""
+    row = await store.fetchone(
+        "SELECT last_error FROM outbox WHERE attempts > 0 AND last_error IS NOT NULL"
+        " ORDER BY id DESC LIMIT 1"
+    )
+    return str(row[0]) if row else None

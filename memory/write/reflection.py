@@ -1,9 +1,12 @@
 """The reflection: the prompt, its JSON schema, and a parser that keeps every valid item.
 
 The reflection runs after the reply, so a failure here never touches what the user already got.
-The schema is a pydantic model (also sent to Ollama as `format`), but the parser does not trust
-the model to follow it: each item is validated on its own, an invalid one is dropped with its
-reason, and the valid items of the same payload survive. Nothing here raises on bad input.
+The schema is a pydantic model (sent to the backend as its structured-output format), but the
+parser does not trust the model to follow it: each item is validated on its own, an invalid one
+is dropped with its reason, and the valid items of the same payload survive. Nothing here raises
+on bad input. Lengths and counts are capped by the parser (MAX_* below), not by the schema: the
+schema only says them in words, since grammar compilers unroll a maxLength into one rule per
+character (memory.structured).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, Field
 
 from memory.model import Candidate, Kind, Scope
+from memory.structured import grammar_friendly
 from memory.text import clean
 from memory.write.stances import PositionChange, parse_positions
 from memory.write.summary import parse_anchor_changes
@@ -35,8 +39,8 @@ class MemoryItem(BaseModel):
 
     text: str = Field(
         description="One short fact about the person who wrote to you, in the language of the "
-        "conversation, in the third person, without their name.",
-        max_length=MAX_MEMORY_CHARS,
+        f"conversation, in the third person, without their name (at most {MAX_MEMORY_CHARS} "
+        "characters)."
     )
     kind: Literal["fact", "preference", "promise", "episode"]
     scope: Literal["global", "story"] = Field(
@@ -61,30 +65,30 @@ class AnchorDrop(BaseModel):
     """An anchor that is no longer true, named by id, with the reason."""
 
     id: int
-    reason: str = Field(min_length=1)
+    reason: str
 
 
 class ReflectionSchema(BaseModel):
     """What the reflection returns for one exchange."""
 
-    memories: list[MemoryItem] = Field(max_length=MAX_ITEMS)
+    memories: list[MemoryItem] = Field(description=f"At most {MAX_ITEMS}.")
     summary: str = Field(
-        description="The whole story so far, rewritten, keeping every key fact.",
-        max_length=MAX_SUMMARY_CHARS,
+        description="The whole story so far, rewritten, keeping every key fact (at most "
+        f"{MAX_SUMMARY_CHARS} characters)."
     )
     state: dict[str, float] = Field(
         default_factory=dict, description="Small changes to the character's state, e.g. mood."
     )
-    positions: list[PositionItem] = Field(default_factory=list, max_length=5)
+    positions: list[PositionItem] = Field(default_factory=list, description="At most 5.")
     new_anchors: list[str] = Field(
-        default_factory=list, max_length=5, description="Key facts of the story to always keep."
+        default_factory=list, description="Key facts of the story to always keep (at most 5)."
     )
     drop_anchors: list[AnchorDrop] = Field(default_factory=list)
 
 
 def json_schema() -> dict[str, Any]:
-    """Return the JSON schema of the reflection (sent to Ollama as `format`)."""
-    return ReflectionSchema.model_json_schema()
+    """Return the JSON schema of the reflection as it is sent: grammar-friendly, no titles."""
+    return grammar_friendly(ReflectionSchema.model_json_schema())
 
 
 SYSTEM_PROMPT = """\

@@ -4,6 +4,10 @@ A reflection runs after the reply was delivered, so nothing here can change or d
 attempt (whatever raised: the backend, the store, or a bug on one strange row) is retried with
 exponential backoff; after MAX_ATTEMPTS the row is dropped with a logged, counted reason. The rows
 behind a failing one move on. The due rows are taken one person at a time, in turn.
+
+A server that refuses the structured-output format costs no attempt: the chat client tries the
+next mode within the same call (memory.structured). What a failure said is kept with the row
+and logged: the backend's own words (shortened, redacted), never a bug's message.
 """
 
 from __future__ import annotations
@@ -108,21 +112,22 @@ class ReflectionWorker:
     async def _failed(self, row: outbox.OutboxRow, exc: Exception) -> None:
         attempts = row.attempts + 1
         reason = type(exc).__name__
+        error = _error_text(exc)
         retry_at: float | None = None
         if attempts < MAX_ATTEMPTS:
             retry_at = self.clock() + min(MAX_DELAY, BASE_DELAY * 2 ** (attempts - 1))
             log.warning(
                 "reflection of exchange %s failed (%s), attempt %d, retrying later",
-                row.exchange.exchange_id, reason, attempts,
+                row.exchange.exchange_id, error, attempts,
             )  # fmt: skip
         else:
             log.error(
                 "reflection of exchange %s dropped after %d attempts: %s",
-                row.exchange.exchange_id, attempts, reason,
+                row.exchange.exchange_id, attempts, error,
             )  # fmt: skip
 
         async def record(tx: Tx) -> None:
-            await outbox.mark_failed(tx, row.id, error=f"{reason}: {exc}", next_attempt_at=retry_at)
+            await outbox.mark_failed(tx, row.id, error=error, next_attempt_at=retry_at)
             await counters.bump(tx, f"reflection_failed:{reason}")
             if retry_at is None:
                 await counters.bump(tx, f"reflection_dropped_after_retries:{reason}")
@@ -135,3 +140,12 @@ class ReflectionWorker:
 
 class _Unusable(Exception):
     """The reflection answer held no JSON at all: worth another try."""
+
+
+def _error_text(exc: Exception) -> str:
+    """What a failure said, for the log and the outbox: the texts of deliberate errors (the
+    backend's are shortened and redacted where they are raised), only the type of a bug (its
+    message may quote what a person said)."""
+    if isinstance(exc, BackendError | StoreError | _Unusable):
+        return f"{type(exc).__name__}: {exc}"
+    return f"{type(exc).__name__} (message withheld)"

@@ -1,0 +1,197 @@
+"""A real HTTP server on loopback that speaks the OpenAI-compatible API, scripted by each test,
+and refuses structured output the way real servers do.
+
+Endpoints: /v1/chat/completions, /v1/embeddings, /v1/models. Every request is recorded;
+`modes_sent()` says which structured-output mode each chat request used. `refuses` maps a mode
+to the answer the server gives it; the profiles below are the answers real servers gave:
+
+LLAMA_CPP_PYTHON  llama-cpp-python 0.3: json_schema is not a response_format type it knows; its
+                  FastAPI route answers HTTP 500 with the pydantic error (observed verbatim).
+LLAMA_SERVER      llama.cpp's llama-server (and the gguf-server fork) on a schema its grammar
+                  compiler cannot build: HTTP 400 "failed to parse grammar".
+NO_JSON_MODE      a server without any JSON mode: HTTP 400 naming response_format.
+
+`refuse_limits` makes json_schema and json_object_schema refused like llama-server refuses a
+schema with big maxLength/maxItems. `delay` holds every chat answer that many seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from tests.fakes.ollama import fake_vector
+
+Refusal = tuple[int, dict[str, Any]]
+
+LLAMA_CPP_PYTHON_REFUSAL: Refusal = (
+    500,
+    {
+        "error": {
+            "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+            "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+            "'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n"
+            '  File "/venv/lib/python3.11/site-packages/llama_cpp/server/app.py", line 376, in '
+            "create_chat_completion\n    POST /v1/chat/completions",
+            "type": "internal_server_error",
+            "param": None,
+            "code": None,
+        }
+    },
+)
+GRAMMAR_REFUSAL: Refusal = (
+    400,
+    {"error": {"code": 400, "message": "failed to parse grammar", "type": "invalid_request_error"}},
+)
+NO_JSON_MODE_REFUSAL: Refusal = (
+    400,
+    {
+        "error": {
+            "message": "Unsupported parameter: 'response_format' is not supported with this model.",
+            "type": "invalid_request_error",
+            "param": "response_format",
+            "code": "unsupported_parameter",
+        }
+    },
+)
+
+LLAMA_CPP_PYTHON: Mapping[str, Refusal] = {"json_schema": LLAMA_CPP_PYTHON_REFUSAL}
+LLAMA_SERVER: Mapping[str, Refusal] = {
+    "json_schema": GRAMMAR_REFUSAL,
+    "json_object_schema": GRAMMAR_REFUSAL,
+}
+NO_JSON_MODE: Mapping[str, Refusal] = {
+    mode: NO_JSON_MODE_REFUSAL for mode in ("json_schema", "json_object_schema", "json_object")
+}
+
+LIMIT_KEYS = frozenset({"maxLength", "minLength", "maxItems", "minItems"})
+
+
+def mode_of(payload: Mapping[str, Any]) -> str:
+    """The structured-output mode a chat request used."""
+    fmt = payload.get("response_format")
+    if not isinstance(fmt, dict):
+        return "none"
+    if fmt.get("type") == "json_schema":
+        return "json_schema"
+    if fmt.get("type") == "json_object":
+        return "json_object_schema" if "schema" in fmt else "json_object"
+    return str(fmt.get("type"))
+
+
+def schema_of(payload: Mapping[str, Any]) -> Any:
+    """The schema a chat request sent (None when it sent none)."""
+    fmt = payload.get("response_format")
+    if not isinstance(fmt, dict):
+        return None
+    if fmt.get("type") == "json_schema":
+        return fmt.get("json_schema", {}).get("schema")
+    return fmt.get("schema")
+
+
+def keys_at_any_depth(node: Any) -> set[str]:
+    """Every key of every object inside `node`."""
+    if isinstance(node, dict):
+        return set(node).union(*(keys_at_any_depth(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(keys_at_any_depth(v) for v in node))
+    return set()
+
+
+@dataclass
+class FakeOpenAI:
+    url: str = ""
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    refuses: Mapping[str, Refusal] = field(default_factory=dict)
+    refuse_limits: bool = False
+    delay: float = 0.0
+    chat_reply: Callable[[dict[str, Any]], str] = lambda payload: "D'accord."
+    models: list[str] = field(default_factory=lambda: ["/models/SmolLM2-135M-Instruct.gguf"])
+
+    def chats(self) -> list[dict[str, Any]]:
+        return [p for path, p in self.calls if path == "/v1/chat/completions"]
+
+    def modes_sent(self) -> list[str]:
+        return [mode_of(p) for p in self.chats()]
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        payload = await request.json()
+        self.calls.append(("/v1/chat/completions", payload))
+        await asyncio.sleep(self.delay)
+        mode = mode_of(payload)
+        refusal = self.refuses.get(mode)
+        limited = keys_at_any_depth(schema_of(payload)) & LIMIT_KEYS
+        if refusal is None and self.refuse_limits and limited:
+            refusal = GRAMMAR_REFUSAL
+        if refusal is not None:
+            status, body = refusal
+            return web.json_response(body, status=status)
+        content = self.chat_reply(payload)
+        return web.json_response(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "model": payload.get("model"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": len(content) // 4},
+            }
+        )
+
+    async def embeddings(self, request: web.Request) -> web.StreamResponse:
+        payload = await request.json()
+        self.calls.append(("/v1/embeddings", payload))
+        texts = payload["input"] if isinstance(payload["input"], list) else [payload["input"]]
+        data = [{"object": "embedding", "index": i, "embedding": fake_vector(t)}
+                for i, t in enumerate(texts)]  # fmt: skip
+        return web.json_response({"object": "list", "data": data, "model": payload.get("model")})
+
+    async def list_models(self, request: web.Request) -> web.StreamResponse:
+        data = [{"id": m, "object": "model", "owned_by": "me"} for m in self.models]
+        return web.json_response({"object": "list", "data": data})
+
+
+def reflection_when_asked(reflection: Mapping[str, Any]) -> Callable[[dict[str, Any]], str]:
+    """A chat_reply: `reflection` as JSON to a structured request (a response_format, or the
+    schema written in the prompt), "D'accord." to a turn."""
+    text = json.dumps(reflection)
+
+    def reply(payload: dict[str, Any]) -> str:
+        prompt = " ".join(str(m.get("content", "")) for m in payload.get("messages", []))
+        asked = "response_format" in payload or "JSON schema" in prompt
+        return text if asked else "D'accord."
+
+    return reply
+
+
+@asynccontextmanager
+async def serve_fake_openai(
+    refuses: Mapping[str, Refusal] | None = None,
+) -> AsyncIterator[FakeOpenAI]:
+    """Start the fake server on 127.0.0.1 (a free port) in the running loop."""
+    fake = FakeOpenAI(refuses=dict(refuses or {}))
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", fake.chat)
+    app.router.add_post("/v1/embeddings", fake.embeddings)
+    app.router.add_get("/v1/models", fake.list_models)
+    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    fake.url = f"http://127.0.0.1:{port}"
+    try:
+        yield fake
+    finally:
+        await runner.cleanup()
