@@ -19,6 +19,7 @@ from memory.errors import BackendError, CardError, EchoError
 from memory.indexer import Indexer
 from memory.llm import (
     ChatBackend,
+    Deadlined,
     Embedder,
     OllamaChat,
     OllamaEmbedder,
@@ -35,6 +36,11 @@ from memory.structured import Mode, Negotiator
 from memory.write import reflection
 from memory.write.worker import ReflectionWorker
 
+# A server that is down is said at once; once connected, only the deadlines (chat_timeout,
+# reflection_timeout, turn_embedding_timeout) bound a call: a first reply with a card persona
+# takes 30-70 s on a CPU, and the former 30 s read timeout cut it short.
+CONNECT_TIMEOUT = 5.0
+
 
 @dataclass
 class Runtime:
@@ -48,6 +54,11 @@ class Runtime:
     engine: Engine
     worker: ReflectionWorker
     indexer: Indexer
+
+
+def http_client() -> httpx.AsyncClient:
+    """The HTTP client every backend call shares: a short connect timeout, no other."""
+    return httpx.AsyncClient(timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT))
 
 
 def backends(
@@ -209,10 +220,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     """Open the database and the HTTP client, build the engine; close everything on exit."""
     registry = strategies(settings)
     card = load_card(settings)
-    async with (
-        httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0)) as http,
-        await Store.open(settings.storage.path) as store,
-    ):
+    async with http_client() as http, await Store.open(settings.storage.path) as store:
         if card is not None:
             await manage_context.sync_card_lore(store, card)
         direct, embedder = backends(settings, http, await negotiator(settings, store))
@@ -222,14 +230,14 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         engine = Engine(
             store,
             embedder=embedder,
-            chat=chat,
+            chat=Deadlined(chat, "chat_timeout"),
             character=character(settings, card),
             config=memory_config(settings),
             context=context_config(settings, card),
             strategies=registry,
         )
         worker = ReflectionWorker(
-            store, chat, character_name=engine.character.name,
+            store, Deadlined(chat, "reflection_timeout"), character_name=engine.character.name,
             deadline=settings.llm.reflection_timeout,
         )  # fmt: skip
         yield Runtime(

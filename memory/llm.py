@@ -1,8 +1,10 @@
 """Chat and embedding backends: Ollama's native API and OpenAI-compatible servers.
 
 Each client takes an injectable `httpx.AsyncClient` (the I/O seam: tests give it a loopback
-server). httpx timeouts bound each read; `deadline` bounds the whole call; a body is streamed
-and abandoned past a cap. Failures become the typed errors of memory.errors, and nothing else:
+server). `deadline` bounds the whole call and is the only bound on it: each request carries
+its own httpx timeouts, set from the deadline, so a client's shorter read timeout cannot cut a
+slow reply (the client's connect timeout is kept when shorter). A body is streamed and
+abandoned past a cap. Failures become the typed errors of memory.errors, and nothing else:
 BackendUnavailable (unreachable, deadline expired, 429, 5xx: retry later), BackendRefused (a
 4xx, or a 5xx whose body says the request itself was refused), or BackendResponseError (an
 in-band error, or content that cannot be used: too large, not JSON, nested too deeply, numbers
@@ -90,7 +92,9 @@ async def _post(
     carries no credential."""
     try:
         async with asyncio.timeout(deadline):
-            async with http.stream("POST", url, json=payload, headers=headers) as response:
+            async with http.stream(
+                "POST", url, json=payload, headers=headers, timeout=_timeouts(http, deadline)
+            ) as response:
                 status = response.status_code
                 body = await _read(response, cap)
     except TimeoutError:
@@ -105,6 +109,14 @@ async def _post(
     if data is None:
         raise BackendResponseError(redact(f"{url}: {problem}"))
     return data
+
+
+def _timeouts(http: httpx.AsyncClient, deadline: float) -> httpx.Timeout:
+    """A request's own httpx timeouts: the deadline, so that the client's shorter read, write
+    or pool timeouts never cut it (a 70 s reply on a CPU against a 30 s read timeout); the
+    client's connect timeout when it is shorter (a server that is down is said at once)."""
+    connect = http.timeout.connect
+    return httpx.Timeout(deadline, connect=deadline if connect is None else min(connect, deadline))
 
 
 async def _read(response: httpx.Response, cap: int) -> bytes | None:
@@ -282,7 +294,8 @@ async def ollama_health(http: httpx.AsyncClient, base_url: str, *, deadline: flo
     try:
         async with asyncio.timeout(deadline):
             for path in ("/api/version", "/api/tags"):
-                async with http.stream("GET", base + path) as response:
+                timeout = _timeouts(http, deadline)
+                async with http.stream("GET", base + path, timeout=timeout) as response:
                     response.raise_for_status()
                     body = await _read(response, MAX_CHAT_BODY)
     except TimeoutError:
@@ -369,3 +382,31 @@ class OpenAIChat:
         return ChatResult(
             content, _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
         )
+
+
+class Deadlined:
+    """A chat backend whose deadline has a name: when it expires, the error says which setting
+    it was and how long the call waited ("chat_timeout: no answer within 120 s"), whatever
+    the call was waiting for (a free chat slot, the server, a structured-output probe)."""
+
+    def __init__(self, inner: ChatBackend, name: str) -> None:
+        self.inner = inner
+        self.name = name
+        self.model = inner.model
+
+    async def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        deadline: float,
+        max_tokens: int | None = None,
+    ) -> ChatResult:
+        try:
+            # Started before the inner deadlines, so it expires first and names itself.
+            async with asyncio.timeout(deadline):
+                return await self.inner.chat(
+                    messages, schema=schema, deadline=deadline, max_tokens=max_tokens
+                )
+        except TimeoutError:
+            raise BackendUnavailable(f"{self.name}: no answer within {deadline:g} s") from None

@@ -1,6 +1,7 @@
 """Against a server that refuses json_schema as llama-cpp-python does, as a person runs Écho:
 memories still come out of the conversation, the mode learned is kept across restarts and
-reported by `doctor`, and `[llm] structured_output` overrides it."""
+reported by `doctor`, `[llm] structured_output` overrides it, and only the deadlines of the
+settings bound a call."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from bot.config import load_settings
-from bot.runtime import open_runtime
+from bot.runtime import CONNECT_TIMEOUT, open_runtime
 from memory import manage
+from memory.engine import Incoming
+from memory.errors import BackendUnavailable
 from tests.bot.test_cli import _run
 from tests.bot.test_terminal_e2e import REFLECTION, _chat
 from tests.fakes.openai import (
@@ -97,3 +100,19 @@ async def test_the_override_wins_and_a_refused_one_is_a_failure_with_the_servers
     assert stats.last_reflection_error.endswith(
         "HTTP 500: response_format.type: Input should be 'text' or 'json_object'"
     )
+
+
+async def test_only_the_settings_deadlines_bound_a_turn(
+    tmp_path: Path, llama_cpp_python: FakeOpenAI
+) -> None:
+    settings = load_settings(_config(tmp_path, llama_cpp_python.url, "chat_timeout = 0.3\n"))
+    llama_cpp_python.delay = 1.0
+    async with open_runtime(settings) as runtime:
+        # Connecting has its own short timeout; nothing else but the deadlines.
+        timeout = runtime.http.timeout
+        limits = (timeout.connect, timeout.read, timeout.write, timeout.pool)
+        assert limits == (CONNECT_TIMEOUT, None, None, None)
+        message = Incoming("t:1", 1, "Marie", 10, "dm", "Bonjour")
+        with pytest.raises(BackendUnavailable) as caught:
+            await runtime.engine.turn(message)
+    assert str(caught.value) == "chat_timeout: no answer within 0.3 s"
