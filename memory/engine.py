@@ -29,7 +29,7 @@ from memory.read.semantic import (
     embed_query,
 )
 from memory.read.strategies import Registry
-from memory.store import counters, history, memories, outbox, turns
+from memory.store import counters, erasure, history, memories, outbox, turns
 from memory.store.db import Store, Tx
 from memory.text import clean, clean_message, well_formed, words
 from memory.write import stances, state, summary
@@ -387,8 +387,27 @@ class Engine:
                 written += 1
         return written
 
+    def drop_waiting(
+        self, *, user_id: int | None = None, origin: str | None = None, exchange_id: str = ""
+    ) -> int:
+        """Forget the exchanges waiting for the database that an erasure covers (one exchange,
+        or a person's, everywhere or in one server); return how many."""
+
+        def covered(e: Exchange) -> bool:
+            if exchange_id:
+                return e.exchange_id == exchange_id
+            return e.user_id == user_id and origin in (None, e.origin)
+
+        kept = [e for e in self._pending if not covered(e)]
+        dropped = len(self._pending) - len(kept)
+        self._pending.clear()
+        self._pending.extend(kept)
+        return dropped
+
     async def _record(self, tx: Tx, *, exchange: Exchange) -> None:
         e = exchange
+        if await erasure.was_erased(tx, e.exchange_id):
+            return  # forgotten while the reply was being written: nothing of it is stored
         await history.add_reply(
             tx, source_id=f"{e.exchange_id}:reply", story_id=e.story_id,
             author_name=self.character.name, content=e.reply, now=self.clock(),

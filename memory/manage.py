@@ -11,9 +11,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory import manage_erasure
 from memory.errors import InvalidInput, NotFound, StoreError
-from memory.model import Candidate, Kind, Memory, Scope, Turn
-from memory.store import counters, memories, outbox, turns
+from memory.model import MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope, Turn
+from memory.store import counters, erasure, memories, outbox, turns
 from memory.store.db import Store, Tx
 from memory.text import clean
 from memory.write.apply import Outcome, merge_candidate
@@ -60,18 +61,9 @@ async def set_pinned(store: Store, user_id: int, memory_id: int, pinned: bool) -
 
 
 async def forget(store: Store, user_id: int, memory_id: int) -> Memory:
-    """Erase one of the caller's memories for real: row, vector, counters, traces."""
-    memory = await get(store, user_id, memory_id)
-    if not await store.transact(lambda tx: memories.delete(tx, user_id, [memory_id])):
-        raise NotFound(f"no memory #{memory_id}")
-    # The keyword index keeps a deleted text's terms in old segments until they are merged:
-    # merge them now. secure_delete zeroed the freed pages; the checkpoint folds the WAL so no
-    # copy of them remains.
-    await store.transact(
-        lambda tx: tx.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
-    )
-    await store.checkpoint()
-    return memory
+    """Erase one of the caller's memories for real: row, vector, counters, traces (see
+    manage_erasure.forget_memory, which also says what still holds the words)."""
+    return (await manage_erasure.forget_memory(store, user_id, memory_id)).memory
 
 
 async def remember(
@@ -95,7 +87,7 @@ async def remember(
     async def run(tx: Tx) -> Outcome:
         index = DedupIndex(await memories.merge_pool(tx, user_id, story_id, origin))
         outcome, _ = await merge_candidate(
-            tx, index, candidate, exchange_id=f"manual:{user_id}:{when}", user_id=user_id,
+            tx, index, candidate, exchange_id=f"{MANUAL_EXCHANGE}{user_id}:{when}", user_id=user_id,
             story_id=story_id, origin=origin, now=when,
         )  # fmt: skip
         await counters.bump(tx, f"memories_{outcome.action}")
@@ -119,6 +111,8 @@ class Stats:
     reflection_drops: Mapping[str, int] = field(default_factory=dict)
     # What the latest failed reflection said (the backend's own words, redacted).
     last_reflection_error: str | None = None
+    # Erasures whose bytes are still in the database files (a reader holds an old snapshot).
+    erasures_pending: int = 0
 
 
 async def stats(store: Store) -> Stats:
@@ -148,6 +142,7 @@ async def stats(store: Store) -> Stats:
             if k.startswith("reflection_dropped_")
         },
         last_reflection_error=await outbox.last_error(store),
+        erasures_pending=len(await erasure.pending(store)),
     )
 
 

@@ -127,6 +127,18 @@ class Exchange:
     reply: str
 
 
+MANUAL_EXCHANGE = "manual:"
+"""How the exchange id of a memory a person wrote themself (/remember, an import) starts."""
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """The exchange something was derived from (its message's source id) and who wrote it."""
+
+    exchange_id: str
+    user_id: int | None = None
+
+
 class LoreScope(enum.StrEnum):
     GLOBAL = "global"  # whatever character the bot plays
     CHARACTER = "character"  # only while it plays the named character
@@ -163,6 +175,13 @@ class ContextSummary:
     # Messages at or below `through_id` that were not condensed because a person had excluded
     # them: included again, they come back as history.
     omitted: tuple[int, ...] = ()
+    # The history message each sentence was taken from (0: unknown, condensed before this was
+    # recorded): forgetting a message takes its sentences out.
+    sources: tuple[int, ...] = ()
+
+    def source_of(self, index: int) -> int:
+        """The message the sentence at `index` was taken from (0: unknown)."""
+        return self.sources[index] if index < len(self.sources) else 0
 
     @property
     def text(self) -> str:

@@ -42,7 +42,12 @@ def split_sentences(speaker: str, text: str) -> list[str]:
 def condense(
     sentences: Sequence[str], *, limit: int, count: Callable[[str], int]
 ) -> tuple[str, ...]:
-    """Keep the most informative sentences whose lines fit in `limit` tokens, in their order.
+    """Keep the most informative sentences whose lines fit in `limit` tokens, in their order."""
+    return tuple(sentences[i] for i in choose(sentences, limit=limit, count=count))
+
+
+def choose(sentences: Sequence[str], *, limit: int, count: Callable[[str], int]) -> list[int]:
+    """The indexes of the sentences `condense` keeps, in order.
 
     A sentence scores by how much of the conversation's recurring vocabulary it carries (words
     seen in several sentences are its topics), per word so long sentences do not win by length,
@@ -67,7 +72,7 @@ def condense(
         if used + cost <= limit:
             chosen.append(index)
             used += cost
-    return tuple(sentences[i] for i in sorted(chosen))
+    return sorted(chosen)
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -17,7 +17,7 @@ from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
 from memory.model import ContextSummary
-from memory.read.extractive import condense, split_sentences
+from memory.read.extractive import choose, split_sentences
 from memory.read.prompt import CONTEXT_SUMMARY_HEADER, Block, BlockKind, block, raw_total
 from memory.read.tokens import PER_MESSAGE, Estimator
 
@@ -185,16 +185,21 @@ class Summarize:
         summary = previous
         if leaving:
             sentences = [*previous.sentences]
+            sources = [previous.source_of(i) for i in range(len(sentences))]
             for b in leaving:
-                sentences += split_sentences(*_speaker_and_text(b))
+                said = split_sentences(*_speaker_and_text(b))
+                sentences += said
+                sources += [b.order] * len(said)
             overhead = request.estimator.count(CONTEXT_SUMMARY_HEADER) + PER_MESSAGE * 2
             through = max(b.order for b in leaving)
             excluded = {i for i in request.excluded_history if i <= through}
             skipped = (excluded | omitted) - {b.order for b in leaving}
+            kept = choose(sentences, limit=max(0, allowance - overhead),
+                          count=request.estimator.count)  # fmt: skip
             summary = ContextSummary(
-                condense(sentences, limit=max(0, allowance - overhead),
-                         count=request.estimator.count),
-                through_id=through, omitted=tuple(sorted(skipped)[-MAX_OMITTED:]),
+                tuple(sentences[i] for i in kept), through_id=through,
+                omitted=tuple(sorted(skipped)[-MAX_OMITTED:]),
+                sources=tuple(sources[i] for i in kept),
             )  # fmt: skip
             for b in leaving:
                 removed[b.key] = (Status.SUMMARISED, "condensed into the summary before your input")

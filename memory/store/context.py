@@ -27,31 +27,84 @@ async def set_strategy(tx: Tx, story_id: int, name: str | None, *, now: float) -
 async def summary(store: Store, story_id: int) -> ContextSummary:
     """The story's condensed history (empty when nothing was condensed yet)."""
     row = await store.fetchone(
-        "SELECT summary, summary_through, summary_omitted FROM story_context WHERE story_id = ?",
+        "SELECT summary, summary_through, summary_omitted, summary_sources FROM story_context"
+        " WHERE story_id = ?",
         (story_id,),
     )
     if row is None:
         return ContextSummary()
-    sentences = tuple(str(s) for s in json.loads(row[0]))
-    return ContextSummary(sentences, int(row[1]), tuple(int(i) for i in json.loads(row[2])))
+    return ContextSummary(
+        tuple(str(s) for s in json.loads(row[0])),
+        int(row[1]),
+        tuple(int(i) for i in json.loads(row[2])),
+        tuple(int(i) for i in json.loads(row[3])),
+    )
 
 
 async def set_summary(tx: Tx, story_id: int, value: ContextSummary, *, now: float) -> None:
-    """Store the condensed history; an older one (a slower concurrent turn) never wins."""
+    """Store the condensed history; an older one (a slower concurrent turn) never wins. A
+    sentence whose message is no longer stored (forgotten, or pruned while this turn ran) is
+    left out."""
+    gone = await _gone(tx, {value.source_of(i) for i in range(len(value.sentences))} - {0})
+    kept = [i for i in range(len(value.sentences)) if value.source_of(i) not in gone]
     await tx.execute(
         "INSERT INTO story_context (story_id, summary, summary_through, summary_omitted,"
-        " updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (story_id) DO UPDATE SET"
-        " summary = excluded.summary, summary_through = excluded.summary_through,"
-        " summary_omitted = excluded.summary_omitted, updated_at = excluded.updated_at"
+        " summary_sources, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (story_id) DO UPDATE"
+        " SET summary = excluded.summary, summary_through = excluded.summary_through,"
+        " summary_omitted = excluded.summary_omitted, summary_sources = excluded.summary_sources,"
+        " updated_at = excluded.updated_at"
         " WHERE excluded.summary_through > story_context.summary_through",
         (
             story_id,
-            json.dumps(list(value.sentences), ensure_ascii=False),
+            json.dumps([value.sentences[i] for i in kept], ensure_ascii=False),
             value.through_id,
             json.dumps(list(value.omitted)),
+            json.dumps([value.source_of(i) for i in kept]),
             now,
         ),
     )
+
+
+async def drop_sentences(tx: Tx, story_id: int, message_ids: set[int], *, before: int) -> int:
+    """Take out of the story's condensed history the sentences of these messages, and those of
+    unknown origin when a message at or below `before` is among them (any could be one of its
+    sentences); return how many went."""
+    row = await tx.fetchone(
+        "SELECT summary, summary_sources, summary_through FROM story_context WHERE story_id = ?",
+        (story_id,),
+    )
+    if row is None:
+        return 0
+    value = ContextSummary(
+        tuple(json.loads(row[0])), int(row[2]), sources=tuple(json.loads(row[1]))
+    )
+    unknown_too = before <= value.through_id
+    kept = [
+        i
+        for i in range(len(value.sentences))
+        if value.source_of(i) not in message_ids and (value.source_of(i) or not unknown_too)
+    ]
+    if len(kept) == len(value.sentences):
+        return 0
+    await tx.execute(
+        "UPDATE story_context SET summary = ?, summary_sources = ? WHERE story_id = ?",
+        (
+            json.dumps([value.sentences[i] for i in kept], ensure_ascii=False),
+            json.dumps([value.source_of(i) for i in kept]),
+            story_id,
+        ),
+    )
+    return len(value.sentences) - len(kept)
+
+
+async def _gone(tx: Tx, message_ids: set[int]) -> set[int]:
+    """Those of these message ids that are no longer stored."""
+    if not message_ids:
+        return set()
+    wanted = sorted(message_ids)
+    marks = ", ".join("?" * len(wanted))
+    rows = await tx.fetchall(f"SELECT id FROM messages WHERE id IN ({marks})", wanted)
+    return message_ids - {int(r[0]) for r in rows}
 
 
 Calibration = tuple[float, tuple[float, ...], int, int]

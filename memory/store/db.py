@@ -34,6 +34,11 @@ BUSY_TIMEOUT_MS = 5_000
 
 Params = Sequence[Any] | dict[str, Any]
 
+# How long the checkpoint after an erasure waits for a reader on an older snapshot: a query
+# lasts milliseconds; one held longer (another process, a backup) would keep the person who
+# asked waiting, so the erasure is left pending and the scheduler completes it later.
+CHECKPOINT_PATIENCE_MS = 500
+
 # Commits remembered per user with the memory ids they changed, so a cache built a few commits
 # ago can be patched instead of rebuilt; older than this, it is rebuilt.
 CHANGE_LOG = 64
@@ -118,8 +123,16 @@ class Tx:
 class Store:
     """The database: one reader connection, one writer connection behind a lock."""
 
-    def __init__(self, path: str, reader: aiosqlite.Connection, writer: aiosqlite.Connection):
+    def __init__(
+        self,
+        path: str,
+        reader: aiosqlite.Connection,
+        writer: aiosqlite.Connection,
+        *,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+    ):
         self.path = path
+        self.busy_timeout_ms = busy_timeout_ms
         self._reader = reader
         self._writer = writer
         self._write_lock = asyncio.Lock()
@@ -154,7 +167,7 @@ class Store:
             if isinstance(exc, sqlite3.Error):
                 raise StoreError(f"cannot open the database at {path}: {exc}") from exc
             raise
-        store = cls(path, reader, writer)
+        store = cls(path, reader, writer, busy_timeout_ms=busy_timeout_ms)
         try:
             await store._migrate(migrate_to)
             if max_pages is not None:
@@ -284,9 +297,21 @@ class Store:
         """Take and release the write lock once: raise StoreError if the database refuses."""
         await self.transact(lambda tx: tx.execute("SELECT 1"))
 
-    async def checkpoint(self) -> None:
-        """Fold the WAL into the main file and truncate it (after an erasure)."""
-        await self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    async def checkpoint(self, *, patience_ms: int = CHECKPOINT_PATIENCE_MS) -> bool:
+        """Fold the WAL into the main file and truncate it (after an erasure); False when a
+        reader on an older snapshot kept some of it for longer than `patience_ms`."""
+        async with self._write_lock:
+            try:
+                await self._writer.execute(f"PRAGMA busy_timeout = {int(patience_ms)}")
+                cursor = await self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                row = await cursor.fetchone()
+                await cursor.close()
+            except sqlite3.Error as exc:
+                log.warning("checkpoint failed: %s", exc)
+                return False
+            finally:
+                await self._writer.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
+        return row is not None and row[0] == 0
 
 
 def _reason(exc: BaseException) -> str:

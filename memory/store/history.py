@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memory.model import Source
 from memory.store.db import Store, Tx
 
 
@@ -20,6 +21,7 @@ class HistoryMessage:
     user_id: int | None = None
     excluded: bool = False
     source_id: str = ""
+    story_id: int = 0
 
 
 async def add_user_message(
@@ -69,11 +71,15 @@ async def move_source(tx: Tx, old: str, new: str) -> None:
     await tx.execute("UPDATE OR IGNORE messages SET source_id = ? WHERE source_id = ?", (new, old))
 
 
-_MESSAGE = "SELECT id, role, author_name, content, user_id, excluded, source_id FROM messages"
+_MESSAGE = (
+    "SELECT id, role, author_name, content, user_id, excluded, source_id, story_id FROM messages"
+)
 
 
 def _message(r: Sequence[Any]) -> HistoryMessage:
-    return HistoryMessage(int(r[0]), str(r[1]), str(r[2]), str(r[3]), r[4], bool(r[5]), str(r[6]))
+    return HistoryMessage(
+        int(r[0]), str(r[1]), str(r[2]), str(r[3]), r[4], bool(r[5]), str(r[6]), int(r[7])
+    )
 
 
 async def recent(
@@ -119,11 +125,28 @@ async def summary(store: Store, story_id: int) -> str:
     return str(row[0]) if row else ""
 
 
-async def set_summary(tx: Tx, story_id: int, text: str, now: float) -> None:
-    """Replace the story's rolling summary."""
+# Revisions of a story's rolling summary kept: forgetting an exchange takes the summary back to
+# the last one written before it. Every reflection rewrites it, so 64 is an evening of a busy
+# channel (a few KB each); forgetting an older message clears the summary instead, until the
+# next reflection writes one.
+KEPT_REVISIONS = 64
+
+
+async def set_summary(tx: Tx, story_id: int, text: str, now: float, *, source: Source) -> None:
+    """Replace the story's rolling summary, keeping the revision and the exchange it came from."""
     await tx.execute(
         "INSERT INTO story_summaries (story_id, summary, updated_at) VALUES (?, ?, ?)"
         " ON CONFLICT (story_id) DO UPDATE SET summary = excluded.summary,"
         " updated_at = excluded.updated_at",
         (story_id, text, now),
+    )
+    await tx.execute(
+        "INSERT INTO summary_revisions (story_id, summary, exchange_id, user_id, at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (story_id, text, source.exchange_id, source.user_id, now),
+    )
+    await tx.execute(
+        "DELETE FROM summary_revisions WHERE story_id = ?1 AND id NOT IN (SELECT id FROM"
+        " summary_revisions WHERE story_id = ?1 ORDER BY at DESC, id DESC LIMIT ?2)",
+        (story_id, KEPT_REVISIONS),
     )

@@ -91,7 +91,19 @@ async def get(store: Store, exchange_id: str) -> OutboxRow | None:
 
 
 async def mark_done(tx: Tx, row_id: int) -> None:
-    await tx.execute("UPDATE outbox SET status = 'done', last_error = NULL WHERE id = ?", (row_id,))
+    """Record that an exchange was reflected; its row keeps ids only (the exchange itself is
+    in the history, as long as the history keeps it)."""
+    await tx.execute(
+        "UPDATE outbox SET status = 'done', last_error = NULL, user_name = '', user_message = '',"
+        " reply = '' WHERE id = ?",
+        (row_id,),
+    )
+
+
+async def queued_at(tx: Tx, exchange_id: str) -> float | None:
+    """When this exchange was queued for its reflection, if it was."""
+    row = await tx.fetchone("SELECT created_at FROM outbox WHERE exchange_id = ?", (exchange_id,))
+    return float(row[0]) if row else None
 
 
 async def mark_failed(tx: Tx, row_id: int, *, error: str, next_attempt_at: float | None) -> None:

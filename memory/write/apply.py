@@ -11,8 +11,8 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 
-from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope
-from memory.store import counters, memories
+from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
+from memory.store import counters, erasure, memories, outbox
 from memory.store.db import Store, Tx
 from memory.write.dedup import Action
 from memory.write.dedup_index import DedupIndex, IndexCache
@@ -43,6 +43,8 @@ class WriteReport:
     outcomes: tuple[Outcome, ...] = ()
     dropped: tuple[tuple[str, str], ...] = ()
     already_applied: bool = False
+    # The exchange was forgotten before its reflection could be written: nothing was.
+    erased: bool = False
     memories: tuple[Memory, ...] = field(default=(), repr=False)
 
     def counts(self) -> Counter[str]:
@@ -75,6 +77,9 @@ async def apply_reflection(
         )
         if done:
             return WriteReport(exchange.exchange_id, already_applied=True)
+        if await erasure.was_erased(tx, exchange.exchange_id):
+            # Forgotten while the model was reflecting on it: nothing of it is written back.
+            return WriteReport(exchange.exchange_id, erased=True)
         screening = screen(
             reflection.candidates,
             user_message=exchange.user_message,
@@ -98,17 +103,10 @@ async def apply_reflection(
             outcomes.append(outcome)
             touched.append(memory)
         amounts: Counter[str] = Counter()
-        amounts.update(
-            await apply_summary(
-                tx, exchange.story_id, summary=reflection.summary,
-                new_anchors=list(reflection.new_anchors), drops=list(reflection.drop_anchors),
-                now=now,
-            )
-        )  # fmt: skip
-        amounts.update(
-            await apply_positions(tx, exchange.story_id, list(reflection.positions), now=now)
-        )
-        amounts.update(await apply_deltas(tx, exchange.story_id, reflection.state, now=now))
+        if await _story_notes_current(tx, exchange):
+            amounts.update(await _apply_story_notes(tx, exchange, reflection, now=now))
+        else:
+            amounts["story_notes_skipped_after_erasure"] += 1
         for outcome in outcomes:
             name = f"rejected:{outcome.reason}" if outcome.action == "rejected" else outcome.action
             amounts[f"memories_{name}"] += 1
@@ -135,7 +133,10 @@ async def apply_reflection(
     if indexes is not None and used:
         # Our commit bumped the generation exactly once if it touched the user's memories.
         indexes.put(key, generation + touched_user, used[0])
-    if not report.already_applied:
+    if report.erased:
+        log.info("exchange %s was forgotten before its reflection: nothing written",
+                 exchange.exchange_id)  # fmt: skip
+    elif not report.already_applied:
         log.info(
             "exchange %s applied: %s, %d dropped",
             exchange.exchange_id,
@@ -143,6 +144,34 @@ async def apply_reflection(
             len(report.dropped),
         )
     return report
+
+
+async def _story_notes_current(tx: Tx, exchange: Exchange) -> bool:
+    """Whether the summary, anchors and positions this reflection read are still current:
+    not when something of its story was forgotten since the exchange was queued (they may have
+    carried the forgotten words, and the reflection copied them)."""
+    queued = await outbox.queued_at(tx, exchange.exchange_id)
+    return queued is None or not await erasure.story_erased_since(tx, exchange.story_id, queued)
+
+
+async def _apply_story_notes(
+    tx: Tx, exchange: Exchange, reflection: Reflection, *, now: float
+) -> Counter[str]:
+    """The story's summary, anchors, positions and state, each recording this exchange."""
+    source = Source(exchange.exchange_id, exchange.user_id)
+    story = exchange.story_id
+    amounts: Counter[str] = Counter()
+    amounts.update(
+        await apply_summary(
+            tx, story, summary=reflection.summary, new_anchors=list(reflection.new_anchors),
+            drops=list(reflection.drop_anchors), now=now, source=source,
+        )
+    )  # fmt: skip
+    amounts.update(
+        await apply_positions(tx, story, list(reflection.positions), now=now, source=source)
+    )
+    amounts.update(await apply_deltas(tx, story, reflection.state, now=now, source=source))
+    return amounts
 
 
 async def merge_candidate(

@@ -14,6 +14,7 @@ import difflib
 from collections import Counter
 from dataclasses import dataclass
 
+from memory.model import Source
 from memory.store.db import Store, Tx
 from memory.text import clean, fold
 
@@ -95,9 +96,10 @@ def parse_positions(value: object, dropped: list[tuple[str, str]]) -> list[Posit
 
 
 async def apply_positions(
-    tx: Tx, story_id: int, changes: list[PositionChange], *, now: float
+    tx: Tx, story_id: int, changes: list[PositionChange], *, now: float, source: Source
 ) -> Counter[str]:
-    """Create, update or re-anchor positions; a self-citing justification moves nothing."""
+    """Create, update or re-anchor positions; a self-citing justification moves nothing. Each
+    position keeps the exchanges that shaped it."""
     done: Counter[str] = Counter()
     for change in changes:
         row = await tx.fetchone(
@@ -108,11 +110,12 @@ async def apply_positions(
             if not change.idea:
                 done["position_unknown_topic"] += 1
                 continue
-            await tx.execute(
+            position_id = await tx.execute(
                 "INSERT INTO positions (story_id, topic, idea, justification, created_at,"
                 " anchored_at) VALUES (?, ?, ?, ?, ?, ?)",
                 (story_id, change.topic, change.idea, change.justification, now, now),
             )
+            await _shaped_by(tx, position_id, source)
             done["position_created"] += 1
         elif self_cites(change.justification, str(row["idea"])):
             done["position_self_citation"] += 1
@@ -123,8 +126,17 @@ async def apply_positions(
                 " anchored_at = max(anchored_at, ?) WHERE id = ?",
                 (idea, change.justification, now, int(row["id"])),
             )
+            await _shaped_by(tx, int(row["id"]), source)
             done[f"position_{change.action}d"] += 1
     return done
+
+
+async def _shaped_by(tx: Tx, position_id: int, source: Source) -> None:
+    await tx.execute(
+        "INSERT INTO position_sources (position_id, exchange_id, user_id) VALUES (?, ?, ?)"
+        " ON CONFLICT DO NOTHING",
+        (position_id, source.exchange_id, source.user_id),
+    )
 
 
 async def for_story(store: Store, story_id: int) -> list[Position]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
+from memory.model import Source
 from memory.store.db import Store, Tx
 
 # Declared fields: (lowest, highest, largest change one reflection may make, starting value).
@@ -20,9 +21,11 @@ async def apply_deltas(
     deltas: Mapping[str, float],
     *,
     now: float,
+    source: Source,
     fields: Mapping[str, tuple[float, float, float, float]] = DEFAULT_FIELDS,
 ) -> Counter[str]:
-    """Add each declared field's delta (clamped) to the story's state; count unknown fields."""
+    """Add each declared field's delta (clamped) to the story's state, logging the change with
+    the exchange it came from; count unknown fields."""
     done: Counter[str] = Counter()
     for name, delta in deltas.items():
         declared = fields.get(name.casefold())
@@ -42,6 +45,13 @@ async def apply_deltas(
             " updated_at = excluded.updated_at",
             (story_id, name.casefold(), value, now),
         )
+        if value != current:
+            await tx.execute(
+                "INSERT INTO state_changes (story_id, field, delta, exchange_id, user_id, at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (story_id, name.casefold(), value - current, source.exchange_id,
+                 source.user_id, now),
+            )  # fmt: skip
         done["state_applied" if value == current + delta else "state_clamped"] += 1
     return done
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from memory.model import Source
 from memory.store import history
 from memory.store.db import Store, Tx
 from memory.text import clean
@@ -82,11 +83,13 @@ async def apply_summary(
     new_anchors: list[str],
     drops: list[tuple[int, str]],
     now: float,
+    source: Source,
 ) -> Counter[str]:
-    """Replace the summary, add anchors (no near-duplicates), drop anchors named with a reason."""
+    """Replace the summary, add anchors (no near-duplicates), drop anchors named with a reason;
+    what is written records the exchange it came from."""
     done: Counter[str] = Counter()
     if summary:
-        await history.set_summary(tx, story_id, summary, now)
+        await history.set_summary(tx, story_id, summary, now, source=source)
         done["summary_rewritten"] += 1
     for anchor_id, reason in drops:
         if not reason:
@@ -109,8 +112,9 @@ async def apply_summary(
             done["anchor_repeat"] += 1
         else:
             await tx.execute(
-                "INSERT INTO anchors (story_id, text, created_at) VALUES (?, ?, ?)",
-                (story_id, text, now),
+                "INSERT INTO anchors (story_id, text, created_at, exchange_id, user_id)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (story_id, text, now, source.exchange_id, source.user_id),
             )
             held.append(text)
             done["anchor_added"] += 1

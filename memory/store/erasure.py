@@ -1,0 +1,279 @@
+"""Erasure in the store: one message, one person everywhere, or one person in one server.
+
+`erase` runs in one transaction: it records the erasure and the exchanges it removes (ids only,
+kept a while so that a reply or a reflection already under way does not write them back), takes
+out what was derived from those exchanges (memory/store/provenance.py), then the memories, the
+messages and the replies to them, the outbox rows, the turns and the person's counters.
+
+The rows are gone at commit and secure_delete zeroed their bytes in the pages it wrote; the old
+pages still sit in the WAL until a checkpoint folds and truncates it, which a reader holding an
+older snapshot prevents. The erasure stays pending until then (`pending`, `complete`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from memory.store import memories, provenance
+from memory.store.db import Store, Tx
+from memory.store.provenance import Derived
+
+# The exchanges an erasure removed are remembered this long (ids only): far longer than a
+# reflection takes, retries included (5 attempts, an hour apart at most).
+TOMBSTONE_SECONDS = 2 * 86_400
+
+_ERASED = "SELECT exchange_id FROM erased_exchanges WHERE erasure_id = ?1"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What to erase: one exchange (a message and the reply to it), or a person's data, in
+    every server and DM (`origin` None) or in one server (`origin`, its guild id)."""
+
+    kind: str
+    user_id: int
+    exchange_id: str | None = None
+    story_id: int | None = None
+    origin: str | None = None
+
+    @classmethod
+    def message(cls, exchange_id: str, *, user_id: int, story_id: int) -> Target:
+        return cls("message", user_id, exchange_id=exchange_id, story_id=story_id)
+
+    @classmethod
+    def person(cls, user_id: int) -> Target:
+        return cls("person", user_id)
+
+    @classmethod
+    def member(cls, user_id: int, origin: str) -> Target:
+        return cls("member", user_id, origin=origin)
+
+
+@dataclass(frozen=True, slots=True)
+class Erased:
+    """What one erasure removed."""
+
+    erasure_id: int
+    messages: int = 0  # history rows: the person's messages and the replies to them
+    memories: int = 0
+    # Memories another exchange also created or confirmed: only this one's link to them went.
+    memories_kept: tuple[int, ...] = ()
+    outbox: int = 0
+    turns: int = 0
+    derived: Derived = field(default_factory=Derived)
+
+
+async def erase(
+    tx: Tx, target: Target, *, now: float, bounds: Mapping[str, tuple[float, float]]
+) -> Erased:
+    """Erase the target's data and what was derived from it, recording a pending erasure."""
+    erasure_id = await tx.execute(
+        "INSERT INTO erasures (kind, requested_at) VALUES (?, ?)", (target.kind, now)
+    )
+    stories = None if target.origin is None else await _stories_of(tx, target.origin)
+    await _collect(tx, erasure_id, target, stories)
+    removed = await _messages(tx, erasure_id)
+    since = await provenance.reflected_since(tx, erasure_id)
+    derived = await provenance.erase_derived(
+        tx, erasure_id, since=since, messages=removed, bounds=bounds
+    )
+    erased, kept = await _memories(tx, erasure_id, target)
+    ids = [i for story in removed.values() for i in story]
+    for start in range(0, len(ids), memories.ID_BATCH):
+        batch = ids[start : start + memories.ID_BATCH]
+        await tx.execute(f"DELETE FROM messages WHERE id IN ({', '.join('?' * len(batch))})", batch)
+    await tx.execute(f"DELETE FROM outbox WHERE exchange_id IN ({_ERASED})", (erasure_id,))
+    outbox_rows = await tx.changes()
+    await tx.execute(
+        f"DELETE FROM applied_exchanges WHERE exchange_id IN ({_ERASED})", (erasure_id,)
+    )
+    turns = await _turns(tx, target, stories)
+    if erased:
+        # The keyword index keeps a deleted text's terms in old segments until they merge.
+        await tx.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+    return Erased(erasure_id, len(ids), erased, kept, outbox_rows, turns, derived)
+
+
+async def _stories_of(tx: Tx, origin: str) -> list[int]:
+    """The stories (channels) of one server, or of the DMs."""
+    rows = await tx.fetchall(
+        "SELECT story_id FROM outbox WHERE origin = ?1 UNION SELECT story_id FROM turns"
+        " WHERE origin = ?1 UNION SELECT story_id FROM memories WHERE origin = ?1"
+        " AND story_id IS NOT NULL",
+        (origin,),
+    )
+    return [int(r[0]) for r in rows]
+
+
+async def _collect(tx: Tx, erasure_id: int, target: Target, stories: list[int] | None) -> None:
+    """List the exchanges this erasure removes: one, or every one the person's data names."""
+    insert = (
+        "INSERT INTO erased_exchanges (exchange_id, erasure_id, story_id) {select}"
+        " ON CONFLICT (exchange_id) DO UPDATE SET erasure_id = excluded.erasure_id"
+    )
+    if target.exchange_id is not None:
+        await tx.execute(
+            insert.format(select="VALUES (?, ?, ?)"),
+            (target.exchange_id, erasure_id, target.story_id or 0),
+        )
+        return
+    where = "" if stories is None else " AND story_id IN (SELECT value FROM json_each(?3))"
+    params: tuple[object, ...] = (erasure_id, target.user_id)
+    if stories is not None:
+        params += (json.dumps(stories),)
+    for select in (
+        "SELECT source_id, ?1, story_id FROM messages WHERE user_id = ?2 AND role = 'user'",
+        "SELECT exchange_id, ?1, story_id FROM outbox WHERE user_id = ?2",
+        "SELECT exchange_id, ?1, story_id FROM anchors WHERE user_id = ?2"
+        " AND length(exchange_id) > 0",
+        "SELECT exchange_id, ?1, story_id FROM state_changes WHERE user_id = ?2",
+        "SELECT exchange_id, ?1, story_id FROM summary_revisions WHERE user_id = ?2"
+        " AND length(exchange_id) > 0",
+        "SELECT s.exchange_id, ?1, p.story_id FROM position_sources s JOIN positions p"
+        " ON p.id = s.position_id WHERE s.user_id = ?2 AND length(s.exchange_id) > 0",
+    ):
+        # Every SELECT has a WHERE: an upsert after a bare FROM would parse as a join.
+        await tx.execute(insert.format(select=f"{select}{where}"), params)
+
+
+async def _messages(tx: Tx, erasure_id: int) -> dict[int, list[int]]:
+    """Per story, the history rows to remove: the messages and the replies and greetings that
+    answered them."""
+    rows = await tx.fetchall(
+        "SELECT id, story_id FROM messages WHERE source_id IN"
+        f" ({_ERASED} UNION SELECT exchange_id || ':reply' FROM erased_exchanges"
+        " WHERE erasure_id = ?1 UNION SELECT exchange_id || ':greeting' FROM erased_exchanges"
+        " WHERE erasure_id = ?1)",
+        (erasure_id,),
+    )
+    found: dict[int, list[int]] = {}
+    for r in rows:
+        found.setdefault(int(r[1]), []).append(int(r[0]))
+    return found
+
+
+async def _memories(tx: Tx, erasure_id: int, target: Target) -> tuple[int, tuple[int, ...]]:
+    """Erase the target's memories; for one message, those it made, unless another exchange
+    since confirmed them: then only this exchange's link goes. Return how many were erased and
+    which were kept."""
+    if target.kind != "message":
+        place = "" if target.origin is None else " AND origin = ?"
+        params: tuple[object, ...] = (target.user_id,)
+        if target.origin is not None:
+            params += (target.origin,)
+        rows = await tx.fetchall(f"SELECT id FROM memories WHERE user_id = ?{place}", params)
+        return await _delete_memories(tx, target.user_id, [int(r[0]) for r in rows]), ()
+    rows = await tx.fetchall(
+        "SELECT e.memory_id, e.action, e.exchange_id IN (SELECT exchange_id FROM"
+        " erased_exchanges WHERE erasure_id = ?1) FROM memory_events e WHERE e.memory_id IN"
+        " (SELECT memory_id FROM memory_events WHERE exchange_id IN (SELECT exchange_id FROM"
+        " erased_exchanges WHERE erasure_id = ?1)) AND e.memory_id IN (SELECT id FROM memories"
+        " WHERE user_id = ?2) ORDER BY e.memory_id, e.id",
+        (erasure_id, target.user_id),
+    )
+    events: dict[int, list[tuple[str, bool]]] = {}
+    for memory_id, action, erased in rows:
+        events.setdefault(int(memory_id), []).append((str(action), bool(erased)))
+    doomed = [m for m, history in events.items() if not _confirmed(history)]
+    kept = tuple(m for m in events if m not in doomed)
+    await tx.execute(
+        "DELETE FROM memory_events WHERE exchange_id IN (SELECT exchange_id FROM"
+        " erased_exchanges WHERE erasure_id = ?)",
+        (erasure_id,),
+    )
+    return await _delete_memories(tx, target.user_id, doomed), kept
+
+
+def _confirmed(history: list[tuple[str, bool]]) -> bool:
+    """Whether a memory stands without the erased exchanges, from its events in order
+    ((action, erased)): its wording was written by another exchange, or the erased one created
+    it and another said the same again later (absorbed). A wording an erased exchange rewrote
+    (merged: a richer variant) is that exchange's words."""
+    wrote = max((i for i, (action, _) in enumerate(history) if action != "absorbed"), default=-1)
+    if wrote < 0:  # made before its events were recorded
+        return any(not erased for _, erased in history)
+    if not history[wrote][1]:
+        return True
+    action = history[wrote][0]
+    return action == "created" and any(not erased for _, erased in history[wrote + 1 :])
+
+
+async def _delete_memories(tx: Tx, user_id: int, ids: list[int]) -> int:
+    erased = 0
+    for start in range(0, len(ids), memories.ID_BATCH):
+        erased += await memories.delete(tx, user_id, ids[start : start + memories.ID_BATCH])
+    return erased
+
+
+async def _turns(tx: Tx, target: Target, stories: list[int] | None) -> int:
+    """Remove the person's turns (what each selected) and read counters; for one message, the
+    words that recalled their memories by keyword in that conversation (they may be its)."""
+    if target.kind == "message":
+        await tx.execute(
+            "UPDATE turn_selections SET matched = '' WHERE matched <> '' AND turn_id IN"
+            " (SELECT id FROM turns WHERE user_id = ? AND story_id = ?)",
+            (target.user_id, target.story_id),
+        )
+        return 0
+    if stories is None:
+        await tx.execute("DELETE FROM turns WHERE user_id = ?", (target.user_id,))
+        removed = await tx.changes()
+        await tx.execute("DELETE FROM turn_buckets WHERE user_id = ?", (target.user_id,))
+        return removed
+    await tx.execute(
+        "DELETE FROM turns WHERE user_id = ? AND origin = ?", (target.user_id, target.origin)
+    )
+    removed = await tx.changes()
+    await tx.execute(
+        "DELETE FROM turn_buckets WHERE user_id = ? AND bucket IN"
+        " (SELECT 'story:' || value FROM json_each(?))",
+        (target.user_id, json.dumps(stories)),
+    )
+    return removed
+
+
+async def was_erased(tx: Tx, exchange_id: str) -> bool:
+    """Tell whether an erasure removed this exchange (lately: see TOMBSTONE_SECONDS)."""
+    row = await tx.fetchone("SELECT 1 FROM erased_exchanges WHERE exchange_id = ?", (exchange_id,))
+    return row is not None
+
+
+async def story_erased_since(tx: Tx, story_id: int, since: float) -> bool:
+    """Tell whether an erasure removed an exchange of this story at or after `since`."""
+    row = await tx.fetchone(
+        "SELECT 1 FROM erased_exchanges x JOIN erasures e ON e.id = x.erasure_id"
+        " WHERE x.story_id = ? AND e.requested_at >= ? LIMIT 1",
+        (story_id, since),
+    )
+    return row is not None
+
+
+async def record(tx: Tx, kind: str, *, now: float) -> int:
+    """Record a pending erasure that names no exchange (one memory); return its id."""
+    return await tx.execute("INSERT INTO erasures (kind, requested_at) VALUES (?, ?)", (kind, now))
+
+
+async def pending(store: Store) -> list[int]:
+    """The erasures whose files were not cleaned yet."""
+    rows = await store.fetchall("SELECT id FROM erasures WHERE completed_at IS NULL ORDER BY id")
+    return [int(r[0]) for r in rows]
+
+
+async def complete(tx: Tx, erasure_ids: Iterable[int], *, now: float) -> None:
+    """Record that the files no longer hold what these erasures removed."""
+    await tx.executemany(
+        "UPDATE erasures SET completed_at = max(?, requested_at) WHERE id = ?",
+        [(now, i) for i in erasure_ids],
+    )
+
+
+async def forget_tombstones(tx: Tx, *, now: float) -> int:
+    """Drop the records of erasures completed more than TOMBSTONE_SECONDS ago (their exchange
+    ids go with them); return how many."""
+    await tx.execute(
+        "DELETE FROM erasures WHERE completed_at IS NOT NULL AND requested_at < ?",
+        (now - TOMBSTONE_SECONDS,),
+    )
+    return await tx.changes()

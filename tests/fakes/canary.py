@@ -1,0 +1,81 @@
+"""A scripted LLM for erasure tests: a canary someone writes ends up everywhere a real model
+would copy it.
+
+The reply quotes the canary of the message it answers. The reflection of an exchange turns its
+canary into a memory, an anchor, a position and a line of the rolling summary (rewritten whole
+from the previous one, as the reflection prompt asks, so every later revision carries it), and
+moves the mood. Exchanges without a canary rewrite the summary unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from tests.fakes.ollama import FakeOllama
+
+CANARY = re.compile(r"[A-Z0-9]{3}CANARY\d{4}")
+_SPEAKER = re.compile(r"between (.+?) and ")
+
+
+def reflection_request(payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The exchange a chat call asks to reflect on, or None for a reply."""
+    try:
+        asked = json.loads(payload["messages"][-1]["content"])
+    except (ValueError, KeyError, IndexError):
+        return None
+    return asked if isinstance(asked, dict) and "user_message" in asked else None
+
+
+def reflection(asked: dict[str, Any], speaker: str) -> dict[str, Any]:
+    """What a model copying everything would propose for one exchange."""
+    previous = str(asked.get("previous_summary") or "")
+    found = CANARY.findall(str(asked["user_message"]))
+    if not found:
+        return {"memories": [], "summary": previous or "On discute.", "state": {}}
+    canary = found[0]
+    return {
+        "memories": [
+            {"text": f"A pour code de coffre {canary}", "kind": "fact", "scope": "global",
+             "confidence": 0.95}
+        ],
+        "summary": f"{previous} {speaker} a confié le code {canary}.".strip(),
+        "state": {"mood": 0.1},
+        "new_anchors": [f"Le coffre de {speaker} s'ouvre avec {canary}"],
+        "positions": [
+            {"topic": f"coffre {canary}", "idea": f"Le code {canary} doit rester secret",
+             "justification": f"{speaker} l'a confié en confiance", "action": "create"}
+        ],
+    }  # fmt: skip
+
+
+def script(ollama: FakeOllama) -> None:
+    """Answer replies and reflections as described above."""
+
+    def answer(payload: dict[str, Any]) -> str:
+        asked = reflection_request(payload)
+        if asked is not None:
+            said = _SPEAKER.search(payload["messages"][0]["content"])
+            return json.dumps(reflection(asked, said.group(1) if said else "someone"))
+        found = CANARY.findall(payload["messages"][-1]["content"])
+        return f"Noté : {found[-1]}." if found else "D'accord."
+
+    ollama.chat_reply = answer
+
+
+def prompts(ollama: FakeOllama) -> list[str]:
+    """Every reply prompt sent so far (reflections left out), as text."""
+    return [
+        json.dumps(p["messages"], ensure_ascii=False)
+        for path, p in ollama.calls
+        if path == "/api/chat" and reflection_request(p) is None
+    ]
+
+
+def in_files(folder: Path, canary: str) -> int:
+    """How many times a canary appears, in any case, in the files of a folder (the database,
+    its WAL and shared memory): the keyword index stores words in lower case."""
+    needle = canary.casefold().encode()
+    return sum(p.read_bytes().lower().count(needle) for p in folder.iterdir() if p.is_file())
