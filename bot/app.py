@@ -13,6 +13,7 @@ from discord.ext import commands
 from bot import render
 from bot.i18n import FrenchTranslator
 from bot.runtime import Runtime
+from memory import manage_erasure
 from memory.errors import Forbidden, InvalidInput, NotFound, unexpected
 from memory.indexer import start_scheduler
 
@@ -31,7 +32,7 @@ class EchoTree(app_commands.CommandTree["EchoBot"]):
     ) -> None:
         original = getattr(error, "original", error)
         if isinstance(original, NotFound | Forbidden):
-            message = f"{str(original).capitalize()}."
+            message = f"{_sentence(original)}."
         elif isinstance(error, app_commands.MissingPermissions | app_commands.NoPrivateMessage):
             message = str(error)
         elif isinstance(original, InvalidInput):
@@ -43,6 +44,13 @@ class EchoTree(app_commands.CommandTree["EchoBot"]):
         await send_ephemeral(interaction, message)
 
 
+def _sentence(error: Exception) -> str:
+    """An error's text as a sentence: its first letter up, the rest as written (a permission's
+    name keeps its capitals)."""
+    text = str(error)
+    return text[:1].upper() + text[1:]
+
+
 async def send_ephemeral(interaction: discord.Interaction[EchoBot], text: str) -> None:
     """Send a private answer, split under Discord's limit, never pinging anyone."""
     chunks = render.split_message(render.defang(text)) or ["…"]
@@ -52,6 +60,13 @@ async def send_ephemeral(interaction: discord.Interaction[EchoBot], text: str) -
             await interaction.followup.send(chunk, ephemeral=True, allowed_mentions=none)
         else:
             await interaction.response.send_message(chunk, ephemeral=True, allowed_mentions=none)
+
+
+def add_privacy_jobs(scheduler: AsyncIOScheduler, runtime: Runtime) -> None:
+    """Finish the erasures a reader kept pending, and apply the retention rules ([privacy])."""
+    manage_erasure.schedule(
+        scheduler, runtime.store, history_days=runtime.settings.privacy.history_days
+    )
 
 
 class EchoBot(commands.Bot):
@@ -78,6 +93,7 @@ class EchoBot(commands.Bot):
         from bot.cogs.admin import Admin
         from bot.cogs.context import ContextCommands
         from bot.cogs.conversation import Conversation
+        from bot.cogs.erasure import ErasureCommands
         from bot.cogs.memories import MemoryCommands
 
         await self.tree.set_translator(FrenchTranslator())
@@ -85,6 +101,7 @@ class EchoBot(commands.Bot):
         await self.add_cog(MemoryCommands(self))
         await self.add_cog(Admin(self))
         await self.add_cog(ContextCommands(self))
+        await self.add_cog(ErasureCommands(self))
         if self.background:
             self.scheduler = start_scheduler(
                 self.runtime.indexer, interval=self.runtime.settings.memory.reindex_interval
@@ -93,6 +110,7 @@ class EchoBot(commands.Bot):
                 self.after_turns, "interval", seconds=REFLECTION_POLL, id="reflect",
                 max_instances=1, coalesce=True, misfire_grace_time=60,
             )  # fmt: skip
+            add_privacy_jobs(self.scheduler, self.runtime)
         if self.sync_commands:
             await self.tree.sync()
 

@@ -112,6 +112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     # httpx logs every request at INFO: keep the log for what Écho itself does.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # -v is Écho's own debug log. These print what people said at DEBUG: aiosqlite every
+    # statement with its parameters, discord.py every gateway event and request body, httpcore
+    # the request headers (an API key among them).
+    for name in ("aiosqlite", "discord", "httpcore"):
+        logging.getLogger(name).setLevel(logging.INFO)
     try:
         settings = _settings(args)
     except ConfigError as exc:

@@ -154,6 +154,11 @@ class LimitSettings(_Section):
     max_reply_chars: int = Field(engine.MAX_REPLY_CHARS, ge=100, le=100_000)
 
 
+class PrivacySettings(_Section):
+    # Days a message stays in the conversation history (0: kept until someone forgets it).
+    history_days: float = Field(90.0, ge=0)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="ECHO_",
@@ -173,6 +178,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
 
     @classmethod
     def settings_customise_sources(

@@ -80,6 +80,48 @@ FRENCH: dict[str, str] = {
     "The entry's number, from /lore list": "Le numéro de l'entrée, vu dans /lore liste",
     "Exclude from context": "Exclure du contexte",
     "Include in context": "Inclure dans le contexte",
+    "Forget this message": "Oublier ce message",
+    "forget-me": "oublie-moi",
+    "Erase everything I store about you, everywhere": (
+        "Effacer tout ce que je garde sur toi, partout"
+    ),
+    "forget-member": "oublier-membre",
+    "Erase what this server holds about a member (one who left)": (
+        "Effacer ce que ce serveur garde sur un membre (parti)"
+    ),
+    "user": "membre",
+    "The member, or their user id": "Le membre, ou son identifiant",
+    "privacy": "confidentialite",
+    "Where your memories are used: where learned, or everywhere": (
+        "Où tes souvenirs servent : là où ils ont été appris, ou partout"
+    ),
+    "Where learned, everywhere, or the default": "Là où appris, partout, ou le réglage par défaut",
+    "export": "exporter",
+    "Everything I store about you, as a file only you see": (
+        "Tout ce que je garde sur toi, dans un fichier que toi seul vois"
+    ),
+    "anchors": "ancres",
+    "Key facts held in this conversation": "Les faits clés gardés dans cette conversation",
+    "show": "voir",
+    "The anchors held here, and those dropped": "Les ancres gardées ici, et celles retirées",
+    "Hold a key fact no reflection can drop": (
+        "Garder un fait clé qu'aucune réflexion ne peut retirer"
+    ),
+    "The fact": "Le fait",
+    "drop": "retirer",
+    "Drop an anchor; the reason stays in history": (
+        "Retirer une ancre ; la raison reste dans l'historique"
+    ),
+    "anchor": "ancre",
+    "The anchor's number": "Le numéro de l'ancre",
+    "reason": "raison",
+    "Why": "Pourquoi",
+    "The character's positions here": "Les positions du personnage ici",
+    "Drop a position; the reason stays in history": (
+        "Retirer une position ; la raison reste dans l'historique"
+    ),
+    "position": "position",
+    "The position's number": "Le numéro de la position",
 }
 
 

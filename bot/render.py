@@ -128,6 +128,7 @@ def render_stats(
         f"Memories: {stats.memories} (of {stats.users} people)",
         f"Turns counted: {stats.turns} · degraded turns: {stats.degraded_turns}",
         f"Reflections waiting: {stats.outbox_pending}",
+        f"Erasures pending (bytes still in the database files): {stats.erasures_pending}",
     ]
     if engine is not None:
         a = engine.admission

@@ -11,11 +11,12 @@ import hashlib
 import logging
 import sys
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import TextIO
 
 from bot import render
 from bot.runtime import Runtime
-from memory import manage, manage_context
+from memory import manage, manage_context, manage_erasure
 from memory.engine import Incoming
 from memory.errors import EchoError, Forbidden, InvalidInput, NotFound, StoreError
 from memory.indexer import start_scheduler
@@ -29,7 +30,7 @@ HELP = """\
 Commands: /why · /memories [never|TEXT] · /pin ID · /unpin ID · /forget ID · /remember TEXT
           /summary · /positions · /stats · /context [DRAFT] · /strategy [NAME]
           /history · /exclude ID · /include ID · /lore list|add KEYWORDS | CONTENT|remove ID
-          /help · /quit"""
+          /forget-message ID · /forget-me · /help · /quit"""
 
 
 def terminal_user_id(name: str) -> int:
@@ -52,6 +53,8 @@ class Terminal:
         # Message ids must be unique across sessions: the store answers each source id once.
         self._session = uuid.uuid4().hex
         self._background: set[asyncio.Task[object]] = set()
+        # What the next line answers, after a command asked for a confirmation.
+        self._answer: Callable[[], Awaitable[None]] | None = None
 
     def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -59,6 +62,14 @@ class Terminal:
     async def handle(self, line: str) -> bool:
         """Handle one input line; return False when the session should end."""
         line = line.strip()
+        if self._answer is not None:
+            # The line answers the question a command asked: y does it, anything else keeps.
+            act, self._answer = self._answer, None
+            if _yes(line):
+                await self._guarded("forget-me", act)
+            else:
+                self.say("Kept; nothing was erased.")
+            return True
         if not line:
             return True
         if line.startswith("/"):
@@ -98,20 +109,26 @@ class Terminal:
         name, _, arg = line[1:].partition(" ")
         if name in ("quit", "exit"):
             return False
-        handler = getattr(self, f"cmd_{name}", None) if name.isidentifier() else None
+        method = f"cmd_{name.replace('-', '_')}"
+        handler = getattr(self, method, None) if method.isidentifier() else None
+        if handler is None:
+            self.say(f"Unknown command /{name}. {HELP}")
+        else:
+            await self._guarded(name, lambda: handler(arg.strip()))
+        return True
+
+    async def _guarded(self, name: str, act: Callable[[], Awaitable[None]]) -> None:
+        """Run a command, turning a person's mistake or a refusing database into one line."""
         try:
-            if handler is None:
-                self.say(f"Unknown command /{name}. {HELP}")
-            else:
-                await handler(arg.strip())
+            await act()
         except (NotFound, Forbidden) as exc:
-            self.say(f"{str(exc).capitalize()}.")
+            text = str(exc)
+            self.say(f"{text[:1].upper()}{text[1:]}.")
         except InvalidInput as exc:
             self.say(f"{exc}.")
         except StoreError as exc:
             log.warning("command /%s failed: %s", name, type(exc).__name__)
             self.say(f"[the database refused this: {exc}]")
-        return True
 
     async def cmd_help(self, arg: str) -> None:
         self.say(HELP)
@@ -139,8 +156,29 @@ class Terminal:
         if self.interactive and not _confirm(f"Forget #{memory_id} for good? [y/N] "):
             self.say("Kept.")
             return
-        await manage.forget(self.runtime.store, self.user_id, memory_id)
-        self.say(f"Forgotten #{memory_id}.")
+        forgotten = await manage_erasure.forget_memory(self.runtime.store, self.user_id, memory_id)
+        self.say(forgotten.text(terminal=True))
+
+    async def cmd_forget_message(self, arg: str) -> None:
+        """/forget-message ID: the message with this history id (or the reply to one), the
+        reply to it, and what was made from it."""
+        store = self.runtime.store
+        message = await history.in_story(store, self.story_id, _id(arg))
+        report = await manage_erasure.forget_message(
+            store, message, actor_id=self.user_id, engine=self.runtime.engine
+        )
+        self.say(report.text(heading="Forgotten:"))
+
+    async def cmd_forget_me(self, arg: str) -> None:
+        """/forget-me: asks, and the next line answers (y to erase)."""
+        self.say(f"{manage_erasure.FORGET_ME_QUESTION} [y/N]")
+        self._answer = self._forget_me
+
+    async def _forget_me(self) -> None:
+        report = await manage_erasure.forget_person(
+            self.runtime.store, self.user_id, engine=self.runtime.engine
+        )
+        self.say(report.text(heading="Erased everything about you:"))
 
     async def cmd_remember(self, arg: str) -> None:
         outcome = await manage.remember(
@@ -235,6 +273,8 @@ class Terminal:
             scheduler = start_scheduler(
                 self.runtime.indexer, interval=self.runtime.settings.memory.reindex_interval
             )
+            days = self.runtime.settings.privacy.history_days
+            manage_erasure.schedule(scheduler, self.runtime.store, history_days=days)
         try:
             while True:
                 line = await loop.run_in_executor(None, stdin.readline)
@@ -258,8 +298,12 @@ def _id(arg: str) -> int:
     return number
 
 
+def _yes(answer: str) -> bool:
+    return answer.strip().casefold() in ("y", "yes", "o", "oui")
+
+
 def _confirm(question: str) -> bool:
-    return input(question).strip().casefold() in ("y", "yes", "o", "oui")
+    return _yes(input(question))
 
 
 def is_interactive(stream: TextIO = sys.stdin) -> bool:

@@ -15,7 +15,7 @@ from discord.ext import commands
 
 from bot import render
 from bot.app import send_ephemeral
-from memory import manage
+from memory import manage, manage_erasure
 from memory.model import DM_ORIGIN, Kind, Memory, Scope
 from memory.store import history
 from memory.store.db import Store
@@ -92,9 +92,11 @@ class ConfirmForget(discord.ui.View):
     async def confirm(
         self, interaction: Interaction, button: discord.ui.Button[ConfirmForget]
     ) -> None:
-        await manage.forget(interaction.client.runtime.store, self.owner_id, self.memory_id)
+        forgotten = await manage_erasure.forget_memory(
+            interaction.client.runtime.store, self.owner_id, self.memory_id
+        )
         self.stop()
-        await interaction.response.edit_message(content=f"Forgotten #{self.memory_id}.", view=None)
+        await interaction.response.edit_message(content=forgotten.text(), view=None)
 
     @discord.ui.button(label="Keep", style=discord.ButtonStyle.secondary)
     async def cancel(

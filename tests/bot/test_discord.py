@@ -233,7 +233,10 @@ async def test_forget_asks_then_erases_for_real(bot: tuple[EchoBot, fakes.Record
     press = fakes.component(echo, user_id=ALICE, channel_id=CHANNEL, custom_id="x")
     await confirm.confirm.callback(press)
     assert await manage.list_memories(echo.runtime.store, ALICE) == []
-    assert rec.sent[-1].payload["data"]["content"] == f"Forgotten #{memory_id}."
+    answer = rec.sent[-1].payload["data"]["content"]
+    assert answer == (
+        f"Forgotten #{memory_id}.\nYou wrote it yourself; nothing else was made from it."
+    )
     rows = await echo.runtime.store.fetchall("SELECT count(*) FROM memories")
     assert rows[0][0] == 0
 

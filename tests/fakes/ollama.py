@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,6 +85,8 @@ class FakeOllama:
     released: asyncio.Event = field(default_factory=asyncio.Event)
     body_bytes_sent: int = 0
     chaos: Chaos | None = None
+    # Awaited before a chat call is answered: a test holds a call there while it acts.
+    pause: Callable[[dict[str, Any]], Awaitable[None]] | None = None
 
     def set(self, endpoint: str, mode: str, delay: float = 0.0) -> None:
         self.behaviours[endpoint] = Behaviour(mode, delay)
@@ -167,6 +169,8 @@ class FakeOllama:
         failure = await self._misbehave("/api/chat", request)
         if failure is not None:
             return failure
+        if self.pause is not None:
+            await self.pause(payload)
         content = self.chat_replies.pop(0) if self.chat_replies else self.chat_reply(payload)
         return web.json_response(
             {

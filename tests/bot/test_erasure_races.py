@@ -1,0 +1,217 @@
+"""Erasures while others talk, and what was under way when one ran: a reply being written, a
+reflection of the forgotten exchange, a reflection that read the forgotten words, a turn that
+condensed them. None of them writes the forgotten words back."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from bot.app import EchoBot
+from bot.cogs.erasure import ConfirmErasure
+from memory import manage, manage_erasure
+from tests.bot import discord_fakes as fakes
+from tests.bot.test_discord import ALICE, BOB, CHANNEL, _bot_with, _say
+from tests.bot.test_discord_erasure import (
+    ALICES,
+    ALICES_DM,
+    BOBS,
+    CAROL,
+    DM_CHANNEL,
+    MANAGE_MESSAGES,
+    SMALL_CONTEXT,
+    _chatter,
+    _chatter_until_condensed,
+    _menu,
+    _next_prompt,
+    _press,
+    _secret,
+    _story_texts,
+    _talk,
+)
+from tests.fakes import canary
+from tests.fakes.ollama import FakeOllama
+
+
+class _Gate:
+    """Holds the chat call whose text carries a marker until the test lets it go."""
+
+    def __init__(self, marker: str, *, reflection: bool) -> None:
+        self.marker = marker
+        self.reflection = reflection
+        self.held = asyncio.Event()
+        self.open = asyncio.Event()
+        self.payload: dict[str, Any] = {}
+
+    async def __call__(self, payload: dict[str, Any]) -> None:
+        asked = canary.reflection_request(payload)
+        if self.reflection != (asked is not None):
+            return
+        text = asked["user_message"] if asked else payload["messages"][-1]["content"]
+        if self.marker in text:
+            self.payload = payload
+            self.held.set()
+            await self.open.wait()
+
+
+async def _crowd(echo: EchoBot, channel: Any | None) -> None:
+    """Four others talking meanwhile, in the channel (if given) and in their DMs."""
+
+    async def one(p: int) -> None:
+        dm = fakes.dm_channel(echo, 60_000 + p, p)
+        for n, place in enumerate((channel or dm, dm)):
+            await _say(echo, place, p, f"Le jardin {n} de {p} pousse bien.")
+            await echo.runtime.worker.run_due()
+
+    await asyncio.gather(*(one(4000 + n) for n in range(4)))
+
+
+async def test_a_reply_under_way_is_not_stored_once_its_message_is_forgotten(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    canary.script(ollama)
+    ollama.pause = gate = _Gate("HOLD", reflection=False)
+    async with _bot_with(tmp_path, ollama) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        alices = fakes.message(echo, channel, author_id=ALICE, content=_secret(ALICES) + " HOLD")
+        turn = asyncio.create_task(echo.get_cog("Conversation").on_message(alices))  # type: ignore[union-attr]
+        await gate.held.wait()  # her message is stored; the reply is being written
+
+        async def forget() -> None:
+            await _menu(echo, BOB, alices, permissions=MANAGE_MESSAGES)
+            gate.open.set()
+
+        await asyncio.gather(forget(), _crowd(echo, channel), turn)
+        await echo.runtime.worker.run_due()
+        assert f"Noté : {ALICES}." in rec.contents()  # it went out on Discord, before
+        assert canary.in_files(tmp_path, ALICES) == 0
+        assert await manage.list_memories(echo.runtime.store, ALICE) == []
+
+
+async def test_a_reflection_under_way_writes_nothing_of_a_forgotten_message(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    canary.script(ollama)
+    ollama.pause = gate = _Gate("HOLD", reflection=True)
+    async with _bot_with(tmp_path, ollama) as (echo, _):
+        channel = fakes.text_channel(echo, CHANNEL)
+        alices = await _say(echo, channel, ALICE, _secret(ALICES) + " HOLD")
+        reflecting = asyncio.create_task(echo.runtime.worker.run_due())
+        await gate.held.wait()
+
+        async def forget() -> None:
+            await _menu(echo, ALICE, alices)
+            gate.open.set()
+
+        await asyncio.gather(forget(), _crowd(echo, channel), reflecting)
+        assert canary.in_files(tmp_path, ALICES) == 0
+        assert "A pour code" not in json.dumps(await _story_texts(echo))
+
+
+async def test_a_reflection_that_read_the_forgotten_words_leaves_the_story_notes_alone(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Carol's reflection read the summary holding Alice's canary, then Alice forgot her
+    message: what it proposes for the story may copy the canary, and is not written."""
+    canary.script(ollama)
+    ollama.pause = gate = _Gate("HOLD", reflection=True)
+    async with _bot_with(tmp_path, ollama) as (echo, _):
+        channel = fakes.text_channel(echo, CHANNEL)
+        alices = await _talk(echo, channel, ALICE, _secret(ALICES))
+        await _say(echo, channel, CAROL, "HOLD le jardin pousse bien.")
+        reflecting = asyncio.create_task(echo.runtime.worker.run_due())
+        await gate.held.wait()
+
+        async def forget() -> None:
+            await _menu(echo, ALICE, alices)
+            gate.open.set()
+
+        await asyncio.gather(forget(), _crowd(echo, channel), reflecting)
+        assert canary.in_files(tmp_path, ALICES) == 0
+        # The crowd's reflections, queued after the erasure, write the summary again.
+        while await echo.runtime.worker.run_due():
+            pass
+        assert await _story_texts(echo)
+
+
+async def test_a_turn_under_way_does_not_condense_a_forgotten_message_back(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Carol's turn planned its prompt with Alice's message in the condensed history, then
+    Alice forgot it: the condensed history the turn stores afterwards leaves it out."""
+    canary.script(ollama)
+    ollama.pause = gate = _Gate("HOLD", reflection=False)
+    async with _bot_with(tmp_path, ollama, context=SMALL_CONTEXT) as (echo, _):
+        channel = fakes.text_channel(echo, CHANNEL)
+        alices = await _talk(echo, channel, ALICE, _secret(ALICES))
+        await _chatter_until_condensed(echo, channel, ALICES)
+        await _chatter(echo, channel, 6)
+        # Long enough that more history leaves: the turn condenses it with what was condensed.
+        long = "HOLD " + "Et le jardin, les courges et les haricots, comment vont-ils ? " * 12
+        turn = asyncio.create_task(_say(echo, channel, CAROL, long))
+        await gate.held.wait()
+        said = gate.payload["messages"]
+        earlier = next(m for m in said if m["content"].startswith("Earlier in this conversation"))
+        assert f"user{ALICE}: {_secret(ALICES)}" in earlier["content"]
+
+        async def forget() -> None:
+            await _menu(echo, ALICE, alices)
+            gate.open.set()
+
+        # The others talk elsewhere: a later turn here would store a newer condensed history.
+        await asyncio.gather(forget(), _crowd(echo, None), turn)
+        assert canary.in_files(tmp_path, ALICES) == 0
+        condensed = await echo.runtime.store.fetchone("SELECT summary FROM story_context")
+        assert condensed is not None and "jardin" in condensed[0]
+
+
+async def test_erasures_while_others_talk(tmp_path: Path, ollama: FakeOllama) -> None:
+    """Alice forgets herself and Bob one message while six others talk in two channels and
+    their DMs and the reflections run, some of them on Alice's and Bob's exchanges."""
+    canary.script(ollama)
+    ollama.set("/api/chat", "slow", 0.01)
+    others = [3000 + n for n in range(6)]
+    theirs = {p: f"P{n}ACANARY{1000 + n}" for n, p in enumerate(others)}
+    async with _bot_with(tmp_path, ollama, context=SMALL_CONTEXT) as (echo, _):
+        channels = [fakes.text_channel(echo, CHANNEL), fakes.text_channel(echo, CHANNEL + 1)]
+        await _say(echo, channels[1], BOB, f"<@{fakes.BOT_ID}> Mon jardin a des tomates.",
+                   mentions=[fakes.BOT_ID])  # fmt: skip
+        bobs = await _say(echo, channels[0], BOB, _secret(BOBS))
+        await _say(echo, channels[0], ALICE, _secret(ALICES))
+        await _say(echo, fakes.dm_channel(echo, DM_CHANNEL, ALICE), ALICE, _secret(ALICES_DM))
+        await echo.runtime.worker.run_due(limit=2)  # the rest are reflected during the erasures
+
+        async def person(p: int) -> None:
+            places = [*channels, fakes.dm_channel(echo, 40_000 + p, p)]
+            for n in range(3):
+                channel = places[n % 3]
+                text = _secret(theirs[p]) if n == 0 else f"Le jardin {n} de {p} pousse bien."
+                mention = f"<@{fakes.BOT_ID}> " if channel is channels[1] else ""
+                await _say(echo, channel, p, mention + text, mentions=[fakes.BOT_ID])
+                await echo.runtime.worker.run_due()
+
+        async def forget_me() -> None:
+            await asyncio.sleep(0.02)
+            await _press(echo, ConfirmErasure(ALICE, ALICE), ALICE)
+
+        async def forget_bobs() -> None:
+            await asyncio.sleep(0.03)
+            await _menu(echo, BOB, bobs)
+
+        await asyncio.gather(*(person(p) for p in others), forget_me(), forget_bobs(),
+                             echo.runtime.worker.run_due())  # fmt: skip
+        while await echo.runtime.worker.run_due():
+            pass
+        assert await manage_erasure.settle_pending(echo.runtime.store) == 0
+
+        for code in (ALICES, ALICES_DM, BOBS):
+            assert canary.in_files(tmp_path, code) == 0, code
+        for p in others:
+            [memory] = await manage.list_memories(echo.runtime.store, p)
+            assert memory.text.endswith(theirs[p])
+        for p in (*others[:2], BOB):
+            prompt = await _next_prompt(echo, ollama, channels[0], p)
+            assert ALICES not in prompt and BOBS not in prompt
+            assert theirs[others[0]] in prompt  # the anchor of the first person's secret
