@@ -221,7 +221,48 @@ class OllamaEmbedder(_HttpEmbedder):
     vectors_key = "embeddings"
 
 
-class OllamaChat:
+class _StructuredChat:
+    """What both chat clients share: a plain call, or a structured one sent in the mode this
+    server accepts, learned once (memory.structured)."""
+
+    base_url: str
+    model: str
+    modes: Negotiator
+    server_modes: tuple[Mode, ...]
+
+    def _format(self, mode: Mode, schema: Mapping[str, Any]) -> dict[str, Any] | str | None:
+        raise NotImplementedError
+
+    async def _send(
+        self,
+        messages: Sequence[Message],
+        format_: dict[str, Any] | str | None,
+        deadline: float,
+        max_tokens: int | None,
+    ) -> ChatResult:
+        raise NotImplementedError
+
+    async def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        deadline: float,
+        max_tokens: int | None = None,
+    ) -> ChatResult:
+        if schema is None:
+            return await self._send(messages, None, deadline, max_tokens)
+
+        async def attempt(mode: Mode, left: float) -> ChatResult:
+            sent = prompted(mode, messages, schema)
+            return await self._send(sent, self._format(mode, schema), left, max_tokens)
+
+        return await self.modes.send(
+            self.base_url, self.model, self.server_modes, attempt, deadline=deadline
+        )
+
+
+class OllamaChat(_StructuredChat):
     """Chat from Ollama's `/api/chat`, non-streaming; `schema` is sent as `format` (or as
     "json", or in the prompt: see memory.structured)."""
 
@@ -241,24 +282,10 @@ class OllamaChat:
         self.num_ctx = num_ctx
         self.modes = modes or Negotiator()
 
-    async def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: Mapping[str, Any] | None = None,
-        deadline: float,
-        max_tokens: int | None = None,
-    ) -> ChatResult:
-        if schema is None:
-            return await self._send(messages, None, deadline, max_tokens)
+    server_modes = OLLAMA_MODES
 
-        async def attempt(mode: Mode, left: float) -> ChatResult:
-            sent = prompted(mode, messages, schema)
-            return await self._send(sent, ollama_format(mode, schema), left, max_tokens)
-
-        return await self.modes.send(
-            self.base_url, self.model, OLLAMA_MODES, attempt, deadline=deadline
-        )
+    def _format(self, mode: Mode, schema: Mapping[str, Any]) -> dict[str, Any] | str | None:
+        return ollama_format(mode, schema)
 
     async def _send(
         self,
@@ -318,7 +345,7 @@ class OpenAIEmbedder(_HttpEmbedder):
     vectors_key = "data"
 
 
-class OpenAIChat:
+class OpenAIChat(_StructuredChat):
     """Chat from an OpenAI-compatible `/v1/chat/completions`; `schema` as the `response_format`
     this server accepts, learned (see memory.structured)."""
 
@@ -338,29 +365,15 @@ class OpenAIChat:
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.modes = modes or Negotiator()
 
-    async def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: Mapping[str, Any] | None = None,
-        deadline: float,
-        max_tokens: int | None = None,
-    ) -> ChatResult:
-        if schema is None:
-            return await self._send(messages, None, deadline, max_tokens)
+    server_modes = OPENAI_MODES
 
-        async def attempt(mode: Mode, left: float) -> ChatResult:
-            sent = prompted(mode, messages, schema)
-            return await self._send(sent, response_format(mode, schema), left, max_tokens)
-
-        return await self.modes.send(
-            self.base_url, self.model, OPENAI_MODES, attempt, deadline=deadline
-        )
+    def _format(self, mode: Mode, schema: Mapping[str, Any]) -> dict[str, Any] | str | None:
+        return response_format(mode, schema)
 
     async def _send(
         self,
         messages: Sequence[Message],
-        format_: dict[str, Any] | None,
+        format_: dict[str, Any] | str | None,
         deadline: float,
         max_tokens: int | None,
     ) -> ChatResult:
