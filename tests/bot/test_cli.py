@@ -31,7 +31,7 @@ async def test_doctor_says_ok_or_the_fix_one_line_each(tmp_path: Path, ollama: F
     # The loopback server's embeddings are bags of words: they cannot tell "afraid of flying"
     # from "air travel makes me anxious", and the doctor says so, with the fix.
     assert lines[4].startswith("FAIL fr: nomic-embed-text does NOT separate paraphrases")
-    assert lines[5].startswith("FAIL en: ") and "threshold read" in lines[5]
+    assert lines[5].startswith("FAIL en: ") and "no absolute threshold" in lines[5]
     # Unfit for both languages: another multilingual model is not the only way out.
     assert "check its task prefixes" in lines[6] and "multilingual" not in lines[6]
     assert "ECHO_DISCORD__TOKEN" in lines[-1]

@@ -51,6 +51,9 @@ def _paraphrase_cosines(embedder: Frozen, language: str) -> list[float]:
 async def test_minilm_is_fit_for_english_and_unfit_for_french() -> None:
     reports = _by_language(await calibrate(Frozen("all-MiniLM-L6-v2")))
     assert reports["en"].fit and reports["en"].separation == 1.0
+    # Its English paraphrases stand far above unrelated pairs: 0.27 is read (bench: it serves
+    # about as many relevant memories as the relative cutoff).
+    assert reports["en"].threshold == 0.27
     assert not reports["fr"].fit and reports["fr"].separation < 0.9
     # No threshold is offered for a language the model cannot rank.
     assert reports["fr"].threshold is None
@@ -64,6 +67,10 @@ async def test_e5_is_fit_for_both_languages_on_its_compressed_scale() -> None:
     # (0.05 between the weakest paraphrase and the strongest unrelated pair) read it unfit.
     assert reports["fr"].unrelated_mean > 0.85
     assert reports["fr"].separation >= MIN_SEPARATION
+    # On that scale no absolute threshold serves relevant memories: none is offered (0.90 in
+    # French served no more than keywords alone, bench/results/recall.md).
+    assert reports["fr"].threshold is None and reports["en"].threshold is None
+    assert 'keep eligibility = "relative"' in reports["fr"].line("e5")
 
 
 @pytest.mark.parametrize("model", ["all-MiniLM-L6-v2", "multilingual-e5-small"])

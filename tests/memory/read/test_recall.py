@@ -153,9 +153,9 @@ async def test_an_unfit_language_recalls_by_keywords_only(
     await Indexer(store, embedder).run_once()
     await save(store, "e", [
         LanguageReport("fr", separation=0.6, paraphrase_mean=0.5, unrelated_mean=0.4,
-                       threshold=None),
+                       threshold=None, cutoff=0.6),
         LanguageReport("en", separation=1.0, paraphrase_mean=0.8, unrelated_mean=0.1,
-                       threshold=0.3),
+                       threshold=0.3, cutoff=0.3),
     ], now=1.0)  # fmt: skip
     config = MemoryConfig(relative_sd=None, threshold=-1.0)
     engine = Engine(store, embedder=embedder, config=config)
