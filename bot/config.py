@@ -157,6 +157,8 @@ class LimitSettings(_Section):
 class PrivacySettings(_Section):
     # Days a message stays in the conversation history (0: kept until someone forgets it).
     history_days: float = Field(90.0, ge=0)
+    # Where a person's memories are served unless they chose otherwise with /privacy.
+    memories_served: Literal["where_learned", "everywhere"] = "where_learned"
 
 
 class Settings(BaseSettings):

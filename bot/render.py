@@ -10,6 +10,7 @@ from memory.cards import Card
 from memory.engine import EngineStatus, Reply
 from memory.indexer import IndexerStatus
 from memory.manage import Stats
+from memory.manage_privacy import served_where
 from memory.model import LoreEntry, Memory, Reason, Turn
 from memory.read.budget import ContextPlan, Decision
 from memory.read.prompt import BlockKind
@@ -78,9 +79,18 @@ def split_message(text: str, limit: int = DISCORD_LIMIT) -> list[str]:
     return chunks
 
 
-def memory_line(memory: Memory, *, score: float | None = None, matched: Sequence[str] = ()) -> str:
-    """One memory on one line: id, kind, scope, pin, why recalled, counters, text."""
+def memory_line(
+    memory: Memory,
+    *,
+    score: float | None = None,
+    matched: Sequence[str] = (),
+    everywhere: bool | None = None,
+) -> str:
+    """One memory on one line: id, kind, scope, pin, why recalled, counters, where it can be
+    used (when the person's privacy choice is given), text."""
     flags = " 📌" if memory.pinned else ""
+    if everywhere is not None:
+        flags += f" · {served_where(memory, everywhere=everywhere)}"
     cosine = f" · cos {score:.2f}" if score is not None else ""
     if matched:
         cosine += " · words: " + ", ".join(matched)
@@ -91,7 +101,7 @@ def memory_line(memory: Memory, *, score: float | None = None, matched: Sequence
     )
 
 
-def render_why(turn: Turn | None) -> str:
+def render_why(turn: Turn | None, *, everywhere: bool | None = None) -> str:
     """The memories used for a turn, grouped by the reason they were selected."""
     if turn is None:
         return "No turn of yours here yet: talk to me first, then ask /why."
@@ -107,17 +117,27 @@ def render_why(turn: Turn | None) -> str:
         group = [s for s in turn.selected if s.reason is reason]
         if group:
             lines.append(f"**{_REASON_TITLES[reason]}** ({len(group)})")
-            lines.extend(memory_line(s.memory, score=s.score, matched=s.matched) for s in group)
+            lines.extend(
+                memory_line(s.memory, score=s.score, matched=s.matched, everywhere=everywhere)
+                for s in group
+            )
     lines.append("c/s/sem = times a candidate / served / served by meaning.")
     return "\n".join(lines)
 
 
-def render_memories(page: Sequence[Memory], *, page_index: int, pages: int, total: int) -> str:
-    """One page of a person's memories."""
+def render_memories(
+    page: Sequence[Memory],
+    *,
+    page_index: int,
+    pages: int,
+    total: int,
+    everywhere: bool | None = None,
+) -> str:
+    """One page of a person's memories, with where each can be used."""
     if not total:
         return "No memories here."
     head = f"Your memories — page {page_index + 1}/{pages} ({total} in all)"
-    return "\n".join([head, *(memory_line(m) for m in page)])
+    return "\n".join([head, *(memory_line(m, everywhere=everywhere) for m in page)])
 
 
 def render_stats(

@@ -16,7 +16,7 @@ from typing import TextIO
 
 from bot import render
 from bot.runtime import Runtime
-from memory import manage, manage_context, manage_erasure
+from memory import manage, manage_context, manage_erasure, manage_privacy
 from memory.engine import Incoming
 from memory.errors import EchoError, Forbidden, InvalidInput, NotFound, StoreError
 from memory.indexer import start_scheduler
@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 
 HELP = """\
 Commands: /why · /memories [never|TEXT] · /pin ID · /unpin ID · /forget ID · /remember TEXT
-          /summary · /positions · /stats · /context [DRAFT] · /strategy [NAME]
+          /summary · /positions · /privacy [where_learned|everywhere|default] · /stats
+          /context [DRAFT] · /strategy [NAME]
           /history · /exclude ID · /include ID · /lore list|add KEYWORDS | CONTENT|remove ID
           /forget-message ID · /forget-me · /help · /quit"""
 
@@ -135,14 +136,21 @@ class Terminal:
 
     async def cmd_why(self, arg: str) -> None:
         turn = await manage.why(self.runtime.store, self.user_id, self.story_id)
-        self.say(render.render_why(turn))
+        self.say(render.render_why(turn, everywhere=await self._everywhere()))
 
     async def cmd_memories(self, arg: str) -> None:
         found = await manage.list_memories(
             self.runtime.store, self.user_id, never_served=arg == "never",
             query="" if arg == "never" else arg,
         )  # fmt: skip
-        self.say(render.render_memories(found, page_index=0, pages=1, total=len(found)))
+        self.say(render.render_memories(
+            found, page_index=0, pages=1, total=len(found), everywhere=await self._everywhere()
+        ))  # fmt: skip
+
+    async def _everywhere(self) -> bool:
+        default = self.runtime.settings.privacy.memories_served
+        found = await manage_privacy.get(self.runtime.store, self.user_id, default=default)
+        return found.everywhere
 
     async def cmd_pin(self, arg: str, pinned: bool = True) -> None:
         memory = await manage.set_pinned(self.runtime.store, self.user_id, _id(arg), pinned)
@@ -196,6 +204,15 @@ class Terminal:
         self.say(
             render.render_positions(await stances.for_story(self.runtime.store, self.story_id))
         )
+
+    async def cmd_privacy(self, arg: str) -> None:
+        """/privacy · /privacy where_learned|everywhere|default."""
+        store, default = self.runtime.store, self.runtime.settings.privacy.memories_served
+        if arg:
+            found = await manage_privacy.choose(store, self.user_id, arg, default=default)
+        else:
+            found = await manage_privacy.get(store, self.user_id, default=default)
+        self.say(found.line())
 
     async def cmd_stats(self, arg: str) -> None:
         stats = await manage.stats(self.runtime.store)

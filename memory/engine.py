@@ -29,7 +29,7 @@ from memory.read.semantic import (
     embed_query,
 )
 from memory.read.strategies import Registry
-from memory.store import counters, erasure, history, memories, outbox, turns
+from memory.store import counters, erasure, history, memories, outbox, privacy, turns
 from memory.store.db import Store, Tx
 from memory.text import clean, clean_message, well_formed, words
 from memory.write import stances, state, summary
@@ -71,6 +71,8 @@ class MemoryConfig:
     max_reply_chars: int = MAX_REPLY_CHARS
     # Reflections one person may have waiting; past it their oldest are dropped, counted.
     reflection_backlog: int = outbox.BACKLOG_PER_PERSON
+    # Where memories are served unless a person chose otherwise (`[privacy]`, /privacy).
+    memories_served: str = privacy.WHERE_LEARNED
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,39 +158,51 @@ class Engine:
         self.exchanges_dropped = 0
         # Recent message ids, so a replay is ignored even when the database could not record it.
         self._answered: deque[str] = deque(maxlen=REMEMBERED_MESSAGE_IDS)
-        self._pools: OrderedDict[tuple[int, int, str], tuple[int, selection.RankedPool]] = (
+        # (user, story, origin) -> (generation, pool, whether the person's memories are
+        # served everywhere): a change of their choice bumps the generation too.
+        self._pools: OrderedDict[tuple[int, int, str], tuple[int, selection.RankedPool, bool]] = (
             OrderedDict()
         )
         # (story, user) -> the greeting stored with their first message here and its source id,
         # until a reply carries it. Only that person's turns touch their key, one at a time.
         self._greetings_due: OrderedDict[tuple[int, int], tuple[str, str]] = OrderedDict()
 
-    async def _pool(self, user_id: int, story_id: int, origin: str) -> selection.RankedPool:
-        """The user's candidates here in rank order: patched with the memories that changed
-        since it was built (a forgotten one leaves it before the next turn), rebuilt only when
-        the changes are no longer known."""
+    async def _pool(
+        self, user_id: int, story_id: int, origin: str
+    ) -> tuple[selection.RankedPool, bool]:
+        """The user's candidates here in rank order, and whether their memories are served
+        everywhere: patched with the memories that changed since it was built (a forgotten one
+        leaves it before the next turn), rebuilt only when the changes are no longer known (a
+        change of the person's privacy choice names no memory: it rebuilds)."""
         generation = self.store.generation(user_id)
         key = (user_id, story_id, origin)
         cached = self._pools.get(key)
         if cached is not None and cached[0] == generation:
             self._pools.move_to_end(key)
-            return cached[1]
+            return cached[1], cached[2]
         changed = None if cached is None else self.store.changed_since(user_id, cached[0])
         if cached is not None and changed is not None:
-            current = await memories.visible_among(self.store, user_id, story_id, origin, changed)
+            everywhere = cached[2]
+            current = await memories.visible_among(
+                self.store, user_id, story_id, origin, changed, everywhere=everywhere
+            )
             pool = cached[1].patched(changed, current) if changed else cached[1]
         else:
+            choice = await privacy.memories_served(self.store, user_id)
+            everywhere = (choice or self.config.memories_served) == privacy.EVERYWHERE
             pool = selection.RankedPool.build(
-                await memories.visible(self.store, user_id, story_id, origin, counters=False)
+                await memories.visible(
+                    self.store, user_id, story_id, origin, counters=False, everywhere=everywhere
+                )
             )
         # Another turn may have stored a newer pool while this one awaited the database.
         newer = self._pools.get(key)
         if newer is not None and newer[0] > generation:
-            return pool
-        self._pools[key] = (generation, pool)
+            return pool, everywhere
+        self._pools[key] = (generation, pool, everywhere)
         if len(self._pools) > POOL_CACHE_SIZE:
             self._pools.popitem(last=False)
-        return pool
+        return pool, everywhere
 
     def status(self) -> EngineStatus:
         return EngineStatus(self.admission.status(), len(self._pending), self.exchanges_dropped)
@@ -446,10 +460,11 @@ class Engine:
         self, *, user_id: int, story_id: int, origin: str, text: str, record: bool = True
     ) -> Recall:
         """Select this user's memories for a message, record the turn, move the counters."""
-        candidates = await self._pool(user_id, story_id, origin)
+        candidates, everywhere = await self._pool(user_id, story_id, origin)
         keywords = await recall.keyword_hits(
-            self.store, user_id=user_id, story_id=story_id, origin=origin, text=text
-        )
+            self.store, user_id=user_id, story_id=story_id, origin=origin, text=text,
+            everywhere=everywhere,
+        )  # fmt: skip
         scores: dict[int, float] | None = None
         threshold = self.config.threshold
         degraded = False

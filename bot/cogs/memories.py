@@ -15,7 +15,7 @@ from discord.ext import commands
 
 from bot import render
 from bot.app import send_ephemeral
-from memory import manage, manage_erasure
+from memory import manage, manage_erasure, manage_privacy
 from memory.model import DM_ORIGIN, Kind, Memory, Scope
 from memory.store import history
 from memory.store.db import Store
@@ -39,9 +39,10 @@ def _story(interaction: Interaction) -> int:
 class MemoryPages(discord.ui.View):
     """Buttons to page through one person's memories; only they can press them."""
 
-    def __init__(self, owner_id: int, items: list[Memory]) -> None:
+    def __init__(self, owner_id: int, items: list[Memory], *, everywhere: bool = False) -> None:
         super().__init__(timeout=600)
         self.owner_id = owner_id
+        self.everywhere = everywhere
         self.pages = render.paginate(items)
         self.total = len(items)
         self.index = 0
@@ -49,8 +50,9 @@ class MemoryPages(discord.ui.View):
 
     def text(self) -> str:
         return render.render_memories(
-            self.pages[self.index], page_index=self.index, pages=len(self.pages), total=self.total
-        )
+            self.pages[self.index], page_index=self.index, pages=len(self.pages), total=self.total,
+            everywhere=self.everywhere,
+        )  # fmt: skip
 
     def _refresh(self) -> None:
         self.previous.disabled = self.index == 0
@@ -114,6 +116,12 @@ class MemoryCommands(commands.Cog):
     def store(self) -> Store:
         return self.bot.runtime.store
 
+    async def served_everywhere(self, interaction: Interaction) -> bool:
+        """Whether the caller's memories are served everywhere (their choice or the default)."""
+        default = self.bot.runtime.settings.privacy.memories_served
+        found = await manage_privacy.get(self.store, interaction.user.id, default=default)
+        return found.everywhere
+
     async def own_memories(
         self, interaction: Interaction, current: str
     ) -> list[app_commands.Choice[int]]:
@@ -125,7 +133,8 @@ class MemoryCommands(commands.Cog):
     )
     async def why(self, interaction: Interaction) -> None:
         turn = await manage.why(self.store, interaction.user.id, _story(interaction))
-        await send_ephemeral(interaction, render.render_why(turn))
+        everywhere = await self.served_everywhere(interaction)
+        await send_ephemeral(interaction, render.render_why(turn, everywhere=everywhere))
 
     @app_commands.command(name=_("memories"), description=_("Your memories, page by page"))
     @app_commands.describe(filter=_("Only those never served, or those containing this text"))
@@ -135,7 +144,9 @@ class MemoryCommands(commands.Cog):
             self.store, interaction.user.id, never_served=never,
             query="" if never or filter is None else filter,
         )  # fmt: skip
-        view = MemoryPages(interaction.user.id, found)
+        view = MemoryPages(
+            interaction.user.id, found, everywhere=await self.served_everywhere(interaction)
+        )
         await interaction.response.send_message(
             render.defang(view.text()), view=view, ephemeral=True,
             allowed_mentions=discord.AllowedMentions.none(),

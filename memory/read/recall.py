@@ -55,6 +55,7 @@ async def keyword_hits(
     origin: str,
     text: str,
     limit: int = MAX_KEYWORD_HITS,
+    everywhere: bool = False,
 ) -> dict[int, tuple[str, ...]]:
     """Return the user's visible memories matching the message, best first, with matched words."""
     terms = query_terms(text)
@@ -62,8 +63,8 @@ async def keyword_hits(
         return {}
     rows = await store.fetchall(
         "SELECT m.id, m.text FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid"
-        f" WHERE memories_fts MATCH ? AND {visible_where(origin)}"
+        f" WHERE memories_fts MATCH ? AND {visible_where(origin, everywhere=everywhere)}"
         " ORDER BY bm25(memories_fts), m.id LIMIT ?",
-        (_match_expression(terms), user_id, story_id, limit),
+        (_match_expression(terms), user_id, story_id, origin, limit),
     )
     return {int(r[0]): matched_terms(terms, str(r[1])) for r in rows}

@@ -81,23 +81,38 @@ def from_row(row: sqlite3.Row) -> Memory:
     )
 
 
-def visible_where(origin: str) -> str:
-    """The WHERE clause (on alias `m`, parameters user_id then story_id) of what may be served.
+def visible_where(origin: str, *, everywhere: bool = False) -> str:
+    """The WHERE clause (on alias `m`, parameters user_id, story_id, origin) of what may be
+    served here.
 
-    A memory learned in a DM is served only in DMs; a story memory only in its story.
+    A story memory is served only in its story, a memory learned in a DM only in DMs. Other
+    memories are served only where they were learned (their server, or DMs), unless the person
+    chose `everywhere`: then a server's memories are served in every server and in DMs.
     """
-    dm_clause = "" if origin == DM_ORIGIN else " AND m.origin <> 'dm'"
-    return f"m.user_id = ? AND (m.scope = 'global' OR m.story_id = ?){dm_clause}"
+    if not everywhere:
+        place = "m.origin = ?"
+    elif origin == DM_ORIGIN:
+        place = "(m.origin = ? OR 1)"
+    else:
+        place = "(m.origin = ? OR m.origin <> 'dm')"
+    return f"m.user_id = ? AND (m.scope = 'global' OR m.story_id = ?) AND {place}"
 
 
 async def visible(
-    store: Store, user_id: int, story_id: int, origin: str, *, counters: bool = True
+    store: Store,
+    user_id: int,
+    story_id: int,
+    origin: str,
+    *,
+    counters: bool = True,
+    everywhere: bool = False,
 ) -> list[Memory]:
     """Return the user's memories that may be served in this story (counters left at 0 when
     `counters` is false)."""
     select = SELECT_MEMORY if counters else SELECT_FOR_POOL
+    where = visible_where(origin, everywhere=everywhere)
     rows = await store.fetchall(
-        f"{select} WHERE {visible_where(origin)} ORDER BY m.id", (user_id, story_id)
+        f"{select} WHERE {where} ORDER BY m.id", (user_id, story_id, origin)
     )
     return [from_row(r) for r in rows]
 
@@ -107,34 +122,42 @@ ID_BATCH = 500
 
 
 async def visible_among(
-    store: Store, user_id: int, story_id: int, origin: str, ids: Collection[int]
+    store: Store,
+    user_id: int,
+    story_id: int,
+    origin: str,
+    ids: Collection[int],
+    *,
+    everywhere: bool = False,
 ) -> list[Memory]:
     """Those of `ids` that are this user's memories and may be served in this story (for the
     pool, counters left at 0)."""
     found: list[Memory] = []
     wanted = sorted(ids)
+    where = visible_where(origin, everywhere=everywhere)
     for start in range(0, len(wanted), ID_BATCH):
         batch = wanted[start : start + ID_BATCH]
         marks = ", ".join("?" * len(batch))
         rows = await store.fetchall(
-            f"{SELECT_FOR_POOL} WHERE {visible_where(origin)} AND m.id IN ({marks})",
-            (user_id, story_id, *batch),
+            f"{SELECT_FOR_POOL} WHERE {where} AND m.id IN ({marks})",
+            (user_id, story_id, origin, *batch),
         )
         found += [from_row(r) for r in rows]
     return found
 
 
 async def merge_pool(tx: Tx, user_id: int, story_id: int, origin: str) -> list[Memory]:
-    """Return the memories a new one from this story may merge with (same privacy side, no rules).
+    """Return the memories a new one from this story may merge with (learned in the same
+    place, no rules).
 
-    A DM-learned candidate merges only with DM memories and a guild one only with guild memories:
-    otherwise a merge could carry DM wording into guilds, or hide a public fact in DMs.
+    A candidate merges only with memories learned where it was (the same server, or DMs):
+    otherwise a merge could carry one server's wording into another, or DM wording into a
+    server, where the memory is served.
     """
-    side = "m.origin = 'dm'" if origin == DM_ORIGIN else "m.origin <> 'dm'"
     rows = await tx.fetchall(
-        f"{SELECT_MEMORY} WHERE m.user_id = ? AND {side} AND m.kind <> 'rule'"
+        f"{SELECT_MEMORY} WHERE m.user_id = ? AND m.origin = ? AND m.kind <> 'rule'"
         " AND (m.scope = 'global' OR m.story_id = ?) ORDER BY m.id",
-        (user_id, story_id),
+        (user_id, origin, story_id),
     )
     return [from_row(r) for r in rows]
 

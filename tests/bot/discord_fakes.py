@@ -111,16 +111,18 @@ async def install(client: discord.Client, recorder: Recorder) -> None:
     state.user = discord.ClientUser(state=state, data=user_payload(BOT_ID, "Echo", bot=True))  # type: ignore[arg-type]
 
 
-def guild(client: discord.Client, *, permissions: int = 0) -> discord.Guild:
+def guild(
+    client: discord.Client, *, permissions: int = 0, guild_id: int = GUILD_ID
+) -> discord.Guild:
     state = client._connection
-    found = state._get_guild(GUILD_ID)
+    found = state._get_guild(guild_id)
     if found is not None:
         return found
     g = discord.Guild(
         data={
-            "id": str(GUILD_ID), "name": "Test", "features": [], "owner_id": "1",
+            "id": str(guild_id), "name": "Test", "features": [], "owner_id": "1",
             "roles": [{
-                "id": str(GUILD_ID), "name": "@everyone", "permissions": str(permissions),
+                "id": str(guild_id), "name": "@everyone", "permissions": str(permissions),
                 "position": 0, "color": 0, "hoist": False, "managed": False, "mentionable": False,
             }],
             "channels": [], "members": [], "emojis": [], "stickers": [],
@@ -131,12 +133,14 @@ def guild(client: discord.Client, *, permissions: int = 0) -> discord.Guild:
     return g
 
 
-def text_channel(client: discord.Client, channel_id: int) -> discord.TextChannel:
-    g = guild(client)
+def text_channel(
+    client: discord.Client, channel_id: int, *, guild_id: int = GUILD_ID
+) -> discord.TextChannel:
+    g = guild(client, guild_id=guild_id)
     channel = discord.TextChannel(
         state=client._connection, guild=g,
         data={"id": str(channel_id), "type": 0, "name": f"c{channel_id}", "position": 0,
-              "guild_id": str(GUILD_ID), "permission_overwrites": [], "nsfw": False,
+              "guild_id": str(guild_id), "permission_overwrites": [], "nsfw": False,
               "parent_id": None},  # type: ignore[typeddict-item]
     )  # fmt: skip
     g._add_channel(channel)
@@ -176,7 +180,7 @@ def message(
         "type": 0 if reply_to is None else 19,
     }  # fmt: skip
     if isinstance(channel, discord.TextChannel):
-        data["guild_id"] = str(GUILD_ID)
+        data["guild_id"] = str(channel.guild.id)
         data["member"] = {"roles": [], "joined_at": "2026-01-01T00:00:00+00:00", "deaf": False,
                           "mute": False}  # fmt: skip
     if reply_to is not None:
@@ -195,6 +199,7 @@ def interaction(
     options: list[dict[str, Any]] | None = None,
     permissions: int = 0,
     autocomplete: bool = False,
+    guild_id: int = GUILD_ID,
 ) -> discord.Interaction[Any]:
     """A chat-input (or autocomplete) interaction for the command `name`, as Discord sends it."""
     data: dict[str, Any] = {
@@ -205,10 +210,10 @@ def interaction(
         "data": {"id": str(next(_ids)), "name": name, "type": 1, "options": options or []},
     }  # fmt: skip
     if in_guild:
-        guild(client)
-        data["guild_id"] = str(GUILD_ID)
+        guild(client, guild_id=guild_id)
+        data["guild_id"] = str(guild_id)
         data["guild_locale"] = "en-US"
-        data["channel"] = {"id": str(channel_id), "type": 0, "guild_id": str(GUILD_ID),
+        data["channel"] = {"id": str(channel_id), "type": 0, "guild_id": str(guild_id),
                            "name": "c", "position": 0, "permission_overwrites": [],
                            "nsfw": False}  # fmt: skip
         data["member"] = {

@@ -1,5 +1,6 @@
-"""Isolation: random turns and commands by 10 users in 3 guilds and their DMs; no memory of one
-person ever reaches another person's turn or command, and no DM memory reaches a guild turn."""
+"""Isolation: random turns, commands and privacy choices by 10 users in 3 guilds and their DMs;
+no memory of one person ever reaches another person's turn or command, no DM memory reaches a
+guild turn, and a memory is served only where it was learned unless its owner chose everywhere."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from memory import manage
+from memory import manage, manage_privacy
 from memory.engine import Engine
 from memory.errors import NotFound
 from memory.model import DM_ORIGIN, Kind, Scope
@@ -38,6 +39,7 @@ class Isolation(RuleBasedStateMachine):
         self.owner: dict[int, int] = {}  # memory id -> user
         self.origin: dict[int, str] = {}
         self.story: dict[int, int | None] = {}
+        self.everywhere: set[int] = set()  # users who chose to be served everywhere
 
     def run(self, coro):  # type: ignore[no-untyped-def]
         return self.loop.run_until_complete(coro)
@@ -79,6 +81,8 @@ class Isolation(RuleBasedStateMachine):
             assert self.owner[memory_id] == user
             if origin != DM_ORIGIN:
                 assert self.origin[memory_id] != DM_ORIGIN
+            if user not in self.everywhere:
+                assert self.origin[memory_id] == origin
             if self.story[memory_id] is not None:
                 assert self.story[memory_id] == story
         why = self.run(manage.why(self.store, user, story))
@@ -101,6 +105,15 @@ class Isolation(RuleBasedStateMachine):
             assert mine
             if action == "forget":
                 del self.owner[memory_id]
+
+    @rule(user=st.sampled_from(USERS), everywhere=st.booleans())
+    def privacy(self, user: int, everywhere: bool) -> None:
+        choice = manage_privacy.EVERYWHERE if everywhere else manage_privacy.DEFAULT
+        self.run(manage_privacy.choose(self.store, user, choice, default="where_learned"))
+        if everywhere:
+            self.everywhere.add(user)
+        else:
+            self.everywhere.discard(user)
 
     @rule(user=st.sampled_from(USERS))
     def listing(self, user: int) -> None:

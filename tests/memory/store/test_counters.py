@@ -73,7 +73,11 @@ async def _run(ops: list[tuple[object, ...]], path: Path) -> None:
                 created.append(await store.transact(create))
             elif op[0] == "turn":
                 _, user, story, degraded, mask = op
-                visible = await memories.visible(store, user, story, STORIES[story])
+                # A memory counts as a candidate wherever it may be served once its owner
+                # chose "everywhere" (the bucket does not follow the privacy choice).
+                visible = await memories.visible(
+                    store, user, story, STORIES[story], everywhere=True
+                )
                 selected = [
                     Selected(m, Reason.SEMANTIC if i % 2 else Reason.FALLBACK)
                     for i, m in enumerate(visible)

@@ -126,7 +126,9 @@ async def test_dm_memories_and_guild_memories_do_not_merge(store: Store) -> None
     guild_view = await memories.visible(store, 1, 10, GUILD)
     assert [m.origin for m in guild_view] == [GUILD]
     dm_view = await memories.visible(store, 1, 5, "dm")
-    assert sorted(m.origin for m in dm_view) == [GUILD, "dm"]
+    assert [m.origin for m in dm_view] == ["dm"]  # served where learned, by default
+    everywhere = await memories.visible(store, 1, 5, "dm", everywhere=True)
+    assert sorted(m.origin for m in everywhere) == [GUILD, "dm"]
 
 
 async def test_global_wording_widens_a_story_memory(store: Store) -> None:

@@ -1,0 +1,30 @@
+"""Each person's choice of where their memories are served (table `privacy`)."""
+
+from __future__ import annotations
+
+from memory.store.db import Store, Tx
+
+WHERE_LEARNED = "where_learned"
+EVERYWHERE = "everywhere"
+CHOICES = (WHERE_LEARNED, EVERYWHERE)
+
+
+async def memories_served(store: Store, user_id: int) -> str | None:
+    """The person's choice, or None when they follow the owner's default."""
+    row = await store.fetchone("SELECT memories_served FROM privacy WHERE user_id = ?", (user_id,))
+    return str(row[0]) if row else None
+
+
+async def set_memories_served(tx: Tx, user_id: int, choice: str | None, *, now: float) -> None:
+    """Store the person's choice (None: back to the default). Their candidate pools are rebuilt:
+    which memories may be served changed, not one memory."""
+    if choice is None:
+        await tx.execute("DELETE FROM privacy WHERE user_id = ?", (user_id,))
+    else:
+        await tx.execute(
+            "INSERT INTO privacy (user_id, memories_served, updated_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (user_id) DO UPDATE SET memories_served = excluded.memories_served,"
+            " updated_at = excluded.updated_at",
+            (user_id, choice, now),
+        )
+    tx.touch(user_id)
