@@ -28,7 +28,7 @@ from bot.runtime import (
     with_prefixes,
 )
 from bot.terminal import Terminal, is_interactive, terminal_user_id
-from memory import manage, manage_context
+from memory import manage_context, manage_export
 from memory.cards import load_card
 from memory.errors import BackendError, EchoError, InvalidInput
 from memory.llm import ollama_health
@@ -75,8 +75,11 @@ def _parser() -> argparse.ArgumentParser:
         parents=[common],
     )
     load.add_argument("path", help="the card file")
-    for name in ("export", "import"):
-        sub = command(name, f"{name} one person's memories as JSON")
+    for name, text in (
+        ("export", "everything stored about one person, as JSON"),
+        ("import", "a person's memories from an export file (checked whole first)"),
+    ):
+        sub = command(name, text)
         who = sub.add_mutually_exclusive_group(required=True)
         who.add_argument("--user", help="a terminal user name")
         who.add_argument("--user-id", type=int, help="a Discord user id")
@@ -158,7 +161,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         )
         command = "chat"
     # A file that is not an export is said before the database is even opened.
-    items = _exported(_read(args.file), args.file) if command == "import" else []
+    exported = _exported(_read(args.file), args.file) if command == "import" else None
     async with open_runtime(settings) as runtime:
         if command == "run":
             return await _run_discord(runtime)
@@ -173,11 +176,12 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             print(f"embedded {written} memories; {status.pending} still pending")
             return 0 if status.last_error is None else 1
         user_id = args.user_id if args.user_id is not None else terminal_user_id(args.user)
+        default = settings.privacy.memories_served
         if command == "export":
-            data = json.dumps(await manage.export(runtime.store, user_id), ensure_ascii=False)
-            _write(args.file, data)
+            data = await manage_export.export(runtime.store, user_id, default_served=default)
+            _write(args.file, json.dumps(data, ensure_ascii=False))
             return 0
-        print(json.dumps(await manage.import_memories(runtime.store, user_id, items)))
+        print(json.dumps(await manage_export.import_memories(runtime.store, user_id, exported)))
         return 0
 
 
@@ -225,8 +229,9 @@ def _read(path: str) -> str:
         raise InvalidInput(f"{path}: cannot be read ({exc.strerror or exc})") from None
 
 
-def _exported(text: str, path: str) -> list[object]:
-    """The memories of an `echo-bot export` file; InvalidInput when it is not one."""
+def _exported(text: str, path: str) -> object:
+    """An `echo-bot export` file, checked whole; InvalidInput names the file, and the first
+    item that is not a memory and why."""
     where = "standard input" if path == "-" else path
     try:
         data = json.loads(text)
@@ -234,10 +239,11 @@ def _exported(text: str, path: str) -> list[object]:
         raise InvalidInput(f"{where}: not JSON ({exc.msg}, line {exc.lineno})") from None
     except RecursionError:
         raise InvalidInput(f"{where}: JSON nested too deeply") from None
-    items = data.get("memories") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        raise InvalidInput(f'{where}: not an `echo-bot export` file (no "memories" list)')
-    return items
+    try:
+        manage_export.parse(data)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{where}: {exc}") from None
+    return data
 
 
 async def doctor(settings: Settings, config_path: str) -> int:

@@ -1,4 +1,5 @@
-"""What a person can do with their own memories: see why, list, pin, forget, add, export, import.
+"""What a person can do with their own memories: see why, list, pin, forget, add; the figures
+of /stats. (Their whole data: manage_export; where memories are served: manage_privacy.)
 
 Every operation takes the caller's user id and reaches only that user's memories: another
 person's memory id answers exactly like a missing one (NotFound) and changes nothing.
@@ -7,12 +8,11 @@ person's memory id answers exactly like a missing one (NotFound) and changes not
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from memory import manage_erasure
-from memory.errors import InvalidInput, NotFound, StoreError
+from memory.errors import InvalidInput, NotFound
 from memory.model import MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope, Turn
 from memory.store import counters, erasure, memories, outbox, turns
 from memory.store.db import Store, Tx
@@ -20,11 +20,6 @@ from memory.text import clean
 from memory.write.apply import Outcome, merge_candidate
 from memory.write.dedup_index import DedupIndex
 from memory.write.reflection import MAX_MEMORY_CHARS
-
-EXPORT_VERSION = 1
-
-# SQLite integers are signed 64-bit: an id outside is refused before it reaches a query.
-_SQLITE_INT = range(-(2**63), 2**63)
 
 
 async def why(store: Store, user_id: int, story_id: int) -> Turn | None:
@@ -144,56 +139,3 @@ async def stats(store: Store) -> Stats:
         last_reflection_error=await outbox.last_error(store),
         erasures_pending=len(await erasure.pending(store)),
     )
-
-
-async def export(store: Store, user_id: int) -> dict[str, Any]:
-    """Return the caller's memories as JSON-ready data."""
-    found = await memories.list_for_user(store, user_id)
-    return {
-        "version": EXPORT_VERSION,
-        "user_id": user_id,
-        "memories": [
-            {
-                "text": m.text, "kind": m.kind.value, "scope": m.scope.value,
-                "story_id": m.story_id, "origin": m.origin, "confidence": m.confidence,
-                "pinned": m.pinned, "created_at": m.created_at, "updated_at": m.updated_at,
-            }
-            for m in sorted(found, key=lambda m: m.id)
-        ],
-    }  # fmt: skip
-
-
-async def import_memories(
-    store: Store, user_id: int, items: Iterable[object], *, now: float | None = None
-) -> dict[str, int]:
-    """Add exported memories to a user (through dedup); return what happened, by action."""
-    done: dict[str, int] = {}
-    for item in items:
-        fields = _exported(item)
-        action = "invalid"
-        if fields is not None:
-            text, kind, scope, story, origin = fields
-            try:
-                outcome = await remember(
-                    store, user_id=user_id, story_id=story, origin=origin, text=text, kind=kind,
-                    scope=scope, now=now,
-                )  # fmt: skip
-                action = outcome.action
-            except (InvalidInput, StoreError):
-                pass
-        done[action] = done.get(action, 0) + 1
-    return done
-
-
-def _exported(item: object) -> tuple[str, Kind, Scope, int, str] | None:
-    """The fields of one exported memory, or None when the item is not one."""
-    if not isinstance(item, Mapping):
-        return None
-    try:
-        text, kind, scope = item["text"], Kind(item["kind"]), Scope(item["scope"])
-        story = int(item.get("story_id") or 0)
-    except (KeyError, ValueError, TypeError, OverflowError):  # a file's data, not our bug
-        return None
-    if not isinstance(text, str) or story not in _SQLITE_INT:
-        return None
-    return text, kind, scope, story, str(item.get("origin") or "dm")

@@ -1,7 +1,10 @@
-"""A person's own data: /privacy, where their memories are served."""
+"""A person's own data: /privacy (where their memories are served) and /export (everything
+stored about them, as a private JSON file)."""
 
 from __future__ import annotations
 
+import io
+import json
 from typing import TYPE_CHECKING, Literal
 
 import discord
@@ -10,7 +13,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot.app import send_ephemeral
-from memory import manage_privacy
+from memory import manage_export, manage_privacy
 
 if TYPE_CHECKING:
     from bot.app import EchoBot
@@ -43,3 +46,34 @@ class PersonalData(commands.Cog):
         else:
             found = await manage_privacy.choose(store, user, memories, default=self.default_served)
         await send_ephemeral(interaction, found.line())
+
+    @app_commands.command(
+        name=_("export"), description=_("Everything I store about you, as a file only you see")
+    )
+    async def export(self, interaction: Interaction) -> None:
+        data = await manage_export.export(
+            self.bot.runtime.store, interaction.user.id, default_served=self.default_served
+        )
+        raw = json.dumps(data, ensure_ascii=False, indent=1).encode()
+        limit = interaction.filesize_limit
+        if len(raw) > limit:
+            await send_ephemeral(
+                interaction,
+                f"Your data is {len(raw) / 2**20:.1f} MiB, over the {limit / 2**20:.0f} MiB a "
+                "file may be here: the bot's owner can give it to you with "
+                f"`echo-bot export --user-id {interaction.user.id}`.",
+            )
+            return
+        made = sum(len(v) for v in data["derived"].values())
+        await interaction.response.send_message(
+            "Everything I store about you: "
+            f"{_count(len(data['memories']), 'memory', 'memories')}, "
+            f"{_count(len(data['messages']), 'message', 'messages')} (with my replies), "
+            f"{_count(made, 'thing', 'things')} drawn from them.",
+            file=discord.File(io.BytesIO(raw), filename=f"echo-export-{interaction.user.id}.json"),
+            ephemeral=True, allowed_mentions=discord.AllowedMentions.none(),
+        )  # fmt: skip
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"

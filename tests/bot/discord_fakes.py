@@ -33,6 +33,8 @@ class Sent:
     method: str
     path: str
     payload: dict[str, Any]
+    # Attached files, by file name (a multipart request's file parts).
+    files: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass
@@ -92,11 +94,15 @@ class RecordingAdapter(AsyncWebhookAdapter):
 
     async def request(self, route: Route, session: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         payload = kwargs.get("payload")
+        files: dict[str, bytes] = {}
         if payload is None and kwargs.get("multipart"):
             import json
 
-            payload = json.loads(kwargs["multipart"][0]["value"])
-        self.recorder.sent.append(Sent(route.method, route.path, payload or {}))
+            parts = kwargs["multipart"]
+            payload = json.loads(parts[0]["value"])
+            for part in parts[1:]:
+                files[part["filename"]] = part["value"].read()
+        self.recorder.sent.append(Sent(route.method, route.path, payload or {}, files))
         if route.path.endswith("/callback"):
             return {"interaction": {"id": str(next(_ids)), "type": 2}}
         return _message_payload(0, (payload or {}).get("content", ""))

@@ -72,13 +72,21 @@ async def test_import_of_a_file_that_is_not_an_export_is_one_line(
         dump.write_bytes(content)
         code, _, err = await _run("import", "--config", str(config), "--user", "M", str(dump))
         assert code == 1 and err.splitlines() == [f"echo-bot: {dump}: {message}"]
-    # Items that are not memories are counted, not a crash (an id past SQLite's 64 bits too).
-    memories = [
-        {"text": "Aime le thé", "kind": "fact", "scope": "global", "story_id": 10**30},
-        {"text": "Aime le café", "kind": "nope", "scope": "global"},
-        "not an object",
-        {"text": "Aime le chocolat \ud800", "kind": "fact", "scope": "global"},
-    ]
-    dump.write_text(json.dumps({"memories": memories}), encoding="utf-8")
-    code, out, _ = await _run("import", "--config", str(config), "--user", "M", str(dump))
-    assert code == 0 and json.loads(out) == {"invalid": 3, "created": 1}
+    # The whole file is checked first: the first item that is not a memory is named with why,
+    # in one line, and nothing is written (an id past SQLite's 64 bits, a lone surrogate too).
+    good = {"text": "Aime le chocolat \ud800", "kind": "fact", "scope": "global"}
+    for bad, said in (
+        ({"text": "Aime le thé", "kind": "fact", "scope": "story", "story_id": 10**30},
+         "memories[1]: story_id must be a 64-bit integer (required for a story memory)"),
+        ({"text": "Aime le café", "kind": "nope", "scope": "global"},
+         "memories[1]: kind must be one of fact, preference, promise, episode, rule"),
+        ("not an object", "memories[1]: not an object"),
+        ({**good, "pinned": "yes"}, "memories[1]: pinned must be true or false"),
+        ({**good, "created_at": 5.0, "updated_at": 4.0},
+         "memories[1]: updated_at is before created_at"),
+    ):  # fmt: skip
+        dump.write_text(json.dumps({"memories": [good, bad]}), encoding="utf-8")
+        code, _, err = await _run("import", "--config", str(config), "--user", "M", str(dump))
+        assert code == 1 and err.splitlines() == [f"echo-bot: {dump}: {said}"]
+    code, out, _ = await _run("export", "--config", str(config), "--user", "M")
+    assert json.loads(out)["memories"] == []
