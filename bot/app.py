@@ -95,6 +95,7 @@ class EchoBot(commands.Bot):
         from bot.cogs.conversation import Conversation
         from bot.cogs.erasure import ErasureCommands
         from bot.cogs.memories import MemoryCommands
+        from bot.cogs.moderation import Moderation
         from bot.cogs.personal import PersonalData
 
         await self.tree.set_translator(FrenchTranslator())
@@ -103,6 +104,7 @@ class EchoBot(commands.Bot):
         await self.add_cog(Admin(self))
         await self.add_cog(ContextCommands(self))
         await self.add_cog(PersonalData(self))
+        await self.add_cog(Moderation(self))
         await self.add_cog(ErasureCommands(self))
         if self.background:
             self.scheduler = start_scheduler(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import re
 from collections.abc import Sequence
 
@@ -16,7 +15,6 @@ from memory.read.budget import ContextPlan, Decision
 from memory.read.prompt import BlockKind
 from memory.read.strategies import Status
 from memory.store.history import HistoryMessage
-from memory.write.stances import Position
 from memory.write.summary import Anchor
 
 DISCORD_LIMIT = 2000
@@ -27,7 +25,7 @@ _REASON_TITLES = {
     Reason.SEMANTIC: "Recalled by meaning or keywords",
     Reason.QUOTA: "Kind quota",
     Reason.FALLBACK: "Fallback (by rank)",
-    Reason.RULE: "Rules",
+    Reason.RULE: "How you ask to be talked to",
 }
 _ZWSP = "\u200b"
 _MASS = re.compile(r"@(everyone|here)", re.IGNORECASE)
@@ -38,6 +36,13 @@ def defang(text: str) -> str:
     """Make @everyone, @here and role mentions inert in the text itself."""
     text = _MASS.sub(lambda m: f"@{_ZWSP}{m.group(1)}", text)
     return _ROLE.sub(lambda m: f"@{_ZWSP}role", text)
+
+
+# Said when a person /remembers a "rule": it is theirs, not the character's.
+WISH_NOTE = (
+    "Kept as your wish about how I talk to you, used in every conversation where the memory "
+    "can be; the character's own rules come from its operator."
+)
 
 
 def cut_line(cut: int) -> str:
@@ -192,17 +197,6 @@ def render_summary(summary: str, anchors: Sequence[Anchor]) -> str:
     if anchors:
         lines.append(f"**Anchors** ({len(anchors)})")
         lines.extend(f"`#{a.id}` {defang(a.text)}" for a in anchors)
-    return "\n".join(lines)
-
-
-def render_positions(positions: Sequence[Position]) -> str:
-    """The character's positions in a story, with the date each was last re-anchored."""
-    if not positions:
-        return "No positions yet."
-    lines = []
-    for p in positions:
-        day = datetime.datetime.fromtimestamp(p.anchored_at, datetime.UTC).date().isoformat()
-        lines.append(f"**{defang(p.topic)}** — {defang(p.idea)} (re-anchored {day})")
     return "\n".join(lines)
 
 

@@ -14,22 +14,22 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
-from bot import render
+from bot import render, render_data
 from bot.runtime import Runtime
-from memory import manage, manage_context, manage_erasure, manage_privacy
+from memory import manage, manage_context, manage_erasure, manage_privacy, manage_story
 from memory.engine import Incoming
 from memory.errors import EchoError, Forbidden, InvalidInput, NotFound, StoreError
 from memory.indexer import start_scheduler
 from memory.model import DM_ORIGIN, Kind, Scope
 from memory.store import history
-from memory.write import stances, summary
+from memory.write import summary
 
 log = logging.getLogger(__name__)
 
 HELP = """\
 Commands: /why · /memories [never|TEXT] · /pin ID · /unpin ID · /forget ID · /remember TEXT
-          /summary · /positions · /privacy [where_learned|everywhere|default] · /stats
-          /context [DRAFT] · /strategy [NAME]
+          /summary · /positions [drop ID REASON] · /anchors [add TEXT|drop ID REASON]
+          /privacy [where_learned|everywhere|default] · /stats · /context [DRAFT] · /strategy [NAME]
           /history · /exclude ID · /include ID · /lore list|add KEYWORDS | CONTENT|remove ID
           /forget-message ID · /forget-me · /help · /quit"""
 
@@ -201,9 +201,43 @@ class Terminal:
         self.say(render.render_summary(text, anchors))
 
     async def cmd_positions(self, arg: str) -> None:
-        self.say(
-            render.render_positions(await stances.for_story(self.runtime.store, self.story_id))
-        )
+        """/positions · /positions drop ID REASON (the terminal's owner moderates their story)."""
+        store = self.runtime.store
+        action, _, rest = arg.partition(" ")
+        if action == "drop":
+            number, _, reason = rest.strip().partition(" ")
+            topic = await manage_story.drop_position(
+                store, self.story_id, _id(number), reason, by=self.user_id
+            )
+            self.say(f"Position #{_id(number)} ({topic}) dropped.")
+        elif action:
+            raise InvalidInput("write /positions, or /positions drop ID REASON")
+        else:
+            found = await manage_story.positions(store, self.story_id)
+            self.say(render_data.render_positions(found, name=self._name))
+
+    async def cmd_anchors(self, arg: str) -> None:
+        """/anchors · /anchors add TEXT · /anchors drop ID REASON."""
+        store = self.runtime.store
+        action, _, rest = arg.partition(" ")
+        if action == "add":
+            anchor_id = await manage_story.add_anchor(store, self.story_id, rest, by=self.user_id)
+            self.say(f"Anchor #{anchor_id} held.")
+        elif action == "drop":
+            number, _, reason = rest.strip().partition(" ")
+            await manage_story.drop_anchor(
+                store, self.story_id, _id(number), reason, by=self.user_id
+            )
+            self.say(f"Anchor #{_id(number)} dropped.")
+        elif action:
+            raise InvalidInput("write /anchors, /anchors add TEXT, or /anchors drop ID REASON")
+        else:
+            found_anchors = await manage_story.anchors(store, self.story_id)
+            self.say(render_data.render_anchors(found_anchors, name=self._name))
+
+    def _name(self, user_id: int) -> str:
+        # Only the terminal's person moderates their story.
+        return "you" if user_id == self.user_id else f"person {user_id}"
 
     async def cmd_privacy(self, arg: str) -> None:
         """/privacy · /privacy where_learned|everywhere|default."""

@@ -30,9 +30,10 @@ from memory.read.semantic import (
 )
 from memory.read.strategies import Registry
 from memory.store import counters, erasure, history, memories, outbox, privacy, turns
+from memory.store import story as shared
 from memory.store.db import Store, Tx
 from memory.text import clean, clean_message, well_formed, words
-from memory.write import stances, state, summary
+from memory.write import stances, state
 
 log = logging.getLogger(__name__)
 
@@ -520,10 +521,18 @@ class Engine:
 async def story_context(store: Store, story_id: int) -> StoryContext:
     """Gather what the loops keep about a story, for the prompt and for /summary."""
     positions = await stances.for_story(store, story_id)
+    speakers = await shared.position_speakers(store, story_id)
     return StoryContext(
         summary=await history.summary(store, story_id),
-        anchors=tuple(a.text for a in await summary.active(store, story_id)),
-        positions=tuple((p.topic, p.idea) for p in positions[: stances.PROMPT_POSITIONS]),
+        anchors=tuple(
+            (a.text, "a moderator" if a.added_by is not None else a.speaker or "")
+            for a in await shared.anchors(store, story_id)
+            if a.dropped_at is None
+        ),
+        positions=tuple(
+            (p.topic, p.idea, ", ".join(speakers.get(p.id, ())))
+            for p in positions[: stances.PROMPT_POSITIONS]
+        ),
         state=tuple((await state.for_story(store, story_id)).items()),
     )
 

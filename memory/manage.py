@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from memory import manage_erasure
 from memory.errors import InvalidInput, NotFound
 from memory.model import MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope, Turn
-from memory.store import counters, erasure, memories, outbox, turns
+from memory.store import counters, erasure, figures, memories, outbox, turns
 from memory.store.db import Store, Tx
 from memory.text import clean
 from memory.write.apply import Outcome, merge_candidate
@@ -139,3 +139,23 @@ async def stats(store: Store) -> Stats:
         last_reflection_error=await outbox.last_error(store),
         erasures_pending=len(await erasure.pending(store)),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStats:
+    """One server's figures for its moderators' /stats (no memory text)."""
+
+    memories: int
+    people: int
+    turns: int
+    degraded_turns: int
+    reflections_waiting: int
+    # Erasures whose bytes are still in the database files: the files are shared by every
+    # server, so this one is the bot's.
+    erasures_pending: int = 0
+
+
+async def server_stats(store: Store, guild_id: int) -> ServerStats:
+    """Return the figures of what was said in this server only."""
+    found = await figures.server(store, str(guild_id))
+    return ServerStats(*found, erasures_pending=len(await erasure.pending(store)))

@@ -1,4 +1,5 @@
-"""/stats for the server's operators (manage-server permission, enforced by a check)."""
+"""/stats: a server's own figures for its operators (Manage Server); the bot-wide figures, every
+server and DM together, only for the application's owner (or `echo-bot`'s terminal)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,23 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot import render
+from bot import render, render_data
 from bot.app import send_ephemeral
 from memory import manage
 
 if TYPE_CHECKING:
     from bot.app import EchoBot
+
+
+async def _operator(interaction: discord.Interaction[EchoBot]) -> bool:
+    """The bot's owner anywhere; in a server, someone who may manage it."""
+    if await interaction.client.is_owner(interaction.user):
+        return True
+    if interaction.guild_id is None:
+        raise app_commands.NoPrivateMessage()
+    if not interaction.permissions.manage_guild:
+        raise app_commands.MissingPermissions(["manage_guild"])
+    return True
 
 
 class Admin(commands.Cog):
@@ -24,13 +36,18 @@ class Admin(commands.Cog):
     @app_commands.command(
         name=_("stats"), description=_("Memory figures for this server's operators")
     )
-    @app_commands.guild_only()
     @app_commands.default_permissions(manage_guild=True)
-    @app_commands.checks.has_permissions(manage_guild=True)
+    @app_commands.check(_operator)
     async def stats(self, interaction: discord.Interaction[EchoBot]) -> None:
         runtime = self.bot.runtime
-        figures = await manage.stats(runtime.store)
-        await send_ephemeral(
-            interaction,
-            render.render_stats(figures, runtime.indexer.status(), runtime.engine.status()),
-        )
+        parts = []
+        if interaction.guild_id is not None:
+            figures = await manage.server_stats(runtime.store, interaction.guild_id)
+            parts.append(render_data.render_server_stats(figures))
+        if await self.bot.is_owner(interaction.user):
+            everything = await manage.stats(runtime.store)
+            parts.append(
+                "**Bot-wide** (you own the bot)\n"
+                + render.render_stats(everything, runtime.indexer.status(), runtime.engine.status())
+            )
+        await send_ephemeral(interaction, "\n\n".join(parts))

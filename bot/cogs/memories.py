@@ -19,7 +19,6 @@ from memory import manage, manage_erasure, manage_privacy
 from memory.model import DM_ORIGIN, Kind, Memory, Scope
 from memory.store import history
 from memory.store.db import Store
-from memory.write import stances
 from memory.write import summary as summary_loop
 
 if TYPE_CHECKING:
@@ -201,13 +200,6 @@ class MemoryCommands(commands.Cog):
         anchors = await summary_loop.active(self.store, story)
         await send_ephemeral(interaction, render.render_summary(text, anchors))
 
-    @app_commands.command(
-        name=_("positions"), description=_("What the character thinks, and since when")
-    )
-    async def positions(self, interaction: Interaction) -> None:
-        found = await stances.for_story(self.store, _story(interaction))
-        await send_ephemeral(interaction, render.render_positions(found))
-
     @app_commands.command(name=_("remember"), description=_("Add a memory yourself"))
     @app_commands.describe(
         text=_("What to remember"),
@@ -225,4 +217,7 @@ class MemoryCommands(commands.Cog):
             self.store, user_id=interaction.user.id, story_id=_story(interaction),
             origin=_origin(interaction), text=text, kind=Kind(kind), scope=Scope(scope),
         )  # fmt: skip
-        await send_ephemeral(interaction, f"Memory #{outcome.memory_id}: {outcome.action}.")
+        said = f"Memory #{outcome.memory_id}: {outcome.action}."
+        if kind == "rule":
+            said += f" {render.WISH_NOTE}"
+        await send_ephemeral(interaction, said)

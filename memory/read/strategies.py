@@ -18,7 +18,14 @@ from typing import Protocol, runtime_checkable
 
 from memory.model import ContextSummary
 from memory.read.extractive import choose, split_sentences
-from memory.read.prompt import CONTEXT_SUMMARY_HEADER, Block, BlockKind, block, raw_total
+from memory.read.prompt import (
+    CONTEXT_SUMMARY_HEADER,
+    Block,
+    BlockKind,
+    as_data,
+    block,
+    raw_total,
+)
 from memory.read.tokens import PER_MESSAGE, Estimator
 
 log = logging.getLogger(__name__)
@@ -190,7 +197,9 @@ class Summarize:
                 said = split_sentences(*_speaker_and_text(b))
                 sentences += said
                 sources += [b.order] * len(said)
-            overhead = request.estimator.count(CONTEXT_SUMMARY_HEADER) + PER_MESSAGE * 2
+            # The header and the fence around the sentences, in the message they open.
+            fence = f"{CONTEXT_SUMMARY_HEADER}\n<earlier>\n</earlier>"
+            overhead = request.estimator.count(fence) + PER_MESSAGE * 2
             through = max(b.order for b in leaving)
             excluded = {i for i in request.excluded_history if i <= through}
             skipped = (excluded | omitted) - {b.order for b in leaving}
@@ -219,7 +228,7 @@ def summary_block(summary: ContextSummary) -> list[Block]:
         return []
     return [
         block(
-            BlockKind.CONTEXT_SUMMARY, "context-summary", summary.text,
+            BlockKind.CONTEXT_SUMMARY, "context-summary", as_data(summary.text),
             label=f"{len(summary.sentences)} sentences, through #{summary.through_id}",
         )
     ]  # fmt: skip

@@ -96,8 +96,9 @@ async def apply_summary(
             done["anchor_drop_refused_no_reason"] += 1
             continue
         await tx.execute(
+            # Only a reflection's anchors of this story: a moderator's stay until one drops it.
             "UPDATE anchors SET dropped_at = ?, drop_reason = ?"
-            " WHERE id = ? AND story_id = ? AND dropped_at IS NULL",
+            " WHERE id = ? AND story_id = ? AND dropped_at IS NULL AND added_by IS NULL",
             (now, reason[:500], anchor_id, story_id),
         )
         done["anchor_dropped" if await tx.changes() else "anchor_drop_unknown_id"] += 1

@@ -17,6 +17,8 @@ from discord.webhook.async_ import AsyncWebhookAdapter, async_context
 
 BOT_ID = 999
 GUILD_ID = 111
+# Who owns the application (Discord's application info): no test person unless a test says so.
+OWNER_ID = 7
 _ids = itertools.count(10_000)
 EPHEMERAL = 64
 
@@ -44,6 +46,8 @@ class Recorder:
     sent: list[Sent] = field(default_factory=list)
     # Answer typing indicators with a 503, as Discord does under load.
     refuse_typing: bool = False
+    # The application's owner, as Discord's application info says.
+    owner_id: int = OWNER_ID
 
     def messages(self) -> list[dict[str, Any]]:
         """Channel messages and interaction answers (callbacks and followups), in order."""
@@ -64,7 +68,17 @@ class Recorder:
             raise discord.DiscordServerError(_Response(503), "typing refused")  # type: ignore[arg-type]
         if route.method == "POST" and route.path.endswith("/messages"):
             return _message_payload(int(route.channel_id), payload.get("content", ""))
+        if route.path == "/oauth2/applications/@me":
+            return _application(self.owner_id)
         return None
+
+
+def _application(owner_id: int) -> dict[str, Any]:
+    return {
+        "id": str(BOT_ID), "name": "Echo", "description": "", "icon": None, "bot_public": True,
+        "bot_require_code_grant": False, "owner": user_payload(owner_id, "owner"),
+        "verify_key": "k", "flags": 0,
+    }  # fmt: skip
 
 
 class _Response:

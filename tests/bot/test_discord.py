@@ -257,7 +257,7 @@ async def test_stats_requires_manage_server(bot: tuple[EchoBot, fakes.Recorder])
     await _command(echo, "stats", ALICE)
     assert "Manage Server" in rec.contents()[-1] and "Memories:" not in rec.contents()[-1]
     await _command(echo, "stats", ALICE, permissions=MANAGE_GUILD)
-    assert rec.contents()[-1].startswith("Memories: 0")
+    assert rec.contents()[-1].startswith("Memories learned in this server: 0")
 
 
 async def test_group_channel_turns_use_only_the_speakers_memories(

@@ -169,3 +169,35 @@ async def test_a_card_character_greets_in_the_terminal(tmp_path: Path, ollama: F
     assert lines[1:] == ["Nyx: Félix ! Quel joli nom.", "Nyx: Félix ! Quel joli nom."]
     system = [p for path, p in ollama.calls if path == "/api/chat" and "format" not in p][-1]
     assert "The lens came from Paris in 1902." in system["messages"][0]["content"]
+
+
+async def test_the_terminal_moderates_its_own_story_and_sets_privacy(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    _script(ollama)
+    config = _config(tmp_path, ollama.url)
+    await _chat(config, ["J'ai un chat roux qui s'appelle Félix."])
+    mine, others = await asyncio.gather(  # Paul talks in his own DM meanwhile
+        _chat(config, [
+            "/anchors", "/anchors add Le phare ferme le lundi", "/anchors drop 1",
+            "/anchors drop 1 plus vrai", "/anchors", "/positions drop 1 hors sujet", "/positions",
+            "/privacy", "/privacy everywhere", "/privacy partout", "/memories",
+        ]),
+        _chat(config, ["Bonjour", "/anchors", "/anchors drop 1 pas à moi"], user="Paul"),
+    )  # fmt: skip
+    out = mine[0]
+    assert "`#1` Félix est le chat de Marie (by a reflection on Marie's message" in out
+    assert "Anchor #2 held." in out and "say why in 1 to 500 characters" in out
+    assert "Anchor #1 dropped." in out
+    shown = out[out.rindex("**Anchors**") :]
+    assert "`#2` Le phare ferme le lundi (added by you" in shown
+    assert "**Dropped** (last 1)" in shown and "dropped by you on " in shown
+    assert ": plus vrai\n" in shown
+    assert "Position #1 (chats) dropped." in out and "chats — dropped by you on" in out
+    assert "Each memory is used only where you said it" in out
+    assert "in every server and in DMs (your choice)" in out
+    assert "choose where_learned, everywhere or default, not 'partout'." in out
+    assert "fact·global · only in DMs ·" in out
+    # Paul's story is his own: Marie's anchors are not his to see or drop.
+    assert "(by a reflection on Paul's message" in others[0] and "Marie's message" not in others[0]
+    assert "No anchor #1 held here." in others[0]

@@ -179,6 +179,7 @@ async def test_stats_show_what_was_turned_away(tmp_path: Path, ollama: FakeOllam
             cog.on_message(fakes.message(echo, channel, author_id=7, content=f"vite {n}"))
             for n in range(6)
         ))  # fmt: skip
+        rec.owner_id = 1  # what the whole bot turned away is for its owner
         await _command(echo, "stats", 1, permissions=MANAGE_GUILD)
         stats = rec.contents()[-1]
         assert "5 messages turned away (queue full) · 1 slow-down notices" in stats

@@ -112,6 +112,7 @@ async def test_a_turn_whose_embedding_has_the_wrong_dimension_is_answered_and_co
         await _command(echo, "why", ALICE)
         why = rec.contents()[-1]
         assert "Degraded turn" in why and "ginger cat" in why  # served, by keywords
+        rec.owner_id = ALICE  # the bot-wide figures are for its owner
         await _command(echo, "stats", ALICE, permissions=MANAGE_GUILD)
         assert "degraded turns: 1" in rec.contents()[-1]
 
@@ -127,6 +128,7 @@ async def test_stats_and_the_outbox_never_show_the_password_of_the_backend_url(
         await _remember(echo, ALICE, "Alice plays the cello")
         ollama.set("/api/embed", "500")
         assert await echo.runtime.indexer.run_once() == 0
+        rec.owner_id = ALICE  # the bot-wide figures are for its owner
         await _command(echo, "stats", ALICE, permissions=MANAGE_GUILD)
         stats = rec.contents()[-1]
         assert "HTTP 500" in stats and "http://***@127.0.0.1" in stats
