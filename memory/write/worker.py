@@ -135,7 +135,8 @@ class ReflectionWorker:
         try:
             await self.store.transact(record)
         except StoreError:
-            log.exception("could not record the failure of exchange %s", row.exchange.exchange_id)
+            # Not log.exception: the chained exception's message may quote the exchange.
+            log.error("could not record the failure of exchange %s", row.exchange.exchange_id)
 
 
 class _Unusable(Exception):
