@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import Any
 
 import discord
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -49,6 +50,22 @@ def _sentence(error: Exception) -> str:
     name keeps its capitals)."""
     text = str(error)
     return text[:1].upper() + text[1:]
+
+
+class EchoView(discord.ui.View):
+    """A view whose button errors get the command tree's treatment: a short private answer,
+    and for a bug the log line with its frames, never its message (discord.py's default logs the
+    exception with its text)."""
+
+    async def on_error(
+        self, interaction: discord.Interaction[Any], error: Exception, item: discord.ui.Item[Any]
+    ) -> None:
+        if isinstance(error, NotFound | Forbidden | InvalidInput):
+            message = f"{str(error).capitalize()}."
+        else:
+            log.error("button %s failed: %s", getattr(item, "custom_id", "?"), unexpected(error))
+            message = "Something went wrong on my side; it has been logged."
+        await send_ephemeral(interaction, message)
 
 
 async def send_ephemeral(interaction: discord.Interaction[EchoBot], text: str) -> None:

@@ -11,7 +11,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.app import send_ephemeral
+from bot.app import EchoView, send_ephemeral
 from memory import manage_erasure
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ FORGET_ME_QUESTION = (
 )
 
 
-class ConfirmErasure(discord.ui.View):
+class ConfirmErasure(EchoView):
     """Asks the person who ran the command before erasing a person's data; only they can
     press. `origin` None: everywhere (/forget-me); else one server (/forget-member)."""
 

@@ -14,7 +14,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot import render
-from bot.app import send_ephemeral
+from bot.app import EchoView, send_ephemeral
 from memory import manage, manage_erasure, manage_privacy
 from memory.model import DM_ORIGIN, Kind, Memory, Scope
 from memory.store import history
@@ -35,7 +35,7 @@ def _story(interaction: Interaction) -> int:
     return interaction.channel_id or interaction.user.id
 
 
-class MemoryPages(discord.ui.View):
+class MemoryPages(EchoView):
     """Buttons to page through one person's memories; only they can press them."""
 
     def __init__(self, owner_id: int, items: list[Memory], *, everywhere: bool = False) -> None:
@@ -78,7 +78,7 @@ class MemoryPages(discord.ui.View):
         await self._show(interaction, +1)
 
 
-class ConfirmForget(discord.ui.View):
+class ConfirmForget(EchoView):
     """Asks before erasing for good."""
 
     def __init__(self, owner_id: int, memory_id: int) -> None:

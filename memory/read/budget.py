@@ -12,6 +12,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from memory.errors import unexpected
 from memory.model import ContextSummary
 from memory.read.prompt import Block, BlockKind, render
 from memory.read.strategies import (
@@ -102,7 +103,8 @@ def assemble(
         if not isinstance(result, StrategyResult):
             raise TypeError(f"returned {type(result).__name__}, not a StrategyResult")
     except Exception as exc:
-        log.warning("context strategy %s failed: %r; truncate used", strategy.name, exc)
+        log.warning("context strategy %s failed: %s; truncate used", strategy.name,
+                    unexpected(exc))  # fmt: skip
         notes.append(f"strategy {strategy.name!r} failed ({type(exc).__name__}); truncate used")
         result = Truncate().apply(request)
     keep, removed = _overrule(request, result, notes)

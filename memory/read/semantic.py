@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from memory.errors import BackendResponseError, EchoError
+from memory.errors import BackendResponseError, EchoError, unexpected
 from memory.llm import Embedder
 from memory.read.prefixes import prefixes_of
 from memory.store.db import Store
@@ -90,8 +90,9 @@ class VectorCache:
 
     def _updated(self, key: tuple[int, str, int], task: asyncio.Task[UserMatrix]) -> None:
         self._updating.pop(key, None)
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("vector matrix update failed: %r", task.exception())
+        failure = None if task.cancelled() else task.exception()
+        if failure is not None:
+            log.warning("vector matrix update failed: %s", unexpected(failure))
 
     async def _update(
         self, user_id: int, model: str, generation: int, cached: UserMatrix | None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -293,3 +294,21 @@ def test_commands_have_french_names() -> None:
     from bot.i18n import FRENCH
 
     assert FRENCH["why"] == "pourquoi" and FRENCH["forget"] == "oublier"
+
+
+async def test_two_forget_dialogs_for_one_memory_answer_both_without_logging_a_bug(
+    bot: tuple[EchoBot, fakes.Recorder], caplog: pytest.LogCaptureFixture
+) -> None:
+    echo, rec = bot
+    memory_id = await _remember(echo, ALICE, "Has a ginger cat called Felix")
+    views = [ConfirmForget(ALICE, memory_id) for _ in range(2)]
+    presses = [fakes.component(echo, user_id=ALICE, channel_id=CHANNEL, custom_id="x")
+               for _ in views]  # fmt: skip
+    # Both pressed at once, dispatched the way discord.py runs a view's button.
+    await asyncio.gather(
+        *(v._scheduled_task(v.confirm, p) for v, p in zip(views, presses, strict=True))
+    )
+    answers = [s.payload.get("data", s.payload).get("content") for s in rec.sent[-2:]]
+    assert sorted(answers, key=str)[0].startswith(f"Forgotten #{memory_id}.")
+    assert any("no memory" in str(a).lower() for a in answers), answers
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
