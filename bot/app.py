@@ -14,6 +14,7 @@ from discord.ext import commands
 from bot import render
 from bot.i18n import FrenchTranslator
 from bot.runtime import Runtime
+from bot.startup import channel_warnings
 from memory import manage_erasure
 from memory.errors import Forbidden, InvalidInput, NotFound, unexpected
 from memory.indexer import start_scheduler
@@ -105,6 +106,7 @@ class EchoBot(commands.Bot):
         self.sync_commands = sync_commands
         self.background = background
         self.scheduler: AsyncIOScheduler | None = None
+        self.channels_checked = False
 
     async def setup_hook(self) -> None:
         from bot.cogs.admin import Admin
@@ -154,8 +156,12 @@ class EchoBot(commands.Bot):
             log.error("event %s failed: %s", event_method, unexpected(exc))
 
     async def on_ready(self) -> None:
-        # on_ready can fire several times (reconnects): it only logs.
+        # on_ready can fire several times (reconnects): it only logs, the channels once.
         log.info("connected as %s (%s)", self.user, self.user and self.user.id)
+        if not self.channels_checked:
+            self.channels_checked = True
+            for line in channel_warnings(self, self.runtime.settings.discord.channels):
+                log.warning("%s", line)
 
     async def close(self) -> None:
         if self.scheduler is not None and self.scheduler.running:

@@ -9,6 +9,7 @@ import getpass
 import io
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ from pathlib import Path
 import httpx
 
 from bot import render
-from bot.config import ConfigError, Settings, load_settings
+from bot.config import ConfigError, Settings, load_settings, token_source
 from bot.runtime import (
     Runtime,
     backends,
@@ -41,6 +42,9 @@ log = logging.getLogger(__name__)
 DEFAULT_SECRETS_DIR = Path("/run/secrets")
 # A doctor line is OK, FAIL (the exit code is 1) or WARN: it may work, and the fix is given.
 _MARKS: dict[bool | None, str] = {True: "OK  ", False: "FAIL", None: "WARN"}
+# How long doctor waits for Discord's API: it answers within a second from anywhere it is
+# reachable; a black-holed route would otherwise hold doctor for the OS's connect timeout.
+DISCORD_DEADLINE = 5.0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -95,9 +99,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def _secrets_dir(args: argparse.Namespace) -> Path | None:
+    if args.secrets_dir:
+        return Path(args.secrets_dir)
+    return DEFAULT_SECRETS_DIR if DEFAULT_SECRETS_DIR.is_dir() else None
+
+
 def _settings(args: argparse.Namespace) -> Settings:
-    secrets = args.secrets_dir or (DEFAULT_SECRETS_DIR if DEFAULT_SECRETS_DIR.is_dir() else None)
-    return load_settings(args.config, secrets_dir=secrets)
+    return load_settings(args.config, secrets_dir=_secrets_dir(args))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -120,6 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the request headers (an API key among them).
     for name in ("aiosqlite", "discord", "httpcore"):
         logging.getLogger(name).setLevel(logging.INFO)
+    # A background job cancelled when the bot stops (a start-up fault, Ctrl-C) is not an error:
+    # apscheduler would log it as one, with a traceback.
+    logging.getLogger("apscheduler.executors.default").addFilter(_not_cancelled)
     try:
         settings = _settings(args)
     except ConfigError as exc:
@@ -135,6 +147,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _not_cancelled(record: logging.LogRecord) -> bool:
+    return record.exc_info is None or not isinstance(record.exc_info[1], asyncio.CancelledError)
 
 
 async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
@@ -164,7 +180,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     exported = _exported(_read(args.file), args.file) if command == "import" else None
     async with open_runtime(settings) as runtime:
         if command == "run":
-            return await _run_discord(runtime)
+            source = token_source(args.config, secrets_dir=_secrets_dir(args), environ=os.environ)
+            return await _run_discord(runtime, source)
         if command == "chat":
             name = args.user if getattr(args, "user", None) else getpass.getuser()
             terminal = Terminal(runtime, name, out=sys.stdout, interactive=is_interactive())
@@ -202,14 +219,24 @@ async def _card(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def _run_discord(runtime: Runtime) -> int:
-    from bot.app import EchoBot  # discord.py is only imported when the bot really runs
+async def _run_discord(runtime: Runtime, source: str) -> int:
+    # discord.py is only imported when the bot really runs.
+    from bot import startup
+    from bot.app import EchoBot
 
-    token = runtime.settings.discord.token
+    discord_settings = runtime.settings.discord
+    token = discord_settings.token
     if token is None:
         raise ConfigError("no Discord token")
-    async with EchoBot(runtime) as bot:
-        await bot.start(token.get_secret_value())
+    startup.point_at(discord_settings)
+    try:
+        await startup.start(
+            lambda: EchoBot(runtime), token.get_secret_value(), token_source=source,
+            first_delay=discord_settings.login_retry,
+        )  # fmt: skip
+    except startup.StartupFault as exc:
+        print(f"echo-bot: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -278,9 +305,27 @@ async def doctor(settings: Settings, config_path: str) -> int:
                               "ECHO_DISCORD__TOKEN for Discord"))  # fmt: skip
     else:
         results.append((True, "Discord token is set"))
+        results.append(await _check_discord(settings.discord.api_url))
     for status, line in results:
         print(f"{_MARKS[status]} {line}")
     return 0 if all(status is not False for status, _ in results) else 1
+
+
+async def _check_discord(api_url: str) -> tuple[bool | None, str]:
+    """Reach Discord's API as `run` will (the token is not sent: only the route is tested)."""
+    url = api_url.rstrip("/") + "/gateway"
+    try:
+        # trust_env=False: discord.py's aiohttp ignores HTTPS_PROXY, so the test does too.
+        timeout = httpx.Timeout(DISCORD_DEADLINE)
+        async with httpx.AsyncClient(timeout=timeout, trust_env=False) as http:
+            response = await http.get(url)
+    except httpx.HTTPError as exc:
+        reason = str(exc) or type(exc).__name__
+        return False, (f"Discord API {api_url} unreachable ({reason}) → check the network, DNS "
+                       "and firewall; `run` retries until it answers")  # fmt: skip
+    if response.status_code >= 500:
+        return None, f"Discord API {api_url} answered {response.status_code} → Discord may be down"
+    return True, f"Discord API {api_url} is reachable"
 
 
 async def _calibration(settings: Settings, http: httpx.AsyncClient) -> list[tuple[bool, str]]:

@@ -8,6 +8,7 @@ from the spec's measurements (see DESIGN.md); config.example.toml documents ever
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -65,6 +66,12 @@ class _Section(BaseModel):
 class DiscordSettings(_Section):
     token: Key = None
     channels: list[int] = Field(default_factory=list)
+    # Where Discord's HTTP API and gateway are: changed only for a proxy in front of them.
+    api_url: str = Field("https://discord.com/api/v10", pattern=r"^https?://")
+    gateway_url: str = Field("wss://gateway.discord.gg/", pattern=r"^wss?://")
+    # Seconds before the first login is tried again when Discord is unreachable; the wait
+    # doubles at each try, up to bot.startup.LOGIN_RETRY_CAP.
+    login_retry: float = Field(2.0, gt=0, le=300)
 
 
 class CharacterSettings(_Section):
@@ -219,6 +226,18 @@ def load_settings(path: str | Path, *, secrets_dir: str | Path | None = None) ->
     if card is not None and not card.is_absolute():
         settings.character.card = path.parent / card
     return settings
+
+
+def token_source(
+    path: str | Path, *, secrets_dir: str | Path | None, environ: Mapping[str, str]
+) -> str:
+    """Say where the Discord token was read from, in load_settings' order of priority."""
+    # pydantic-settings matches environment names regardless of case.
+    if any(name.upper() == "ECHO_DISCORD__TOKEN" for name in environ):
+        return "ECHO_DISCORD__TOKEN"
+    if secrets_dir is not None and (Path(secrets_dir) / "discord__token").is_file():
+        return f"the secret file {Path(secrets_dir) / 'discord__token'}"
+    return f"[discord] token in {path}"
 
 
 def _describe(exc: ValidationError) -> str:
