@@ -9,7 +9,9 @@ import logging
 import os
 import socket
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import discord
 import pytest
@@ -68,7 +70,7 @@ async def _finish(proc: asyncio.subprocess.Process) -> tuple[int, str]:
 
 
 @pytest.fixture
-async def discord_api() -> object:
+async def discord_api() -> AsyncIterator[FakeDiscord]:
     async with serve_fake_discord() as fake:
         yield fake
 
@@ -168,13 +170,12 @@ HIDDEN, MUTED, OPEN, ELSEWHERE = 501, 502, 503, 504
 def _channel(echo: EchoBot, channel_id: int, deny: int) -> None:
     g = fakes.guild(echo)
     overwrites = [{"id": str(g.id), "type": 0, "allow": "0", "deny": str(deny)}] if deny else []
-    channel = discord.TextChannel(
-        state=echo._connection, guild=g,
-        data={"id": str(channel_id), "type": 0, "name": f"c{channel_id}", "position": 0,
-              "guild_id": str(g.id), "permission_overwrites": overwrites, "nsfw": False,
-              "parent_id": None},  # type: ignore[typeddict-item]
-    )  # fmt: skip
-    g._add_channel(channel)
+    data: Any = {
+        "id": str(channel_id), "type": 0, "name": f"c{channel_id}", "position": 0,
+        "guild_id": str(g.id), "permission_overwrites": overwrites, "nsfw": False,
+        "parent_id": None,
+    }  # fmt: skip
+    g._add_channel(discord.TextChannel(state=echo._connection, guild=g, data=data))
 
 
 async def test_configured_channels_the_bot_cannot_use_are_named_once(
