@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import logging
 import sys
 from typing import Any
@@ -80,6 +81,31 @@ async def send_ephemeral(interaction: discord.Interaction[EchoBot], text: str) -
             await interaction.response.send_message(chunk, ephemeral=True, allowed_mentions=none)
 
 
+async def after_turns(runtime: Runtime) -> None:
+    """Write what a busy database refused, then reflect on the queued exchanges. Never raises:
+    it runs as a background task and a scheduler job, whose own error logs would print the
+    exception's message."""
+    try:
+        await runtime.engine.flush_pending()
+        await runtime.worker.run_due()
+    except Exception as exc:
+        log.error("background writes and reflections failed: %s", unexpected(exc))
+
+
+def start_background(runtime: Runtime) -> AsyncIOScheduler:
+    """Start the memory's background work (re-indexing, reflections, erasures, retention) in
+    the running loop; the caller shuts the scheduler down. It needs no Discord connection."""
+    scheduler = start_scheduler(runtime.indexer, interval=runtime.settings.memory.reindex_interval)
+    # A first run at once: what waited in the outbox across a restart is not left for later.
+    scheduler.add_job(
+        after_turns, "interval", args=[runtime], seconds=REFLECTION_POLL, id="reflect",
+        max_instances=1, coalesce=True, misfire_grace_time=60,
+        next_run_time=datetime.datetime.now(datetime.UTC),
+    )  # fmt: skip
+    add_privacy_jobs(scheduler, runtime)
+    return scheduler
+
+
 def add_privacy_jobs(scheduler: AsyncIOScheduler, runtime: Runtime) -> None:
     """Finish the erasures a reader kept pending, and apply the retention rules ([privacy])."""
     manage_erasure.schedule(
@@ -126,26 +152,13 @@ class EchoBot(commands.Bot):
         await self.add_cog(Moderation(self))
         await self.add_cog(ErasureCommands(self))
         if self.background:
-            self.scheduler = start_scheduler(
-                self.runtime.indexer, interval=self.runtime.settings.memory.reindex_interval
-            )
-            self.scheduler.add_job(
-                self.after_turns, "interval", seconds=REFLECTION_POLL, id="reflect",
-                max_instances=1, coalesce=True, misfire_grace_time=60,
-            )  # fmt: skip
-            add_privacy_jobs(self.scheduler, self.runtime)
+            self.scheduler = start_background(self.runtime)
         if self.sync_commands:
             await self.tree.sync()
 
     async def after_turns(self) -> None:
-        """Write what a busy database refused, then reflect on the queued exchanges. Never
-        raises: it runs as a background task and a scheduler job, whose own error logs would
-        print the exception's message."""
-        try:
-            await self.runtime.engine.flush_pending()
-            await self.runtime.worker.run_due()
-        except Exception as exc:
-            log.error("background writes and reflections failed: %s", unexpected(exc))
+        """Write what a busy database refused, then reflect on the queued exchanges."""
+        await after_turns(self.runtime)
 
     async def on_error(self, event_method: str, /, *args: object, **kwargs: object) -> None:
         """An event handler raised: log it with where it came from, never what was said."""

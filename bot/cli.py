@@ -222,7 +222,7 @@ async def _card(args: argparse.Namespace, settings: Settings) -> int:
 async def _run_discord(runtime: Runtime, source: str) -> int:
     # discord.py is only imported when the bot really runs.
     from bot import startup
-    from bot.app import EchoBot
+    from bot.app import EchoBot, start_background
 
     discord_settings = runtime.settings.discord
     token = discord_settings.token
@@ -233,6 +233,7 @@ async def _run_discord(runtime: Runtime, source: str) -> int:
         await startup.start(
             lambda: EchoBot(runtime), token.get_secret_value(), token_source=source,
             first_delay=discord_settings.login_retry,
+            background=lambda: start_background(runtime),
         )  # fmt: skip
     except startup.StartupFault as exc:
         print(f"echo-bot: {exc}", file=sys.stderr)

@@ -38,6 +38,13 @@ PORTAL = "https://discord.com/developers/applications"
 UNREACHABLE = (OSError, aiohttp.ClientError, TimeoutError, discord.DiscordServerError)
 
 
+class Stoppable(Protocol):
+    """What `start` needs of the background work it runs while Discord is unreachable (an
+    APScheduler scheduler)."""
+
+    def shutdown(self, wait: bool = True) -> None: ...
+
+
 class StartupFault(Exception):
     """Discord refused to start the bot for a reason the operator must fix; the message says how."""
 
@@ -74,12 +81,20 @@ async def start(
     first_delay: float,
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     jitter: Callable[[], float] = random.random,
+    background: Callable[[], Stoppable] | None = None,
 ) -> None:
     """Log in (again while Discord is unreachable), then stay connected until closed.
 
-    Raise StartupFault for a refused token or a missing privileged intent."""
+    While Discord cannot be reached, `background` (the memory's own jobs: reflections,
+    re-indexing, erasures) runs anyway; it is stopped before each login, whose client starts
+    its own. Raise StartupFault for a refused token or a missing privileged intent."""
     attempt = 0
+    waiting: Stoppable | None = None
     while True:
+        if waiting is not None:
+            waiting.shutdown(wait=False)
+            waiting = None
+            await asyncio.sleep(0)  # APScheduler's shutdown takes effect on the next loop pass
         # A fresh client per try: a failed login leaves discord.py's HTTP session half-made.
         client = make_client()
         try:
@@ -96,7 +111,14 @@ async def start(
             delay = retry_delay(attempt, first_delay, jitter())
             log.warning("cannot reach Discord at %s (%s); trying again in %.1f s",
                         Route.BASE, _reason(exc), delay)  # fmt: skip
-            await sleep(delay)
+            if background is not None:
+                waiting = background()
+            try:
+                await sleep(delay)
+            except BaseException:
+                if waiting is not None:
+                    waiting.shutdown(wait=False)
+                raise
             attempt += 1
             continue
         except BaseException:

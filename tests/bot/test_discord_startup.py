@@ -5,6 +5,7 @@ bot cannot use are named once it is connected."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import socket
@@ -13,9 +14,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import discord
 import pytest
 
+from bot import startup
 from bot.app import EchoBot
 from bot.cli import doctor
 from bot.config import Settings
@@ -227,3 +230,56 @@ async def test_doctor_tests_the_route_to_discord(
     out = capsys.readouterr().out
     assert code == 1
     assert [line for line in out.splitlines() if line.startswith(f"FAIL Discord API {closed}")]
+
+
+async def test_the_memory_keeps_working_while_discord_is_unreachable(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """An exchange queued before a restart is reflected while every login fails to reach
+    Discord; the background work stops before each new login and when the token is refused."""
+    from bot.app import start_background
+    from memory.model import Exchange
+    from memory.store import memories, outbox
+
+    ollama.chat_reply = lambda payload: json.dumps({"memories": [
+        {"text": "Joue du violoncelle", "kind": "fact", "scope": "global", "confidence": 0.95}
+    ]})  # fmt: skip
+    settings = Settings(
+        llm={"base_url": ollama.url},  # type: ignore[arg-type]
+        storage={"path": tmp_path / "echo.sqlite3"},  # type: ignore[arg-type]
+    )
+    async with open_runtime(settings) as runtime:
+        waiting = Exchange("discord:1", 7, 10, "111", "Ana", "Je joue du violoncelle", "Beau !")
+        await runtime.store.transact(lambda tx: outbox.enqueue(tx, waiting, now=0.0))
+        schedulers: list[Any] = []
+        logins = 0
+
+        class Offline:
+            """Stands in for the bot while Discord cannot be reached, then refuses the token."""
+
+            async def login(self, token: str) -> None:
+                nonlocal logins
+                logins += 1
+                assert all(not s.running for s in schedulers)  # stopped before each login
+                if logins < 3:
+                    raise aiohttp.ClientConnectionError("connection refused")
+                raise discord.LoginFailure("bad token")
+
+            async def close(self) -> None:
+                return None
+
+        def background() -> Any:
+            schedulers.append(start_background(runtime))
+            return schedulers[-1]
+
+        with pytest.raises(startup.StartupFault):
+            await startup.start(
+                Offline, "token", token_source="the config", first_delay=0.01,  # type: ignore[arg-type]
+                sleep=lambda _: asyncio.sleep(0.5), background=background,
+            )  # fmt: skip
+        assert len(schedulers) == 2 and all(not s.running for s in schedulers)
+        row = await runtime.store.fetchone("SELECT status FROM outbox")
+        assert row is not None and row[0] == "done"
+        assert [m.text for m in await memories.list_for_user(runtime.store, 7)] == [
+            "Joue du violoncelle"
+        ]
