@@ -17,7 +17,7 @@ install: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy memory
+	$(VENV)/bin/mypy memory bot
 
 test: lint
 	$(VENV)/bin/pytest

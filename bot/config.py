@@ -130,6 +130,13 @@ class StorageSettings(_Section):
     path: Path = Path("data/echo.sqlite3")
 
 
+QuotaKind = Literal["fact", "preference", "promise", "episode"]
+
+
+def _default_quotas() -> dict[QuotaKind, int]:
+    return {"fact": 6, "preference": 5, "promise": 4, "episode": 5}
+
+
 class MemorySettings(_Section):
     memories_per_turn: int = Field(24, ge=1, le=200)
     semantic_slots: int = Field(16, ge=0)
@@ -137,9 +144,7 @@ class MemorySettings(_Section):
     eligibility: Literal["relative", "absolute"] = "relative"
     relative_sd: float = Field(1.5, ge=0.0, le=10.0)
     cosine_floor: float = Field(0.10, ge=-1.0, le=1.0)
-    quotas: dict[Literal["fact", "preference", "promise", "episode"], int] = Field(
-        default_factory=lambda: {"fact": 6, "preference": 5, "promise": 4, "episode": 5}
-    )
+    quotas: dict[QuotaKind, int] = Field(default_factory=_default_quotas)
     turn_embedding_timeout: float = Field(5.0, gt=0)
     reindex_interval: float = Field(45.0, gt=0)
 

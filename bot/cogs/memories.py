@@ -45,7 +45,7 @@ class MemoryPages(EchoView):
         self.pages = render.paginate(items)
         self.total = len(items)
         self.index = 0
-        self._refresh()
+        self._update_buttons()
 
     def text(self) -> str:
         return render.render_memories(
@@ -53,7 +53,7 @@ class MemoryPages(EchoView):
             everywhere=self.everywhere,
         )  # fmt: skip
 
-    def _refresh(self) -> None:
+    def _update_buttons(self) -> None:
         self.previous.disabled = self.index == 0
         self.next.disabled = self.index >= len(self.pages) - 1
 
@@ -62,7 +62,7 @@ class MemoryPages(EchoView):
 
     async def _show(self, interaction: Interaction, step: int) -> None:
         self.index = max(0, min(len(self.pages) - 1, self.index + step))
-        self._refresh()
+        self._update_buttons()
         await interaction.response.edit_message(
             content=render.defang(self.text()), view=self, allowed_mentions=None
         )
