@@ -34,6 +34,7 @@ from bot.runtime import open_runtime
 from memory.admission import AdmissionStatus
 from memory.store import outbox
 from tests.bot import discord_fakes as fakes
+from tests.fakes.loopback import serve as loopback
 
 RESULTS = Path(__file__).parent / "results"
 LLM_SECONDS = 0.5
@@ -76,15 +77,8 @@ async def serve() -> AsyncIterator[Server]:
     app = web.Application()
     app.router.add_post("/api/chat", server.chat)
     app.router.add_post("/api/embed", server.embed)
-    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    server.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
-    try:
+    async with loopback(app) as server.url:
         yield server
-    finally:
-        await runner.cleanup()
 
 
 class Unbounded:

@@ -14,6 +14,7 @@ from aiohttp import web
 from bot.cli import _calibration
 from bot.config import load_settings
 from tests.bot.test_cli import _run
+from tests.fakes.loopback import serve
 from tests.memory.read.test_calibrate import FIXTURES
 
 
@@ -31,15 +32,8 @@ async def frozen_server(model: str, strip: str = "") -> AsyncIterator[str]:
 
     app = web.Application()
     app.router.add_post("/api/embed", embed)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with serve(app) as url:
+        yield url
 
 
 def _config(tmp_path: Path, url: str, model: str) -> Path:

@@ -11,6 +11,7 @@ import pytest
 from aiohttp import web
 
 from tests.bot.test_cli import _run
+from tests.fakes.loopback import serve
 from tests.fakes.ollama import fake_vector
 
 GGUF = "/models/SmolLM2-135M-Instruct-Q8_0.gguf"
@@ -45,15 +46,8 @@ async def _openai_server(*listed: str) -> AsyncIterator[str]:
     app.router.add_get("/v1/models", models)
     app.router.add_post("/v1/chat/completions", chat)
     app.router.add_post("/v1/embeddings", embeddings)
-    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with serve(app) as url:
+        yield url
 
 
 def _config(tmp_path: Path, url: str, chat_model: str) -> Path:

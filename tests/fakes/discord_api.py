@@ -17,6 +17,8 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.loopback import serve
+
 BOT_ID = 999
 API = "/api/v10"
 
@@ -90,13 +92,5 @@ async def serve_fake_discord(port: int = 0) -> AsyncIterator[FakeDiscord]:
     app = web.Application()
     app.router.add_get("/gateway", fake._gateway)
     app.router.add_route("*", API + "/{tail:.*}", fake._http)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", port)
-    await site.start()
-    bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    fake.url = f"http://127.0.0.1:{bound}"
-    try:
+    async with serve(app, port) as fake.url:
         yield fake
-    finally:
-        await runner.cleanup()

@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 from aiohttp import web
 
+from tests.fakes.loopback import serve
+
 DIM = 64
 HUGE_INT = "9" * 5_000
 LONG_INT = "9" * 400
@@ -228,14 +230,8 @@ async def serve_fake_ollama() -> AsyncIterator[FakeOllama]:
     app.router.add_post("/api/chat", fake.chat)
     app.router.add_get("/api/tags", fake.tags)
     app.router.add_get("/api/version", fake.version)
-    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    fake.url = f"http://127.0.0.1:{port}"
-    try:
-        yield fake
-    finally:
-        fake.released.set()
-        await runner.cleanup()
+    async with serve(app) as fake.url:
+        try:
+            yield fake
+        finally:
+            fake.released.set()

@@ -26,6 +26,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.loopback import serve
 from tests.fakes.ollama import fake_vector
 
 Refusal = tuple[int, dict[str, Any]]
@@ -185,13 +186,5 @@ async def serve_fake_openai(
     app.router.add_post("/v1/chat/completions", fake.chat)
     app.router.add_post("/v1/embeddings", fake.embeddings)
     app.router.add_get("/v1/models", fake.list_models)
-    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    fake.url = f"http://127.0.0.1:{port}"
-    try:
+    async with serve(app) as fake.url:
         yield fake
-    finally:
-        await runner.cleanup()
