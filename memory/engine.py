@@ -9,7 +9,7 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from memory import lexicon
@@ -213,35 +213,34 @@ class Engine:
         reflection. Return None for an empty message or one already answered (same source id).
 
         Turns of one person in one place run one after another: Overloaded when too many wait
-        (unless the caller `admitted` the turn itself, inside `self.admission.turn`); all other
-        turns run concurrently. A chat failure raises BackendError after the message was
-        stored: it stays in history.
+        (unless the caller `admitted` the turn itself, inside `self.admit`); all other turns
+        run concurrently. A chat failure raises BackendError after the message was stored: it
+        stays in history.
         """
         if self.chat is None:
             raise RuntimeError("this engine has no chat backend")
         if admitted:
             return await self._answer(message)
-        if not self.claim(message.source_id):
-            return None
+        async with self.admit(message) as fresh:
+            return await self._answer(message) if fresh else None
+
+    @contextlib.asynccontextmanager
+    async def admit(self, message: Incoming) -> AsyncIterator[bool]:
+        """Claim the message and hold this person's turn in this place for the block; yield
+        False for a replay (already answered, or waiting in line: it never takes a place).
+        Overloaded, decided before any await, gives the claim back: a redelivery may be
+        answered. A front end that wraps more than the turn in the line (typing, sending)
+        uses this, then `turn(admitted=True)`."""
+        if message.source_id in self._answered:
+            yield False
+            return
+        self._answered.append(message.source_id)
         try:
             async with self.admission.turn(message.user_id, message.story_id):
-                return await self._answer(message)
-        except Overloaded:
-            self.unclaim(message.source_id)
+                yield True
+        except Overloaded:  # only entering the line raises it
+            self._answered.remove(message.source_id)
             raise
-
-    def claim(self, source_id: str) -> bool:
-        """Take a message for answering; False when it was already taken (a replay). A front end
-        that admits its turns itself claims first, so a replay never waits in a person's line."""
-        if source_id in self._answered:
-            return False
-        self._answered.append(source_id)
-        return True
-
-    def unclaim(self, source_id: str) -> None:
-        """Give back a message that was not answered (turned away): a redelivery may be."""
-        with contextlib.suppress(ValueError):
-            self._answered.remove(source_id)
 
     async def _answer(self, message: Incoming) -> Reply | None:
         # A display name is text from a person like any other (a lone surrogate in it would
@@ -347,14 +346,23 @@ class Engine:
     async def _write_exchange(self, exchange: Exchange) -> None:
         """Store the reply and queue the reflection; keep the exchange for a later flush if
         the database refuses it. Never raises: the reply goes out whatever happens here."""
+        if await self._stored(exchange) is None:
+            self._wait_for_database(exchange)
+
+    async def _stored(self, exchange: Exchange) -> bool | None:
+        """Write one exchange: True when written, None when the database refused it (busy,
+        full: worth another try), False when a bug dropped it (counted, logged)."""
         try:
             await self.store.transact(functools.partial(self._record, exchange=exchange))
         except StoreError as exc:
             log.warning("exchange %s waits for the database (%s)", exchange.exchange_id, exc)
-            self._wait_for_database(exchange)
+            return None
         except Exception as exc:
+            # A bug on one exchange must not fail whoever writes it, nor stop the others.
             self.exchanges_dropped += 1
             log.error("exchange %s dropped: %s", exchange.exchange_id, unexpected(exc))
+            return False
+        return True
 
     def _flush_soon(self) -> None:
         if self._flush_task is None or self._flush_task.done():
@@ -388,18 +396,11 @@ class Engine:
         async with self._flushing:
             while self._pending:
                 exchange = self._pending.popleft()
-                try:
-                    await self.store.transact(functools.partial(self._record, exchange=exchange))
-                except StoreError as exc:
+                stored = await self._stored(exchange)
+                if stored is None:
                     self._wait_for_database(exchange, first=True)
-                    log.warning("%d exchanges wait for the database (%s)", len(self._pending), exc)
                     break
-                except Exception as exc:
-                    # A bug on one exchange must not fail whoever flushes, nor stop the others.
-                    self.exchanges_dropped += 1
-                    log.error("exchange %s dropped: %s", exchange.exchange_id, unexpected(exc))
-                    continue
-                written += 1
+                written += stored
         return written
 
     def drop_waiting(

@@ -76,20 +76,18 @@ class Conversation(commands.Cog):
             origin=DM_ORIGIN if message.guild is None else str(message.guild.id),
             text=text,
         )
-        engine = self.bot.runtime.engine
-        if not engine.claim(incoming.source_id):
-            return  # a replay of a message already answered, or waiting in line
         try:
             # Admitted first (a refusal is decided before any await): a flood shows no
             # "typing…" for the messages turned away, which would spend the bot's rate limit.
-            async with engine.admission.turn(incoming.user_id, incoming.story_id):
+            async with self.bot.runtime.engine.admit(incoming) as fresh:
+                if not fresh:
+                    return  # a replay of a message already answered, or waiting in line
                 chunks = await self._answer(message, incoming)
                 # Sent before the line is released: this person's next message is answered
                 # after this one, on Discord as in the history.
                 for chunk in chunks:
                     await message.reply(chunk, mention_author=False, allowed_mentions=_NONE)
         except Overloaded as exc:
-            engine.unclaim(incoming.source_id)
             # Counted by the engine; the notice itself is rate-limited per person.
             if exc.notify:
                 await message.reply(SLOW_DOWN, mention_author=False, allowed_mentions=_NONE)
