@@ -26,6 +26,7 @@ import numpy.typing as npt
 from memory.llm import Embedder
 from memory.read.prefixes import prefixes_of
 from memory.read.semantic import RELATIVE_SD
+from memory.store import model_calibration
 from memory.store.db import Store
 
 Pair = tuple[str, str]
@@ -183,26 +184,11 @@ async def calibrate(embedder: Embedder, *, deadline: float = 60.0) -> list[Langu
 
 async def save(store: Store, model: str, reports: list[LanguageReport], *, now: float) -> None:
     """Remember what was read for this model, so turns can use it."""
-    # The margin column holds the separation since issue 15.
-    rows = [
-        (model, r.language, int(r.fit), r.separation,
-         NO_THRESHOLD if r.threshold is None else r.threshold, now)
+    readings = [
+        (r.language, r.fit, r.separation, NO_THRESHOLD if r.threshold is None else r.threshold)
         for r in reports
-    ]  # fmt: skip
-    await store.transact(
-        lambda tx: tx.executemany(
-            "INSERT INTO model_calibration (model, language, fit, margin, threshold, measured_at)"
-            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (model, language) DO UPDATE SET"
-            " fit = excluded.fit, margin = excluded.margin, threshold = excluded.threshold,"
-            " measured_at = excluded.measured_at",
-            rows,
-        )
-    )
+    ]
+    await model_calibration.save(store, model, readings, now=now)
 
 
-async def unfit_languages(store: Store, model: str) -> frozenset[str]:
-    """Return the languages the model was measured unfit for (none when never calibrated)."""
-    rows = await store.fetchall(
-        "SELECT language FROM model_calibration WHERE model = ? AND fit = 0", (model,)
-    )
-    return frozenset(str(r[0]) for r in rows)
+unfit_languages = model_calibration.unfit_languages

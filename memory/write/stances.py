@@ -15,7 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from memory.model import Source
-from memory.store.db import Store, Tx
+from memory.store import positions
+from memory.store.db import Tx
 from memory.text import clean, fold
 
 # Read on the 21 real justifications of the spec's log: the self-quotes reused 53 characters of
@@ -38,18 +39,6 @@ class PositionChange:
     idea: str
     justification: str
     action: str
-
-
-@dataclass(frozen=True, slots=True)
-class Position:
-    """A stored position of the character in one story."""
-
-    id: int
-    topic: str
-    idea: str
-    justification: str
-    created_at: float
-    anchored_at: float
 
 
 def shared_chars(a: str, b: str) -> int:
@@ -102,50 +91,27 @@ async def apply_positions(
     position keeps the exchanges that shaped it."""
     done: Counter[str] = Counter()
     for change in changes:
-        row = await tx.fetchone(
-            "SELECT id, idea FROM positions WHERE story_id = ? AND topic = ?",
-            (story_id, change.topic),
-        )
-        if row is None:
+        held = await positions.by_topic(tx, story_id, change.topic)
+        if held is None:
             if not change.idea:
                 done["position_unknown_topic"] += 1
                 continue
-            position_id = await tx.execute(
-                "INSERT INTO positions (story_id, topic, idea, justification, created_at,"
-                " anchored_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (story_id, change.topic, change.idea, change.justification, now, now),
+            position_id = await positions.create(
+                tx, story_id, change.topic, change.idea, change.justification, now=now
             )
-            await _shaped_by(tx, position_id, source)
+            await positions.shaped_by(tx, position_id, source)
             done["position_created"] += 1
-        elif self_cites(change.justification, str(row["idea"])):
+            continue
+        position_id, held_idea = held
+        if self_cites(change.justification, held_idea):
             done["position_self_citation"] += 1
-        else:
-            idea = change.idea if change.action == "update" and change.idea else str(row["idea"])
-            await tx.execute(
-                "UPDATE positions SET idea = ?, justification = ?,"
-                " anchored_at = max(anchored_at, ?) WHERE id = ?",
-                (idea, change.justification, now, int(row["id"])),
-            )
-            await _shaped_by(tx, int(row["id"]), source)
-            done[f"position_{change.action}d"] += 1
+            continue
+        idea = change.idea if change.action == "update" and change.idea else held_idea
+        await positions.reanchor(tx, position_id, idea, change.justification, now=now)
+        await positions.shaped_by(tx, position_id, source)
+        done[f"position_{change.action}d"] += 1
     return done
 
 
-async def _shaped_by(tx: Tx, position_id: int, source: Source) -> None:
-    await tx.execute(
-        "INSERT INTO position_sources (position_id, exchange_id, user_id) VALUES (?, ?, ?)"
-        " ON CONFLICT DO NOTHING",
-        (position_id, source.exchange_id, source.user_id),
-    )
-
-
-async def for_story(store: Store, story_id: int) -> list[Position]:
-    """Return a story's positions, freshest anchoring first."""
-    rows = await store.fetchall(
-        "SELECT id, topic, idea, justification, created_at, anchored_at FROM positions"
-        " WHERE story_id = ? ORDER BY anchored_at DESC, id DESC",
-        (story_id,),
-    )
-    return [
-        Position(int(r[0]), str(r[1]), str(r[2]), str(r[3]), float(r[4]), float(r[5])) for r in rows
-    ]
+Position = positions.Position
+for_story = positions.for_story

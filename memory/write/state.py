@@ -6,7 +6,8 @@ from collections import Counter
 from collections.abc import Mapping
 
 from memory.model import Source
-from memory.store.db import Store, Tx
+from memory.store import story_state
+from memory.store.db import Tx
 
 # Declared fields: (lowest, highest, largest change one reflection may make, starting value).
 DEFAULT_FIELDS: Mapping[str, tuple[float, float, float, float]] = {
@@ -33,32 +34,15 @@ async def apply_deltas(
             done["state_unknown_field"] += 1
             continue
         low, high, step, start = declared
-        row = await tx.fetchone(
-            "SELECT value FROM story_state WHERE story_id = ? AND field = ?",
-            (story_id, name.casefold()),
-        )
-        current = float(row[0]) if row else start
+        field = name.casefold()
+        stored = await story_state.value(tx, story_id, field)
+        current = start if stored is None else stored
         value = min(high, max(low, current + min(step, max(-step, delta))))
-        await tx.execute(
-            "INSERT INTO story_state (story_id, field, value, updated_at) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT (story_id, field) DO UPDATE SET value = excluded.value,"
-            " updated_at = excluded.updated_at",
-            (story_id, name.casefold(), value, now),
+        await story_state.set_value(
+            tx, story_id, field, value, change=value - current, now=now, source=source
         )
-        if value != current:
-            await tx.execute(
-                "INSERT INTO state_changes (story_id, field, delta, exchange_id, user_id, at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (story_id, name.casefold(), value - current, source.exchange_id,
-                 source.user_id, now),
-            )  # fmt: skip
         done["state_applied" if value == current + delta else "state_clamped"] += 1
     return done
 
 
-async def for_story(store: Store, story_id: int) -> dict[str, float]:
-    """Return the story's state fields."""
-    rows = await store.fetchall(
-        "SELECT field, value FROM story_state WHERE story_id = ? ORDER BY field", (story_id,)
-    )
-    return {str(r[0]): float(r[1]) for r in rows}
+for_story = story_state.for_story

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from memory.model import Source
-from memory.store import history
+from memory.store import anchors, history
 from memory.store.db import Store, Tx
 from memory.text import clean
 from memory.write.dedup import SIMILARITY_THRESHOLD, similarity
@@ -67,12 +67,7 @@ def parse_anchor_changes(
 
 async def active(store: Store, story_id: int) -> list[Anchor]:
     """Return the story's anchors still held, oldest first."""
-    rows = await store.fetchall(
-        "SELECT id, text, created_at FROM anchors WHERE story_id = ? AND dropped_at IS NULL"
-        " ORDER BY id",
-        (story_id,),
-    )
-    return [Anchor(int(r[0]), str(r[1]), float(r[2])) for r in rows]
+    return [Anchor(*row) for row in await anchors.held(store, story_id)]
 
 
 async def apply_summary(
@@ -95,28 +90,16 @@ async def apply_summary(
         if not reason:
             done["anchor_drop_refused_no_reason"] += 1
             continue
-        await tx.execute(
-            # Only a reflection's anchors of this story: a moderator's stay until one drops it.
-            "UPDATE anchors SET dropped_at = ?, drop_reason = ?"
-            " WHERE id = ? AND story_id = ? AND dropped_at IS NULL AND added_by IS NULL",
-            (now, reason[:500], anchor_id, story_id),
-        )
-        done["anchor_dropped" if await tx.changes() else "anchor_drop_unknown_id"] += 1
-    rows = await tx.fetchall(
-        "SELECT text FROM anchors WHERE story_id = ? AND dropped_at IS NULL", (story_id,)
-    )
-    held = [str(r[0]) for r in rows]
+        dropped = await anchors.drop_by_reflection(tx, story_id, anchor_id, reason[:500], now=now)
+        done["anchor_dropped" if dropped else "anchor_drop_unknown_id"] += 1
+    held = [text for _, text, _ in await anchors.held(tx, story_id)]
     for text in new_anchors:
         if len(held) >= MAX_ANCHORS:
             done["anchor_refused_full"] += 1
         elif any(similarity(text, h) >= SIMILARITY_THRESHOLD for h in held):
             done["anchor_repeat"] += 1
         else:
-            await tx.execute(
-                "INSERT INTO anchors (story_id, text, created_at, exchange_id, user_id)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (story_id, text, now, source.exchange_id, source.user_id),
-            )
+            await anchors.add_from_exchange(tx, story_id, text, now=now, source=source)
             held.append(text)
             done["anchor_added"] += 1
     return done
