@@ -112,14 +112,13 @@ class Stats:
 
 async def stats(store: Store) -> Stats:
     """Return the figures an operator needs to see memory working (or not)."""
-    row = await store.fetchone("SELECT count(*), count(DISTINCT user_id) FROM memories")
-    turns_row = await store.fetchone("SELECT sum(turns) FROM turn_buckets WHERE bucket = 'all'")
+    held, users, turns = await figures.everywhere(store)
     named = await counters.read_all(store)
     return Stats(
-        memories=int(row[0]) if row else 0,
-        users=int(row[1]) if row else 0,
+        memories=held,
+        users=users,
         degraded_turns=named.get("degraded_turns", 0),
-        turns=int(turns_row[0] or 0) if turns_row else 0,
+        turns=turns,
         outbox_pending=await outbox.pending_count(store),
         rejections={
             k.removeprefix("memories_rejected:"): v

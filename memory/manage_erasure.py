@@ -124,8 +124,7 @@ async def forget_memory(store: Store, user_id: int, memory_id: int) -> Forgotten
     async def run(tx: Tx) -> int | None:
         if not await memories.delete(tx, user_id, [memory_id]):
             return None
-        # The keyword index keeps a deleted text's terms in old segments until they merge.
-        await tx.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+        await erasure.purge_keyword_segments(tx)
         return await erasure.record(tx, "memory", now=now)
 
     erasure_id = await store.transact(run)

@@ -91,8 +91,7 @@ async def erase(
     )
     turns = await _turns(tx, target, stories)
     if erased:
-        # The keyword index keeps a deleted text's terms in old segments until they merge.
-        await tx.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+        await purge_keyword_segments(tx)
     return Erased(erasure_id, len(ids), erased, kept, outbox_rows, turns, derived)
 
 
@@ -248,6 +247,11 @@ async def story_erased_since(tx: Tx, story_id: int, since: float) -> bool:
         (story_id, since),
     )
     return row is not None
+
+
+async def purge_keyword_segments(tx: Tx) -> None:
+    """Merge the keyword index's segments: old ones keep a deleted text's terms until then."""
+    await tx.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
 
 
 async def record(tx: Tx, kind: str, *, now: float) -> int:

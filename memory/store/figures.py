@@ -20,3 +20,11 @@ async def server(store: Store, origin: str) -> tuple[int, int, int, int, int]:
     a, b = (int(learned[0]), int(learned[1])) if learned else (0, 0)
     c, d = (int(turns[0]), int(turns[1])) if turns else (0, 0)
     return a, b, c, d, int(waiting[0]) if waiting else 0
+
+
+async def everywhere(store: Store) -> tuple[int, int, int]:
+    """Memories in all, the people they are about, turns in all."""
+    held = await store.fetchone("SELECT count(*), count(DISTINCT user_id) FROM memories")
+    turns = await store.fetchone("SELECT sum(turns) FROM turn_buckets WHERE bucket = 'all'")
+    a, b = (int(held[0]), int(held[1])) if held else (0, 0)
+    return a, b, int(turns[0] or 0) if turns else 0
