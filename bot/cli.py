@@ -33,9 +33,9 @@ from memory import manage_context, manage_export
 from memory.cards import load_card
 from memory.errors import BackendError, EchoError, InvalidInput
 from memory.llm import ollama_health
+from memory.manage_setup import Store
 from memory.read.calibrate import LanguageReport, calibrate
 from memory.read.calibrate import save as save_calibration
-from memory.store.db import Store
 
 log = logging.getLogger(__name__)
 

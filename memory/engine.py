@@ -32,6 +32,7 @@ from memory.read.strategies import Registry
 from memory.store import counters, erasure, history, memories, outbox, privacy, turns
 from memory.store import story as shared
 from memory.store.db import Store, Tx
+from memory.store.outbox import BACKLOG_PER_PERSON as BACKLOG_PER_PERSON
 from memory.text import clean, clean_message, well_formed, words
 from memory.write import stances, state
 
@@ -71,7 +72,7 @@ class MemoryConfig:
     slow_down_interval: float = NOTICE_INTERVAL
     max_reply_chars: int = MAX_REPLY_CHARS
     # Reflections one person may have waiting; past it their oldest are dropped, counted.
-    reflection_backlog: int = outbox.BACKLOG_PER_PERSON
+    reflection_backlog: int = BACKLOG_PER_PERSON
     # Where memories are served unless a person chose otherwise (`[privacy]`, /privacy).
     memories_served: str = privacy.WHERE_LEARNED
 
@@ -204,6 +205,11 @@ class Engine:
         if len(self._pools) > POOL_CACHE_SIZE:
             self._pools.popitem(last=False)
         return pool, everywhere
+
+    @property
+    def character_name(self) -> str:
+        """The name the character answers as (what the front ends show before its lines)."""
+        return self.character.name
 
     def status(self) -> EngineStatus:
         return EngineStatus(self.admission.status(), len(self._pending), self.exchanges_dropped)

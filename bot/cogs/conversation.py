@@ -128,3 +128,7 @@ async def _typing(channel: discord.abc.Messageable) -> AsyncIterator[None]:
         except discord.HTTPException as exc:
             log.info("typing indicator refused (%s): answering without it", exc.status)
         yield
+
+
+async def setup(bot: EchoBot) -> None:
+    await bot.add_cog(Conversation(bot))

@@ -144,13 +144,12 @@ async def test_excluded_messages_stay_in_history_but_out_of_the_prompt(
     assert all("4512" not in m["content"] for m in _prompts(ollama)[-1])
     kept = await history.recent(store, STORY, limit=50, include_excluded=True)
     assert any("4512" in m.content and m.excluded for m in kept)
-    # The reply to it belongs to the person it answered; they may let both back in.
+    # The reply to it belongs to the person it answered (nobody else); they may let both back in.
     reply = await history.by_source(store, f"t:{STORY}:1:reply")
     assert reply is not None
-    owner = await manage_context.reply_owner(store, reply)
-    await manage_context.set_excluded(
-        store, reply, actor_id=USER, excluded=True, answered_user_id=owner
-    )
+    with pytest.raises(Forbidden):
+        await manage_context.set_excluded(store, reply, actor_id=OTHER, excluded=True)
+    await manage_context.set_excluded(store, reply, actor_id=USER, excluded=True)
     await manage_context.set_excluded(store, secret, actor_id=USER, excluded=False)
     await engine.turn(_say(4, "Encore ?"))
     assert any("4512" in m["content"] for m in _prompts(ollama)[-1])
