@@ -121,8 +121,8 @@ class EchoBot(commands.Bot):
         )
         self.runtime = runtime
         self.sync = sync
-        # Whether the last start sent the command tree (said by `echo-bot sync`, read by tests).
-        self.synced = False
+        # How many commands this start sent to Discord (0: none; `echo-bot sync` says it).
+        self.commands_sent = 0
         self.background = background
         self.scheduler: AsyncIOScheduler | None = None
         self.channels_checked = False
@@ -149,13 +149,13 @@ class EchoBot(commands.Bot):
             log.info("slash commands unchanged since they were last sent; not synced")
             return False
         await self.tree.sync()
-        self.synced = True
+        self.commands_sent = len(self.tree.get_commands())
         try:
             marker.write_text(digest + "\n", encoding="ascii")
         except OSError as exc:
             # Only costs a sync at the next start.
             log.warning("cannot keep the commands' digest in %s (%s)", marker, exc.strerror)
-        log.info("slash commands sent to Discord (%d)", len(self.tree.get_commands()))
+        log.info("slash commands sent to Discord (%d)", self.commands_sent)
         return True
 
     async def after_turns(self) -> None:

@@ -1,5 +1,5 @@
-"""The `echo-bot` command line: run | chat | doctor | reindex | calibrate | export | import |
-card show/import | check-config."""
+"""The `echo-bot` command line: run | chat | sync | doctor | reindex | calibrate | export |
+import | card show/import | check-config."""
 
 from __future__ import annotations
 
@@ -64,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     command("run", "start the Discord bot (the terminal chat without a token)")
     chat = command("chat", "talk to the character in this terminal")
     chat.add_argument("--user", default=None, help="your name (memories are keyed on it)")
+    command("sync", "send the slash commands to Discord now (`run` sends them when they change)")
     command("doctor", "check the configuration, database and backends")
     command("reindex", "embed every memory whose vector is missing or stale")
     command("calibrate", "read how the embedding model separates French and English")
@@ -179,8 +180,10 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     # A file that is not an export is said before the database is even opened.
     exported = _exported(_read(args.file), args.file) if command == "import" else None
     async with open_runtime(settings) as runtime:
-        if command == "run":
+        if command in ("run", "sync"):
             source = token_source(args.config, secrets_dir=_secrets_dir(args), environ=os.environ)
+            if command == "sync":
+                return await _sync_discord(runtime, source)
             return await _run_discord(runtime, source)
         if command == "chat":
             name = args.user if getattr(args, "user", None) else getpass.getuser()
@@ -238,6 +241,25 @@ async def _run_discord(runtime: Runtime, source: str) -> int:
     except startup.StartupFault as exc:
         print(f"echo-bot: {exc}", file=sys.stderr)
         return 2
+    return 0
+
+
+async def _sync_discord(runtime: Runtime, source: str) -> int:
+    from bot import startup
+    from bot.app import EchoBot, Sync
+
+    token = runtime.settings.discord.token
+    if token is None:
+        raise ConfigError("no Discord token (ECHO_DISCORD__TOKEN or [discord] token)")
+    startup.point_at(runtime.settings.discord)
+    bot = EchoBot(runtime, sync=Sync.ALWAYS, background=False)
+    try:
+        await startup.sync_commands(bot, token.get_secret_value(), token_source=source)
+    except startup.StartupFault as exc:
+        print(f"echo-bot: {exc}", file=sys.stderr)
+        return 2
+    print(f"{bot.commands_sent} slash commands sent to Discord; they may take a "
+          "minute to show in clients")  # fmt: skip
     return 0
 
 
