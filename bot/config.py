@@ -2,7 +2,7 @@
 
 Priority, highest first: environment (`ECHO_DISCORD__TOKEN`, `__` for nesting), secret files
 (`<secrets_dir>/discord__token`), the TOML file, the defaults below. Every default number comes
-from the spec's measurements (see DESIGN.md); config.example.toml documents every key.
+from a measurement (each constant's comment says which); config.example.toml documents every key.
 """
 
 from __future__ import annotations

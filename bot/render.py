@@ -205,7 +205,7 @@ def paginate(items: Sequence[Memory], page_size: int = 10) -> list[Sequence[Memo
     return [items[i : i + page_size] for i in range(0, len(items), page_size)] or [[]]
 
 
-_MARKS = {Status.INCLUDED: "✓", Status.CUT: "✂", Status.SUMMARISED: "≈", Status.EXCLUDED: "✗"}
+_MARKS = {Status.INCLUDED: "✓", Status.CUT: "✂", Status.CONDENSED: "≈", Status.EXCLUDED: "✗"}
 
 
 def _excerpt(text: str, limit: int = 50) -> str:
@@ -267,7 +267,7 @@ def render_context(plan: ContextPlan, *, full: bool = False) -> str:
     counts = {s: len(plan.with_status(s)) for s in Status}
     lines.append(
         f"{counts[Status.INCLUDED] + counts[Status.CUT]} blocks in · "
-        f"{counts[Status.SUMMARISED]} summarised · {counts[Status.EXCLUDED]} left out"
+        f"{counts[Status.CONDENSED]} condensed · {counts[Status.EXCLUDED]} left out"
     )
     history = [d for d in plan.decisions if d.block.kind is BlockKind.HISTORY]
     others = [d for d in plan.decisions if d.block.kind is not BlockKind.HISTORY]

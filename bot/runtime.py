@@ -191,7 +191,7 @@ def context_config(settings: Settings, card: Card | None = None) -> ContextConfi
     return ContextConfig(
         context_length=c.context_length, response_tokens=c.response_tokens, strategy=c.strategy,
         history_messages=c.history_messages, lore_depth=c.lore_depth, lore_share=c.lore_share,
-        summary_share=c.summary_share, vector_keep=c.vector_keep, source_budgets=budgets,
+        condensed_share=c.summary_share, vector_keep=c.vector_keep, source_budgets=budgets,
     )  # fmt: skip
 
 

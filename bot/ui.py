@@ -12,7 +12,7 @@ from discord import app_commands
 
 from bot import render
 from memory.errors import Forbidden, InvalidInput, NotFound, unexpected
-from memory.model import DM_ORIGIN
+from memory.model import Origin, guild_origin
 
 if TYPE_CHECKING:
     from bot.app import EchoBot  # noqa: F401 (named in the quoted annotations)
@@ -82,6 +82,6 @@ def story_of(interaction: Interaction) -> int:
     return interaction.channel_id or interaction.user.id
 
 
-def origin_of(interaction: Interaction) -> str:
-    """Where an interaction happens, as memories record it: the server's id, or DM_ORIGIN."""
-    return DM_ORIGIN if interaction.guild_id is None else str(interaction.guild_id)
+def origin_of(interaction: Interaction) -> Origin:
+    """Where an interaction happens, as memories record it."""
+    return guild_origin(interaction.guild_id)

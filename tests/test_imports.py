@@ -4,6 +4,8 @@ store or its write path: a test, so that `make test` names the module that break
 from __future__ import annotations
 
 import ast
+import importlib.util
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -69,3 +71,55 @@ def test_each_way_of_importing_the_store_is_caught(
         encoding="utf-8",
     )
     assert violations(package) == [f"bot/cogs/sneaky.py:{line} imports {named}"]
+
+
+def shadowed(tree: ast.Module, is_module: Callable[[str], bool]) -> list[tuple[int, str]]:
+    """Names a function binds (parameters, assignments, loop targets) that hide a module the
+    file imports at its top: `recall = await self.recall()` under `from memory.read import
+    recall` makes the module unreachable below that line."""
+    modules = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            modules |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            modules |= {
+                a.asname or a.name for a in node.names if is_module(f"{node.module}.{a.name}")
+            }
+    found = []
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        a = function.args
+        found += [(function.lineno, p.arg) for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+        for node in ast.walk(function):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                found.append((node.lineno, node.id))
+    return sorted({(line, name) for line, name in found if name in modules})
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def test_no_function_hides_a_module_it_imports() -> None:
+    broken = [
+        f"{path.relative_to(ROOT)}:{line} binds {name}, an imported module"
+        for folder in ("memory", "bot")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for line, name in shadowed(ast.parse(path.read_text(encoding="utf-8")), _is_module)
+    ]
+    assert not broken, "\n".join(broken)
+
+
+def test_a_local_that_hides_a_module_is_caught() -> None:
+    source = (
+        "from memory.read import recall\n"
+        "from memory.model import Memory\n"
+        "async def turn(self, Memory):\n"
+        "    recall = await self.recall()\n"
+        "    return recall\n"
+    )
+    assert shadowed(ast.parse(source), _is_module) == [(4, "recall")]

@@ -11,7 +11,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.ui import EchoView, Interaction, send_ephemeral
+from bot.ui import EchoView, Interaction, origin_of, send_ephemeral
 from memory import manage_erasure
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ class ErasureCommands(commands.Cog):
             "messages here and my replies, what I made from them)? Their data in other servers "
             "and in DMs stays."
         )
-        view = ConfirmErasure(interaction.user.id, user.id, origin=str(interaction.guild_id))
+        view = ConfirmErasure(interaction.user.id, user.id, origin=origin_of(interaction))
         await interaction.response.send_message(
             question, view=view, ephemeral=True, allowed_mentions=discord.AllowedMentions.none()
         )

@@ -63,8 +63,8 @@ async def test_prompts_fit_and_the_condensed_history_survives_a_restart(
             await engine.turn(_say(i))
         # What the model's own tokenizer counted never passed the prompt budget.
         assert max(ollama.prompt_tokens(m) or 0 for m in _prompts(ollama)) <= SMALL.budget.prompt
-        summary = await stored.summary(store, STORY)
-        assert summary.sentences and summary.through_id > 0
+        condensed = await stored.condensed(store, STORY)
+        assert condensed.sentences and condensed.through_id > 0
         last = _prompts(ollama)[-1]
         assert last[-2]["role"] == "system" and "condensed" in last[-2]["content"]
     async with await Store.open(path) as store:
@@ -72,10 +72,10 @@ async def test_prompts_fit_and_the_condensed_history_survives_a_restart(
             user_id=USER, user_name="Marie", story_id=STORY, origin=GUILD
         )
         statuses = {d.block.key: d for d in plan.decisions}
-        assert statuses["context-summary"].status is Status.INCLUDED
-        assert statuses["history:1"].status is Status.SUMMARISED
+        assert statuses["condensed-history"].status is Status.INCLUDED
+        assert statuses["history:1"].status is Status.CONDENSED
         assert statuses["history:1"].reason == "already in the condensed history"
-        assert summary.sentences[0] in plan.messages[-2]["content"]
+        assert condensed.sentences[0] in plan.messages[-2]["content"]
 
 
 async def test_the_estimator_calibrates_on_reported_counts_and_keeps_them(
