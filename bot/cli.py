@@ -182,9 +182,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     async with open_runtime(settings) as runtime:
         if command in ("run", "sync"):
             source = token_source(args.config, secrets_dir=_secrets_dir(args), environ=os.environ)
-            if command == "sync":
-                return await _sync_discord(runtime, source)
-            return await _run_discord(runtime, source)
+            return await _run_discord(runtime, source, sync_only=command == "sync")
         if command == "chat":
             name = args.user if getattr(args, "user", None) else getpass.getuser()
             terminal = Terminal(runtime, name, out=sys.stdout, interactive=is_interactive())
@@ -222,17 +220,24 @@ async def _card(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def _run_discord(runtime: Runtime, source: str) -> int:
+async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False) -> int:
+    """`run`: stay connected; `sync`: send the slash commands, whether they changed or not."""
     # discord.py is only imported when the bot really runs.
     from bot import startup
-    from bot.app import EchoBot, start_background
+    from bot.app import EchoBot, Sync, start_background
 
     discord_settings = runtime.settings.discord
     token = discord_settings.token
     if token is None:
-        raise ConfigError("no Discord token")
+        raise ConfigError("no Discord token (ECHO_DISCORD__TOKEN or [discord] token)")
     startup.point_at(discord_settings)
     try:
+        if sync_only:
+            bot = EchoBot(runtime, sync=Sync.ALWAYS, background=False)
+            await startup.login_once(bot, token.get_secret_value(), token_source=source)
+            print(f"{bot.commands_sent} slash commands sent to Discord (clients may take a "
+                  "minute to show them)")  # fmt: skip
+            return 0
         await startup.start(
             lambda: EchoBot(runtime), token.get_secret_value(), token_source=source,
             first_delay=discord_settings.login_retry,
@@ -241,25 +246,6 @@ async def _run_discord(runtime: Runtime, source: str) -> int:
     except startup.StartupFault as exc:
         print(f"echo-bot: {exc}", file=sys.stderr)
         return 2
-    return 0
-
-
-async def _sync_discord(runtime: Runtime, source: str) -> int:
-    from bot import startup
-    from bot.app import EchoBot, Sync
-
-    token = runtime.settings.discord.token
-    if token is None:
-        raise ConfigError("no Discord token (ECHO_DISCORD__TOKEN or [discord] token)")
-    startup.point_at(runtime.settings.discord)
-    bot = EchoBot(runtime, sync=Sync.ALWAYS, background=False)
-    try:
-        await startup.sync_commands(bot, token.get_secret_value(), token_source=source)
-    except startup.StartupFault as exc:
-        print(f"echo-bot: {exc}", file=sys.stderr)
-        return 2
-    print(f"{bot.commands_sent} slash commands sent to Discord; they may take a "
-          "minute to show in clients")  # fmt: skip
     return 0
 
 

@@ -142,9 +142,10 @@ def token_refused(token_source: str) -> StartupFault:
     )
 
 
-async def sync_commands(client: discord.Client, token: str, *, token_source: str) -> None:
-    """Log in over HTTP only (no gateway): the client's setup_hook sends the command tree.
-    Raise StartupFault for a refused token or an unreachable Discord."""
+async def login_once(client: discord.Client, token: str, *, token_source: str) -> None:
+    """Log in over HTTP only, no gateway session, then close (`echo-bot sync`: the client's
+    setup_hook sends the command tree). StartupFault for a refused token or an unreachable
+    Discord."""
     try:
         await client.login(token)
     except discord.LoginFailure:
