@@ -1,4 +1,4 @@
-"""The recall bench's corpora, in English and French, following the spec's protocol.
+"""The recall bench's corpora, in English and French.
 
 18 reference memories about one person, 6 messages, and for each message the memories it calls
 for — 10 in all, labelled by the fact (the memory the message is about), never by the topic: a

@@ -1,11 +1,11 @@
 """Read-path latency per turn: score + select + counter update, for one user with N memories.
 
-Ours: the engine's path — the user's float32 matrix and rank-ordered pool cached (built on the
-first turn after a change), one matrix-vector product, the relative threshold, `select()` on the
-prebuilt pool, and `turns.record` (O(selected) rows). Baseline, in the same run: the spec's naive
-pure-Python cosine over lists of floats (scoring only, which is what its 1.5 / 13.4 / 40.4 ms at
-100 / 1k / 3k measured). 768-dimension vectors. Medians over repeats; peak traced memory of a
-turn; the memory-bandwidth floor (bytes of vectors scanned / measured read bandwidth).
+Ours: the engine's path — the user's float32 matrix and rank-ordered pool cached (built on the first
+turn after a change), one matrix-vector product, the relative threshold, `select()` on the prebuilt
+pool, and `turns.record` (O(selected) rows). Baseline, in the same run: a naive pure-Python cosine
+over lists of floats (scoring only: the original deployment's scoring, which measured 1.5 / 13.4 /
+40.4 ms at 100 / 1k / 3k there). 768-dimension vectors. Medians over repeats; peak traced memory of
+a turn; the memory-bandwidth floor (bytes of vectors scanned / measured read bandwidth).
 Run: make bench-latency
 """
 
@@ -169,7 +169,7 @@ def main() -> None:
         "",
         f"{DIM}-d vectors, one user; medians of {REPEATS} turns. Ours = the engine's recall "
         "(keyword search, score, select, counter update, turn record; the embedding call is "
-        "instant here); baseline = the spec's pure-Python cosine (scoring only), same run. "
+        "instant here); baseline = a naive pure-Python cosine (scoring only), same run. "
         f"Measured single-thread read bandwidth: {bandwidth / 1e9:.1f} GB/s (the product uses "
         "both cores, so it can beat this floor).",
         "",

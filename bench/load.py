@@ -28,7 +28,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.app import EchoBot
+from bot.app import EchoBot, Sync
 from bot.config import Settings
 from bot.runtime import open_runtime
 from memory.admission import AdmissionStatus
@@ -140,7 +140,7 @@ async def one_run(name: str, *, flooding: bool, bounded: bool) -> Run:
                 limits=limits,  # type: ignore[arg-type]
             )
             async with open_runtime(settings) as runtime:
-                echo = EchoBot(runtime, sync_commands=False, background=False)
+                echo = EchoBot(runtime, sync=Sync.NEVER, background=False)
                 rec = fakes.Recorder()
                 await fakes.install(echo, rec)
                 await echo.setup_hook()

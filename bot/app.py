@@ -1,84 +1,37 @@
-"""EchoBot: the Discord client. Resources are built in `main` and passed in; nothing global."""
+"""EchoBot: the Discord client. Resources are built in `main` and passed in; nothing global.
+
+Each cog is an extension (a module with `async def setup(bot)`), loaded in `setup_hook`. The
+command tree is sent to Discord only when it changed since the last time (its payload's digest is
+kept in a file beside the database), or when `echo-bot sync` asks: Discord rate-limits command
+uploads, and a bot restarted in a loop would spend the limit for nothing.
+"""
 
 from __future__ import annotations
 
 import datetime
+import enum
+import hashlib
+import json
 import logging
 import sys
-from typing import Any
+from pathlib import Path
 
 import discord
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from discord import app_commands
 from discord.ext import commands
 
-from bot import render
 from bot.i18n import FrenchTranslator
 from bot.runtime import Runtime
 from bot.startup import channel_warnings
+from bot.ui import EchoTree
 from memory import manage_erasure
-from memory.errors import Forbidden, InvalidInput, NotFound, unexpected
+from memory.errors import unexpected
 from memory.indexer import start_scheduler
 
 log = logging.getLogger(__name__)
 
 # How often the reflection worker looks at the outbox (a turn also wakes it at once).
 REFLECTION_POLL = 5.0
-
-
-class EchoTree(app_commands.CommandTree["EchoBot"]):
-    """The command tree, with the one error handler: a short message to the user, the traceback
-    in the log."""
-
-    async def on_error(
-        self, interaction: discord.Interaction[EchoBot], error: app_commands.AppCommandError
-    ) -> None:
-        original = getattr(error, "original", error)
-        if isinstance(original, NotFound | Forbidden):
-            message = f"{_sentence(original)}."
-        elif isinstance(error, app_commands.MissingPermissions | app_commands.NoPrivateMessage):
-            message = str(error)
-        elif isinstance(original, InvalidInput):
-            message = f"{original}."
-        else:  # a bug (a ValueError too): the person is not told it was their mistake
-            log.error("command %s failed: %s", interaction.command and interaction.command.name,
-                      unexpected(original))  # fmt: skip
-            message = "Something went wrong on my side; it has been logged."
-        await send_ephemeral(interaction, message)
-
-
-def _sentence(error: Exception) -> str:
-    """An error's text as a sentence: its first letter up, the rest as written (a permission's
-    name keeps its capitals)."""
-    text = str(error)
-    return text[:1].upper() + text[1:]
-
-
-class EchoView(discord.ui.View):
-    """A view whose button errors get the command tree's treatment: a short private answer,
-    and for a bug the log line with its frames, never its message (discord.py's default logs the
-    exception with its text)."""
-
-    async def on_error(
-        self, interaction: discord.Interaction[Any], error: Exception, item: discord.ui.Item[Any]
-    ) -> None:
-        if isinstance(error, NotFound | Forbidden | InvalidInput):
-            message = f"{str(error).capitalize()}."
-        else:
-            log.error("button %s failed: %s", getattr(item, "custom_id", "?"), unexpected(error))
-            message = "Something went wrong on my side; it has been logged."
-        await send_ephemeral(interaction, message)
-
-
-async def send_ephemeral(interaction: discord.Interaction[EchoBot], text: str) -> None:
-    """Send a private answer, split under Discord's limit, never pinging anyone."""
-    chunks = render.split_message(render.defang(text)) or ["…"]
-    none = discord.AllowedMentions.none()
-    for chunk in chunks:
-        if interaction.response.is_done():
-            await interaction.followup.send(chunk, ephemeral=True, allowed_mentions=none)
-        else:
-            await interaction.response.send_message(chunk, ephemeral=True, allowed_mentions=none)
 
 
 async def after_turns(runtime: Runtime) -> None:
@@ -113,11 +66,49 @@ def add_privacy_jobs(scheduler: AsyncIOScheduler, runtime: Runtime) -> None:
     )
 
 
+# The cogs, one concern each, loaded in this order.
+EXTENSIONS = (
+    "bot.cogs.conversation",
+    "bot.cogs.memories",
+    "bot.cogs.admin",
+    "bot.cogs.context",
+    "bot.cogs.personal",
+    "bot.cogs.moderation",
+    "bot.cogs.erasure",
+)
+
+
+class Sync(enum.Enum):
+    """When the command tree is sent to Discord at start."""
+
+    CHANGED = "changed"  # when its payload differs from the one last sent (`run`)
+    ALWAYS = "always"  # `echo-bot sync`
+    NEVER = "never"  # tests, benchmarks
+
+
+def digest_path(database: Path) -> Path:
+    """Where the digest of the last command tree sent is kept: beside the database."""
+    return database.with_name(database.name + ".commands")
+
+
+async def tree_digest(bot: commands.Bot) -> str:
+    """The digest of what `tree.sync()` would send: every global command as Discord receives
+    it (translations included), for this application."""
+    tree, translator = bot.tree, bot.tree.translator
+    commands_ = tree.get_commands()
+    if translator is not None:
+        payload = [await c.get_translated_payload(tree, translator) for c in commands_]
+    else:
+        payload = [c.to_dict(tree) for c in commands_]
+    text = json.dumps([bot.application_id, payload], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 class EchoBot(commands.Bot):
     """The character on Discord."""
 
     def __init__(
-        self, runtime: Runtime, *, sync_commands: bool = True, background: bool = True
+        self, runtime: Runtime, *, sync: Sync = Sync.CHANGED, background: bool = True
     ) -> None:
         intents = discord.Intents.default()
         intents.message_content = True
@@ -129,32 +120,43 @@ class EchoBot(commands.Bot):
             tree_cls=EchoTree,
         )
         self.runtime = runtime
-        self.sync_commands = sync_commands
+        self.sync = sync
+        # How many commands this start sent to Discord (0: none; `echo-bot sync` says it).
+        self.commands_sent = 0
         self.background = background
         self.scheduler: AsyncIOScheduler | None = None
         self.channels_checked = False
 
     async def setup_hook(self) -> None:
-        from bot.cogs.admin import Admin
-        from bot.cogs.context import ContextCommands
-        from bot.cogs.conversation import Conversation
-        from bot.cogs.erasure import ErasureCommands
-        from bot.cogs.memories import MemoryCommands
-        from bot.cogs.moderation import Moderation
-        from bot.cogs.personal import PersonalData
-
         await self.tree.set_translator(FrenchTranslator())
-        await self.add_cog(Conversation(self))
-        await self.add_cog(MemoryCommands(self))
-        await self.add_cog(Admin(self))
-        await self.add_cog(ContextCommands(self))
-        await self.add_cog(PersonalData(self))
-        await self.add_cog(Moderation(self))
-        await self.add_cog(ErasureCommands(self))
+        for name in EXTENSIONS:
+            await self.load_extension(name)
         if self.background:
             self.scheduler = start_background(self.runtime)
-        if self.sync_commands:
-            await self.tree.sync()
+        if self.sync is not Sync.NEVER:
+            await self.sync_commands(force=self.sync is Sync.ALWAYS)
+
+    async def sync_commands(self, *, force: bool = False) -> bool:
+        """Send the command tree to Discord if it changed since it was last sent (or `force`);
+        return whether it was sent."""
+        marker = digest_path(Path(self.runtime.settings.storage.path))
+        digest = await tree_digest(self)
+        try:
+            last = marker.read_text(encoding="ascii").strip()
+        except OSError:
+            last = ""  # never sent from here, or the file is unreadable: send
+        if digest == last and not force:
+            log.info("slash commands unchanged since they were last sent; not synced")
+            return False
+        await self.tree.sync()
+        self.commands_sent = len(self.tree.get_commands())
+        try:
+            marker.write_text(digest + "\n", encoding="ascii")
+        except OSError as exc:
+            # Only costs a sync at the next start.
+            log.warning("cannot keep the commands' digest in %s (%s)", marker, exc.strerror)
+        log.info("slash commands sent to Discord (%d)", self.commands_sent)
+        return True
 
     async def after_turns(self) -> None:
         """Write what a busy database refused, then reflect on the queued exchanges."""

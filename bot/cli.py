@@ -1,5 +1,5 @@
-"""The `echo-bot` command line: run | chat | doctor | reindex | calibrate | export | import |
-card show/import | check-config."""
+"""The `echo-bot` command line: run | chat | sync | doctor | reindex | calibrate | export |
+import | card show/import | check-config."""
 
 from __future__ import annotations
 
@@ -33,9 +33,9 @@ from memory import manage_context, manage_export
 from memory.cards import load_card
 from memory.errors import BackendError, EchoError, InvalidInput
 from memory.llm import ollama_health
+from memory.manage_setup import Store
 from memory.read.calibrate import LanguageReport, calibrate
 from memory.read.calibrate import save as save_calibration
-from memory.store.db import Store
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     command("run", "start the Discord bot (the terminal chat without a token)")
     chat = command("chat", "talk to the character in this terminal")
     chat.add_argument("--user", default=None, help="your name (memories are keyed on it)")
+    command("sync", "send the slash commands to Discord now (`run` sends them when they change)")
     command("doctor", "check the configuration, database and backends")
     command("reindex", "embed every memory whose vector is missing or stale")
     command("calibrate", "read how the embedding model separates French and English")
@@ -179,9 +180,9 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     # A file that is not an export is said before the database is even opened.
     exported = _exported(_read(args.file), args.file) if command == "import" else None
     async with open_runtime(settings) as runtime:
-        if command == "run":
+        if command in ("run", "sync"):
             source = token_source(args.config, secrets_dir=_secrets_dir(args), environ=os.environ)
-            return await _run_discord(runtime, source)
+            return await _run_discord(runtime, source, sync_only=command == "sync")
         if command == "chat":
             name = args.user if getattr(args, "user", None) else getpass.getuser()
             terminal = Terminal(runtime, name, out=sys.stdout, interactive=is_interactive())
@@ -219,17 +220,24 @@ async def _card(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def _run_discord(runtime: Runtime, source: str) -> int:
+async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False) -> int:
+    """`run`: stay connected; `sync`: send the slash commands, whether they changed or not."""
     # discord.py is only imported when the bot really runs.
     from bot import startup
-    from bot.app import EchoBot, start_background
+    from bot.app import EchoBot, Sync, start_background
 
     discord_settings = runtime.settings.discord
     token = discord_settings.token
     if token is None:
-        raise ConfigError("no Discord token")
+        raise ConfigError("no Discord token (ECHO_DISCORD__TOKEN or [discord] token)")
     startup.point_at(discord_settings)
     try:
+        if sync_only:
+            bot = EchoBot(runtime, sync=Sync.ALWAYS, background=False)
+            await startup.login_once(bot, token.get_secret_value(), token_source=source)
+            print(f"{bot.commands_sent} slash commands sent to Discord (clients may take a "
+                  "minute to show them)")  # fmt: skip
+            return 0
         await startup.start(
             lambda: EchoBot(runtime), token.get_secret_value(), token_source=source,
             first_delay=discord_settings.login_retry,

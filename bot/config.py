@@ -2,7 +2,7 @@
 
 Priority, highest first: environment (`ECHO_DISCORD__TOKEN`, `__` for nesting), secret files
 (`<secrets_dir>/discord__token`), the TOML file, the defaults below. Every default number comes
-from the spec's measurements (see DESIGN.md); config.example.toml documents every key.
+from a measurement (each constant's comment says which); config.example.toml documents every key.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from pydantic_settings import (
 )
 
 from memory import admission, engine
-from memory.store import outbox
 
 # The smallest prompt budget that holds a persona, the rules and a message.
 MIN_PROMPT_TOKENS = 256
@@ -162,7 +161,7 @@ class LimitSettings(_Section):
     turn_queue: int = Field(admission.TURN_QUEUE, ge=0, le=100)
     max_concurrent_chats: int = Field(admission.MAX_CHATS, ge=1, le=256)
     slow_down_interval: float = Field(admission.NOTICE_INTERVAL, ge=0)
-    reflection_backlog: int = Field(outbox.BACKLOG_PER_PERSON, ge=1, le=10_000)
+    reflection_backlog: int = Field(engine.BACKLOG_PER_PERSON, ge=1, le=10_000)
     max_reply_chars: int = Field(engine.MAX_REPLY_CHARS, ge=100, le=100_000)
 
 

@@ -9,13 +9,13 @@ from memory.cards import Card
 from memory.engine import EngineStatus, Reply
 from memory.indexer import IndexerStatus
 from memory.manage import Stats
+from memory.manage_context import HistoryMessage
 from memory.manage_privacy import served_where
+from memory.manage_story import Summary
 from memory.model import LoreEntry, Memory, Reason, Turn
 from memory.read.budget import ContextPlan, Decision
 from memory.read.prompt import BlockKind
 from memory.read.strategies import Status
-from memory.store.history import HistoryMessage
-from memory.write.summary import Anchor
 
 DISCORD_LIMIT = 2000
 
@@ -191,12 +191,12 @@ def render_stats(
     return "\n".join(lines)
 
 
-def render_summary(summary: str, anchors: Sequence[Anchor]) -> str:
+def render_summary(summary: Summary) -> str:
     """A story's rolling summary and the anchors held under it."""
-    lines = ["**Summary**", defang(summary) if summary else "No summary yet."]
-    if anchors:
-        lines.append(f"**Anchors** ({len(anchors)})")
-        lines.extend(f"`#{a.id}` {defang(a.text)}" for a in anchors)
+    lines = ["**Summary**", defang(summary.text) if summary.text else "No summary yet."]
+    if summary.anchors:
+        lines.append(f"**Anchors** ({len(summary.anchors)})")
+        lines.extend(f"`#{a.id}` {defang(a.text)}" for a in summary.anchors)
     return "\n".join(lines)
 
 
@@ -205,7 +205,7 @@ def paginate(items: Sequence[Memory], page_size: int = 10) -> list[Sequence[Memo
     return [items[i : i + page_size] for i in range(0, len(items), page_size)] or [[]]
 
 
-_MARKS = {Status.INCLUDED: "✓", Status.CUT: "✂", Status.SUMMARISED: "≈", Status.EXCLUDED: "✗"}
+_MARKS = {Status.INCLUDED: "✓", Status.CUT: "✂", Status.CONDENSED: "≈", Status.EXCLUDED: "✗"}
 
 
 def _excerpt(text: str, limit: int = 50) -> str:
@@ -267,7 +267,7 @@ def render_context(plan: ContextPlan, *, full: bool = False) -> str:
     counts = {s: len(plan.with_status(s)) for s in Status}
     lines.append(
         f"{counts[Status.INCLUDED] + counts[Status.CUT]} blocks in · "
-        f"{counts[Status.SUMMARISED]} summarised · {counts[Status.EXCLUDED]} left out"
+        f"{counts[Status.CONDENSED]} condensed · {counts[Status.EXCLUDED]} left out"
     )
     history = [d for d in plan.decisions if d.block.kind is BlockKind.HISTORY]
     others = [d for d in plan.decisions if d.block.kind is not BlockKind.HISTORY]

@@ -8,8 +8,7 @@ from collections.abc import Callable, Sequence
 
 from bot.render import defang
 from memory.manage import ServerStats
-from memory.manage_story import Positions
-from memory.store.story import HeldAnchor
+from memory.manage_story import HeldAnchor, Positions
 
 
 def _day(at: float) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -10,7 +9,7 @@ from dataclasses import dataclass
 import httpx
 
 from bot.config import ConfigError, Settings
-from memory import cards, manage_context
+from memory import cards, manage_context, manage_setup
 from memory.admission import BoundedChat
 from memory.cards import Card
 from memory.context import ContextConfig
@@ -26,15 +25,12 @@ from memory.llm import (
     OpenAIChat,
     OpenAIEmbedder,
 )
+from memory.manage_setup import ReflectionWorker, Store
 from memory.model import Kind
 from memory.read.prefixes import Prefixed, resolve
 from memory.read.prompt import Character
 from memory.read.strategies import Registry, load_registry
-from memory.store import structured as learned_modes
-from memory.store.db import Store
 from memory.structured import Mode, Negotiator
-from memory.write import reflection
-from memory.write.worker import ReflectionWorker
 
 # A server that is down is said at once; once connected, only the deadlines (chat_timeout,
 # reflection_timeout, turn_embedding_timeout) bound a call: a first reply with a card persona
@@ -88,12 +84,7 @@ def override(settings: Settings) -> Mode | None:
 
 async def negotiator(settings: Settings, store: Store) -> Negotiator:
     """The structured-output modes: the override, or those learned so far, saved when learned."""
-    known = {key: Mode(mode) for key, mode in (await learned_modes.load(store)).items()}
-
-    async def save(server: str, model: str, mode: Mode) -> None:
-        await learned_modes.save(store, server, model, mode.value, now=time.time())
-
-    return Negotiator(override=override(settings), known=known, on_learned=save)
+    return await manage_setup.negotiator(store, override=override(settings))
 
 
 def played_as(settings: Settings) -> str | None:
@@ -126,7 +117,7 @@ async def _probe(
     chat, _ = backends(settings, http, modes)
     where = f"structured output at {llm.base_url} ({llm.chat_model})"
     try:
-        await chat.chat(_PROBE, schema=reflection.json_schema(),
+        await chat.chat(_PROBE, schema=manage_setup.reflection_schema(),
                         deadline=llm.reflection_timeout, max_tokens=_PROBE_TOKENS)  # fmt: skip
     except BackendError as exc:
         fix = ('try [llm] structured_output = "auto"' if modes.override
@@ -200,7 +191,7 @@ def context_config(settings: Settings, card: Card | None = None) -> ContextConfi
     return ContextConfig(
         context_length=c.context_length, response_tokens=c.response_tokens, strategy=c.strategy,
         history_messages=c.history_messages, lore_depth=c.lore_depth, lore_share=c.lore_share,
-        summary_share=c.summary_share, vector_keep=c.vector_keep, source_budgets=budgets,
+        condensed_share=c.summary_share, vector_keep=c.vector_keep, source_budgets=budgets,
     )  # fmt: skip
 
 

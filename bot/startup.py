@@ -101,11 +101,7 @@ async def start(
             await client.login(token)
         except discord.LoginFailure:
             await client.close()
-            raise StartupFault(
-                f"Discord refused the bot token (read from {token_source}) → in the Developer "
-                f"Portal ({PORTAL}), open the application, Bot → Reset Token, and put the new "
-                f"token in {token_source}"
-            ) from None
+            raise token_refused(token_source) from None
         except UNREACHABLE as exc:
             await client.close()
             delay = retry_delay(attempt, first_delay, jitter())
@@ -132,6 +128,33 @@ async def start(
             "Discord refused the Message Content intent → in the Developer Portal "
             f"({PORTAL}), open the application, Bot → Privileged Gateway Intents → turn on "
             "Message Content Intent, save, and start again"
+        ) from None
+    finally:
+        await client.close()
+
+
+def token_refused(token_source: str) -> StartupFault:
+    """The fault of a token Discord refuses, saying where it was read and how to get another."""
+    return StartupFault(
+        f"Discord refused the bot token (read from {token_source}) → in the Developer Portal "
+        f"({PORTAL}), open the application, Bot → Reset Token, and put the new token in "
+        f"{token_source}"
+    )
+
+
+async def login_once(client: discord.Client, token: str, *, token_source: str) -> None:
+    """Log in over HTTP only, no gateway session, then close (`echo-bot sync`: the client's
+    setup_hook sends the command tree). StartupFault for a refused token or an unreachable
+    Discord."""
+    try:
+        await client.login(token)
+    except discord.LoginFailure:
+        raise token_refused(token_source) from None
+    except UNREACHABLE as exc:
+        raise StartupFault(f"cannot reach Discord at {Route.BASE} ({_reason(exc)})") from None
+    except discord.HTTPException as exc:
+        raise StartupFault(
+            f"Discord refused the slash commands ({exc.status}: {exc.text})"
         ) from None
     finally:
         await client.close()

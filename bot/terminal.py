@@ -21,8 +21,6 @@ from memory.engine import Incoming
 from memory.errors import EchoError, Forbidden, InvalidInput, NotFound, StoreError
 from memory.indexer import start_scheduler
 from memory.model import DM_ORIGIN, Kind, Scope
-from memory.store import history
-from memory.write import summary
 
 log = logging.getLogger(__name__)
 
@@ -87,11 +85,11 @@ class Terminal:
             )
         except EchoError as exc:
             log.warning("turn failed: %s", type(exc).__name__)
-            self.say(f"[{self.runtime.engine.character.name} cannot answer right now: {exc}]")
+            self.say(f"[{self.runtime.engine.character_name} cannot answer right now: {exc}]")
             return
         if reply is None:
             return
-        name = self.runtime.engine.character.name
+        name = self.runtime.engine.character_name
         if reply.greeting:
             self.say(f"{name}: {reply.greeting}")
         self.say(f"{name}: {reply.text}")
@@ -171,7 +169,7 @@ class Terminal:
         """/forget-message ID: the message with this history id (or the reply to one), the
         reply to it, and what was made from it."""
         store = self.runtime.store
-        message = await history.in_story(store, self.story_id, _id(arg))
+        message = await manage_context.message_in_story(store, self.story_id, _id(arg))
         report = await manage_erasure.forget_message(
             store, message, actor_id=self.user_id, engine=self.runtime.engine
         )
@@ -196,9 +194,9 @@ class Terminal:
         self.say(f"Memory #{outcome.memory_id}: {outcome.action}.")
 
     async def cmd_summary(self, arg: str) -> None:
-        anchors = await summary.active(self.runtime.store, self.story_id)
-        text = await history.summary(self.runtime.store, self.story_id)
-        self.say(render.render_summary(text, anchors))
+        self.say(
+            render.render_summary(await manage_story.summary(self.runtime.store, self.story_id))
+        )
 
     async def cmd_positions(self, arg: str) -> None:
         """/positions · /positions drop ID REASON (the terminal's owner moderates their story)."""
@@ -262,14 +260,12 @@ class Terminal:
         self.say(render.render_context(plan, full=True))  # a terminal has room for every line
 
     async def cmd_strategy(self, arg: str) -> None:
-        builder = self.runtime.engine.context
+        engine = self.runtime.engine
         if not arg:
-            current = (await builder.strategy_for(self.story_id)).name
-            self.say(
-                f"Strategy here: `{current}` (available: {', '.join(builder.registry.names())})."
-            )
+            self.say((await manage_context.strategies(engine, self.story_id)).line())
             return
-        self.say(f"Strategy here is now `{await builder.set_strategy(self.story_id, arg)}`.")
+        chosen = await manage_context.choose_strategy(engine, self.story_id, arg)
+        self.say(f"Strategy here is now `{chosen}`.")
 
     async def cmd_lore(self, arg: str) -> None:
         """/lore list · /lore add KEYWORDS | CONTENT · /lore remove ID (the owner's entries)."""
@@ -294,20 +290,13 @@ class Terminal:
             raise InvalidInput("write /lore list, /lore add KEYWORDS | CONTENT, or /lore remove ID")
 
     async def cmd_history(self, arg: str) -> None:
-        messages = await history.recent(
-            self.runtime.store, self.story_id, limit=20, include_excluded=True
-        )
+        messages = await manage_context.recent_history(self.runtime.store, self.story_id, limit=20)
         self.say(render.render_history(messages))
 
     async def cmd_exclude(self, arg: str, excluded: bool = True) -> None:
         store = self.runtime.store
-        message = await history.in_story(store, self.story_id, _id(arg))
-        owner = None
-        if message is not None and message.role == "assistant":
-            owner = await manage_context.reply_owner(store, message)
-        await manage_context.set_excluded(
-            store, message, actor_id=self.user_id, excluded=excluded, answered_user_id=owner
-        )
+        message = await manage_context.message_in_story(store, self.story_id, _id(arg))
+        await manage_context.set_excluded(store, message, actor_id=self.user_id, excluded=excluded)
         self.say(
             f"Message #{_id(arg)} {'excluded from' if excluded else 'included in'} the context."
         )
@@ -320,7 +309,7 @@ class Terminal:
         loop = asyncio.get_running_loop()
         scheduler = None
         if self.interactive:
-            self.say(f"Talking to {self.runtime.engine.character.name}. {HELP}")
+            self.say(f"Talking to {self.runtime.engine.character_name}. {HELP}")
             scheduler = start_scheduler(
                 self.runtime.indexer, interval=self.runtime.settings.memory.reindex_interval
             )

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from memory.errors import InvalidInput, StoreError
-from memory.model import DM_ORIGIN, ContextSummary, Selected
+from memory.model import DM_ORIGIN, CondensedHistory, Selected
 from memory.read import lore as lore_read
 from memory.read.budget import Budget, ContextPlan, assemble
 from memory.read.prompt import (
@@ -27,8 +27,8 @@ from memory.read.prompt import (
     story_blocks,
 )
 from memory.read.strategies import (
+    CONDENSED_SHARE,
     DEFAULT_STRATEGY,
-    SUMMARY_SHARE,
     VECTOR_KEEP,
     Registry,
     Strategy,
@@ -62,7 +62,7 @@ class ContextConfig:
     history_messages: int = HISTORY_MESSAGES
     lore_depth: int = LORE_DEPTH
     lore_share: float = LORE_SHARE
-    summary_share: float = SUMMARY_SHARE
+    condensed_share: float = CONDENSED_SHARE
     vector_keep: float = VECTOR_KEEP
     # Token budgets of lore sources (a character card's lorebook), on top of lore_share.
     source_budgets: Mapping[str, int] = field(default_factory=dict)
@@ -178,8 +178,8 @@ class ContextBuilder:
         return assemble(
             blocks, strategy=await self.strategy_for(story_id), budget=c.budget,
             estimator=estimator, user_name=user_name,
-            previous_summary=await stored.summary(self.store, story_id), excluded=excluded,
-            summary_share=c.summary_share, vector_keep=c.vector_keep,
+            previous_condensed=await stored.condensed(self.store, story_id), excluded=excluded,
+            condensed_share=c.condensed_share, vector_keep=c.vector_keep,
         )  # fmt: skip
 
     async def _lore(
@@ -227,18 +227,18 @@ class ContextBuilder:
         self._estimator = updated
         if not observation.accepted:  # counted in the estimator, shown by /context
             log.info("token count not learned: %s", observation.reason)
-        summary = plan.summary
+        condensed = plan.condensed
         try:
-            await self.store.transact(lambda tx: self._save(tx, story_id, updated, summary))
+            await self.store.transact(lambda tx: self._save(tx, story_id, updated, condensed))
         except StoreError as exc:
-            # Both are derived: the next turn recomputes the summary, the next report recalibrates.
+            # Both are derived: the next turn condenses again, the next report recalibrates.
             log.warning("context state of story %d not stored (%s)", story_id, exc)
 
     async def _save(
-        self, tx: Tx, story_id: int, estimator: Estimator, summary: ContextSummary | None
+        self, tx: Tx, story_id: int, estimator: Estimator, condensed: CondensedHistory | None
     ) -> None:
         e = estimator
         value = (e.factor, e.recent, e.samples, e.rejected)
         await stored.save_calibration(tx, e.model, value, now=self.clock())
-        if summary is not None:
-            await stored.set_summary(tx, story_id, summary, now=self.clock())
+        if condensed is not None:
+            await stored.set_condensed(tx, story_id, condensed, now=self.clock())

@@ -17,7 +17,7 @@ from memory.admission import NOTICE_INTERVAL, TURN_QUEUE, Admission, AdmissionSt
 from memory.context import ContextBuilder, ContextConfig
 from memory.errors import BackendResponseError, Overloaded, StoreError, unexpected
 from memory.llm import ChatBackend, Embedder
-from memory.model import Exchange, Kind, Selected
+from memory.model import Exchange, Kind, Origin, Selected
 from memory.read import calibrate, recall, selection
 from memory.read.budget import ContextPlan
 from memory.read.prompt import Character, StoryContext, fill_user
@@ -32,6 +32,7 @@ from memory.read.strategies import Registry
 from memory.store import counters, erasure, history, memories, outbox, privacy, turns
 from memory.store import story as shared
 from memory.store.db import Store, Tx
+from memory.store.outbox import BACKLOG_PER_PERSON as BACKLOG_PER_PERSON
 from memory.text import clean, clean_message, well_formed, words
 from memory.write import stances, state
 
@@ -54,7 +55,7 @@ MAX_GREETINGS_DUE = 4_096
 
 @dataclass(frozen=True, slots=True)
 class MemoryConfig:
-    """The read path's numbers (defaults from the spec's measurements; see selection.py)."""
+    """The read path's numbers (defaults: what was measured, see selection.py)."""
 
     limit: int = selection.DEFAULT_LIMIT
     semantic_slots: int = selection.SEMANTIC_SLOTS
@@ -71,7 +72,7 @@ class MemoryConfig:
     slow_down_interval: float = NOTICE_INTERVAL
     max_reply_chars: int = MAX_REPLY_CHARS
     # Reflections one person may have waiting; past it their oldest are dropped, counted.
-    reflection_backlog: int = outbox.BACKLOG_PER_PERSON
+    reflection_backlog: int = BACKLOG_PER_PERSON
     # Where memories are served unless a person chose otherwise (`[privacy]`, /privacy).
     memories_served: str = privacy.WHERE_LEARNED
 
@@ -93,7 +94,7 @@ class Incoming:
     user_id: int
     user_name: str
     story_id: int
-    origin: str
+    origin: Origin
     text: str
 
 
@@ -205,6 +206,11 @@ class Engine:
             self._pools.popitem(last=False)
         return pool, everywhere
 
+    @property
+    def character_name(self) -> str:
+        """The name the character answers as (what the front ends show before its lines)."""
+        return self.character.name
+
     def status(self) -> EngineStatus:
         return EngineStatus(self.admission.status(), len(self._pending), self.exchanges_dropped)
 
@@ -268,12 +274,12 @@ class Engine:
                 return None
             if greeting is not None:
                 self._greeting_due(message, greeting)
-        recall = await self.recall(
+        recalled = await self.recall(
             user_id=message.user_id, story_id=message.story_id, origin=message.origin, text=text
         )
         plan = await self.context.plan(
             user_name=message.user_name, story_id=message.story_id, origin=message.origin,
-            text=text, selected=recall.selected,
+            text=text, selected=recalled.selected,
             story=await story_context(self.store, message.story_id), before_id=before_id,
         )  # fmt: skip
         assert self.chat is not None
@@ -295,7 +301,7 @@ class Engine:
         # comes after this reply in the history.
         await self._write_exchange(exchange)
         greeting = await self._deliver_greeting(message)
-        return Reply(answer, message.source_id, recall, greeting, cut)
+        return Reply(answer, message.source_id, recalled, greeting, cut)
 
     def _greeting_due(self, message: Incoming, greeting: str) -> None:
         """Keep a stored greeting until a reply to this person here goes out with it."""
@@ -449,13 +455,13 @@ class Engine:
         self, *, user_id: int, user_name: str, story_id: int, origin: str, text: str = ""
     ) -> ContextPlan:
         """The prompt the next message would get, and why; records nothing, moves no counter."""
-        recall = await self.recall(
+        recalled = await self.recall(
             user_id=user_id, story_id=story_id, origin=origin, text=clean_message(text),
             record=False,
         )  # fmt: skip
         return await self.context.plan(
             user_name=user_name, story_id=story_id, origin=origin, text=clean_message(text),
-            selected=recall.selected, story=await story_context(self.store, story_id),
+            selected=recalled.selected, story=await story_context(self.store, story_id),
         )  # fmt: skip
 
     async def recall(

@@ -30,7 +30,7 @@ from memory.store.db import Store, Tx
 
 log = logging.getLogger(__name__)
 
-# Spec: the background loop passes every 45 s.
+# As on the original deployment: the background loop passes every 45 s.
 REINDEX_INTERVAL = 45.0
 BATCH_SIZE = 32
 BATCH_DEADLINE = 120.0

@@ -1,20 +1,21 @@
-"""What people can do with the context: exclude or restore a message, choose a story's strategy,
-and manage lore entries. The bot and the terminal call these; no SQL above this line.
+"""What people can do with the context: exclude or restore a message, see and choose a story's
+strategy, and manage lore entries. The bot and the terminal call these; no SQL above this line.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from memory.cards import Card
+from memory.engine import Engine
 from memory.errors import Forbidden, InvalidInput, NotFound
 from memory.model import LoreEntry, LoreScope
 from memory.read.lore import MAX_CONTENT_CHARS, character_key, parse_keywords
 from memory.store import history
 from memory.store import lore as lore_store
 from memory.store.db import Store
-from memory.store.history import HistoryMessage
+from memory.store.history import HistoryMessage as HistoryMessage
 from memory.text import clean_message
 
 
@@ -25,7 +26,6 @@ async def set_excluded(
     actor_id: int,
     excluded: bool,
     moderator: bool = False,
-    answered_user_id: int | None = None,
 ) -> HistoryMessage:
     """Exclude a stored message from the context (or include it again); it stays in history.
 
@@ -33,7 +33,7 @@ async def set_excluded(
     """
     if message is None:
         raise NotFound("that message is not in my conversation history")
-    owner = message.user_id if message.role == "user" else answered_user_id
+    owner = message.user_id if message.role == "user" else await reply_owner(store, message)
     if not moderator and owner != actor_id:
         raise Forbidden(
             "you can exclude only your own messages and my replies to you "
@@ -49,6 +49,58 @@ async def reply_owner(store: Store, reply: HistoryMessage) -> int | None:
     question, _, _ = reply.source_id.rpartition(":")
     found = await history.by_source(store, question)
     return found.user_id if found is not None else None
+
+
+async def message_in_story(store: Store, story_id: int, message_id: int) -> HistoryMessage | None:
+    """The stored message with this history id, if it belongs to the story."""
+    return await history.in_story(store, story_id, message_id)
+
+
+async def recent_history(store: Store, story_id: int, *, limit: int) -> list[HistoryMessage]:
+    """The story's last messages, oldest first, the excluded ones too (marked)."""
+    return await history.recent(store, story_id, limit=limit, include_excluded=True)
+
+
+async def stored_message(store: Store, source_id: str) -> HistoryMessage | None:
+    """The stored message a front end sent under this source id ("discord:<id>")."""
+    return await history.by_source(store, source_id)
+
+
+async def stored_answer(store: Store, question: str, chunk: str) -> HistoryMessage | None:
+    """The character's stored message that answers the message with this source id and holds
+    this chunk of text: the greeting when it holds the chunk, else the reply (a long one is
+    sent in several chunks)."""
+    greeting = await history.by_source(store, f"{question}:greeting")
+    if greeting is not None and chunk and chunk in greeting.content:
+        return greeting
+    return await history.by_source(store, f"{question}:reply")
+
+
+@dataclass(frozen=True, slots=True)
+class Strategies:
+    """A story's context strategy and those it could use instead."""
+
+    current: str
+    available: tuple[str, ...]
+
+    def line(self) -> str:
+        return f"Strategy here: `{self.current}` (available: {', '.join(self.available)})."
+
+
+def strategy_names(engine: Engine) -> list[str]:
+    """The strategies a story may use: built in and plugged in."""
+    return engine.context.registry.names()
+
+
+async def strategies(engine: Engine, story_id: int) -> Strategies:
+    """The story's strategy, and the names it could choose from."""
+    current = await engine.context.strategy_for(story_id)
+    return Strategies(current.name, tuple(strategy_names(engine)))
+
+
+async def choose_strategy(engine: Engine, story_id: int, name: str) -> str:
+    """Set the story's strategy; InvalidInput names the available ones. Return the name set."""
+    return await engine.context.set_strategy(story_id, name)
 
 
 async def add_lore(

@@ -1,5 +1,6 @@
-"""What moderators do with a story's shared context: see its anchors and positions, add an
-anchor, drop one or a position with a reason kept in history.
+"""A story's shared context: its summary and anchors for anyone in it (/summary); for its
+moderators, its anchors and positions seen, an anchor added, one of them dropped with a reason kept
+in history.
 
 The front ends decide who may (Manage Messages in a server, the person in their own DMs, the
 terminal's owner); these functions only ever reach the story they are given.
@@ -11,13 +12,17 @@ import time
 from dataclasses import dataclass
 
 from memory.errors import InvalidInput, NotFound
+from memory.store import history
 from memory.store import story as stored
 from memory.store.db import Store
-from memory.store.story import HeldAnchor, PositionDrop
+from memory.store.story import HeldAnchor as HeldAnchor
+from memory.store.story import PositionDrop
 from memory.text import clean
 from memory.write import stances
+from memory.write import summary as rolling
 from memory.write.stances import Position
 from memory.write.summary import MAX_ANCHOR_CHARS
+from memory.write.summary import Anchor as Anchor
 
 MAX_REASON_CHARS = 500
 
@@ -28,6 +33,20 @@ class Positions:
 
     held: tuple[Position, ...]
     dropped: tuple[PositionDrop, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """A story's rolling summary, rewritten by each reflection, and the anchors held under it."""
+
+    text: str  # '' until a reflection wrote one
+    anchors: tuple[Anchor, ...]
+
+
+async def summary(store: Store, story_id: int) -> Summary:
+    """Return the story's rolling summary and its anchors still held, oldest first."""
+    text = await history.summary(store, story_id)
+    return Summary(text, tuple(await rolling.active(store, story_id)))
 
 
 async def anchors(store: Store, story_id: int) -> list[HeldAnchor]:

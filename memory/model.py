@@ -34,8 +34,17 @@ class Reason(enum.StrEnum):
     RULE = "rule"
 
 
-DM_ORIGIN = "dm"
-"""`Memory.origin` of a memory learned in a direct message: it is served only in DMs."""
+Origin = str
+"""Where something was said, and so where a memory learned from it may be served: the Discord
+server's id as text ("111222333"), or DM_ORIGIN for a direct message (the terminal chat is one)."""
+
+DM_ORIGIN: Origin = "dm"
+"""The origin of a direct message: a memory learned there is served only in DMs."""
+
+
+def guild_origin(guild_id: int | None) -> Origin:
+    """The origin of what is said in this server (None: in a direct message)."""
+    return DM_ORIGIN if guild_id is None else str(guild_id)
 
 
 def _coerce_enums(obj: object) -> None:
@@ -70,7 +79,7 @@ class Memory:
     kind: Kind
     scope: Scope
     story_id: int | None = None
-    origin: str | None = None
+    origin: Origin | None = None  # always set when read from the database (NOT NULL there)
     confidence: float = 1.0
     pinned: bool = False
     created_at: float = 0.0
@@ -121,7 +130,7 @@ class Exchange:
     exchange_id: str
     user_id: int
     story_id: int
-    origin: str
+    origin: Origin
     user_name: str
     user_message: str
     reply: str
@@ -166,7 +175,7 @@ class LoreEntry:
 
 
 @dataclass(frozen=True, slots=True)
-class ContextSummary:
+class CondensedHistory:
     """The condensed history of a story (summarize strategy), covering messages up to
     `through_id`."""
 

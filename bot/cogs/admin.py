@@ -5,20 +5,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot import render, render_data
-from bot.app import send_ephemeral
+from bot.ui import Interaction, send_ephemeral
 from memory import manage
 
 if TYPE_CHECKING:
     from bot.app import EchoBot
 
 
-async def _operator(interaction: discord.Interaction[EchoBot]) -> bool:
+async def _operator(interaction: Interaction) -> bool:
     """The bot's owner anywhere; in a server, someone who may manage it."""
     if await interaction.client.is_owner(interaction.user):
         return True
@@ -38,7 +37,7 @@ class Admin(commands.Cog):
     )
     @app_commands.default_permissions(manage_guild=True)
     @app_commands.check(_operator)
-    async def stats(self, interaction: discord.Interaction[EchoBot]) -> None:
+    async def stats(self, interaction: Interaction) -> None:
         runtime = self.bot.runtime
         parts = []
         if interaction.guild_id is not None:
@@ -51,3 +50,7 @@ class Admin(commands.Cog):
                 + render.render_stats(everything, runtime.indexer.status(), runtime.engine.status())
             )
         await send_ephemeral(interaction, "\n\n".join(parts))
+
+
+async def setup(bot: EchoBot) -> None:
+    await bot.add_cog(Admin(bot))

@@ -11,34 +11,34 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot import render
-from bot.app import send_ephemeral
+from bot.ui import Interaction, origin_of, send_ephemeral, story_of
 from memory import manage_context
-from memory.model import DM_ORIGIN, LoreScope
-from memory.store import history
-from memory.store.db import Store
-from memory.store.history import HistoryMessage
+from memory.manage_context import HistoryMessage
+from memory.model import LoreScope
 
 if TYPE_CHECKING:
     from bot.app import EchoBot
 
-Interaction = discord.Interaction["EchoBot"]
+
+async def strategy_choices(
+    interaction: Interaction, current: str
+) -> list[app_commands.Choice[str]]:
+    """The strategies whose name holds what was typed so far."""
+    names = manage_context.strategy_names(interaction.client.runtime.engine)
+    return [app_commands.Choice(name=n, value=n) for n in names if current in n][:25]
 
 
-def _story(interaction: Interaction) -> int:
-    return interaction.channel_id or interaction.user.id
-
-
-async def _stored(store: Store, message: discord.Message, bot_id: int) -> HistoryMessage | None:
+async def _stored(interaction: Interaction, message: discord.Message) -> HistoryMessage | None:
     """The stored row of a Discord message. The bot's greeting and reply are both Discord
     replies to the message they answer (every chunk is): the row whose text holds the chunk."""
-    if message.author.id != bot_id or not message.reference or not message.reference.message_id:
-        return await history.by_source(store, f"discord:{message.id}")
-    question = f"discord:{message.reference.message_id}"
-    greeting = await history.by_source(store, f"{question}:greeting")
+    bot = interaction.client
+    store = bot.runtime.store
+    me = bot.user.id if bot.user else 0
+    if message.author.id != me or not message.reference or not message.reference.message_id:
+        return await manage_context.stored_message(store, f"discord:{message.id}")
     chunk = message.content.replace("\u200b", "").strip()
-    if greeting is not None and chunk and chunk in greeting.content:
-        return greeting
-    return await history.by_source(store, f"{question}:reply")
+    question = f"discord:{message.reference.message_id}"
+    return await manage_context.stored_answer(store, question, chunk)
 
 
 class ContextCommands(commands.Cog):
@@ -67,10 +67,9 @@ class ContextCommands(commands.Cog):
     async def context(
         self, interaction: Interaction, message: str = "", full: bool = False
     ) -> None:
-        origin = DM_ORIGIN if interaction.guild_id is None else str(interaction.guild_id)
         plan = await self.bot.runtime.engine.preview(
             user_id=interaction.user.id, user_name=interaction.user.display_name,
-            story_id=_story(interaction), origin=origin, text=message,
+            story_id=story_of(interaction), origin=origin_of(interaction), text=message,
         )  # fmt: skip
         await send_ephemeral(interaction, render.render_context(plan, full=full))
 
@@ -78,27 +77,17 @@ class ContextCommands(commands.Cog):
         name=_("strategy"), description=_("How this conversation's context is trimmed")
     )
     @app_commands.describe(name=_("truncate, summarize, vector-recall, manual, or a plugin's"))
+    @app_commands.autocomplete(name=strategy_choices)
     async def strategy(self, interaction: Interaction, name: str = "") -> None:
-        builder = self.bot.runtime.engine.context
-        story = _story(interaction)
+        engine, story = self.bot.runtime.engine, story_of(interaction)
         if not name:
-            current = (await builder.strategy_for(story)).name
-            available = ", ".join(builder.registry.names())
-            await send_ephemeral(
-                interaction, f"Strategy here: `{current}` (available: {available})."
-            )
+            found = await manage_context.strategies(engine, story)
+            await send_ephemeral(interaction, found.line())
             return
         if interaction.guild_id is not None and not interaction.permissions.manage_channels:
             raise app_commands.MissingPermissions(["manage_channels"])
-        chosen = await builder.set_strategy(story, name)
+        chosen = await manage_context.choose_strategy(engine, story, name)
         await send_ephemeral(interaction, f"Strategy here is now `{chosen}`.")
-
-    @strategy.autocomplete("name")
-    async def _strategy_names(
-        self, interaction: Interaction, current: str
-    ) -> list[app_commands.Choice[str]]:
-        names = self.bot.runtime.engine.context.registry.names()
-        return [app_commands.Choice(name=n, value=n) for n in names if current in n][:25]
 
     lore = app_commands.Group(
         name=_("lore"), description=_("World knowledge the character uses when keywords come up"),
@@ -122,7 +111,7 @@ class ContextCommands(commands.Cog):
         entry = await manage_context.add_lore(
             self.bot.runtime.store, keywords=keywords, content=content,
             guild_id=interaction.guild_id, scope=LoreScope(scope),
-            character=self.bot.runtime.engine.character.name, created_by=interaction.user.id,
+            character=self.bot.runtime.engine.character_name, created_by=interaction.user.id,
         )  # fmt: skip
         await send_ephemeral(interaction, f"Lore entry #{entry.id} added.")
 
@@ -152,16 +141,10 @@ class ContextCommands(commands.Cog):
     async def _set_excluded(
         self, interaction: Interaction, message: discord.Message, excluded: bool
     ) -> None:
-        store = self.bot.runtime.store
-        me = self.bot.user.id if self.bot.user else 0
-        stored = await _stored(store, message, me)
-        answered = None
-        if stored is not None and stored.role == "assistant":
-            answered = await manage_context.reply_owner(store, stored)
         moderator = interaction.guild_id is not None and interaction.permissions.manage_messages
         await manage_context.set_excluded(
-            store, stored, actor_id=interaction.user.id, excluded=excluded,
-            moderator=moderator, answered_user_id=answered,
+            self.bot.runtime.store, await _stored(interaction, message),
+            actor_id=interaction.user.id, excluded=excluded, moderator=moderator,
         )  # fmt: skip
         await send_ephemeral(
             interaction,
@@ -169,3 +152,7 @@ class ContextCommands(commands.Cog):
             if excluded
             else "Included in the context again.",
         )
+
+
+async def setup(bot: EchoBot) -> None:
+    await bot.add_cog(ContextCommands(bot))

@@ -15,7 +15,7 @@ from discord.ext import commands
 from bot import render
 from memory.engine import Incoming
 from memory.errors import EchoError, Overloaded, unexpected
-from memory.model import DM_ORIGIN
+from memory.model import guild_origin
 
 if TYPE_CHECKING:
     from bot.app import EchoBot
@@ -73,7 +73,7 @@ class Conversation(commands.Cog):
             user_id=message.author.id,
             user_name=message.author.display_name,
             story_id=message.channel.id,
-            origin=DM_ORIGIN if message.guild is None else str(message.guild.id),
+            origin=guild_origin(message.guild.id if message.guild else None),
             text=text,
         )
         try:
@@ -128,3 +128,7 @@ async def _typing(channel: discord.abc.Messageable) -> AsyncIterator[None]:
         except discord.HTTPException as exc:
             log.info("typing indicator refused (%s): answering without it", exc.status)
         yield
+
+
+async def setup(bot: EchoBot) -> None:
+    await bot.add_cog(Conversation(bot))

@@ -11,13 +11,11 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.app import EchoView, send_ephemeral
+from bot.ui import EchoView, Interaction, origin_of, send_ephemeral
 from memory import manage_erasure
 
 if TYPE_CHECKING:
     from bot.app import EchoBot
-
-Interaction = discord.Interaction["EchoBot"]
 
 # Discord keeps the messages themselves: only their authors (or moderators) can delete them.
 FORGET_ME_QUESTION = (
@@ -99,7 +97,7 @@ class ErasureCommands(commands.Cog):
             "messages here and my replies, what I made from them)? Their data in other servers "
             "and in DMs stays."
         )
-        view = ConfirmErasure(interaction.user.id, user.id, origin=str(interaction.guild_id))
+        view = ConfirmErasure(interaction.user.id, user.id, origin=origin_of(interaction))
         await interaction.response.send_message(
             question, view=view, ephemeral=True, allowed_mentions=discord.AllowedMentions.none()
         )
@@ -117,3 +115,7 @@ class ErasureCommands(commands.Cog):
             engine=runtime.engine,
         )  # fmt: skip
         await send_ephemeral(interaction, report.text(heading="Forgotten:"))
+
+
+async def setup(bot: EchoBot) -> None:
+    await bot.add_cog(ErasureCommands(bot))

@@ -14,25 +14,20 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot import render
-from bot.app import EchoView, send_ephemeral
-from memory import manage, manage_erasure, manage_privacy
-from memory.model import DM_ORIGIN, Kind, Memory, Scope
-from memory.store import history
-from memory.store.db import Store
-from memory.write import summary as summary_loop
+from bot.ui import EchoView, Interaction, origin_of, send_ephemeral, story_of
+from memory import manage, manage_erasure, manage_privacy, manage_story
+from memory.manage_setup import Store
+from memory.model import Kind, Memory, Scope
 
 if TYPE_CHECKING:
     from bot.app import EchoBot
 
-Interaction = discord.Interaction["EchoBot"]
 
-
-def _origin(interaction: Interaction) -> str:
-    return DM_ORIGIN if interaction.guild_id is None else str(interaction.guild_id)
-
-
-def _story(interaction: Interaction) -> int:
-    return interaction.channel_id or interaction.user.id
+async def memory_choices(interaction: Interaction, current: str) -> list[app_commands.Choice[int]]:
+    """The caller's own memories that hold what was typed so far (or have that id)."""
+    store = interaction.client.runtime.store
+    found = await manage.list_memories(store, interaction.user.id, query=current)
+    return [app_commands.Choice(name=f"#{m.id} {m.text}"[:100], value=m.id) for m in found[:25]]
 
 
 class MemoryPages(EchoView):
@@ -121,17 +116,11 @@ class MemoryCommands(commands.Cog):
         found = await manage_privacy.get(self.store, interaction.user.id, default=default)
         return found.everywhere
 
-    async def own_memories(
-        self, interaction: Interaction, current: str
-    ) -> list[app_commands.Choice[int]]:
-        found = await manage.list_memories(self.store, interaction.user.id, query=current)
-        return [app_commands.Choice(name=f"#{m.id} {m.text}"[:100], value=m.id) for m in found[:25]]
-
     @app_commands.command(
         name=_("why"), description=_("The memories used for your last message here, and why")
     )
     async def why(self, interaction: Interaction) -> None:
-        turn = await manage.why(self.store, interaction.user.id, _story(interaction))
+        turn = await manage.why(self.store, interaction.user.id, story_of(interaction))
         everywhere = await self.served_everywhere(interaction)
         await send_ephemeral(interaction, render.render_why(turn, everywhere=everywhere))
 
@@ -153,30 +142,21 @@ class MemoryCommands(commands.Cog):
 
     @app_commands.command(name=_("pin"), description=_("Always keep this memory in the context"))
     @app_commands.describe(memory=_("One of your memories"))
+    @app_commands.autocomplete(memory=memory_choices)
     async def pin(self, interaction: Interaction, memory: int) -> None:
         found = await manage.set_pinned(self.store, interaction.user.id, memory, True)
         await send_ephemeral(interaction, f"Pinned #{found.id}.")
 
-    @pin.autocomplete("memory")
-    async def _pin_choices(
-        self, interaction: Interaction, current: str
-    ) -> list[app_commands.Choice[int]]:
-        return await self.own_memories(interaction, current)
-
     @app_commands.command(name=_("unpin"), description=_("Stop always keeping this memory"))
     @app_commands.describe(memory=_("One of your memories"))
+    @app_commands.autocomplete(memory=memory_choices)
     async def unpin(self, interaction: Interaction, memory: int) -> None:
         found = await manage.set_pinned(self.store, interaction.user.id, memory, False)
         await send_ephemeral(interaction, f"Unpinned #{found.id}.")
 
-    @unpin.autocomplete("memory")
-    async def _unpin_choices(
-        self, interaction: Interaction, current: str
-    ) -> list[app_commands.Choice[int]]:
-        return await self.own_memories(interaction, current)
-
     @app_commands.command(name=_("forget"), description=_("Erase this memory for good"))
     @app_commands.describe(memory=_("One of your memories"))
+    @app_commands.autocomplete(memory=memory_choices)
     async def forget(self, interaction: Interaction, memory: int) -> None:
         target = await manage.get(self.store, interaction.user.id, memory)
         await interaction.response.send_message(
@@ -185,20 +165,12 @@ class MemoryCommands(commands.Cog):
             allowed_mentions=discord.AllowedMentions.none(),
         )  # fmt: skip
 
-    @forget.autocomplete("memory")
-    async def _forget_choices(
-        self, interaction: Interaction, current: str
-    ) -> list[app_commands.Choice[int]]:
-        return await self.own_memories(interaction, current)
-
     @app_commands.command(
         name=_("summary"), description=_("This conversation's summary and anchors")
     )
     async def summary(self, interaction: Interaction) -> None:
-        story = _story(interaction)
-        text = await history.summary(self.store, story)
-        anchors = await summary_loop.active(self.store, story)
-        await send_ephemeral(interaction, render.render_summary(text, anchors))
+        found = await manage_story.summary(self.store, story_of(interaction))
+        await send_ephemeral(interaction, render.render_summary(found))
 
     @app_commands.command(name=_("remember"), description=_("Add a memory yourself"))
     @app_commands.describe(
@@ -214,10 +186,14 @@ class MemoryCommands(commands.Cog):
         scope: Literal["global", "story"] = "global",
     ) -> None:
         outcome = await manage.remember(
-            self.store, user_id=interaction.user.id, story_id=_story(interaction),
-            origin=_origin(interaction), text=text, kind=Kind(kind), scope=Scope(scope),
+            self.store, user_id=interaction.user.id, story_id=story_of(interaction),
+            origin=origin_of(interaction), text=text, kind=Kind(kind), scope=Scope(scope),
         )  # fmt: skip
         said = f"Memory #{outcome.memory_id}: {outcome.action}."
         if kind == "rule":
             said += f" {render.WISH_NOTE}"
         await send_ephemeral(interaction, said)
+
+
+async def setup(bot: EchoBot) -> None:
+    await bot.add_cog(MemoryCommands(bot))

@@ -12,17 +12,11 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot import render_data
-from bot.app import send_ephemeral
+from bot.ui import Interaction, send_ephemeral, story_of
 from memory import manage_story
 
 if TYPE_CHECKING:
     from bot.app import EchoBot
-
-Interaction = discord.Interaction["EchoBot"]
-
-
-def _story(interaction: Interaction) -> int:
-    return interaction.channel_id or interaction.user.id
 
 
 def _moderates(interaction: Interaction) -> bool:
@@ -47,7 +41,7 @@ class Moderation(commands.Cog):
     @anchors.command(name=_("show"), description=_("The anchors held here, and those dropped"))
     @app_commands.check(_moderates)
     async def anchors_show(self, interaction: Interaction) -> None:
-        found = await manage_story.anchors(self.bot.runtime.store, _story(interaction))
+        found = await manage_story.anchors(self.bot.runtime.store, story_of(interaction))
         await send_ephemeral(interaction, render_data.render_anchors(found))
 
     @anchors.command(name=_("add"), description=_("Hold a key fact no reflection can drop"))
@@ -55,7 +49,7 @@ class Moderation(commands.Cog):
     @app_commands.check(_moderates)
     async def anchors_add(self, interaction: Interaction, text: str) -> None:
         anchor_id = await manage_story.add_anchor(
-            self.bot.runtime.store, _story(interaction), text, by=interaction.user.id
+            self.bot.runtime.store, story_of(interaction), text, by=interaction.user.id
         )
         await send_ephemeral(interaction, f"Anchor #{anchor_id} held.")
 
@@ -64,13 +58,13 @@ class Moderation(commands.Cog):
     @app_commands.check(_moderates)
     async def anchors_drop(self, interaction: Interaction, anchor: int, reason: str) -> None:
         await manage_story.drop_anchor(
-            self.bot.runtime.store, _story(interaction), anchor, reason, by=interaction.user.id
+            self.bot.runtime.store, story_of(interaction), anchor, reason, by=interaction.user.id
         )
         await send_ephemeral(interaction, f"Anchor #{anchor} dropped.")
 
     @positions.command(name=_("show"), description=_("The character's positions here"))
     async def positions_show(self, interaction: Interaction) -> None:
-        found = await manage_story.positions(self.bot.runtime.store, _story(interaction))
+        found = await manage_story.positions(self.bot.runtime.store, story_of(interaction))
         await send_ephemeral(interaction, render_data.render_positions(found))
 
     @positions.command(
@@ -80,6 +74,10 @@ class Moderation(commands.Cog):
     @app_commands.check(_moderates)
     async def positions_drop(self, interaction: Interaction, position: int, reason: str) -> None:
         topic = await manage_story.drop_position(
-            self.bot.runtime.store, _story(interaction), position, reason, by=interaction.user.id
+            self.bot.runtime.store, story_of(interaction), position, reason, by=interaction.user.id
         )
         await send_ephemeral(interaction, f"Position #{position} ({topic}) dropped.")
+
+
+async def setup(bot: EchoBot) -> None:
+    await bot.add_cog(Moderation(bot))

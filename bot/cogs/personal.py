@@ -12,13 +12,11 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.app import send_ephemeral
+from bot.ui import Interaction, send_ephemeral
 from memory import manage_export, manage_privacy
 
 if TYPE_CHECKING:
     from bot.app import EchoBot
-
-Interaction = discord.Interaction["EchoBot"]
 
 
 class PersonalData(commands.Cog):
@@ -77,3 +75,7 @@ class PersonalData(commands.Cog):
 
 def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
+
+
+async def setup(bot: EchoBot) -> None:
+    await bot.add_cog(PersonalData(bot))

@@ -14,10 +14,11 @@ STOPWORDS = frozenset(
     """.split()
 )
 
-# "je n'aime pas les huîtres" -> reflection wrote "aime les huîtres" (the spec's measured defect,
-# about one reflection in three). "n" is the elided "ne"; spoken French drops it ("j'aime pas"),
-# hence "pas" alone. Not listed: "personne", "rien", "aucun" ("une personne matinale" is not
-# negative, and with a real negation "ne" is there anyway); "plus" ("il en veut plus").
+# "je n'aime pas les huîtres" -> reflection wrote "aime les huîtres" (the defect measured on the
+# original deployment, about one reflection in three). "n" is the elided "ne"; spoken French drops
+# it ("j'aime pas"), hence "pas" alone. Not listed: "personne", "rien", "aucun" ("une personne
+# matinale" is not negative, and with a real negation "ne" is there anyway); "plus" ("il en veut
+# plus").
 # Known miss: spoken "j'aime plus les chats" (no "ne") reads as positive.
 NEGATIONS = frozenset({"ne", "n", "pas", "jamais"})
 

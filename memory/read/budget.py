@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from memory.errors import unexpected
-from memory.model import ContextSummary
+from memory.model import CondensedHistory
 from memory.read.prompt import Block, BlockKind, render
 from memory.read.strategies import (
-    NO_SUMMARY,
-    SUMMARY_SHARE,
+    CONDENSED_SHARE,
+    NOTHING_CONDENSED,
     VECTOR_KEEP,
     ContextRequest,
     Status,
@@ -68,7 +68,7 @@ class ContextPlan:
     decisions: tuple[Decision, ...]
     messages: tuple[dict[str, str], ...]
     tokens: int
-    summary: ContextSummary | None = None
+    condensed: CondensedHistory | None = None  # the new condensed history, to store
     notes: tuple[str, ...] = ()
 
     def with_status(self, *statuses: Status) -> list[Decision]:
@@ -82,9 +82,9 @@ def assemble(
     budget: Budget,
     estimator: Estimator,
     user_name: str,
-    previous_summary: ContextSummary = NO_SUMMARY,
+    previous_condensed: CondensedHistory = NOTHING_CONDENSED,
     excluded: Sequence[tuple[Block, str]] = (),
-    summary_share: float = SUMMARY_SHARE,
+    condensed_share: float = CONDENSED_SHARE,
     vector_keep: float = VECTOR_KEEP,
 ) -> ContextPlan:
     """Choose the blocks of a prompt with `strategy` and return the plan within the budget.
@@ -94,8 +94,8 @@ def assemble(
     """
     excluded_history = frozenset(b.order for b, _ in excluded if b.kind is BlockKind.HISTORY)
     request = ContextRequest(
-        tuple(blocks), budget.prompt, user_name, estimator, previous_summary,
-        summary_share, vector_keep, excluded_history,
+        tuple(blocks), budget.prompt, user_name, estimator, previous_condensed,
+        condensed_share, vector_keep, excluded_history,
     )  # fmt: skip
     notes: list[str] = []
     try:
@@ -120,7 +120,7 @@ def assemble(
     return ContextPlan(
         strategy.name, estimator, budget,
         _decisions(candidates, keep, removed, cuts, excluded, estimator),
-        tuple(messages), tokens, result.summary, tuple(notes),
+        tuple(messages), tokens, result.condensed, tuple(notes),
     )  # fmt: skip
 
 

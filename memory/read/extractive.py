@@ -1,9 +1,10 @@
-"""A local extractive summary of the history that left the prompt: no model call, the sentences
-people actually wrote, the most informative ones, in their order.
+"""The condensed history: what is kept of the history that left the prompt, with no model call —
+the sentences people actually wrote, the most informative ones, in their order. (Not the rolling
+summary, which each reflection has the model rewrite.)
 
 Used by the `summarize` strategy: when the oldest messages no longer fit, their gist stays as a
-short block before the current input. The summary rolls: the next time more history falls out,
-the kept sentences and the new ones are condensed together under the same size limit.
+short block before the current input. It rolls: the next time more history falls out, the kept
+sentences and the new ones are condensed together under the same size limit.
 """
 
 from __future__ import annotations

@@ -24,20 +24,22 @@ from memory.model import Kind, Memory, Reason, Scope, Selected
 
 DEFAULT_LIMIT = 24
 
-# A quarter of the places held for global and semantic memories: 26 pinned story memories and
-# 10 relevant globals gave 24 pinned, 0 global, 0 semantic before the reserve existed (spec).
+# A quarter of the places held for global and semantic memories: 26 pinned story memories and 10
+# relevant globals gave 24 pinned, 0 global, 0 semantic before the reserve existed (original
+# deployment).
 GLOBAL_SHARE = 0.25
 
-# Places for the semantic pass: recall degraded from about 200 memories, in depth only (the
-# relevant ones fell out of 8 semantic places, never out of the 24): raised from 8 to 16 (spec).
+# Places for the semantic pass: recall degraded from about 200 memories, in depth only (the relevant
+# ones fell out of 8 semantic places, never out of the 24): raised from 8 to 16 (original
+# deployment).
 SEMANTIC_SLOTS = 16
 
-# Cosine from which a memory is eligible for the semantic pass, read on the spec author's model.
-# It must be read again for another model (see memory.read.semantic).
+# Cosine from which a memory is eligible for the semantic pass, read on the original deployment's
+# model. It must be read again for another model (see memory.read.semantic).
 COSINE_THRESHOLD = 0.32
 
 # Places per kind; they add up to 20 of 24: the 4 places that rules gave back when they left the
-# budget go to the fallback (spec: no measurement said which kind should get them).
+# budget go to the fallback (no measurement said which kind should get them).
 DEFAULT_QUOTAS: Mapping[Kind, int] = {
     Kind.FACT: 6,
     Kind.PREFERENCE: 5,

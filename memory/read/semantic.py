@@ -4,9 +4,9 @@ The matrix is built from the embeddings table once, then kept in step with it: w
 says that user's memories or vectors changed (its per-user generation), the next turn reads the
 vector hashes (no vectors) and fetches only the rows whose hash changed. A memory the indexer
 has just embedded is scored by the very next turn. A turn costs one matrix-vector product.
-The query is the message text alone, after the model's own task prefix if it has one
-(prefixes.py): the spec measured that the story's title and scene added to the query destroy
-recall (the scene dominates the vector and pulls every query to the same point).
+The query is the message text alone, after the model's own task prefix if it has one (prefixes.py):
+measured on the original deployment, the story's title and scene added to the query destroy recall
+(the scene dominates the vector and pulls every query to the same point).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from memory.store.db import Store
 
 log = logging.getLogger(__name__)
 
-# The turn embeds its own query only: one attempt, 5 s, the whole wait bounded (spec: a sleeping
+# The turn embeds its own query only: one attempt, 5 s, the whole wait bounded (a sleeping
 # embedding server once cost the first turn two 120 s attempts; healthy latency is 0.2-0.8 s).
 TURN_EMBEDDING_TIMEOUT = 5.0
 

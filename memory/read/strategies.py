@@ -16,10 +16,10 @@ from enum import StrEnum
 from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
-from memory.model import ContextSummary
+from memory.model import CondensedHistory
 from memory.read.extractive import choose, split_sentences
 from memory.read.prompt import (
-    CONTEXT_SUMMARY_HEADER,
+    CONDENSED_HISTORY_HEADER,
     Block,
     BlockKind,
     as_data,
@@ -31,23 +31,23 @@ from memory.read.tokens import PER_MESSAGE, Estimator
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "echo.context_strategies"
-NO_SUMMARY = ContextSummary()
+NOTHING_CONDENSED = CondensedHistory()
 DEFAULT_STRATEGY = "summarize"
 
-# Share of the prompt budget the condensed history may take (summarize). Larger summaries crowd
-# out the recent messages they are meant to complement.
-SUMMARY_SHARE = 0.15
+# Share of the prompt budget the condensed history may take (summarize). A larger one crowds out
+# the recent messages it is meant to complement.
+CONDENSED_SHARE = 0.15
 # vector-recall keeps at least this share of the memory and lore blocks, the most relevant,
 # before touching history: a long conversation must not push every memory out.
 VECTOR_KEEP = 0.5
-# Excluded messages remembered under the summary's cursor (the most recent ones).
+# Excluded messages remembered under the condensed history's cursor (the most recent ones).
 MAX_OMITTED = 1000
 
 
 class Status(StrEnum):
     INCLUDED = "included"
     EXCLUDED = "excluded"
-    SUMMARISED = "summarised"
+    CONDENSED = "condensed"
     CUT = "cut"
 
 
@@ -60,8 +60,8 @@ class ContextRequest:
     budget: int
     user_name: str
     estimator: Estimator
-    previous_summary: ContextSummary = NO_SUMMARY
-    summary_share: float = SUMMARY_SHARE
+    previous_condensed: CondensedHistory = NOTHING_CONDENSED
+    condensed_share: float = CONDENSED_SHARE
     vector_keep: float = VECTOR_KEEP
     # History message ids a person excluded (their blocks are not in `blocks`).
     excluded_history: frozenset[int] = frozenset()
@@ -77,12 +77,12 @@ class ContextRequest:
 
 @dataclass(frozen=True, slots=True)
 class StrategyResult:
-    """The blocks to keep (new ones allowed, e.g. a summary), why the others went, and the
-    condensed history to store when it changed."""
+    """The blocks to keep (new ones allowed, e.g. the condensed history's), why the others
+    went, and the condensed history to store when it changed."""
 
     keep: tuple[Block, ...]
     removed: Mapping[str, tuple[Status, str]] = field(default_factory=dict)
-    summary: ContextSummary | None = None
+    condensed: CondensedHistory | None = None
 
 
 @runtime_checkable
@@ -165,13 +165,14 @@ class Truncate:
 
 
 class Summarize:
-    """Like truncate, but the history that leaves is condensed into a summary placed before the
-    current input; the summary rolls over the story's life and is stored with it."""
+    """Like truncate, but the history that leaves is condensed (its most informative sentences)
+    and placed before the current input; the condensed history rolls over the story's life and
+    is stored with it."""
 
     name = "summarize"
 
     def apply(self, request: ContextRequest) -> StrategyResult:
-        previous = request.previous_summary
+        previous = request.previous_condensed
         removed: dict[str, tuple[Status, str]] = {}
         keep = []
         omitted = set(previous.omitted)
@@ -181,15 +182,15 @@ class Summarize:
                 and b.order <= previous.through_id
                 and b.order not in omitted
             ):
-                removed[b.key] = (Status.SUMMARISED, "already in the condensed history")
+                removed[b.key] = (Status.CONDENSED, "already in the condensed history")
             else:
                 keep.append(b)
-        current = summary_block(previous)
+        current = condensed_block(previous)
         if request.fits([*keep, *current]):
             return StrategyResult((*keep, *current), removed)
-        allowance = int(request.budget * request.summary_share)
+        allowance = int(request.budget * request.condensed_share)
         leaving = drop_until_fits(request, keep, oldest_history(keep), {}, "", reserve=allowance)
-        summary = previous
+        condensed = previous
         if leaving:
             sentences = [*previous.sentences]
             sources = [previous.source_of(i) for i in range(len(sentences))]
@@ -198,23 +199,23 @@ class Summarize:
                 sentences += said
                 sources += [b.order] * len(said)
             # The header and the fence around the sentences, in the message they open.
-            fence = f"{CONTEXT_SUMMARY_HEADER}\n<earlier>\n</earlier>"
+            fence = f"{CONDENSED_HISTORY_HEADER}\n<earlier>\n</earlier>"
             overhead = request.estimator.count(fence) + PER_MESSAGE * 2
             through = max(b.order for b in leaving)
             excluded = {i for i in request.excluded_history if i <= through}
             skipped = (excluded | omitted) - {b.order for b in leaving}
             kept = choose(sentences, limit=max(0, allowance - overhead),
                           count=request.estimator.count)  # fmt: skip
-            summary = ContextSummary(
+            condensed = CondensedHistory(
                 tuple(sentences[i] for i in kept), through_id=through,
                 omitted=tuple(sorted(skipped)[-MAX_OMITTED:]),
                 sources=tuple(sources[i] for i in kept),
             )  # fmt: skip
             for b in leaving:
-                removed[b.key] = (Status.SUMMARISED, "condensed into the summary before your input")
-        keep += summary_block(summary)
+                removed[b.key] = (Status.CONDENSED, "condensed into the history before your input")
+        keep += condensed_block(condensed)
         drop_until_fits(request, keep, by_priority(keep), removed, "lowest priority first")
-        return StrategyResult(tuple(keep), removed, summary if leaving else None)
+        return StrategyResult(tuple(keep), removed, condensed if leaving else None)
 
 
 def _speaker_and_text(b: Block) -> tuple[str, str]:
@@ -223,13 +224,13 @@ def _speaker_and_text(b: Block) -> tuple[str, str]:
     return speaker, b.text.removeprefix(prefix) if b.role == "user" else b.text
 
 
-def summary_block(summary: ContextSummary) -> list[Block]:
-    if not summary.sentences:
+def condensed_block(condensed: CondensedHistory) -> list[Block]:
+    if not condensed.sentences:
         return []
     return [
         block(
-            BlockKind.CONTEXT_SUMMARY, "context-summary", as_data(summary.text),
-            label=f"{len(summary.sentences)} sentences, through #{summary.through_id}",
+            BlockKind.CONDENSED_HISTORY, "condensed-history", as_data(condensed.text),
+            label=f"{len(condensed.sentences)} sentences, through #{condensed.through_id}",
         )
     ]  # fmt: skip
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from memory.model import ContextSummary
+from memory.model import CondensedHistory
 from memory.store.db import Store, Tx
 
 
@@ -24,7 +24,7 @@ async def set_strategy(tx: Tx, story_id: int, name: str | None, *, now: float) -
     )
 
 
-async def summary(store: Store, story_id: int) -> ContextSummary:
+async def condensed(store: Store, story_id: int) -> CondensedHistory:
     """The story's condensed history (empty when nothing was condensed yet)."""
     row = await store.fetchone(
         "SELECT summary, summary_through, summary_omitted, summary_sources FROM story_context"
@@ -32,8 +32,8 @@ async def summary(store: Store, story_id: int) -> ContextSummary:
         (story_id,),
     )
     if row is None:
-        return ContextSummary()
-    return ContextSummary(
+        return CondensedHistory()
+    return CondensedHistory(
         tuple(str(s) for s in json.loads(row[0])),
         int(row[1]),
         tuple(int(i) for i in json.loads(row[2])),
@@ -41,7 +41,7 @@ async def summary(store: Store, story_id: int) -> ContextSummary:
     )
 
 
-async def set_summary(tx: Tx, story_id: int, value: ContextSummary, *, now: float) -> None:
+async def set_condensed(tx: Tx, story_id: int, value: CondensedHistory, *, now: float) -> None:
     """Store the condensed history; an older one (a slower concurrent turn) never wins. A
     sentence whose message is no longer stored (forgotten, or pruned while this turn ran) is
     left out."""
@@ -75,7 +75,7 @@ async def drop_sentences(tx: Tx, story_id: int, message_ids: set[int], *, before
     )
     if row is None:
         return 0
-    value = ContextSummary(
+    value = CondensedHistory(
         tuple(json.loads(row[0])), int(row[2]), sources=tuple(json.loads(row[1]))
     )
     unknown_too = before <= value.through_id

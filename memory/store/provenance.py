@@ -216,7 +216,7 @@ async def leftovers(store: Store, exchange_ids: Collection[str]) -> Leftovers:
     for r in messages:
         by_story.setdefault(int(r[1]), set()).add(int(r[0]))
     for story_id, ids in by_story.items():
-        held = await context.summary(store, story_id)
+        held = await context.condensed(store, story_id)
         condensed += sum(1 for i in range(len(held.sentences)) if held.source_of(i) in ids)
     return Leftovers(
         tuple(Leftover(int(r[0]), int(r[1]), str(r[2])) for r in messages),

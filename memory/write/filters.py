@@ -1,6 +1,7 @@
 """Filters decided in code: what the reflection proposed that must not become a memory.
 
-The spec measured that asking the model to abstain makes it worse (the off-topic rate doubled),
+Measured on the original deployment (the self-hosted bot this design comes from): asking the
+model to abstain makes it worse (the off-topic rate doubled),
 so each defect is caught here by a small lexical detector, in French and English, and every
 rejection carries its reason. Corpora: tests/corpora/filters_fr.py and filters_en.py.
 """
@@ -15,7 +16,7 @@ from memory import lexicon
 from memory.model import Candidate, Kind
 from memory.text import clauses, clean, is_negated, words
 
-# Set by the spec's authors before measuring; their measurement found no candidate in the
+# Set before measuring; the measurement on the original deployment found no candidate in the
 # 0.60-0.85 band (the model encodes doubt in words, not in the number), so this floor mostly
 # guards against malformed confidences. Kept because it is cheap and documented.
 CONFIDENCE_FLOOR = 0.85

@@ -1,11 +1,11 @@
 """The character's positions: what it thinks of a topic, and the justification behind it.
 
-The spec saw a loop: a line the character said was stored word for word as a position, came back
-hours later, and the next reflection re-validated the position by quoting that very line, so its
-date never aged. Two guards: the reflection field asks for the *idea* of the position, never the
-character's wording (a quoting label made the model copy lines 4 times in 12, a reworded one 0 in
-12); and a justification that repeats SELF_CITATION_CHARS or more characters of the position it
-claims to support does not re-anchor it.
+The original deployment showed a loop: a line the character said was stored word for word as a
+position, came back hours later, and the next reflection re-validated the position by quoting that
+very line, so its date never aged. Two guards: the reflection field asks for the *idea* of the
+position, never the character's wording (a quoting label made the model copy lines 4 times in 12, a
+reworded one 0 in 12); and a justification that repeats SELF_CITATION_CHARS or more characters of
+the position it claims to support does not re-anchor it.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from memory.store import positions
 from memory.store.db import Tx
 from memory.text import clean, fold
 
-# Read on the 21 real justifications of the spec's log: the self-quotes reused 53 characters of
-# their position, the closest legitimate justification 13.
+# Read on the 21 real justifications of the original deployment's log: the self-quotes reused 53
+# characters of their position, the closest legitimate justification 13.
 SELF_CITATION_CHARS = 30
 
 # Positions in the prompt: the freshest few, so an old position can age out and yield.

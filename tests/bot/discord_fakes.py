@@ -61,8 +61,18 @@ class Recorder:
     def contents(self) -> list[str]:
         return [str(m.get("content")) for m in self.messages()]
 
+    def commands_sent(self) -> list[list[dict[str, Any]]]:
+        """Each upload of the global command tree, as Discord received it."""
+        return [s.payload["commands"] for s in self.sent if s.path.endswith("/commands")]
+
     async def rest(self, route: Route, **kwargs: Any) -> Any:
         payload = kwargs.get("json") or {}
+        if route.method == "PUT" and route.path.endswith("/commands"):
+            path = route.url.removeprefix(route.BASE)
+            self.sent.append(Sent(route.method, path, {"commands": payload}))
+            # Discord answers the commands it now holds, with their ids.
+            return [{"description": "", **c, "id": str(next(_ids)), "version": "1",
+                     "application_id": str(BOT_ID)} for c in payload]  # fmt: skip
         self.sent.append(Sent(route.method, route.path.format_map(route.__dict__), payload))
         if self.refuse_typing and route.path.endswith("/typing"):
             raise discord.DiscordServerError(_Response(503), "typing refused")  # type: ignore[arg-type]
@@ -129,6 +139,7 @@ async def install(client: discord.Client, recorder: Recorder) -> None:
     async_context.set(RecordingAdapter(recorder))
     state = client._connection
     state.user = discord.ClientUser(state=state, data=user_payload(BOT_ID, "Echo", bot=True))  # type: ignore[arg-type]
+    state.application_id = BOT_ID  # as login() learns it from the application's info
 
 
 def guild(

@@ -14,7 +14,7 @@ from typing import Any
 import discord
 import pytest
 
-from bot.app import EchoBot
+from bot.app import EchoBot, Sync
 from bot.cogs.memories import ConfirmForget
 from bot.config import Settings
 from bot.runtime import open_runtime
@@ -41,7 +41,7 @@ async def _bot_with(
         **sections,
     )
     async with open_runtime(settings) as runtime:
-        echo = EchoBot(runtime, sync_commands=False, background=False)
+        echo = EchoBot(runtime, sync=Sync.NEVER, background=False)
         recorder = fakes.Recorder()
         await fakes.install(echo, recorder)
         await echo.setup_hook()

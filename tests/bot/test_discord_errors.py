@@ -31,7 +31,7 @@ def _with_a_bug(echo: EchoBot) -> None:
 
 
 def _failures(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if r.name == "bot.app" and r.levelno >= logging.ERROR]
+    return [r for r in caplog.records if r.name == "bot.ui" and r.levelno >= logging.ERROR]
 
 
 async def test_a_mistake_is_explained_and_not_logged_as_a_failure(

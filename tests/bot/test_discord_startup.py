@@ -19,7 +19,7 @@ import discord
 import pytest
 
 from bot import startup
-from bot.app import EchoBot
+from bot.app import EchoBot, Sync
 from bot.cli import doctor
 from bot.config import Settings
 from bot.runtime import open_runtime
@@ -190,7 +190,7 @@ async def test_configured_channels_the_bot_cannot_use_are_named_once(
         discord={"channels": [HIDDEN, MUTED, OPEN, ELSEWHERE]},  # type: ignore[arg-type]
     )
     async with open_runtime(settings) as runtime:
-        echo = EchoBot(runtime, sync_commands=False, background=False)
+        echo = EchoBot(runtime, sync=Sync.NEVER, background=False)
         await fakes.install(echo, fakes.Recorder())
         g = fakes.guild(echo, permissions=VIEW | SEND)
         me = {"user": fakes.user_payload(fakes.BOT_ID, "Echo", bot=True), "roles": [],

@@ -12,7 +12,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from bot.app import add_privacy_jobs
 from bot.config import Settings
 from bot.runtime import Runtime, open_runtime
-from memory.model import ContextSummary, Exchange
+from memory.model import CondensedHistory, Exchange
 from memory.store import context, history, outbox
 from memory.store.db import Store, Tx
 from memory.store.retention import DROPPED_TEXT_SECONDS
@@ -91,11 +91,11 @@ async def test_history_past_history_days_leaves_with_its_condensed_sentences(
                     tx, source_id=f"m{n}:reply", story_id=5, author_name="Écho",
                     content=f"Noté : {code}.", now=now - age,
                 )  # fmt: skip
-            condensed = ContextSummary(
+            condensed = CondensedHistory(
                 (f"Alice: Mon code est {OLD}.", f"Alice: Mon code est {RECENT}."),
                 through_id=3, sources=(1, 3),
             )  # fmt: skip
-            await context.set_summary(tx, 5, condensed, now=now)
+            await context.set_condensed(tx, 5, condensed, now=now)
 
         await store.transact(write)
         assert in_files(tmp_path, OLD) > 0
@@ -104,7 +104,7 @@ async def test_history_past_history_days_leaves_with_its_condensed_sentences(
 
         kept = await history.recent(store, 5, limit=10)
         assert [m.content for m in kept] == [f"Mon code est {RECENT}.", f"Noté : {RECENT}."]
-        assert (await context.summary(store, 5)).sentences == (f"Alice: Mon code est {RECENT}.",)
+        assert (await context.condensed(store, 5)).sentences == (f"Alice: Mon code est {RECENT}.",)
         assert in_files(tmp_path, OLD) == 0
 
 

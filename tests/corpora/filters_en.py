@@ -1,7 +1,7 @@
 """Labelled English cases for the write-path detectors. Character "Ash", user "Sam".
 
 Each case: (should the detector fire?, candidate text, the user's message). Positives are the
-defects the spec measured (transposed to English); negatives are near misses.
+defects measured on the original deployment (transposed to English); negatives are near misses.
 """
 
 CHARACTER = "Ash"

@@ -1,7 +1,7 @@
 """Labelled French cases for the write-path detectors. Character "Écho", user "Marie".
 
 Each case: (should the detector fire?, candidate text, the user's message). Positives are the
-defects the spec measured; negatives are near misses a detector must let through.
+defects measured on the original deployment; negatives are near misses a detector must let through.
 """
 
 CHARACTER = "Écho"

@@ -63,8 +63,8 @@ async def test_prompts_fit_and_the_condensed_history_survives_a_restart(
             await engine.turn(_say(i))
         # What the model's own tokenizer counted never passed the prompt budget.
         assert max(ollama.prompt_tokens(m) or 0 for m in _prompts(ollama)) <= SMALL.budget.prompt
-        summary = await stored.summary(store, STORY)
-        assert summary.sentences and summary.through_id > 0
+        condensed = await stored.condensed(store, STORY)
+        assert condensed.sentences and condensed.through_id > 0
         last = _prompts(ollama)[-1]
         assert last[-2]["role"] == "system" and "condensed" in last[-2]["content"]
     async with await Store.open(path) as store:
@@ -72,10 +72,10 @@ async def test_prompts_fit_and_the_condensed_history_survives_a_restart(
             user_id=USER, user_name="Marie", story_id=STORY, origin=GUILD
         )
         statuses = {d.block.key: d for d in plan.decisions}
-        assert statuses["context-summary"].status is Status.INCLUDED
-        assert statuses["history:1"].status is Status.SUMMARISED
+        assert statuses["condensed-history"].status is Status.INCLUDED
+        assert statuses["history:1"].status is Status.CONDENSED
         assert statuses["history:1"].reason == "already in the condensed history"
-        assert summary.sentences[0] in plan.messages[-2]["content"]
+        assert condensed.sentences[0] in plan.messages[-2]["content"]
 
 
 async def test_the_estimator_calibrates_on_reported_counts_and_keeps_them(
@@ -144,13 +144,12 @@ async def test_excluded_messages_stay_in_history_but_out_of_the_prompt(
     assert all("4512" not in m["content"] for m in _prompts(ollama)[-1])
     kept = await history.recent(store, STORY, limit=50, include_excluded=True)
     assert any("4512" in m.content and m.excluded for m in kept)
-    # The reply to it belongs to the person it answered; they may let both back in.
+    # The reply to it belongs to the person it answered (nobody else); they may let both back in.
     reply = await history.by_source(store, f"t:{STORY}:1:reply")
     assert reply is not None
-    owner = await manage_context.reply_owner(store, reply)
-    await manage_context.set_excluded(
-        store, reply, actor_id=USER, excluded=True, answered_user_id=owner
-    )
+    with pytest.raises(Forbidden):
+        await manage_context.set_excluded(store, reply, actor_id=OTHER, excluded=True)
+    await manage_context.set_excluded(store, reply, actor_id=USER, excluded=True)
     await manage_context.set_excluded(store, secret, actor_id=USER, excluded=False)
     await engine.turn(_say(4, "Encore ?"))
     assert any("4512" in m["content"] for m in _prompts(ollama)[-1])

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.model import ContextSummary
+from memory.model import CondensedHistory
 from memory.read.budget import Budget, ContextPlan, assemble
 from memory.read.prompt import Block, BlockKind, block, raw_total, render
 from memory.read.strategies import (
@@ -89,24 +89,24 @@ def test_summarize_condenses_what_leaves_before_the_input() -> None:
     blocks = [*base(), *history(12)]
     full = tokens([*blocks, block(BlockKind.INPUT, "input", f"{USER}: what about my garden?")])
     p = plan(blocks, Summarize(), full * 2 // 3)
-    summarised = [d.block.key for d in p.with_status(Status.SUMMARISED)]
-    assert summarised and summarised == [f"history:{i}" for i in range(1, len(summarised) + 1)]
-    assert p.summary is not None and p.summary.through_id == len(summarised)
+    condensed = [d.block.key for d in p.with_status(Status.CONDENSED)]
+    assert condensed and condensed == [f"history:{i}" for i in range(1, len(condensed) + 1)]
+    assert p.condensed is not None and p.condensed.through_id == len(condensed)
     assert p.messages[-2]["role"] == "system" and "condensed" in p.messages[-2]["content"]
-    assert "Message 1 " in p.messages[-2]["content"] or p.summary.sentences
+    assert "Message 1 " in p.messages[-2]["content"] or p.condensed.sentences
     assert p.tokens <= p.budget.prompt
 
 
 def test_summarize_starts_after_the_stored_summary() -> None:
     blocks = [*base(), *history(6)]
-    previous = ContextSummary(("Marie: my sister lives in Brest.",), through_id=3)
-    p = plan(blocks, Summarize(), 10_000, previous_summary=previous)
+    previous = CondensedHistory(("Marie: my sister lives in Brest.",), through_id=3)
+    p = plan(blocks, Summarize(), 10_000, previous_condensed=previous)
     s = status(p)
-    assert [s[f"history:{i}"] for i in range(1, 7)] == [Status.SUMMARISED] * 3 + [
+    assert [s[f"history:{i}"] for i in range(1, 7)] == [Status.CONDENSED] * 3 + [
         Status.INCLUDED
     ] * 3
     assert "my sister lives in Brest" in p.messages[-2]["content"]
-    assert p.summary is None  # nothing new left: nothing to store
+    assert p.condensed is None  # nothing new left: nothing to store
 
 
 def test_vector_recall_drops_least_relevant_memories_before_history() -> None:
@@ -216,7 +216,7 @@ def test_the_budget_is_never_exceeded(
     p = assemble(
         [*blocks, block(BlockKind.INPUT, "input", text or "?")], strategy=strategy,
         budget=Budget(budget + 64, 64), estimator=estimator, user_name=USER,
-        previous_summary=ContextSummary(("Marie: hello there friend.",), through_id=10),
+        previous_condensed=CondensedHistory(("Marie: hello there friend.",), through_id=10),
     )  # fmt: skip
     assert estimator.count_messages(p.messages) <= budget
     assert p.tokens == estimator.count_messages(p.messages)
@@ -239,11 +239,11 @@ def test_summarize_passes_over_excluded_messages_and_lets_them_back_in() -> None
     kept = [b for b in all_history if b is not all_history[1]]
     full = tokens([*base(), *all_history])
     p = plan([*base(), *kept], Summarize(), full * 2 // 3, excluded=person)
-    assert p.summary is not None and p.summary.through_id > 2 and p.summary.omitted == (2,)
+    assert p.condensed is not None and p.condensed.through_id > 2 and p.condensed.omitted == (2,)
     # Included again: it is history, not "already in the condensed history".
-    again = plan([*base(), *all_history], Summarize(), 10_000, previous_summary=p.summary)
+    again = plan([*base(), *all_history], Summarize(), 10_000, previous_condensed=p.condensed)
     assert status(again)["history:2"] is Status.INCLUDED
-    assert status(again)["history:1"] is Status.SUMMARISED
+    assert status(again)["history:1"] is Status.CONDENSED
     # When it leaves again it is condensed once, and no longer omitted.
-    squeezed = plan([*base(), *all_history], Summarize(), full // 2, previous_summary=p.summary)
-    assert squeezed.summary is not None and 2 not in squeezed.summary.omitted
+    squeezed = plan([*base(), *all_history], Summarize(), full // 2, previous_condensed=p.condensed)
+    assert squeezed.condensed is not None and 2 not in squeezed.condensed.omitted

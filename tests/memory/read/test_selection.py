@@ -39,7 +39,8 @@ def reasons(selected: list[Selected]) -> Counter[Reason]:
 
 
 def test_pinned_story_memories_do_not_crowd_out_relevant_globals() -> None:
-    # The spec's case: 26 pinned + 10 relevant globals gave 24 pinned, 0 global, 0 semantic.
+    # The original deployment's case: 26 pinned + 10 relevant globals gave 24 pinned, 0 global, 0
+    # semantic.
     pinned = [mem(pinned=True) for _ in range(26)]
     globals_ = [mem(scope=Scope.GLOBAL) for _ in range(10)]
     scores = {m.id: 0.5 for m in globals_}

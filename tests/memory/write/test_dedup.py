@@ -18,8 +18,8 @@ from memory.write.dedup import (
 )
 from tests.corpora.dedup_pairs import GROUPS
 
-# Each pair states two different facts that must never merge (the spec's counter-examples and
-# their English twins).
+# Each pair states two different facts that must never merge (the counter-examples met on the
+# original deployment and their English twins).
 MUST_NOT_MERGE = [
     (
         "Le contrat prévoit 10 séances à 200 € chacune.",

@@ -42,7 +42,8 @@ def test_the_guard_sits_on_the_30_character_line() -> None:
 
 async def test_a_self_quoting_justification_does_not_move_the_date(store: Store) -> None:
     await _reflect(store, 1, 100.0, positions=[_position("create", "Marie évite les soirées")])
-    # The spec's loop: the reflection re-validates the position by quoting it.
+    # The loop seen on the original deployment: the reflection re-validates the position by quoting
+    # it.
     await _reflect(
         store, 2, 200.0, positions=[_position("revalidate", f"Comme je l'ai dit : {IDEA}")]
     )

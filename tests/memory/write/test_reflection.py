@@ -113,7 +113,7 @@ def test_prompt_carries_the_exchange_as_data_and_does_not_ask_to_abstain() -> No
         user_name="Marie", character_name="Écho", user_message="J'ai un chat", reply="Ah !"
     )
     assert json.loads(messages[1]["content"])["user_message"] == "J'ai un chat"
-    # The spec measured that "return nothing if…" doubled the off-topic rate.
+    # Measured on the original deployment: "return nothing if…" doubled the off-topic rate.
     assert "nothing" not in messages[0]["content"].lower()
 
 
