@@ -112,13 +112,13 @@ class Stats:
 
 async def stats(store: Store) -> Stats:
     """Return the figures an operator needs to see memory working (or not)."""
-    held, users, turns = await figures.everywhere(store)
+    held, users, turn_total = await figures.everywhere(store)
     named = await counters.read_all(store)
     return Stats(
         memories=held,
         users=users,
         degraded_turns=named.get("degraded_turns", 0),
-        turns=turns,
+        turns=turn_total,
         outbox_pending=await outbox.pending_count(store),
         rejections={
             k.removeprefix("memories_rejected:"): v
