@@ -1,7 +1,9 @@
 """The same character in a terminal, with the slash commands typed as lines (/why, /pin 3...).
 
 When stdin is not a terminal (a script, a test), each turn finishes its reflection before the
-next line is read, so a scripted conversation is deterministic.
+next line is read, so a scripted conversation is deterministic. Stdin is read by the event loop
+itself (bot.lines): while a line or a y/N answer is awaited, reflections and re-indexing go on,
+and Ctrl-C or the end of input ends the chat at once.
 """
 
 from __future__ import annotations
@@ -12,13 +14,15 @@ import logging
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TextIO
 
-from bot import render, render_data
+from bot import options, render, render_data
+from bot.lines import LineReader
 from bot.runtime import Runtime
 from memory import manage, manage_context, manage_erasure, manage_privacy, manage_story
 from memory.engine import Incoming
-from memory.errors import EchoError, Forbidden, InvalidInput, NotFound, StoreError
+from memory.errors import BackendError, EchoError, Forbidden, InvalidInput, NotFound, StoreError
 from memory.indexer import start_scheduler
 from memory.model import DM_ORIGIN, Kind, Scope
 from memory.store import history
@@ -26,12 +30,18 @@ from memory.write import summary
 
 log = logging.getLogger(__name__)
 
+PROMPT = "> "
+
 HELP = """\
-Commands: /why · /memories [never|TEXT] · /pin ID · /unpin ID · /forget ID · /remember TEXT
+Commands: /why · /memories [never|TEXT] · /pin ID · /unpin ID · /forget ID
+          /remember TEXT [kind:fact|preference|promise|episode|rule] [scope:global|story]
           /summary · /positions [drop ID REASON] · /anchors [add TEXT|drop ID REASON]
-          /privacy [where_learned|everywhere|default] · /stats · /context [DRAFT] · /strategy [NAME]
-          /history · /exclude ID · /include ID · /lore list|add KEYWORDS | CONTENT|remove ID
-          /forget-message ID · /forget-me · /help · /quit"""
+          /privacy [where_learned|everywhere|default] · /stats · /context [DRAFT] [full:true]
+          /strategy [NAME] · /history · /exclude ID · /include ID
+          /lore list|add KEYWORDS | CONTENT|remove ID · /forget-message ID · /forget-me
+          /help · /quit (or Ctrl-D, Ctrl-C)
+Options go last, as in Discord: /remember Call me Sam kind:rule. To end a text with such a
+word, put a backslash before it: /remember I like \\kind:rule."""
 
 
 def terminal_user_id(name: str) -> int:
@@ -55,21 +65,30 @@ class Terminal:
         self._session = uuid.uuid4().hex
         self._background: set[asyncio.Task[object]] = set()
         # What the next line answers, after a command asked for a confirmation.
-        self._answer: Callable[[], Awaitable[None]] | None = None
+        self._answer: _Question | None = None
 
     def say(self, text: str) -> None:
-        print(text, file=self.out, flush=True)
+        """Print a command's answer: Discord's markdown shown as the plain text it stands for."""
+        self._print(render.plain(text))
+
+    def _print(self, text: str, end: str = "\n") -> None:
+        print(text, file=self.out, end=end, flush=True)
+
+    def _ask(self, question: str, name: str, act: Callable[[], Awaitable[None]], kept: str) -> None:
+        """Ask a y/N question; the next line answers it (y does `act`, anything else keeps)."""
+        self.say(f"{question} [y/N]")
+        self._answer = _Question(name, act, kept)
 
     async def handle(self, line: str) -> bool:
         """Handle one input line; return False when the session should end."""
         line = line.strip()
         if self._answer is not None:
             # The line answers the question a command asked: y does it, anything else keeps.
-            act, self._answer = self._answer, None
+            question, self._answer = self._answer, None
             if _yes(line):
-                await self._guarded("forget-me", act)
+                await self._guarded(question.name, question.act)
             else:
-                self.say("Kept; nothing was erased.")
+                self.say(question.kept)
             return True
         if not line:
             return True
@@ -87,14 +106,15 @@ class Terminal:
             )
         except EchoError as exc:
             log.warning("turn failed: %s", type(exc).__name__)
-            self.say(f"[{self.runtime.engine.character.name} cannot answer right now: {exc}]")
+            self._print(self._cannot_answer(exc))
             return
         if reply is None:
             return
         name = self.runtime.engine.character.name
+        # The character's own words as written (its *actions* are part of the role).
         if reply.greeting:
-            self.say(f"{name}: {reply.greeting}")
-        self.say(f"{name}: {reply.text}")
+            self._print(f"{name}: {reply.greeting}")
+        self._print(f"{name}: {reply.text}")
         if reply.cut:
             self.say(render.cut_line(reply.cut))
         if self.interactive:
@@ -105,6 +125,16 @@ class Terminal:
             # Scripted input: the memory is written and indexed before the next line.
             await self.runtime.worker.reflect_now(reply.exchange_id)
             await self.runtime.indexer.run_once()
+
+    def _cannot_answer(self, exc: EchoError) -> str:
+        said = f"[{self.runtime.engine.character.name} cannot answer right now: {exc}"
+        if isinstance(exc, BackendError):
+            llm = self.runtime.settings.llm
+            said += (
+                f". Is the LLM server at {llm.base_url} running? It is [llm] base_url in the "
+                "config; `echo-bot doctor` checks it and the models"
+            )
+        return said + "]"
 
     async def command(self, line: str) -> bool:
         name, _, arg = line[1:].partition(" ")
@@ -160,12 +190,18 @@ class Terminal:
         await self.cmd_pin(arg, pinned=False)
 
     async def cmd_forget(self, arg: str) -> None:
-        memory_id = _id(arg)
-        if self.interactive and not _confirm(f"Forget #{memory_id} for good? [y/N] "):
-            self.say("Kept.")
+        """/forget ID: says at once when there is no such memory; asks first in a terminal."""
+        memory = await manage.get(self.runtime.store, self.user_id, _id(arg))
+
+        async def forget() -> None:
+            found = await manage_erasure.forget_memory(self.runtime.store, self.user_id, memory.id)
+            self.say(found.text(terminal=True))
+
+        if not self.interactive:
+            await forget()
             return
-        forgotten = await manage_erasure.forget_memory(self.runtime.store, self.user_id, memory_id)
-        self.say(forgotten.text(terminal=True))
+        excerpt = render.excerpt(memory.text, 60)
+        self._ask(f"Forget #{memory.id} ({excerpt}) for good?", "forget", forget, "Kept.")
 
     async def cmd_forget_message(self, arg: str) -> None:
         """/forget-message ID: the message with this history id (or the reply to one), the
@@ -179,8 +215,8 @@ class Terminal:
 
     async def cmd_forget_me(self, arg: str) -> None:
         """/forget-me: asks, and the next line answers (y to erase)."""
-        self.say(f"{manage_erasure.FORGET_ME_QUESTION} [y/N]")
-        self._answer = self._forget_me
+        question = manage_erasure.FORGET_ME_QUESTION
+        self._ask(question, "forget-me", self._forget_me, "Kept; nothing was erased.")
 
     async def _forget_me(self) -> None:
         report = await manage_erasure.forget_person(
@@ -189,11 +225,15 @@ class Terminal:
         self.say(report.text(heading="Erased everything about you:"))
 
     async def cmd_remember(self, arg: str) -> None:
+        """/remember TEXT [kind:KIND] [scope:global|story]."""
+        text, chosen = options.split(arg, options.REMEMBER)
+        kind = Kind(chosen.get("kind", Kind.FACT.value))
         outcome = await manage.remember(
             self.runtime.store, user_id=self.user_id, story_id=self.story_id, origin=DM_ORIGIN,
-            text=arg, kind=Kind.FACT, scope=Scope.GLOBAL,
+            text=text, kind=kind, scope=Scope(chosen.get("scope", Scope.GLOBAL.value)),
         )  # fmt: skip
-        self.say(f"Memory #{outcome.memory_id}: {outcome.action}.")
+        said = f"Memory #{outcome.memory_id}: {outcome.action}."
+        self.say(f"{said} {render.WISH_NOTE}" if kind is Kind.RULE else said)
 
     async def cmd_summary(self, arg: str) -> None:
         anchors = await summary.active(self.runtime.store, self.story_id)
@@ -255,11 +295,14 @@ class Terminal:
         )
 
     async def cmd_context(self, arg: str) -> None:
+        """/context [DRAFT] [full:true]: history messages with the same fate on one line each
+        run, as in Discord, unless full:true."""
+        draft, chosen = options.split(arg, options.CONTEXT)
         plan = await self.runtime.engine.preview(
             user_id=self.user_id, user_name=self.user_name, story_id=self.story_id,
-            origin=DM_ORIGIN, text=arg,
+            origin=DM_ORIGIN, text=draft,
         )  # fmt: skip
-        self.say(render.render_context(plan, full=True))  # a terminal has room for every line
+        self.say(render.render_context(plan, full=chosen.get("full") == "true"))
 
     async def cmd_strategy(self, arg: str) -> None:
         builder = self.runtime.engine.context
@@ -316,11 +359,12 @@ class Terminal:
         await self.cmd_exclude(arg, excluded=False)
 
     async def run(self, stdin: TextIO) -> None:
-        """Read lines until end of input or /quit."""
-        loop = asyncio.get_running_loop()
+        """Read lines until end of input, /quit or Ctrl-C; then stop the background work."""
+        reader = LineReader(stdin)
         scheduler = None
         if self.interactive:
-            self.say(f"Talking to {self.runtime.engine.character.name}. {HELP}")
+            name = self.runtime.engine.character.name
+            self.say(f"Talking to {name} as {self.user_name}. {HELP}")
             scheduler = start_scheduler(
                 self.runtime.indexer, interval=self.runtime.settings.memory.reindex_interval
             )
@@ -328,14 +372,30 @@ class Terminal:
             manage_erasure.schedule(scheduler, self.runtime.store, history_days=days)
         try:
             while True:
-                line = await loop.run_in_executor(None, stdin.readline)
+                if self.interactive:
+                    self._print(PROMPT, end="")
+                line = await reader.readline()
                 if not line or not await self.handle(line):
                     break
-            if self._background:
-                await asyncio.gather(*self._background, return_exceptions=True)
         finally:
+            if self.interactive:
+                self._print("")  # the shell's prompt on a line of its own
+            # In order: no new job, then the running reflections stop. One cut short stays in
+            # the outbox, and the next start reflects on it.
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
+            for task in self._background:
+                task.cancel()
+            await asyncio.gather(*self._background, return_exceptions=True)
+
+
+@dataclass(frozen=True)
+class _Question:
+    """A y/N question waiting for the next line: what y does, and what is said otherwise."""
+
+    name: str
+    act: Callable[[], Awaitable[None]]
+    kept: str
 
 
 def _id(arg: str) -> int:
@@ -351,10 +411,6 @@ def _id(arg: str) -> int:
 
 def _yes(answer: str) -> bool:
     return answer.strip().casefold() in ("y", "yes", "o", "oui")
-
-
-def _confirm(question: str) -> bool:
-    return _yes(input(question))
 
 
 def is_interactive(stream: TextIO = sys.stdin) -> bool:

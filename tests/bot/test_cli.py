@@ -27,6 +27,13 @@ async def test_doctor_says_ok_or_the_fix_one_line_each(tmp_path: Path, ollama: F
     code, out, _ = await _run("doctor", "--config", str(config))
     lines = out.splitlines()
     assert code == 1  # no Discord token here
+    # No database yet: said, and none is made by looking (the chat makes it).
+    assert lines[1] == (f"WARN database {tmp_path / 'echo.sqlite3'} does not exist yet → "
+                        "`echo-bot run` or `chat` creates it")  # fmt: skip
+    assert not (tmp_path / "echo.sqlite3").exists()
+    await _chat(config, ["/memories"])
+    code, out, _ = await _run("doctor", "--config", str(config))
+    lines = out.splitlines()
     assert [line[:4] for line in lines[:4]] == ["OK  ", "OK  ", "OK  ", "OK  "]
     # The loopback server's embeddings are bags of words: they cannot tell "afraid of flying"
     # from "air travel makes me anxious", and the doctor says so, with the fix.
@@ -88,5 +95,5 @@ async def test_import_of_a_file_that_is_not_an_export_is_one_line(
         dump.write_text(json.dumps({"memories": [good, bad]}), encoding="utf-8")
         code, _, err = await _run("import", "--config", str(config), "--user", "M", str(dump))
         assert code == 1 and err.splitlines() == [f"echo-bot: {dump}: {said}"]
-    code, out, _ = await _run("export", "--config", str(config), "--user", "M")
-    assert json.loads(out)["memories"] == []
+    # Nothing was written, not even a database.
+    assert not (tmp_path / "echo.sqlite3").exists()
