@@ -118,13 +118,21 @@ class Terminal:
         if reply.cut:
             self.say(render.cut_line(reply.cut))
         if self.interactive:
-            task = asyncio.create_task(self.runtime.worker.run_due())
+            task = asyncio.create_task(self._reflect(reply.exchange_id))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
         else:
             # Scripted input: the memory is written and indexed before the next line.
             await self.runtime.worker.reflect_now(reply.exchange_id)
             await self.runtime.indexer.run_once()
+
+    async def _reflect(self, exchange_id: str) -> None:
+        """This turn's reflection (after the one running, if any), then any due for a retry."""
+        try:
+            await self.runtime.worker.reflect_now(exchange_id)
+            await self.runtime.worker.run_due()
+        except EchoError as exc:  # the outbox keeps the exchange for the next try
+            log.warning("reflection not run now: %s", type(exc).__name__)
 
     def _cannot_answer(self, exc: EchoError) -> str:
         said = f"[{self.runtime.engine.character.name} cannot answer right now: {exc}"
