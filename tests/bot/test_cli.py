@@ -97,3 +97,29 @@ async def test_import_of_a_file_that_is_not_an_export_is_one_line(
         assert code == 1 and err.splitlines() == [f"echo-bot: {dump}: {said}"]
     # Nothing was written, not even a database.
     assert not (tmp_path / "echo.sqlite3").exists()
+
+
+async def test_export_and_import_answer_in_one_line_and_make_no_database(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    config = _config(tmp_path, ollama.url)
+    database = tmp_path / "echo.sqlite3"
+    dump = tmp_path / "marie.json"
+    dump.write_text(json.dumps({"memories": []}), encoding="utf-8")
+    for command in (["import", "--user", "Marie", str(dump)], ["export", "--user", "Marie"]):
+        code, _, err = await _run(command[0], "--config", str(config), *command[1:])
+        assert code == 1 and err.splitlines() == [
+            f"echo-bot: no database at {database} ([storage] path): nobody's memories to move yet"
+        ]
+        assert not database.exists()
+    await _chat(config, ["/help"])
+    missing = tmp_path / "no such folder" / "marie.json"
+    code, _, err = await _run("export", "--config", str(config), "--user", "Marie", str(missing))
+    assert code == 1
+    assert err.splitlines() == [
+        f"echo-bot: {missing}: cannot be written (No such file or directory)"
+    ]
+    for bad, said in ((tmp_path, "cannot be read (Is a directory)"),
+                      (tmp_path / "gone.json", "cannot be read (No such file or directory)")):  # fmt: skip
+        code, _, err = await _run("import", "--config", str(config), "--user", "M", str(bad))
+        assert code == 1 and err.splitlines() == [f"echo-bot: {bad}: {said}"]

@@ -115,7 +115,13 @@ async def test_memories_survive_a_restart_and_stay_with_their_owner(
 async def test_chat_backend_down_gives_one_clear_line(tmp_path: Path, ollama: FakeOllama) -> None:
     ollama.set("/api/chat", "500")
     out, _ = await _chat(_config(tmp_path, ollama.url), ["Bonjour"])
-    assert out.strip().startswith("[Écho cannot answer right now:")
+    [line] = out.splitlines()
+    assert line.startswith("[Écho cannot answer right now:")
+    # The cause's place in the config, and the command that checks it.
+    assert line.endswith(
+        f". Is the LLM server at {ollama.url} running? It is [llm] base_url in the config; "
+        "`echo-bot doctor` checks it and the models]"
+    )
 
 
 async def test_context_commands_in_the_terminal(tmp_path: Path, ollama: FakeOllama) -> None:

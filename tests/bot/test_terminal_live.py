@@ -166,7 +166,9 @@ async def test_many_people_at_once_each_question_answers_its_own_asker(
         await people["phare"].sees(f"No memory #{kept.id}.")
         for keyboard in people.values():
             await keyboard.close()
-        remaining = {w: [m.text for m in await k.memories(runtime.store)] for w, k in people.items()}
+        remaining = {
+            w: [m.text for m in await k.memories(runtime.store)] for w, k in people.items()
+        }
     assert remaining == {"phare": [], "lune": [], "vent": [], "sel": ["Son mot est sel"]}
 
 
