@@ -119,7 +119,7 @@ async def test_export_and_import_answer_in_one_line_and_make_no_database(
     assert err.splitlines() == [
         f"echo-bot: {missing}: cannot be written (No such file or directory)"
     ]
-    for bad, said in ((tmp_path, "cannot be read (Is a directory)"),
-                      (tmp_path / "gone.json", "cannot be read (No such file or directory)")):  # fmt: skip
+    gone = tmp_path / "gone.json"
+    for bad, said in ((tmp_path, "Is a directory"), (gone, "No such file or directory")):
         code, _, err = await _run("import", "--config", str(config), "--user", "M", str(bad))
-        assert code == 1 and err.splitlines() == [f"echo-bot: {bad}: {said}"]
+        assert code == 1 and err.splitlines() == [f"echo-bot: {bad}: cannot be read ({said})"]

@@ -135,7 +135,7 @@ async def test_the_doctor_leaves_an_older_database_as_it_found_it(tmp_path: Path
     database = tmp_path / "old.sqlite3"
     async with await Store.open(database, migrate_to=1):
         pass
-    code, out, _ = await _run(_config(tmp_path, database), "doctor")
+    _, out, _ = await _run(_config(tmp_path, database), "doctor")
     assert f"OK   database {database} is writable" in out.splitlines()
     async with await Store.open(database, migrate_to=0) as store:
         assert await store.schema_version() == 1  # `run` migrates it, not a check
