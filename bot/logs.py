@@ -11,8 +11,10 @@ from typing import TextIO
 
 LOG_NAME = "echo.log"
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-# The terminal already says these on screen in its own words ("cannot answer right now").
-_SAID_BY_THE_TERMINAL = "bot.terminal"
+# The warnings the chat's screen shows: what stops the memory's work out of the person's sight
+# (the embedding server refusing, a reflection failing). A turn's own troubles are said by its
+# answer ("cannot answer right now") or by /why ("degraded turn"); errors are always shown.
+SCREEN_WARNINGS = ("memory.read.semantic", "memory.indexer", "memory.write.worker")
 
 
 def configure(*, verbose: bool, file: Path | None = None, screen: TextIO = sys.stderr) -> str:
@@ -63,7 +65,7 @@ class _OncePerKind(logging.Filter):
         self._seen: set[tuple[str, str]] = set()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.name.startswith(_SAID_BY_THE_TERMINAL):
+        if record.levelno < logging.ERROR and record.name not in SCREEN_WARNINGS:
             return False
         kind = (record.name, str(record.msg))
         if kind in self._seen:

@@ -1,5 +1,6 @@
-"""Options typed after a terminal command's text, named as Discord names them:
-`/remember Call me Sam kind:rule scope:story`, `/context And the lighthouse? full:true`.
+"""How a terminal command's line is read: an id (`/pin 3`), a y/N answer, and the options typed
+after a text, named as Discord names them: `/remember Call me Sam kind:rule scope:story`,
+`/context And the lighthouse? full:true`. HELP lists them all.
 
 A word at the end of the line is an option when it is `name:value` with one of the command's
 option names; the first other word ends the options, and everything before it is the text. To
@@ -20,6 +21,18 @@ Choices = Mapping[str, Sequence[str]]
 
 REMEMBER: Choices = {"kind": [k.value for k in Kind], "scope": [s.value for s in Scope]}
 CONTEXT: Choices = {"full": ["true", "false"]}
+
+HELP = """\
+Commands: /why · /memories [never|TEXT] · /pin ID · /unpin ID · /forget ID
+          /remember TEXT [kind:fact|preference|promise|episode|rule] [scope:global|story]
+          /summary · /positions [drop ID REASON] · /anchors [add TEXT|drop ID REASON]
+          /privacy [where_learned|everywhere|default] · /stats · /context [DRAFT] [full:true]
+          /strategy [NAME] · /history · /exclude ID · /include ID
+          /lore list|add KEYWORDS | CONTENT|remove ID · /forget-message ID · /forget-me
+          /help · /quit (or Ctrl-D, Ctrl-C)
+Options go last, as in Discord: /remember Call me Sam kind:rule. To end a text with such a
+word, put a backslash before it: /remember I like \\kind:rule."""
+
 
 # The shortest head, then the last whitespace-separated word: the head never ends in a space.
 _LAST = re.compile(r"(.*?)\s*(\S+)", re.DOTALL)
@@ -60,3 +73,20 @@ def _shaped(word: str, choices: Choices) -> bool:
     """Whether a word, its backslashes aside, would be read as an option."""
     name, colon, _ = word.lstrip("\\").partition(":")
     return bool(colon) and name in choices
+
+
+def number(arg: str) -> int:
+    """The id typed after a command (`3` or `#3`); InvalidInput when it is none."""
+    try:
+        number = int(arg.lstrip("#"))
+    except ValueError:
+        number = -1
+    # Ids are positive SQLite integers (64 bits): anything else would fail in the query.
+    if not 0 < number < 2**63:
+        raise InvalidInput(f"{arg or 'nothing'} is not an id (a number, e.g. /pin 3)")
+    return number
+
+
+def yes(answer: str) -> bool:
+    """Whether an answer to a y/N question is yes (in English or French)."""
+    return answer.strip().casefold() in ("y", "yes", "o", "oui")

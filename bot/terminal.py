@@ -19,6 +19,9 @@ from typing import TextIO
 
 from bot import options, render, render_data
 from bot.lines import LineReader
+from bot.options import HELP
+from bot.options import number as _id
+from bot.options import yes as _yes
 from bot.runtime import Runtime
 from memory import manage, manage_context, manage_erasure, manage_privacy, manage_story
 from memory.engine import Incoming
@@ -31,17 +34,6 @@ from memory.write import summary
 log = logging.getLogger(__name__)
 
 PROMPT = "> "
-
-HELP = """\
-Commands: /why · /memories [never|TEXT] · /pin ID · /unpin ID · /forget ID
-          /remember TEXT [kind:fact|preference|promise|episode|rule] [scope:global|story]
-          /summary · /positions [drop ID REASON] · /anchors [add TEXT|drop ID REASON]
-          /privacy [where_learned|everywhere|default] · /stats · /context [DRAFT] [full:true]
-          /strategy [NAME] · /history · /exclude ID · /include ID
-          /lore list|add KEYWORDS | CONTENT|remove ID · /forget-message ID · /forget-me
-          /help · /quit (or Ctrl-D, Ctrl-C)
-Options go last, as in Discord: /remember Call me Sam kind:rule. To end a text with such a
-word, put a backslash before it: /remember I like \\kind:rule."""
 
 
 def terminal_user_id(name: str) -> int:
@@ -404,21 +396,6 @@ class _Question:
     name: str
     act: Callable[[], Awaitable[None]]
     kept: str
-
-
-def _id(arg: str) -> int:
-    try:
-        number = int(arg.lstrip("#"))
-    except ValueError:
-        number = -1
-    # Ids are positive SQLite integers (64 bits): anything else would fail in the query.
-    if not 0 < number < 2**63:
-        raise InvalidInput(f"{arg or 'nothing'} is not an id (a number, e.g. /pin 3)")
-    return number
-
-
-def _yes(answer: str) -> bool:
-    return answer.strip().casefold() in ("y", "yes", "o", "oui")
 
 
 def is_interactive(stream: TextIO = sys.stdin) -> bool:

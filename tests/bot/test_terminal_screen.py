@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bot.test_terminal_e2e import _config, _script
+from tests.bot.test_terminal_e2e import _chat, _config, _script
 from tests.fakes.ollama import FakeOllama
 
 # Only tells a hang from an exit: Ctrl-C used to wait for Enter forever.
@@ -118,3 +118,21 @@ async def test_ctrl_d_ends_the_chat_at_once_while_a_question_waits(
         code = await chat.ends()
     assert code == 0
     assert "Erased" not in chat.screen and "Traceback" not in chat.errors
+
+
+async def test_a_server_that_fails_is_said_once_on_screen_and_each_time_in_the_log(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    _script(ollama)
+    ollama.set("/api/embed", "500")  # the embedding server fails: recall by keywords only
+    out, err = await _chat(_config(tmp_path, ollama.url), ["Bonjour", "Et toi ?"])
+    assert out.splitlines() == ["Écho: Félix ! Quel joli nom."] * 2
+    log = tmp_path / "echo.log"
+    [start, *warnings] = err.splitlines()
+    assert start == f"Log: {log}"
+    # Two kinds (the turn's embedding, the memory's re-indexing), each said once, not per turn.
+    assert [w.split(":")[1] for w in warnings] == [" turn embedding failed (BackendUnavailable)",
+                                                   " re-indexing stopped"]  # fmt: skip
+    assert all(w.startswith("[WARNING: ") and w.endswith(f"; more in {log}]") for w in warnings)
+    held = log.read_text(encoding="utf-8")
+    assert held.count("turn embedding failed") == held.count("re-indexing stopped") == 2
