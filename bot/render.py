@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from memory.cards import Card
 from memory.engine import EngineStatus, Reply
+from memory.errors import BackendError, EchoError
 from memory.indexer import IndexerStatus
 from memory.manage import Stats
 from memory.manage_privacy import served_where
@@ -59,6 +60,17 @@ WISH_NOTE = (
     "Kept as your wish about how I talk to you, used in every conversation where the memory "
     "can be; the character's own rules come from its operator."
 )
+
+
+def cannot_answer(name: str, error: EchoError, *, base_url: str) -> str:
+    """Said instead of a reply that failed; when the LLM server failed, where it is set."""
+    said = f"[{name} cannot answer right now: {error}"
+    if isinstance(error, BackendError):
+        said += (
+            f". Is the LLM server at {base_url} running? It is [llm] base_url in the config; "
+            "`echo-bot doctor` checks it and the models"
+        )
+    return said + "]"
 
 
 def cut_line(cut: int) -> str:

@@ -13,7 +13,7 @@ import hashlib
 import logging
 import sys
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -25,7 +25,7 @@ from bot.options import yes as _yes
 from bot.runtime import Runtime
 from memory import manage, manage_context, manage_erasure, manage_privacy, manage_story
 from memory.engine import Incoming
-from memory.errors import BackendError, EchoError, Forbidden, InvalidInput, NotFound, StoreError
+from memory.errors import EchoError, Forbidden, InvalidInput, NotFound, StoreError
 from memory.indexer import start_scheduler
 from memory.model import DM_ORIGIN, Kind, Scope
 from memory.store import history
@@ -55,7 +55,7 @@ class Terminal:
         self._count = 0
         # Message ids must be unique across sessions: the store answers each source id once.
         self._session = uuid.uuid4().hex
-        self._background: set[asyncio.Task[object]] = set()
+        self._background: set[asyncio.Task[None]] = set()
         # What the next line answers, after a command asked for a confirmation.
         self._answer: _Question | None = None
 
@@ -98,7 +98,8 @@ class Terminal:
             )
         except EchoError as exc:
             log.warning("turn failed: %s", type(exc).__name__)
-            self._print(self._cannot_answer(exc))
+            name, url = self.runtime.engine.character.name, self.runtime.settings.llm.base_url
+            self._print(render.cannot_answer(name, exc, base_url=url))
             return
         if reply is None:
             return
@@ -110,31 +111,26 @@ class Terminal:
         if reply.cut:
             self.say(render.cut_line(reply.cut))
         if self.interactive:
-            task = asyncio.create_task(self._reflect(reply.exchange_id))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+            self._in_background(self._reflect(reply.exchange_id))
         else:
             # Scripted input: the memory is written and indexed before the next line.
             await self.runtime.worker.reflect_now(reply.exchange_id)
             await self.runtime.indexer.run_once()
 
-    async def _reflect(self, exchange_id: str) -> None:
-        """This turn's reflection (after the one running, if any), then any due for a retry."""
+    def _in_background(self, work: Coroutine[object, object, None]) -> None:
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _reflect(self, exchange_id: str | None) -> None:
+        """This turn's reflection (after the one running, if any), then those due: a retry, or
+        one a previous session's end cut short."""
         try:
-            await self.runtime.worker.reflect_now(exchange_id)
+            if exchange_id is not None:
+                await self.runtime.worker.reflect_now(exchange_id)
             await self.runtime.worker.run_due()
         except EchoError as exc:  # the outbox keeps the exchange for the next try
             log.warning("reflection not run now: %s", type(exc).__name__)
-
-    def _cannot_answer(self, exc: EchoError) -> str:
-        said = f"[{self.runtime.engine.character.name} cannot answer right now: {exc}"
-        if isinstance(exc, BackendError):
-            llm = self.runtime.settings.llm
-            said += (
-                f". Is the LLM server at {llm.base_url} running? It is [llm] base_url in the "
-                "config; `echo-bot doctor` checks it and the models"
-            )
-        return said + "]"
 
     async def command(self, line: str) -> bool:
         name, _, arg = line[1:].partition(" ")
@@ -370,6 +366,7 @@ class Terminal:
             )
             days = self.runtime.settings.privacy.history_days
             manage_erasure.schedule(scheduler, self.runtime.store, history_days=days)
+            self._in_background(self._reflect(None))
         try:
             while True:
                 if self.interactive:

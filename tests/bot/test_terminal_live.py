@@ -126,6 +126,33 @@ async def test_reflections_go_on_while_a_forget_question_waits(
     assert [m.text for m in await _after(tmp_path, ollama, marie)] == ["Son mot est lune"]
 
 
+async def test_the_end_of_input_cuts_a_reflection_short_and_the_next_start_makes_it(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    _script(ollama)
+    held, release = True, asyncio.Event()
+
+    async def pause(payload: dict[str, Any]) -> None:
+        if "format" in payload and held:
+            await release.wait()
+
+    ollama.pause = pause
+    async with _runtime(tmp_path, ollama) as runtime:
+        marie = Keyboard(runtime, "Marie")
+        marie.type("Mon mot est phare.")
+        await marie.sees("Écho: Noté : phare.")
+        await _until("the reflection asked", lambda: ollama.count("/api/chat") == 2)
+        await marie.close()  # at once, the reflection still held by the server
+        assert await marie.memories(runtime.store) == []
+    held = False
+    release.set()
+    async with _runtime(tmp_path, ollama) as runtime:
+        again = Keyboard(runtime, "Marie")
+        await _until("the memory", lambda: again.memories(runtime.store))
+        await again.close()
+    assert "Noté" not in again.out.getvalue()  # made with no new message
+
+
 async def _count(memories: Any, n: int) -> bool:
     return len(await memories) >= n
 
