@@ -352,7 +352,11 @@ async def _check_model(
             response.raise_for_status()
             models = [str(m.get("id")) for m in response.json().get("data", [])]
     except (BackendError, httpx.HTTPError, ValueError) as exc:
-        return False, f"{label} backend {url} unreachable ({exc}) → is the server running?"
+        setting = "[llm] base_url" if label == "chat" else "[llm] embedding_base_url or base_url"
+        return (
+            False,
+            f"{label} backend {url} unreachable ({exc}) → is the server running? ({setting})",
+        )
     names = {m.split(":")[0] for m in models} | set(models)
     if model in names or model.split(":")[0] in names:
         return True, f"{label} model {model} is available at {url}"

@@ -129,6 +129,9 @@ async def test_the_doctor_reports_the_database_and_exits(tmp_path: Path) -> None
     assert code != 0
     [line] = [line for line in out.splitlines() if "database" in line]
     assert line.startswith("FAIL database ") and "file is not a database" in line
+    # The server that does not answer is named with the setting that points at it.
+    [chat] = [line for line in out.splitlines() if line.startswith("FAIL chat backend")]
+    assert chat.endswith("→ is the server running? ([llm] base_url)")
 
 
 async def test_the_doctor_leaves_an_older_database_as_it_found_it(tmp_path: Path) -> None:
