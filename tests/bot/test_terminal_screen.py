@@ -136,3 +136,19 @@ async def test_a_server_that_fails_is_said_once_on_screen_and_each_time_in_the_l
     assert all(w.startswith("[WARNING: ") and w.endswith(f"; more in {log}]") for w in warnings)
     held = log.read_text(encoding="utf-8")
     assert held.count("turn embedding failed") == held.count("re-indexing stopped") == 2
+
+
+async def test_ctrl_c_while_the_character_thinks_ends_the_chat_cleanly(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    ollama.set("/api/chat", "hang")  # the reply never comes
+    async with _session(_config(tmp_path, ollama.url)) as chat:
+        await chat.sees(PROMPT)
+        chat.type("Bonjour\n")
+        async with asyncio.timeout(HANG):
+            while ollama.count("/api/chat") < 1:
+                await asyncio.sleep(0.01)
+        chat.proc.send_signal(signal.SIGINT)
+        code = await chat.ends()
+    assert code == 130
+    assert chat.errors.splitlines() == [f"Log: {tmp_path / 'echo.log'}"]  # no traceback
