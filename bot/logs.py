@@ -11,15 +11,15 @@ from typing import TextIO
 
 LOG_NAME = "echo.log"
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-# The warnings the chat's screen shows: what stops the memory's work out of the person's sight
-# (the embedding server refusing, a reflection failing). A turn's own troubles are said by its
-# answer ("cannot answer right now") or by /why ("degraded turn"); errors are always shown.
+# The warnings the chat's screen shows: what degrades the memory out of the person's sight (the
+# embedding server failing, so recall by keywords only; re-indexing or a reflection failing).
+# A turn that fails says so in its answer ("cannot answer right now"); errors are always shown.
 SCREEN_WARNINGS = ("memory.read.semantic", "memory.indexer", "memory.write.worker")
 
 
 def configure(*, verbose: bool, file: Path | None = None, screen: TextIO = sys.stderr) -> str:
-    """Send the log to stderr, or to `file` with each kind of warning also said once on
-    `screen`; return where the log goes, as a person reads it."""
+    """Send the log to stderr, or to `file` with the errors and SCREEN_WARNINGS also said on
+    `screen`, each kind once; return where the log goes, as a person reads it."""
     _quiet_libraries()
     root = logging.getLogger()
     if root.handlers:  # as logging.basicConfig: whoever set the log up first (a test) keeps it
