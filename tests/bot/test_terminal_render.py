@@ -3,7 +3,7 @@ numbers with their noun in the right form."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.render import count, plain, render_memories, render_stats, render_why
@@ -46,6 +46,7 @@ def test_stats_speak_of_one_person_and_of_people() -> None:
 _words = st.characters(blacklist_characters="*`\n", blacklist_categories=["Cs"])
 
 
+@settings(deadline=None)  # a loaded machine's pause is not a failure
 @given(st.text(alphabet=_words, min_size=1))
 def test_plain_takes_away_the_markup_and_keeps_the_words(words: str) -> None:
     assert plain(f"**{words}** `{words}`") == f"{words} {words}"
