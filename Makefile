@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint run install clean
+.PHONY: test lint run chat install clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -22,9 +22,16 @@ lint: $(STAMP)
 test: lint
 	$(VENV)/bin/pytest
 
-run: $(STAMP)
-	@test -f config.toml || { cp config.example.toml config.toml; echo "created config.toml from config.example.toml"; }
+config.toml:
+	cp config.example.toml config.toml
+	@echo "created config.toml from config.example.toml"
+
+run: $(STAMP) config.toml
 	$(VENV)/bin/echo-bot --config config.toml run
+
+# The terminal chat as your login name, or as another: make chat WHO=Marie.
+chat: $(STAMP) config.toml
+	$(VENV)/bin/echo-bot --config config.toml chat $(if $(WHO),--user '$(WHO)')
 
 clean:
 	rm -rf $(VENV) $(REAL_VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 
-from bot import render
+from bot import files, logs, render
 from bot.config import ConfigError, Settings, load_settings, token_source
 from bot.runtime import (
     Runtime,
@@ -31,7 +31,7 @@ from bot.runtime import (
 from bot.terminal import Terminal, is_interactive, terminal_user_id
 from memory import manage_context, manage_export
 from memory.cards import load_card
-from memory.errors import BackendError, EchoError, InvalidInput
+from memory.errors import BackendError, EchoError
 from memory.llm import ollama_health
 from memory.manage_setup import Store
 from memory.read.calibrate import LanguageReport, calibrate
@@ -118,26 +118,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         # crash; so does text that cannot be printed.
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="replace")
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    # httpx logs every request at INFO: keep the log for what Écho itself does.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    # -v is Écho's own debug log. These print what people said at DEBUG: aiosqlite every
-    # statement with its parameters, discord.py every gateway event and request body, httpcore
-    # the request headers (an API key among them).
-    for name in ("aiosqlite", "discord", "httpcore"):
-        logging.getLogger(name).setLevel(logging.INFO)
-    # A background job cancelled when the bot stops (a start-up fault, Ctrl-C) is not an error:
-    # apscheduler would log it as one, with a traceback.
-    logging.getLogger("apscheduler.executors.default").addFilter(_not_cancelled)
     try:
         settings = _settings(args)
     except ConfigError as exc:
         print(f"echo-bot: {exc}", file=sys.stderr)
         return 2
+    chat = args.command == "chat" or (args.command == "run" and settings.discord.token is None)
+    # The terminal chat's screen is the conversation: its log goes to a file.
+    args.log = logs.configure(
+        verbose=args.verbose, file=logs.chat_log(settings.storage.path) if chat else None
+    )
     try:
         return asyncio.run(_dispatch(args, settings))
     except ConfigError as exc:  # found when the runtime is built (a strategy plugin missing)
@@ -148,10 +138,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-
-
-def _not_cancelled(record: logging.LogRecord) -> bool:
-    return record.exc_info is None or not isinstance(record.exc_info[1], asyncio.CancelledError)
 
 
 async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
@@ -178,7 +164,12 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         )
         command = "chat"
     # A file that is not an export is said before the database is even opened.
-    exported = _exported(_read(args.file), args.file) if command == "import" else None
+    exported = files.exported(files.read(args.file), args.file) if command == "import" else None
+    if command in ("import", "export") and not files.database_exists(settings.storage.path):
+        # An empty database made here would only hide a wrong path ([storage] path).
+        print(f"echo-bot: no database at {settings.storage.path} ([storage] path): "
+              "nobody's memories to move yet", file=sys.stderr)  # fmt: skip
+        return 1
     async with open_runtime(settings) as runtime:
         if command in ("run", "sync"):
             source = token_source(args.config, secrets_dir=_secrets_dir(args), environ=os.environ)
@@ -186,18 +177,20 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         if command == "chat":
             name = args.user if getattr(args, "user", None) else getpass.getuser()
             terminal = Terminal(runtime, name, out=sys.stdout, interactive=is_interactive())
+            print(f"Log: {args.log}", file=sys.stderr)
             await terminal.run(sys.stdin)
             return 0
         if command == "reindex":
             written = await runtime.indexer.run_once()
             status = runtime.indexer.status()
-            print(f"embedded {written} memories; {status.pending} still pending")
+            print(f"embedded {render.count(written, 'memory', 'memories')}; "
+                  f"{status.pending} still pending")  # fmt: skip
             return 0 if status.last_error is None else 1
         user_id = args.user_id if args.user_id is not None else terminal_user_id(args.user)
         default = settings.privacy.memories_served
         if command == "export":
             data = await manage_export.export(runtime.store, user_id, default_served=default)
-            _write(args.file, json.dumps(data, ensure_ascii=False))
+            files.write(args.file, json.dumps(data, ensure_ascii=False))
             return 0
         print(json.dumps(await manage_export.import_memories(runtime.store, user_id, exported)))
         return 0
@@ -249,49 +242,10 @@ async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False
     return 0
 
 
-def _write(path: str, data: str) -> None:
-    if path == "-":
-        print(data)
-    else:
-        Path(path).write_text(data + "\n", encoding="utf-8")
-
-
-def _read(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InvalidInput(f"{path}: cannot be read ({exc.strerror or exc})") from None
-
-
-def _exported(text: str, path: str) -> object:
-    """An `echo-bot export` file, checked whole; InvalidInput names the file, and the first
-    item that is not a memory and why."""
-    where = "standard input" if path == "-" else path
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{where}: not JSON ({exc.msg}, line {exc.lineno})") from None
-    except RecursionError:
-        raise InvalidInput(f"{where}: JSON nested too deeply") from None
-    try:
-        manage_export.parse(data)
-    except InvalidInput as exc:
-        raise InvalidInput(f"{where}: {exc}") from None
-    return data
-
-
 async def doctor(settings: Settings, config_path: str) -> int:
     """Check each thing the bot needs; print one line each, OK or the fix (calibration too)."""
     results: list[tuple[bool | None, str]] = [(True, f"config {config_path} is valid")]
-    try:
-        async with await Store.open(settings.storage.path) as store:
-            await store.check_writable()
-        results.append((True, f"database {settings.storage.path} is writable"))
-    except (EchoError, OSError) as exc:
-        results.append((False, f"database {settings.storage.path}: {exc} → check the path and "
-                               "its permissions ([storage] path)"))  # fmt: skip
+    results.append(await _check_database(settings.storage.path))
     llm = settings.llm
     async with httpx.AsyncClient(timeout=httpx.Timeout(10.0)) as http:
         for label, url, model in (
@@ -299,7 +253,7 @@ async def doctor(settings: Settings, config_path: str) -> int:
             ("embedding", llm.embeddings_url, llm.embedding_model),
         ):
             results.append(await _check_model(http, llm.backend, label, url, model))
-        results.extend(await _calibration(settings, http))
+        results.extend(await _calibration(settings, http, checking=True))
         structured = await structured_output(settings, http)
     try:
         registry = strategies(settings)
@@ -320,6 +274,23 @@ async def doctor(settings: Settings, config_path: str) -> int:
     return 0 if all(status is not False for status, _ in results) else 1
 
 
+async def _check_database(path: Path) -> tuple[bool | None, str]:
+    """Open the database as it is: a check neither creates one nor migrates it."""
+    if not files.database_exists(path):
+        folder = next(p for p in path.absolute().parents if p.exists())
+        if os.access(folder, os.W_OK | os.X_OK):
+            return None, f"database {path} does not exist yet → `echo-bot run` or `chat` creates it"
+        return False, f"database {path} does not exist, and {folder} is not writable → " \
+            "choose another [storage] path or fix the permissions"  # fmt: skip
+    try:
+        async with await Store.open(path, migrate_to=0) as store:
+            await store.check_writable()
+    except (EchoError, OSError) as exc:
+        fix = "check the path and its permissions ([storage] path)"
+        return False, f"database {path}: {exc} → {fix}"
+    return True, f"database {path} is writable"
+
+
 async def _check_discord(api_url: str) -> tuple[bool | None, str]:
     """Reach Discord's API as `run` will (the token is not sent: only the route is tested)."""
     url = api_url.rstrip("/") + "/gateway"
@@ -337,17 +308,24 @@ async def _check_discord(api_url: str) -> tuple[bool | None, str]:
     return True, f"Discord API {api_url} is reachable"
 
 
-async def _calibration(settings: Settings, http: httpx.AsyncClient) -> list[tuple[bool, str]]:
-    """Embed the built-in probes; one line per language, fit or not, and the fix if any."""
+async def _calibration(
+    settings: Settings, http: httpx.AsyncClient, *, checking: bool = False
+) -> list[tuple[bool, str]]:
+    """Embed the built-in probes; one line per language, fit or not, and the fix if any. The
+    verdict is saved in the database; when `checking` (doctor), only in one that is already
+    there and at its current schema."""
     _, raw = backends(settings, http)
     embedder = with_prefixes(settings, raw)
     try:
         reports = await calibrate(embedder)
     except BackendError as exc:
         return [(False, f"calibration skipped: the embedding backend failed ({exc})")]
+    path = settings.storage.path
     try:
-        async with await Store.open(settings.storage.path) as store:
-            await save_calibration(store, embedder.model, reports, now=time.time())
+        if not checking or files.database_exists(path):
+            opened = Store.open(path, migrate_to=0) if checking else Store.open(path)
+            async with await opened as store:
+                await save_calibration(store, embedder.model, reports, now=time.time())
     except EchoError as exc:
         log.warning("calibration not saved: %s", exc)
     checked = [(r.fit, r.line(embedder.model)) for r in reports]
@@ -382,7 +360,11 @@ async def _check_model(
             response.raise_for_status()
             models = [str(m.get("id")) for m in response.json().get("data", [])]
     except (BackendError, httpx.HTTPError, ValueError) as exc:
-        return False, f"{label} backend {url} unreachable ({exc}) → is the server running?"
+        setting = "[llm] base_url" if label == "chat" else "[llm] embedding_base_url or base_url"
+        return (
+            False,
+            f"{label} backend {url} unreachable ({exc}) → is the server running? ({setting})",
+        )
     names = {m.split(":")[0] for m in models} | set(models)
     if model in names or model.split(":")[0] in names:
         return True, f"{label} model {model} is available at {url}"

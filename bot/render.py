@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from memory.cards import Card
 from memory.engine import EngineStatus, Reply
+from memory.errors import BackendError, EchoError
 from memory.indexer import IndexerStatus
 from memory.manage import Stats
 from memory.manage_context import HistoryMessage
@@ -28,8 +29,24 @@ _REASON_TITLES = {
     Reason.RULE: "How you ask to be talked to",
 }
 _ZWSP = "\u200b"
+_BOLD = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
+_CODE = re.compile(r"`([^`\n]+)`")
+# What the abbreviations of a memory line stand for, said under every list of them.
+COUNTS_LEGEND = "c/s/sem = times a candidate / served / served by meaning"
+SCORE_LEGEND = "cos = closeness in meaning to your message (cosine, up to 1)"
+CONTEXT_LEGEND = "✓ in · ✂ cut to fit · ≈ summarised · ✗ left out · ~N = estimated tokens"
 _MASS = re.compile(r"@(everyone|here)", re.IGNORECASE)
 _ROLE = re.compile(r"<@&(\d+)>")
+
+
+def plain(text: str) -> str:
+    """Discord's markdown as a terminal shows it: **bold** and `code` as their plain words."""
+    return _CODE.sub(r"\1", _BOLD.sub(r"\1", text))
+
+
+def count(n: int, one: str, many: str | None = None) -> str:
+    """`1 person`, `2 people`, `0 memories`: a number with its noun in the right form."""
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
 
 
 def defang(text: str) -> str:
@@ -43,6 +60,17 @@ WISH_NOTE = (
     "Kept as your wish about how I talk to you, used in every conversation where the memory "
     "can be; the character's own rules come from its operator."
 )
+
+
+def cannot_answer(name: str, error: EchoError, *, base_url: str) -> str:
+    """Said instead of a reply that failed; when the LLM server failed, where it is set."""
+    said = f"[{name} cannot answer right now: {error}"
+    if isinstance(error, BackendError):
+        said += (
+            f". Is the LLM server at {base_url} running? It is [llm] base_url in the config; "
+            "`echo-bot doctor` checks it and the models"
+        )
+    return said + "]"
 
 
 def cut_line(cut: int) -> str:
@@ -126,7 +154,8 @@ def render_why(turn: Turn | None, *, everywhere: bool | None = None) -> str:
                 memory_line(s.memory, score=s.score, matched=s.matched, everywhere=everywhere)
                 for s in group
             )
-    lines.append("c/s/sem = times a candidate / served / served by meaning.")
+    scored = any(s.score is not None for s in turn.selected)
+    lines.append(f"{COUNTS_LEGEND}; {SCORE_LEGEND}." if scored else f"{COUNTS_LEGEND}.")
     return "\n".join(lines)
 
 
@@ -142,7 +171,8 @@ def render_memories(
     if not total:
         return "No memories here."
     head = f"Your memories — page {page_index + 1}/{pages} ({total} in all)"
-    return "\n".join([head, *(memory_line(m, everywhere=everywhere) for m in page)])
+    lines = [head, *(memory_line(m, everywhere=everywhere) for m in page)]
+    return "\n".join([*lines, f"{COUNTS_LEGEND}."])
 
 
 def render_stats(
@@ -150,7 +180,7 @@ def render_stats(
 ) -> str:
     """Server-wide memory figures for operators."""
     lines = [
-        f"Memories: {stats.memories} (of {stats.users} people)",
+        f"Memories: {stats.memories} (of {count(stats.users, 'person', 'people')})",
         f"Turns counted: {stats.turns} · degraded turns: {stats.degraded_turns}",
         f"Reflections waiting: {stats.outbox_pending}",
         f"Erasures pending (bytes still in the database files): {stats.erasures_pending}",
@@ -158,8 +188,8 @@ def render_stats(
     if engine is not None:
         a = engine.admission
         lines.append(
-            f"Since start-up: {a.refused} messages turned away (queue full)"
-            f" · {a.notices} slow-down notices · {a.waiting} turns waiting"
+            f"Since start-up: {count(a.refused, 'message')} turned away (queue full)"
+            f" · {count(a.notices, 'slow-down notice')} · {count(a.waiting, 'turn')} waiting"
         )
         lines.append(
             f"Exchanges waiting for the database: {engine.exchanges_waiting}"
@@ -208,7 +238,8 @@ def paginate(items: Sequence[Memory], page_size: int = 10) -> list[Sequence[Memo
 _MARKS = {Status.INCLUDED: "✓", Status.CUT: "✂", Status.CONDENSED: "≈", Status.EXCLUDED: "✗"}
 
 
-def _excerpt(text: str, limit: int = 50) -> str:
+def excerpt(text: str, limit: int = 50) -> str:
+    """The start of a text on one line, cut with an ellipsis, mentions made inert."""
     line = " ".join(text.split())
     return defang(line if len(line) <= limit else line[: limit - 1] + "…")
 
@@ -217,7 +248,7 @@ def _block_line(d: Decision) -> str:
     b = d.block
     what = b.kind.value + (f" {b.label}" if b.label else "")
     if b.kind in (BlockKind.MEMORY, BlockKind.LORE, BlockKind.HISTORY):
-        what += f" “{_excerpt(b.text.removeprefix('- '))}”"
+        what += f" “{excerpt(b.text.removeprefix('- '))}”"
     why = f" — {d.reason}" if d.reason else ""
     return f"{_MARKS[d.status]} {defang(what)} ~{d.tokens:,}{why}"
 
@@ -266,9 +297,10 @@ def render_context(plan: ContextPlan, *, full: bool = False) -> str:
     ]
     counts = {s: len(plan.with_status(s)) for s in Status}
     lines.append(
-        f"{counts[Status.INCLUDED] + counts[Status.CUT]} blocks in · "
+        f"{count(counts[Status.INCLUDED] + counts[Status.CUT], 'block')} in · "
         f"{counts[Status.CONDENSED]} condensed · {counts[Status.EXCLUDED]} left out"
     )
+    lines.append(CONTEXT_LEGEND)
     history = [d for d in plan.decisions if d.block.kind is BlockKind.HISTORY]
     others = [d for d in plan.decisions if d.block.kind is not BlockKind.HISTORY]
     lines += [_block_line(d) for d in others if d.block.kind is not BlockKind.INPUT]
@@ -287,7 +319,7 @@ def render_lore(entries: Sequence[LoreEntry], *, guild_id: int | None) -> str:
         where = "this server" if entry.guild_id is not None else "everywhere (owner)"
         scope = "any character" if entry.character is None else f"character {entry.character}"
         keys = defang("always" if entry.constant else ", ".join(entry.keywords))
-        content = _excerpt(entry.content, 80)
+        content = excerpt(entry.content, 80)
         lines.append(f"`#{entry.id}` {where} · {scope} · keys: {keys} — {content}")
     return "\n".join(lines)
 
@@ -299,7 +331,7 @@ def render_history(messages: Sequence[HistoryMessage]) -> str:
     lines = []
     for m in messages:
         mark = " [excluded]" if m.excluded else ""
-        lines.append(f"`#{m.id}`{mark} {defang(m.author_name)}: {_excerpt(m.content, 80)}")
+        lines.append(f"`#{m.id}`{mark} {defang(m.author_name)}: {excerpt(m.content, 80)}")
     lines.append("/exclude ID keeps a message out of the context; /include ID lets it back in.")
     return "\n".join(lines)
 
@@ -313,7 +345,7 @@ def render_card(card: Card) -> str:
     lines.append(
         f"Persona {len(card.persona):,} characters · system prompt {len(card.system):,} · "
         f"post-history {len(card.post_history):,} · examples {len(card.examples):,} · "
-        f"{len(card.greetings)} greetings"
+        f"{count(len(card.greetings), 'greeting')}"
     )
     budget = f", lorebook budget {card.lore_budget} tokens" if card.lore_budget else ""
     lines.append(f"Lore entries: {r.entries} ({r.constant} always active){budget}")

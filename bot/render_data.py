@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Sequence
 
-from bot.render import defang
+from bot.render import count, defang
 from memory.manage import ServerStats
 from memory.manage_story import HeldAnchor, Positions
 
@@ -69,7 +69,8 @@ def render_server_stats(stats: ServerStats) -> str:
     """One server's figures."""
     return "\n".join(
         [
-            f"Memories learned in this server: {stats.memories} (of {stats.people} people)",
+            f"Memories learned in this server: {stats.memories} "
+            f"(of {count(stats.people, 'person', 'people')})",
             f"Turns here: {stats.turns} · degraded: {stats.degraded_turns}",
             f"Reflections waiting from here: {stats.reflections_waiting}",
             f"Erasures pending (bytes still in the database files): {stats.erasures_pending}",

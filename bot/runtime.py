@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import httpx
 
 from bot.config import ConfigError, Settings
+from bot.files import database_exists
 from memory import cards, manage_context, manage_setup
 from memory.admission import BoundedChat
 from memory.cards import Card
@@ -103,11 +104,15 @@ _PROBE_TOKENS = 8
 async def structured_output(settings: Settings, http: httpx.AsyncClient) -> tuple[bool, str]:
     """Learn or check the chat server's structured-output mode (saved when the database can
     be opened); one line for `doctor`, and whether the mode works."""
+    unsaved = Negotiator(override=override(settings))
+    if not database_exists(settings.storage.path):  # a check makes no database
+        return await _probe(settings, http, unsaved)
     try:
-        async with await Store.open(settings.storage.path) as store:
+        # As found: `run` migrates the schema, not a check.
+        async with await Store.open(settings.storage.path, migrate_to=0) as store:
             return await _probe(settings, http, await negotiator(settings, store))
     except (EchoError, OSError):  # the database line of `doctor` says what is wrong with it
-        return await _probe(settings, http, Negotiator(override=override(settings)))
+        return await _probe(settings, http, unsaved)
 
 
 async def _probe(

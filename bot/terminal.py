@@ -1,7 +1,9 @@
 """The same character in a terminal, with the slash commands typed as lines (/why, /pin 3...).
 
 When stdin is not a terminal (a script, a test), each turn finishes its reflection before the
-next line is read, so a scripted conversation is deterministic.
+next line is read, so a scripted conversation is deterministic. Stdin is read by the event loop
+itself (bot.lines): while a line or a y/N answer is awaited, reflections and re-indexing go on,
+and Ctrl-C or the end of input ends the chat at once.
 """
 
 from __future__ import annotations
@@ -11,10 +13,15 @@ import hashlib
 import logging
 import sys
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
 from typing import TextIO
 
-from bot import render, render_data
+from bot import options, render, render_data
+from bot.lines import LineReader
+from bot.options import HELP
+from bot.options import number as _id
+from bot.options import yes as _yes
 from bot.runtime import Runtime
 from memory import manage, manage_context, manage_erasure, manage_privacy, manage_story
 from memory.engine import Incoming
@@ -24,12 +31,7 @@ from memory.model import DM_ORIGIN, Kind, Scope
 
 log = logging.getLogger(__name__)
 
-HELP = """\
-Commands: /why · /memories [never|TEXT] · /pin ID · /unpin ID · /forget ID · /remember TEXT
-          /summary · /positions [drop ID REASON] · /anchors [add TEXT|drop ID REASON]
-          /privacy [where_learned|everywhere|default] · /stats · /context [DRAFT] · /strategy [NAME]
-          /history · /exclude ID · /include ID · /lore list|add KEYWORDS | CONTENT|remove ID
-          /forget-message ID · /forget-me · /help · /quit"""
+PROMPT = "> "
 
 
 def terminal_user_id(name: str) -> int:
@@ -51,23 +53,32 @@ class Terminal:
         self._count = 0
         # Message ids must be unique across sessions: the store answers each source id once.
         self._session = uuid.uuid4().hex
-        self._background: set[asyncio.Task[object]] = set()
+        self._background: set[asyncio.Task[None]] = set()
         # What the next line answers, after a command asked for a confirmation.
-        self._answer: Callable[[], Awaitable[None]] | None = None
+        self._answer: _Question | None = None
 
     def say(self, text: str) -> None:
-        print(text, file=self.out, flush=True)
+        """Print a command's answer: Discord's markdown shown as the plain text it stands for."""
+        self._print(render.plain(text))
+
+    def _print(self, text: str, end: str = "\n") -> None:
+        print(text, file=self.out, end=end, flush=True)
+
+    def _ask(self, question: str, name: str, act: Callable[[], Awaitable[None]], kept: str) -> None:
+        """Ask a y/N question; the next line answers it (y does `act`, anything else keeps)."""
+        self.say(f"{question} [y/N]")
+        self._answer = _Question(name, act, kept)
 
     async def handle(self, line: str) -> bool:
         """Handle one input line; return False when the session should end."""
         line = line.strip()
         if self._answer is not None:
             # The line answers the question a command asked: y does it, anything else keeps.
-            act, self._answer = self._answer, None
+            question, self._answer = self._answer, None
             if _yes(line):
-                await self._guarded("forget-me", act)
+                await self._guarded(question.name, question.act)
             else:
-                self.say("Kept; nothing was erased.")
+                self.say(question.kept)
             return True
         if not line:
             return True
@@ -85,24 +96,39 @@ class Terminal:
             )
         except EchoError as exc:
             log.warning("turn failed: %s", type(exc).__name__)
-            self.say(f"[{self.runtime.engine.character_name} cannot answer right now: {exc}]")
+            name, url = self.runtime.engine.character_name, self.runtime.settings.llm.base_url
+            self._print(render.cannot_answer(name, exc, base_url=url))
             return
         if reply is None:
             return
         name = self.runtime.engine.character_name
+        # The character's own words as written (its *actions* are part of the role).
         if reply.greeting:
-            self.say(f"{name}: {reply.greeting}")
-        self.say(f"{name}: {reply.text}")
+            self._print(f"{name}: {reply.greeting}")
+        self._print(f"{name}: {reply.text}")
         if reply.cut:
             self.say(render.cut_line(reply.cut))
         if self.interactive:
-            task = asyncio.create_task(self.runtime.worker.run_due())
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+            self._in_background(self._reflect(reply.exchange_id))
         else:
             # Scripted input: the memory is written and indexed before the next line.
             await self.runtime.worker.reflect_now(reply.exchange_id)
             await self.runtime.indexer.run_once()
+
+    def _in_background(self, work: Coroutine[object, object, None]) -> None:
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _reflect(self, exchange_id: str | None) -> None:
+        """This turn's reflection (after the one running, if any), then those due: a retry, or
+        one a previous session's end cut short."""
+        try:
+            if exchange_id is not None:
+                await self.runtime.worker.reflect_now(exchange_id)
+            await self.runtime.worker.run_due()
+        except EchoError as exc:  # the outbox keeps the exchange for the next try
+            log.warning("reflection not run now: %s", type(exc).__name__)
 
     async def command(self, line: str) -> bool:
         name, _, arg = line[1:].partition(" ")
@@ -158,12 +184,18 @@ class Terminal:
         await self.cmd_pin(arg, pinned=False)
 
     async def cmd_forget(self, arg: str) -> None:
-        memory_id = _id(arg)
-        if self.interactive and not _confirm(f"Forget #{memory_id} for good? [y/N] "):
-            self.say("Kept.")
+        """/forget ID: says at once when there is no such memory; asks first in a terminal."""
+        memory = await manage.get(self.runtime.store, self.user_id, _id(arg))
+
+        async def forget() -> None:
+            found = await manage_erasure.forget_memory(self.runtime.store, self.user_id, memory.id)
+            self.say(found.text(terminal=True))
+
+        if not self.interactive:
+            await forget()
             return
-        forgotten = await manage_erasure.forget_memory(self.runtime.store, self.user_id, memory_id)
-        self.say(forgotten.text(terminal=True))
+        excerpt = render.excerpt(memory.text, 60)
+        self._ask(f"Forget #{memory.id} ({excerpt}) for good?", "forget", forget, "Kept.")
 
     async def cmd_forget_message(self, arg: str) -> None:
         """/forget-message ID: the message with this history id (or the reply to one), the
@@ -177,8 +209,8 @@ class Terminal:
 
     async def cmd_forget_me(self, arg: str) -> None:
         """/forget-me: asks, and the next line answers (y to erase)."""
-        self.say(f"{manage_erasure.FORGET_ME_QUESTION} [y/N]")
-        self._answer = self._forget_me
+        question = manage_erasure.FORGET_ME_QUESTION
+        self._ask(question, "forget-me", self._forget_me, "Kept; nothing was erased.")
 
     async def _forget_me(self) -> None:
         report = await manage_erasure.forget_person(
@@ -187,11 +219,15 @@ class Terminal:
         self.say(report.text(heading="Erased everything about you:"))
 
     async def cmd_remember(self, arg: str) -> None:
+        """/remember TEXT [kind:KIND] [scope:global|story]."""
+        text, chosen = options.split(arg, options.REMEMBER)
+        kind = Kind(chosen.get("kind", Kind.FACT.value))
         outcome = await manage.remember(
             self.runtime.store, user_id=self.user_id, story_id=self.story_id, origin=DM_ORIGIN,
-            text=arg, kind=Kind.FACT, scope=Scope.GLOBAL,
+            text=text, kind=kind, scope=Scope(chosen.get("scope", Scope.GLOBAL.value)),
         )  # fmt: skip
-        self.say(f"Memory #{outcome.memory_id}: {outcome.action}.")
+        said = f"Memory #{outcome.memory_id}: {outcome.action}."
+        self.say(f"{said} {render.WISH_NOTE}" if kind is Kind.RULE else said)
 
     async def cmd_summary(self, arg: str) -> None:
         self.say(
@@ -253,11 +289,14 @@ class Terminal:
         )
 
     async def cmd_context(self, arg: str) -> None:
+        """/context [DRAFT] [full:true]: history messages with the same fate on one line each
+        run, as in Discord, unless full:true."""
+        draft, chosen = options.split(arg, options.CONTEXT)
         plan = await self.runtime.engine.preview(
             user_id=self.user_id, user_name=self.user_name, story_id=self.story_id,
-            origin=DM_ORIGIN, text=arg,
+            origin=DM_ORIGIN, text=draft,
         )  # fmt: skip
-        self.say(render.render_context(plan, full=True))  # a terminal has room for every line
+        self.say(render.render_context(plan, full=chosen.get("full") == "true"))
 
     async def cmd_strategy(self, arg: str) -> None:
         engine = self.runtime.engine
@@ -305,45 +344,44 @@ class Terminal:
         await self.cmd_exclude(arg, excluded=False)
 
     async def run(self, stdin: TextIO) -> None:
-        """Read lines until end of input or /quit."""
-        loop = asyncio.get_running_loop()
+        """Read lines until end of input, /quit or Ctrl-C; then stop the background work."""
+        reader = LineReader(stdin)
         scheduler = None
         if self.interactive:
-            self.say(f"Talking to {self.runtime.engine.character_name}. {HELP}")
+            name = self.runtime.engine.character_name
+            self.say(f"Talking to {name} as {self.user_name}. {HELP}")
             scheduler = start_scheduler(
                 self.runtime.indexer, interval=self.runtime.settings.memory.reindex_interval
             )
             days = self.runtime.settings.privacy.history_days
             manage_erasure.schedule(scheduler, self.runtime.store, history_days=days)
+            self._in_background(self._reflect(None))
         try:
             while True:
-                line = await loop.run_in_executor(None, stdin.readline)
+                if self.interactive:
+                    self._print(PROMPT, end="")
+                line = await reader.readline()
                 if not line or not await self.handle(line):
                     break
-            if self._background:
-                await asyncio.gather(*self._background, return_exceptions=True)
         finally:
+            if self.interactive:
+                self._print("")  # the shell's prompt on a line of its own
+            # In order: no new job, then the running reflections stop. One cut short stays in
+            # the outbox, and the next start reflects on it.
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
+            for task in self._background:
+                task.cancel()
+            await asyncio.gather(*self._background, return_exceptions=True)
 
 
-def _id(arg: str) -> int:
-    try:
-        number = int(arg.lstrip("#"))
-    except ValueError:
-        number = -1
-    # Ids are positive SQLite integers (64 bits): anything else would fail in the query.
-    if not 0 < number < 2**63:
-        raise InvalidInput(f"{arg or 'nothing'} is not an id (a number, e.g. /pin 3)")
-    return number
+@dataclass(frozen=True)
+class _Question:
+    """A y/N question waiting for the next line: what y does, and what is said otherwise."""
 
-
-def _yes(answer: str) -> bool:
-    return answer.strip().casefold() in ("y", "yes", "o", "oui")
-
-
-def _confirm(question: str) -> bool:
-    return _yes(input(question))
+    name: str
+    act: Callable[[], Awaitable[None]]
+    kept: str
 
 
 def is_interactive(stream: TextIO = sys.stdin) -> bool:

@@ -27,6 +27,13 @@ async def test_doctor_says_ok_or_the_fix_one_line_each(tmp_path: Path, ollama: F
     code, out, _ = await _run("doctor", "--config", str(config))
     lines = out.splitlines()
     assert code == 1  # no Discord token here
+    # No database yet: said, and none is made by looking (the chat makes it).
+    assert lines[1] == (f"WARN database {tmp_path / 'echo.sqlite3'} does not exist yet → "
+                        "`echo-bot run` or `chat` creates it")  # fmt: skip
+    assert not (tmp_path / "echo.sqlite3").exists()
+    await _chat(config, ["/memories"])
+    code, out, _ = await _run("doctor", "--config", str(config))
+    lines = out.splitlines()
     assert [line[:4] for line in lines[:4]] == ["OK  ", "OK  ", "OK  ", "OK  "]
     # The loopback server's embeddings are bags of words: they cannot tell "afraid of flying"
     # from "air travel makes me anxious", and the doctor says so, with the fix.
@@ -88,5 +95,31 @@ async def test_import_of_a_file_that_is_not_an_export_is_one_line(
         dump.write_text(json.dumps({"memories": [good, bad]}), encoding="utf-8")
         code, _, err = await _run("import", "--config", str(config), "--user", "M", str(dump))
         assert code == 1 and err.splitlines() == [f"echo-bot: {dump}: {said}"]
-    code, out, _ = await _run("export", "--config", str(config), "--user", "M")
-    assert json.loads(out)["memories"] == []
+    # Nothing was written, not even a database.
+    assert not (tmp_path / "echo.sqlite3").exists()
+
+
+async def test_export_and_import_answer_in_one_line_and_make_no_database(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    config = _config(tmp_path, ollama.url)
+    database = tmp_path / "echo.sqlite3"
+    dump = tmp_path / "marie.json"
+    dump.write_text(json.dumps({"memories": []}), encoding="utf-8")
+    for command in (["import", "--user", "Marie", str(dump)], ["export", "--user", "Marie"]):
+        code, _, err = await _run(command[0], "--config", str(config), *command[1:])
+        assert code == 1 and err.splitlines() == [
+            f"echo-bot: no database at {database} ([storage] path): nobody's memories to move yet"
+        ]
+        assert not database.exists()
+    await _chat(config, ["/help"])
+    missing = tmp_path / "no such folder" / "marie.json"
+    code, _, err = await _run("export", "--config", str(config), "--user", "Marie", str(missing))
+    assert code == 1
+    assert err.splitlines() == [
+        f"echo-bot: {missing}: cannot be written (No such file or directory)"
+    ]
+    gone = tmp_path / "gone.json"
+    for bad, said in ((tmp_path, "Is a directory"), (gone, "No such file or directory")):
+        code, _, err = await _run("import", "--config", str(config), "--user", "M", str(bad))
+        assert code == 1 and err.splitlines() == [f"echo-bot: {bad}: cannot be read ({said})"]

@@ -129,3 +129,16 @@ async def test_the_doctor_reports_the_database_and_exits(tmp_path: Path) -> None
     assert code != 0
     [line] = [line for line in out.splitlines() if "database" in line]
     assert line.startswith("FAIL database ") and "file is not a database" in line
+    # The server that does not answer is named with the setting that points at it.
+    [chat] = [line for line in out.splitlines() if line.startswith("FAIL chat backend")]
+    assert chat.endswith("→ is the server running? ([llm] base_url)")
+
+
+async def test_the_doctor_leaves_an_older_database_as_it_found_it(tmp_path: Path) -> None:
+    database = tmp_path / "old.sqlite3"
+    async with await Store.open(database, migrate_to=1):
+        pass
+    _, out, _ = await _run(_config(tmp_path, database), "doctor")
+    assert f"OK   database {database} is writable" in out.splitlines()
+    async with await Store.open(database, migrate_to=0) as store:
+        assert await store.schema_version() == 1  # `run` migrates it, not a check

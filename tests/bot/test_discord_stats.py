@@ -44,7 +44,7 @@ async def test_a_servers_stats_count_that_server_only_and_the_owner_sees_everyth
     answers = rec.contents()[-4:]  # in the order they finished
     for expected in (
         "Memories learned in this server: 0 (of 0 people)\nTurns here: 1 ·",  # the first
-        "Memories learned in this server: 1 (of 1 people)\nTurns here: 2 ·",  # the second
+        "Memories learned in this server: 1 (of 1 person)\nTurns here: 2 ·",  # the second
         "You are missing Manage Server permission",  # Alice, in the first
         "cannot be used in direct messages",  # Alice, in DMs
     ):
@@ -54,7 +54,7 @@ async def test_a_servers_stats_count_that_server_only_and_the_owner_sees_everyth
     await _stats(echo, OWNER, channel_id=CHANNEL)  # no Manage Server needed: it is theirs
     owner = rec.contents()[-1]
     assert owner.startswith("Memories learned in this server: 0")
-    assert "**Bot-wide** (you own the bot)\nMemories: 1 (of 1 people)" in owner
+    assert "**Bot-wide** (you own the bot)\nMemories: 1 (of 1 person)" in owner
     assert "Turns counted: 3" in owner
     await _stats(echo, OWNER, channel_id=41, in_guild=False)
     assert rec.contents()[-1].startswith("**Bot-wide**")

@@ -61,14 +61,16 @@ async def test_memories_come_out_and_the_mode_is_learned_once_across_restarts(
 async def test_doctor_reports_the_mode_and_what_the_server_refused(
     tmp_path: Path, llama_cpp_python: FakeOpenAI
 ) -> None:
-    _, out, _ = await _run("doctor", "--config", str(_config(tmp_path, llama_cpp_python.url)))
+    config = _config(tmp_path, llama_cpp_python.url)
+    await _chat(config, ["/help"])  # the database is made by the chat: `doctor` makes none
+    _, out, _ = await _run("doctor", "--config", str(config))
     line = next(x for x in out.splitlines() if "structured output" in x)
     assert line == (
         f"OK   structured output at {llama_cpp_python.url} (smol): json_object_schema (learned "
         f"from the server; {REFUSED})"
     )
     # Learned by `doctor`, kept: the bot's first reflection sends it at once.
-    await _chat(_config(tmp_path, llama_cpp_python.url), ["J'ai un chat."])
+    await _chat(config, ["J'ai un chat."])
     assert llama_cpp_python.modes_sent()[-1] == "json_object_schema"
     assert llama_cpp_python.modes_sent().count("json_schema") == 1
 

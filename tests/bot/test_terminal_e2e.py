@@ -86,10 +86,10 @@ async def test_a_memory_is_stored_shown_by_why_and_forgotten(
     )
     lines = out.splitlines()
     assert lines[0] == "Écho: Félix ! Quel joli nom."
-    why = out[out.index("**Global**") :]
-    assert "`#1` fact·global" in why and "A un chat roux nommé Félix" in why
-    assert "Marie parle de son chat Félix." in out and "`#1` Félix est le chat de Marie" in out
-    assert "**chats** — Les chats roux ont du caractère (re-anchored " in out
+    why = out[out.index("Global (1)") :]
+    assert "#1 fact·global" in why and "A un chat roux nommé Félix" in why
+    assert "Marie parle de son chat Félix." in out and "#1 Félix est le chat de Marie" in out
+    assert "chats — Les chats roux ont du caractère (re-anchored " in out
     assert "Forgotten #1." in out
     assert "No memories here." in out
     assert out.rstrip().endswith("No memory #1.")
@@ -115,7 +115,13 @@ async def test_memories_survive_a_restart_and_stay_with_their_owner(
 async def test_chat_backend_down_gives_one_clear_line(tmp_path: Path, ollama: FakeOllama) -> None:
     ollama.set("/api/chat", "500")
     out, _ = await _chat(_config(tmp_path, ollama.url), ["Bonjour"])
-    assert out.strip().startswith("[Écho cannot answer right now:")
+    [line] = out.splitlines()
+    assert line.startswith("[Écho cannot answer right now:")
+    # The cause's place in the config, and the command that checks it.
+    assert line.endswith(
+        f". Is the LLM server at {ollama.url} running? It is [llm] base_url in the config; "
+        "`echo-bot doctor` checks it and the models]"
+    )
 
 
 async def test_context_commands_in_the_terminal(tmp_path: Path, ollama: FakeOllama) -> None:
@@ -132,23 +138,23 @@ async def test_context_commands_in_the_terminal(tmp_path: Path, ollama: FakeOlla
             "/exclude 99",
             "/strategy truncate",
             "/strategy nope",
-            "/context Et le PHARE ?",
+            "/context Et le PHARE ? full:true",
             "/lore list",
             "/lore remove 1",
         ],
     )
     assert "Lore entry #1 added." in out
     assert "write /lore add KEYWORDS | CONTENT" in out
-    assert "`#1` Marie: Mon code secret est 4512." in out
+    assert "#1 Marie: Mon code secret est 4512." in out
     assert "Message #1 excluded from the context." in out
     assert "That message is not in my conversation history." in out
-    assert "Strategy here is now `truncate`." in out and "no context strategy 'nope'" in out
-    preview = out[out.index("**Context preview**") :]
-    assert "strategy `truncate`" in preview
+    assert "Strategy here is now truncate." in out and "no context strategy 'nope'" in out
+    preview = out[out.index("Context preview") :]
+    assert "strategy truncate" in preview
     assert "✗ history Marie #1 “Marie: Mon code secret est 4512.”" in preview
     assert "excluded from the context by a person" in preview
     assert "✓ lore #1 'PHARE'" in preview or "✓ lore #1 'phare'" in preview
-    assert "`#1` everywhere (owner) · any character · keys: phare, lighthouse" in out
+    assert "#1 everywhere (owner) · any character · keys: phare, lighthouse" in out
     assert out.rstrip().endswith("Lore entry #1 removed.")
     assert "4512" not in err and "hanté" not in err
 
@@ -187,14 +193,14 @@ async def test_the_terminal_moderates_its_own_story_and_sets_privacy(
         _chat(config, ["Bonjour", "/anchors", "/anchors drop 1 pas à moi"], user="Paul"),
     )  # fmt: skip
     out = mine[0]
-    assert "`#1` Félix est le chat de Marie (by a reflection on Marie's message" in out
+    assert "#1 Félix est le chat de Marie (by a reflection on Marie's message" in out
     # Paul's reflection, in another process at the same time, may take anchor #2 first.
     held = re.search(r"Anchor #(\d+) held\.", out)
     assert held is not None and "say why in 1 to 500 characters" in out
     assert "Anchor #1 dropped." in out
-    shown = out[out.rindex("**Anchors**") :]
-    assert f"`#{held.group(1)}` Le phare ferme le lundi (added by you" in shown
-    assert "**Dropped** (last 1)" in shown and "dropped by you on " in shown
+    shown = out[out.rindex("Anchors (") :]
+    assert f"#{held.group(1)} Le phare ferme le lundi (added by you" in shown
+    assert "Dropped (last 1)" in shown and "dropped by you on " in shown
     assert ": plus vrai\n" in shown
     assert "Position #1 (chats) dropped." in out and "chats — dropped by you on" in out
     assert "Each memory is used only where you said it" in out

@@ -182,5 +182,5 @@ async def test_stats_show_what_was_turned_away(tmp_path: Path, ollama: FakeOllam
         rec.owner_id = 1  # what the whole bot turned away is for its owner
         await _command(echo, "stats", 1, permissions=MANAGE_GUILD)
         stats = rec.contents()[-1]
-        assert "5 messages turned away (queue full) · 1 slow-down notices" in stats
+        assert "5 messages turned away (queue full) · 1 slow-down notice " in stats
         assert "Exchanges waiting for the database: 0 · dropped: 0" in stats

@@ -1,0 +1,94 @@
+"""Where the log goes: stderr for the bot and the one-shot commands; a file for the terminal chat,
+whose screen keeps the conversation, the prompt, and the warnings that need the person."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import TextIO
+
+LOG_NAME = "echo.log"
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# The warnings the chat's screen shows: what degrades the memory out of the person's sight (the
+# embedding server failing, so recall by keywords only; re-indexing or a reflection failing).
+# A turn that fails says so in its answer ("cannot answer right now"); errors are always shown.
+SCREEN_WARNINGS = ("memory.read.semantic", "memory.indexer", "memory.write.worker")
+
+
+def configure(*, verbose: bool, file: Path | None = None, screen: TextIO = sys.stderr) -> str:
+    """Send the log to stderr, or to `file` with the errors and SCREEN_WARNINGS also said on
+    `screen`, each kind once; return where the log goes, as a person reads it."""
+    _quiet_libraries()
+    root = logging.getLogger()
+    if root.handlers:  # as logging.basicConfig: whoever set the log up first (a test) keeps it
+        return "where it was set up before"
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    where = "this screen"
+    target: logging.Handler = logging.StreamHandler(screen)
+    if file is not None:
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            target = logging.FileHandler(file, encoding="utf-8")
+            where = str(file)
+        except OSError as exc:
+            # The chat still works; its log stays on the screen, as for the other commands.
+            where = f"this screen ({file} cannot be written: {exc.strerror or exc})"
+        else:
+            root.addHandler(_screen_warnings(screen, where))
+    target.setFormatter(logging.Formatter(FORMAT))
+    root.addHandler(target)
+    return where
+
+
+def chat_log(database: Path) -> Path:
+    """The terminal chat's log file: beside the database (in the folder for `:memory:`)."""
+    folder = Path.cwd() if str(database) == ":memory:" else database.parent
+    return folder / LOG_NAME
+
+
+def _screen_warnings(screen: TextIO, where: str) -> logging.Handler:
+    handler = logging.StreamHandler(screen)
+    handler.setLevel(logging.WARNING)
+    handler.addFilter(_OncePerKind())
+    handler.setFormatter(logging.Formatter(f"[%(levelname)s: %(message)s; more in {where}]"))
+    return handler
+
+
+class _OncePerKind(logging.Filter):
+    """Each kind of warning (one logger, one wording) once on screen: a server that stays down
+    would otherwise repeat itself every re-indexing pass; the file keeps every one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[tuple[str, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.ERROR and record.name not in SCREEN_WARNINGS:
+            return False
+        kind = (record.name, str(record.msg))
+        if kind in self._seen:
+            return False
+        self._seen.add(kind)
+        return True
+
+
+def _quiet_libraries() -> None:
+    # httpx logs every request at INFO: keep the log for what Écho itself does.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    # -v is Écho's own debug log. These print what people said at DEBUG: aiosqlite every
+    # statement with its parameters, discord.py every gateway event and request body, httpcore
+    # the request headers (an API key among them).
+    for name in ("aiosqlite", "discord", "httpcore"):
+        logging.getLogger(name).setLevel(logging.INFO)
+    # A background job cancelled when the bot stops (a start-up fault, Ctrl-C) is not an error:
+    # apscheduler would log it as one, with a traceback.
+    executors = logging.getLogger("apscheduler.executors.default")
+    if not any(isinstance(f, _NotCancelled) for f in executors.filters):
+        executors.addFilter(_NotCancelled())
+
+
+class _NotCancelled(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.exc_info is None or not isinstance(record.exc_info[1], asyncio.CancelledError)
