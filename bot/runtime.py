@@ -14,7 +14,7 @@ from memory import cards, manage_context
 from memory.admission import BoundedChat
 from memory.cards import Card
 from memory.context import ContextConfig
-from memory.engine import Engine, MemoryConfig
+from memory.engine import Engine
 from memory.errors import BackendError, CardError, EchoError
 from memory.indexer import Indexer
 from memory.llm import (
@@ -26,7 +26,6 @@ from memory.llm import (
     OpenAIChat,
     OpenAIEmbedder,
 )
-from memory.model import Kind
 from memory.read.prefixes import Prefixed, resolve
 from memory.read.prompt import Character
 from memory.read.strategies import Registry, load_registry
@@ -167,25 +166,6 @@ def character(settings: Settings, card: Card | None = None) -> Character:
     )  # fmt: skip
 
 
-def memory_config(settings: Settings) -> MemoryConfig:
-    m, limits = settings.memory, settings.limits
-    return MemoryConfig(
-        limit=m.memories_per_turn,
-        semantic_slots=m.semantic_slots,
-        threshold=m.cosine_threshold,
-        relative_sd=m.relative_sd if m.eligibility == "relative" else None,
-        cosine_floor=m.cosine_floor,
-        quotas={Kind(k): v for k, v in m.quotas.items()},
-        turn_embedding_timeout=m.turn_embedding_timeout,
-        chat_deadline=settings.llm.chat_timeout,
-        turn_queue=limits.turn_queue,
-        slow_down_interval=limits.slow_down_interval,
-        max_reply_chars=limits.max_reply_chars,
-        reflection_backlog=limits.reflection_backlog,
-        memories_served=settings.privacy.memories_served,
-    )
-
-
 def with_prefixes(settings: Settings, embedder: Embedder) -> Prefixed:
     """The embedder with its task prefixes: [llm] query_prefix and document_prefix, each one
     left unset taken from the model's family."""
@@ -195,13 +175,9 @@ def with_prefixes(settings: Settings, embedder: Embedder) -> Prefixed:
 
 
 def context_config(settings: Settings, card: Card | None = None) -> ContextConfig:
-    c = settings.context
+    """The [context] section, with the card's lorebook budget when it has one."""
     budgets = {card.source: card.lore_budget} if card and card.lore_budget else {}
-    return ContextConfig(
-        context_length=c.context_length, response_tokens=c.response_tokens, strategy=c.strategy,
-        history_messages=c.history_messages, lore_depth=c.lore_depth, lore_share=c.lore_share,
-        summary_share=c.summary_share, vector_keep=c.vector_keep, source_budgets=budgets,
-    )  # fmt: skip
+    return settings.context.engine_config(budgets)
 
 
 def strategies(settings: Settings) -> Registry:
@@ -232,7 +208,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             embedder=embedder,
             chat=Deadlined(chat, "chat_timeout"),
             character=character(settings, card),
-            config=memory_config(settings),
+            config=settings.memory_config(),
             context=context_config(settings, card),
             strategies=registry,
         )
