@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from bot import heartbeat
 from bot.config import ConfigError, Settings
 from memory import cards, manage_context
 from memory.admission import BoundedChat
@@ -196,7 +197,11 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     """Open the database and the HTTP client, build the engine; close everything on exit."""
     registry = strategies(settings)
     card = load_card(settings)
-    async with http_client() as http, await Store.open(settings.storage.path) as store:
+    async with (
+        http_client() as http,
+        await Store.open(settings.storage.path) as store,
+        heartbeat.beating(heartbeat.path_for(settings.storage.path)),
+    ):
         if card is not None:
             await manage_context.sync_card_lore(store, card)
         direct, embedder = backends(settings, http, await negotiator(settings, store))
