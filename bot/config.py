@@ -53,7 +53,8 @@ MIN_PROMPT_TOKENS = 256
 
 
 class ConfigError(Exception):
-    """The configuration cannot be used; the message names the file and the field."""
+    """The configuration cannot be used; the message names where the value came from (the file,
+    an ECHO_* variable, a secret file) and the field."""
 
 
 def _key(value: SecretStr | None) -> SecretStr | None:
