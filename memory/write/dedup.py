@@ -53,7 +53,7 @@ _CURRENCY_SIGNS = re.compile(r"[€$£¥]")
 _NAME = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![\w'-])[A-ZÀ-ÖØ-Þ][\w'-]*")
 # A capitalised word that opens a sentence may be a name or any word ("On", "Lives", "Emma").
 # Known miss: two wordings that each open with a different name and have it nowhere else
-# ("Emma teaches piano" / "Ella teaches piano") compare as if they had no name.
+# ("Emma just started school" / "Ella just started school") compare as if they had no name.
 _OPENER = re.compile(r"(?:^|(?<=[.!?:]\s))[A-ZÀ-ÖØ-Þ][\w'-]*")
 NAME_PREFIX = "name:"
 _POLARITY = "¬"
