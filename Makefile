@@ -1,15 +1,20 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# Every version pinned, with its hashes: requirements.lock for the bot (the Docker image),
+# requirements-test.lock for the bot and its tests (make run, make test). `make lock` writes them.
+LOCK := requirements.lock
+TEST_LOCK := requirements-test.lock
 
-.PHONY: test lint run chat install clean
+.PHONY: test lint run chat install clean lock
 
 $(PY):
 	python3 -m venv $(VENV)
 
-$(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+# The locked dependencies, then Écho itself without resolving anything again.
+$(STAMP): $(PY) $(TEST_LOCK) pyproject.toml
+	$(PY) -m pip install --quiet --require-hashes -r $(TEST_LOCK)
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -34,7 +39,22 @@ chat: $(STAMP) config.toml
 	$(VENV)/bin/echo-bot --config config.toml chat $(if $(WHO),--user '$(WHO)')
 
 clean:
-	rm -rf $(VENV) $(REAL_VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(REAL_VENV) $(LOCK_VENV) .mypy_cache .pytest_cache .ruff_cache
+
+# Rewrite the lock files from pyproject.toml; pins already there are kept unless
+# LOCK_FLAGS=--upgrade. pip-tools lives in its own venv: only this target needs it.
+LOCK_VENV := .venv-lock
+LOCK_FLAGS ?=
+COMPILE = $(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe \
+	--no-emit-index-url --no-emit-find-links $(LOCK_FLAGS)
+
+$(LOCK_VENV)/bin/pip-compile:
+	python3 -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/pip install --quiet 'pip-tools==7.6.2'
+
+lock: $(LOCK_VENV)/bin/pip-compile
+	$(COMPILE) --output-file $(LOCK) pyproject.toml
+	$(COMPILE) --extra test --constraint $(LOCK) --output-file $(TEST_LOCK) pyproject.toml
 
 # Real servers nobody here wrote, in their own venv (their dependencies are not ours):
 # llama-cpp-python (compiled: 15-30 min on 2 cores the first time, then pip's wheel cache) with

@@ -1,16 +1,19 @@
 """Settings: a TOML file, overridden by ECHO_* environment variables and a secrets directory.
 
 Priority, highest first: environment (`ECHO_DISCORD__TOKEN`, `__` for nesting), secret files
-(`<secrets_dir>/discord__token`), the TOML file, the defaults below. Every default number comes
-from a measurement (each constant's comment says which); config.example.toml documents every key.
+(`<secrets_dir>/discord__token`), the TOML file, the defaults below. A setting the engine reads
+takes its default from the engine's own config (MemoryConfig, ContextConfig) or constant, where
+the measurement behind it is written; config.example.toml states every key (a test holds the
+three together).
 """
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -27,16 +30,31 @@ from pydantic_settings import (
     NestedSecretsSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
-from memory import admission, engine
+from bot.config_errors import describe, describe_source_error
+from memory import admission
+from memory.context import ContextConfig
+from memory.engine import MemoryConfig
+from memory.indexer import REINDEX_INTERVAL
+from memory.model import Kind
+from memory.read.semantic import RELATIVE_SD
+
+# The engine's defaults, read once: every setting that feeds the engine takes its default here.
+_MEMORY = MemoryConfig()
+_CONTEXT = ContextConfig()
+# The reflection worker's deadline (memory.write.worker.REFLECTION_DEADLINE, equal by test: bot/
+# does not import the write path).
+REFLECTION_TIMEOUT = 180.0
 
 # The smallest prompt budget that holds a persona, the rules and a message.
 MIN_PROMPT_TOKENS = 256
 
 
 class ConfigError(Exception):
-    """The configuration cannot be used; the message names the file and the field."""
+    """The configuration cannot be used; the message names where the value came from (the file,
+    an ECHO_* variable, a secret file) and the field."""
 
 
 def _key(value: SecretStr | None) -> SecretStr | None:
@@ -93,8 +111,8 @@ class LLMSettings(_Section):
     query_prefix: str | None = Field(None, max_length=200)
     document_prefix: str | None = Field(None, max_length=200)
     api_key: Key = None
-    chat_timeout: float = Field(120.0, gt=0)
-    reflection_timeout: float = Field(180.0, gt=0)
+    chat_timeout: float = Field(_MEMORY.chat_deadline, gt=0)
+    reflection_timeout: float = Field(REFLECTION_TIMEOUT, gt=0)
     # How the reflection asks for JSON; "auto" learns what the server accepts (memory.structured).
     structured_output: Literal[
         "auto", "json_schema", "json_object_schema", "json_object", "none"
@@ -106,14 +124,22 @@ class LLMSettings(_Section):
 
 
 class ContextSettings(_Section):
-    context_length: int = Field(8192, ge=512)
-    response_tokens: int = Field(1024, ge=16)
-    strategy: str = Field("summarize", min_length=1, max_length=64)
-    history_messages: int = Field(200, ge=0, le=5000)
-    lore_depth: int = Field(4, ge=1, le=100)
-    lore_share: float = Field(0.25, ge=0.0, le=1.0)
-    summary_share: float = Field(0.15, ge=0.0, le=0.9)
-    vector_keep: float = Field(0.5, ge=0.0, le=1.0)
+    # Each key is a field of the engine's ContextConfig, under the same name, except
+    # summary_share: the published key for what the engine calls the condensed history's share.
+    context_length: int = Field(_CONTEXT.context_length, ge=512)
+    response_tokens: int = Field(_CONTEXT.response_tokens, ge=16)
+    strategy: str = Field(_CONTEXT.strategy, min_length=1, max_length=64)
+    history_messages: int = Field(_CONTEXT.history_messages, ge=0, le=5000)
+    lore_depth: int = Field(_CONTEXT.lore_depth, ge=1, le=100)
+    lore_share: float = Field(_CONTEXT.lore_share, ge=0.0, le=1.0)
+    summary_share: float = Field(_CONTEXT.condensed_share, ge=0.0, le=0.9)
+    vector_keep: float = Field(_CONTEXT.vector_keep, ge=0.0, le=1.0)
+
+    def engine_config(self, source_budgets: Mapping[str, int] | None = None) -> ContextConfig:
+        """The engine's context config; `source_budgets` are the lorebooks' own token budgets."""
+        fields = self.model_dump()
+        fields["condensed_share"] = fields.pop("summary_share")
+        return ContextConfig(**fields, source_budgets=dict(source_budgets or {}))
 
     @model_validator(mode="after")
     def _room_for_a_prompt(self) -> ContextSettings:
@@ -133,19 +159,21 @@ QuotaKind = Literal["fact", "preference", "promise", "episode"]
 
 
 def _default_quotas() -> dict[QuotaKind, int]:
-    return {"fact": 6, "preference": 5, "promise": 4, "episode": 5}
+    return {cast(QuotaKind, kind.value): n for kind, n in _MEMORY.quotas.items()}
 
 
 class MemorySettings(_Section):
-    memories_per_turn: int = Field(24, ge=1, le=200)
-    semantic_slots: int = Field(16, ge=0)
-    cosine_threshold: float = Field(0.32, ge=-1.0, le=1.0)
-    eligibility: Literal["relative", "absolute"] = "relative"
-    relative_sd: float = Field(1.5, ge=0.0, le=10.0)
-    cosine_floor: float = Field(0.10, ge=-1.0, le=1.0)
+    memories_per_turn: int = Field(_MEMORY.limit, ge=1, le=200)
+    semantic_slots: int = Field(_MEMORY.semantic_slots, ge=0)
+    cosine_threshold: float = Field(_MEMORY.threshold, ge=-1.0, le=1.0)
+    eligibility: Literal["relative", "absolute"] = (
+        "absolute" if _MEMORY.relative_sd is None else "relative"
+    )
+    relative_sd: float = Field(RELATIVE_SD, ge=0.0, le=10.0)
+    cosine_floor: float = Field(_MEMORY.cosine_floor, ge=-1.0, le=1.0)
     quotas: dict[QuotaKind, int] = Field(default_factory=_default_quotas)
-    turn_embedding_timeout: float = Field(5.0, gt=0)
-    reindex_interval: float = Field(45.0, gt=0)
+    turn_embedding_timeout: float = Field(_MEMORY.turn_embedding_timeout, gt=0)
+    reindex_interval: float = Field(REINDEX_INTERVAL, gt=0)
 
     @field_validator("quotas")
     @classmethod
@@ -158,18 +186,20 @@ class MemorySettings(_Section):
 class LimitSettings(_Section):
     """How much of the bot one person, and everyone together, may take at once."""
 
-    turn_queue: int = Field(admission.TURN_QUEUE, ge=0, le=100)
+    turn_queue: int = Field(_MEMORY.turn_queue, ge=0, le=100)
     max_concurrent_chats: int = Field(admission.MAX_CHATS, ge=1, le=256)
-    slow_down_interval: float = Field(admission.NOTICE_INTERVAL, ge=0)
-    reflection_backlog: int = Field(engine.BACKLOG_PER_PERSON, ge=1, le=10_000)
-    max_reply_chars: int = Field(engine.MAX_REPLY_CHARS, ge=100, le=100_000)
+    slow_down_interval: float = Field(_MEMORY.slow_down_interval, ge=0)
+    reflection_backlog: int = Field(_MEMORY.reflection_backlog, ge=1, le=10_000)
+    max_reply_chars: int = Field(_MEMORY.max_reply_chars, ge=100, le=100_000)
 
 
 class PrivacySettings(_Section):
     # Days a message stays in the conversation history (0: kept until someone forgets it).
     history_days: float = Field(90.0, ge=0)
     # Where a person's memories are served unless they chose otherwise with /privacy.
-    memories_served: Literal["where_learned", "everywhere"] = "where_learned"
+    memories_served: Literal["where_learned", "everywhere"] = cast(
+        Literal["where_learned", "everywhere"], _MEMORY.memories_served
+    )
 
 
 class Settings(BaseSettings):
@@ -205,6 +235,26 @@ class Settings(BaseSettings):
         # The TOML file arrives as init arguments: the environment and secrets override it.
         return env_settings, NestedSecretsSettingsSource(file_secret_settings), init_settings
 
+    def memory_config(self) -> MemoryConfig:
+        """The engine's read-path config, from [memory], [limits], [privacy] and the chat
+        deadline; every MemoryConfig field is set here (a test walks them)."""
+        m, limits = self.memory, self.limits
+        return MemoryConfig(
+            limit=m.memories_per_turn,
+            semantic_slots=m.semantic_slots,
+            threshold=m.cosine_threshold,
+            relative_sd=m.relative_sd if m.eligibility == "relative" else None,
+            cosine_floor=m.cosine_floor,
+            quotas={Kind(k): v for k, v in m.quotas.items()},
+            turn_embedding_timeout=m.turn_embedding_timeout,
+            chat_deadline=self.llm.chat_timeout,
+            turn_queue=limits.turn_queue,
+            slow_down_interval=limits.slow_down_interval,
+            max_reply_chars=limits.max_reply_chars,
+            reflection_backlog=limits.reflection_backlog,
+            memories_served=self.privacy.memories_served,
+        )
+
 
 def load_settings(path: str | Path, *, secrets_dir: str | Path | None = None) -> Settings:
     """Load settings from the TOML file at `path`; raise ConfigError with a one-line reason."""
@@ -222,7 +272,14 @@ def load_settings(path: str | Path, *, secrets_dir: str | Path | None = None) ->
     try:
         settings = Settings(**data, _secrets_dir=str(secrets_dir) if secrets_dir else None)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: {_describe(exc)}") from None
+        raise ConfigError(
+            describe(exc, path, secrets_dir=secrets_dir, environ=os.environ)
+        ) from None
+    except SettingsError as exc:
+        line = describe_source_error(
+            exc, path, secrets_dir=secrets_dir, environ=os.environ, structured=_structured()
+        )
+        raise ConfigError(line) from None
     # A relative database path is relative to the config file, not to the current directory.
     if not settings.storage.path.is_absolute():
         settings.storage.path = path.parent / settings.storage.path
@@ -244,12 +301,14 @@ def token_source(
     return f"[discord] token in {path}"
 
 
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors():
-        field = ".".join(str(p) for p in error["loc"]) or "(top level)"
-        if error["type"] == "extra_forbidden":
-            parts.append(f"unknown setting {field!r}")
-        else:
-            parts.append(f"{field}: {error['msg']}")
-    return "; ".join(parts)
+def _structured() -> dict[str, frozenset[str]]:
+    """Each section's keys that hold a list or a table (read as JSON from the environment)."""
+    found = {}
+    for section, info in Settings.model_fields.items():
+        model = cast(type[BaseModel], info.annotation)
+        found[section] = frozenset(
+            key
+            for key, field in model.model_fields.items()
+            if get_origin(field.annotation) in (list, dict)
+        )
+    return found

@@ -8,13 +8,14 @@ from dataclasses import dataclass
 
 import httpx
 
+from bot import heartbeat
 from bot.config import ConfigError, Settings
 from bot.files import database_exists
 from memory import cards, manage_context, manage_setup
 from memory.admission import BoundedChat
 from memory.cards import Card
 from memory.context import ContextConfig
-from memory.engine import Engine, MemoryConfig
+from memory.engine import Engine
 from memory.errors import BackendError, CardError, EchoError
 from memory.indexer import Indexer
 from memory.llm import (
@@ -27,7 +28,6 @@ from memory.llm import (
     OpenAIEmbedder,
 )
 from memory.manage_setup import ReflectionWorker, Store
-from memory.model import Kind
 from memory.read.prefixes import Prefixed, resolve
 from memory.read.prompt import Character
 from memory.read.strategies import Registry, load_registry
@@ -163,25 +163,6 @@ def character(settings: Settings, card: Card | None = None) -> Character:
     )  # fmt: skip
 
 
-def memory_config(settings: Settings) -> MemoryConfig:
-    m, limits = settings.memory, settings.limits
-    return MemoryConfig(
-        limit=m.memories_per_turn,
-        semantic_slots=m.semantic_slots,
-        threshold=m.cosine_threshold,
-        relative_sd=m.relative_sd if m.eligibility == "relative" else None,
-        cosine_floor=m.cosine_floor,
-        quotas={Kind(k): v for k, v in m.quotas.items()},
-        turn_embedding_timeout=m.turn_embedding_timeout,
-        chat_deadline=settings.llm.chat_timeout,
-        turn_queue=limits.turn_queue,
-        slow_down_interval=limits.slow_down_interval,
-        max_reply_chars=limits.max_reply_chars,
-        reflection_backlog=limits.reflection_backlog,
-        memories_served=settings.privacy.memories_served,
-    )
-
-
 def with_prefixes(settings: Settings, embedder: Embedder) -> Prefixed:
     """The embedder with its task prefixes: [llm] query_prefix and document_prefix, each one
     left unset taken from the model's family."""
@@ -191,13 +172,9 @@ def with_prefixes(settings: Settings, embedder: Embedder) -> Prefixed:
 
 
 def context_config(settings: Settings, card: Card | None = None) -> ContextConfig:
-    c = settings.context
+    """The [context] section, with the card's lorebook budget when it has one."""
     budgets = {card.source: card.lore_budget} if card and card.lore_budget else {}
-    return ContextConfig(
-        context_length=c.context_length, response_tokens=c.response_tokens, strategy=c.strategy,
-        history_messages=c.history_messages, lore_depth=c.lore_depth, lore_share=c.lore_share,
-        condensed_share=c.summary_share, vector_keep=c.vector_keep, source_budgets=budgets,
-    )  # fmt: skip
+    return settings.context.engine_config(budgets)
 
 
 def strategies(settings: Settings) -> Registry:
@@ -216,7 +193,11 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     """Open the database and the HTTP client, build the engine; close everything on exit."""
     registry = strategies(settings)
     card = load_card(settings)
-    async with http_client() as http, await Store.open(settings.storage.path) as store:
+    async with (
+        http_client() as http,
+        await Store.open(settings.storage.path) as store,
+        heartbeat.beating(heartbeat.path_for(settings.storage.path)),
+    ):
         if card is not None:
             await manage_context.sync_card_lore(store, card)
         direct, embedder = backends(settings, http, await negotiator(settings, store))
@@ -228,7 +209,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             embedder=embedder,
             chat=Deadlined(chat, "chat_timeout"),
             character=character(settings, card),
-            config=memory_config(settings),
+            config=settings.memory_config(),
             context=context_config(settings, card),
             strategies=registry,
         )

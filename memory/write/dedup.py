@@ -3,8 +3,10 @@
 Synchronous and model-free on purpose: the write path must not depend on an embedding server.
 The score is the highest of three measures on the folded text (sequence ratio both ways, Jaccard
 of content words, whole-word verbatim containment), capped just under the threshold when the two
-texts do not carry the same "carrier tokens" (numbers, dates, times, amounts, polarity), because a
-different number is a different fact.
+texts do not carry the same "carrier tokens" (numbers, dates, times, amounts, polarity, names),
+because a different number is a different fact. A capitalised word that opens a sentence is a name
+only when the other text has it capitalised inside a sentence: the same name may open one wording
+and sit inside the other ("Lina's café is on Rue Cler" / "On Rue Cler is Lina's café").
 """
 
 from __future__ import annotations
@@ -49,6 +51,11 @@ _CURRENCY_SIGNS = re.compile(r"[€$£¥]")
 # A capitalised word inside a sentence is usually a name, and a different name is a different
 # fact: "His daughter Emma started school" / "His daughter Ella started school" scored 0.85.
 _NAME = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![\w'-])[A-ZÀ-ÖØ-Þ][\w'-]*")
+# A capitalised word that opens a sentence may be a name or any word ("On", "Lives", "Emma").
+# Known miss: two wordings that each open with a different name and have it nowhere else
+# ("Emma just started school" / "Ella just started school") compare as if they had no name.
+_OPENER = re.compile(r"(?:^|(?<=[.!?:]\s))[A-ZÀ-ÖØ-Þ][\w'-]*")
+NAME_PREFIX = "name:"
 _POLARITY = "¬"
 
 
@@ -61,11 +68,7 @@ def carriers(text: str) -> frozenset[str]:
             found.add(token)
     found.update(_CURRENCY_SIGNS.findall(folded))
     cleaned = clean(text)
-    found.update(
-        f"name:{m.casefold()}"
-        for m in _NAME.findall(cleaned)
-        if m not in _NOT_NAMES and m.casefold() not in _WORD_CARRIERS | lexicon.CASED_MONTHS
-    )
+    found.update(_names(_NAME.findall(cleaned)))
     found.update(m.casefold() for m in _CAPITAL_MONTH.findall(cleaned))
     found.update(m.casefold() for m in _DATED_MONTH.findall(cleaned))
     if any(is_negated(clause) for clause in clauses(text)):
@@ -77,6 +80,35 @@ _NOT_NAMES = frozenset({"I", "I'm", "I've", "I'll", "I'd"})
 _WORD_CARRIERS = lexicon.NUMBER_WORDS | lexicon.WEEKDAYS | lexicon.MONTHS | lexicon.CURRENCIES
 
 
+def _names(found: Iterable[str]) -> set[str]:
+    return {
+        NAME_PREFIX + m.casefold()
+        for m in found
+        if m not in _NOT_NAMES and m.casefold() not in _WORD_CARRIERS | lexicon.CASED_MONTHS
+    }
+
+
+def openers(text: str) -> frozenset[str]:
+    """Return the capitalised words that open a sentence, as `carriers` writes names: each is a
+    name only if the other text of a pair has it inside a sentence (see `same_carriers`)."""
+    return frozenset(_names(_OPENER.findall(clean(text))))
+
+
+def same_carriers(
+    a: frozenset[str], a_openers: frozenset[str], b: frozenset[str], b_openers: frozenset[str]
+) -> bool:
+    """Tell whether two texts carry the same facts' tokens, a name counted wherever it stands:
+    what one text carries and the other not must be a word that opens one of its sentences."""
+    if a == b:
+        return True
+    if not (b - a <= a_openers and a - b <= b_openers):
+        return False
+    # Both texts open with a name the other has inside, and not the same one: the same names in
+    # other roles ("Emma gave Paul her piano" / "Paul gave Emma his piano"), another fact.
+    led_a, led_b = a_openers & b, b_openers & a
+    return not (led_a and led_b and led_a != led_b)
+
+
 def similarity(a: str, b: str) -> float:
     """Return how close two memory texts are, in [0, 1]; >= SIMILARITY_THRESHOLD means a variant."""
     na, nb = fold(a), fold(b)
@@ -84,7 +116,8 @@ def similarity(a: str, b: str) -> float:
         return 1.0 if (a or b) else 0.0
     if not na or not nb:
         return 0.0
-    cap = 1.0 if carriers(a) == carriers(b) else CARRIER_CAP
+    same = same_carriers(carriers(a), openers(a), carriers(b), openers(b))
+    cap = 1.0 if same else CARRIER_CAP
     ratio = 0.0
     if min(len(na), len(nb)) >= MIN_RATIO_CHARS:
         # SequenceMatcher is not symmetric (0.817 one way, 0.783 the other on a real pair).

@@ -2,8 +2,10 @@
 
 Scoring every pair with difflib costs 0.2-0.4 ms, so seconds per candidate at 10,000 memories.
 Every shortcut here is an upper bound, so nothing that could merge is ever skipped:
-- a merge needs equal carrier tokens (otherwise the score is capped under the threshold), so only
-  memories with the candidate's carrier set are looked at;
+- a merge needs the same carrier tokens (otherwise the score is capped under the threshold): the
+  same numbers, dates and amounts, and no name the candidate lacks unless it opens one of the
+  candidate's sentences, so only the groups keyed by the candidate's tokens and a subset of its
+  names and openers are looked at;
 - difflib's ratio (either direction) is at most 2·M/(la+lb) with M the characters the two texts
   share as multisets; counting characters in 64 hashed buckets can only raise M, so one numpy
   pass bounds the ratio of the whole group;
@@ -15,8 +17,9 @@ scored for real, best bound first.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,15 +30,20 @@ from memory.text import content_words, fold
 from memory.write.dedup import (
     MIN_CONTAINED_WORDS,
     MIN_RATIO_CHARS,
+    NAME_PREFIX,
     SIMILARITY_THRESHOLD,
     Decision,
     _better,
     _decision,
     carriers,
+    openers,
     similarity,
 )
 
 BUCKETS = 64
+# Up to this many names and openers in a candidate, its groups are found by enumerating their
+# subsets (2**12 lookups); past it, by one pass over the group keys.
+MAX_ENUMERATED_NAMES = 12
 
 
 def _histogram(folded: str) -> npt.NDArray[np.int32]:
@@ -98,23 +106,37 @@ class DedupIndex:
         if where is not None:
             self._groups[where[0]].memories[where[1]] = None
 
+    def _candidate_groups(self, text: str) -> Iterator[_Group]:
+        """The groups whose carriers may equal the text's (`dedup.same_carriers`): the text's
+        tokens, and names among the text's names and openers."""
+        key = carriers(text)
+        names = (key | openers(text)) - _tokens(key)
+        tokens = key - names
+        if len(names) > MAX_ENUMERATED_NAMES:
+            yield from (g for k, g in self._groups.items() if k - names == tokens)
+            return
+        ordered = sorted(names)
+        for size in range(len(ordered) + 1):
+            for chosen in itertools.combinations(ordered, size):
+                group = self._groups.get(tokens.union(chosen))
+                if group is not None:
+                    yield group
+
     def decide(self, text: str) -> Decision:
         """Return exactly what `dedup.decide(text, memories)` would, without scoring every pair."""
-        group = self._groups.get(carriers(text))
-        if group is None or not group.memories:
-            return _decision(text, None, 0.0)
-        bounds = self._bounds(group, text)
+        ranked: list[tuple[float, int, Memory]] = []
+        for group in self._candidate_groups(text):
+            if not group.memories:
+                continue
+            bounds = self._bounds(group, text)
+            ranked.extend(
+                (float(bounds[i]), memory.id, memory)
+                for i in np.flatnonzero(bounds >= SIMILARITY_THRESHOLD).tolist()
+                if (memory := group.memories[i]) is not None
+            )
+        ranked.sort(key=lambda t: (-t[0], t[1]))
         best: Memory | None = None
         best_score = 0.0
-        order = np.flatnonzero(bounds >= SIMILARITY_THRESHOLD)
-        ranked = sorted(
-            (
-                (float(bounds[i]), memory.id, memory)
-                for i in order.tolist()
-                if (memory := group.memories[i]) is not None
-            ),
-            key=lambda t: (-t[0], t[1]),
-        )
         for bound, _, memory in ranked:
             if bound < best_score:
                 break
@@ -150,6 +172,10 @@ class DedupIndex:
                 if memory is not None and same_length and fold(memory.text) == folded:
                     bounds[index] = 1.0
         return bounds
+
+
+def _tokens(key: frozenset[str]) -> frozenset[str]:
+    return frozenset(k for k in key if not k.startswith(NAME_PREFIX))
 
 
 IndexKey = tuple[int, int, bool]

@@ -10,11 +10,8 @@ from bot.config import ConfigError, load_settings
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_example_config_is_valid_and_matches_the_defaults() -> None:
+def test_the_example_database_path_is_relative_to_the_config_file() -> None:
     settings = load_settings(ROOT / "config.example.toml")
-    assert settings.memory.memories_per_turn == 24
-    assert settings.memory.cosine_threshold == 0.32
-    assert settings.memory.quotas == {"fact": 6, "preference": 5, "promise": 4, "episode": 5}
     assert settings.storage.path == ROOT / "data" / "echo.sqlite3"
 
 
@@ -120,25 +117,63 @@ def test_a_key_with_a_control_character_is_one_line_that_does_not_show_it(
     assert "SECRET" not in err and "tail" not in err
 
 
-def test_the_limits_reach_the_engine_and_the_example_states_the_defaults(tmp_path: Path) -> None:
-    from bot.runtime import memory_config
-    from memory.admission import MAX_CHATS, NOTICE_INTERVAL, TURN_QUEUE
-    from memory.engine import MAX_REPLY_CHARS, MemoryConfig
-    from memory.store.outbox import BACKLOG_PER_PERSON
-
-    example = load_settings(ROOT / "config.example.toml").limits
-    assert (example.turn_queue, example.max_concurrent_chats, example.slow_down_interval,
-            example.reflection_backlog, example.max_reply_chars) == (
-        TURN_QUEUE, MAX_CHATS, NOTICE_INTERVAL, BACKLOG_PER_PERSON, MAX_REPLY_CHARS
-    )  # fmt: skip
-
-    def limits(c: MemoryConfig) -> tuple[float, ...]:
-        return (c.turn_queue, c.slow_down_interval, c.reflection_backlog, c.max_reply_chars)
-
-    assert limits(memory_config(load_settings(ROOT / "config.example.toml"))) == limits(
-        MemoryConfig()
-    )
+def test_a_bad_environment_variable_is_blamed_on_the_variable_not_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "c.toml"
-    path.write_text("[limits]\nturn_queue = 0\nmax_reply_chars = 500\n")
-    chosen = memory_config(load_settings(path))
-    assert (chosen.turn_queue, chosen.max_reply_chars) == (0, 500)
+    path.write_text("[memory]\nsemantic_slots = 3\n")
+    monkeypatch.setenv("ECHO_MEMORY__MEMORIES_PER_TURN", "many")
+    with pytest.raises(ConfigError) as raised:
+        load_settings(path)
+    assert str(raised.value).startswith("ECHO_MEMORY__MEMORIES_PER_TURN: ")
+    assert "c.toml" not in str(raised.value)
+    monkeypatch.delenv("ECHO_MEMORY__MEMORIES_PER_TURN")
+    monkeypatch.setenv("echo_memory__nope", "1")  # matched regardless of case, named as written
+    with pytest.raises(ConfigError, match=r"^echo_memory__nope: no such setting$"):
+        load_settings(path)
+    monkeypatch.delenv("echo_memory__nope")
+    # A list must be JSON in the environment: one line naming the variable, not a traceback.
+    monkeypatch.setenv("ECHO_DISCORD__TOKEN", "not-json-and-fine")
+    monkeypatch.setenv("ECHO_DISCORD__CHANNELS", "[1, x]")
+    assert main(["--config", str(path), "check-config"]) == 2
+    err = capsys.readouterr().err
+    assert err == "echo-bot: ECHO_DISCORD__CHANNELS: not valid JSON (a list or a table is " \
+        "written in JSON there: [1, 2])\n"  # fmt: skip
+
+
+def test_a_bad_secret_file_is_blamed_on_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text("")
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "llm__api_key").write_text("sk-\x00")
+    with pytest.raises(ConfigError, match=r"^the secret file .*llm__api_key: .*control character"):
+        load_settings(path, secrets_dir=secrets)
+
+
+def test_a_renamed_key_names_its_new_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text("[llm]\nnum_ctx = 4096\n")
+    with pytest.raises(
+        ConfigError, match=r"c\.toml: \[llm\] num_ctx is now \[context\] context_length$"
+    ):
+        load_settings(path)
+    path.write_text("")
+    monkeypatch.setenv("ECHO_LLM__NUM_CTX", "4096")
+    with pytest.raises(
+        ConfigError, match=r"^ECHO_LLM__NUM_CTX was renamed ECHO_CONTEXT__CONTEXT_LENGTH$"
+    ):
+        load_settings(path)
+
+
+def test_every_renamed_key_points_at_a_real_setting_and_is_gone() -> None:
+    from bot.config import Settings
+    from bot.config_errors import RENAMED
+
+    def keys(section: str) -> set[str]:
+        model = Settings.model_fields[section].annotation
+        assert model is not None
+        return set(model.model_fields)  # type: ignore[attr-defined]
+
+    for (old_section, old_key), (section, key) in RENAMED.items():
+        assert key in keys(section) and old_key not in keys(old_section)

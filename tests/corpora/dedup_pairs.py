@@ -74,4 +74,19 @@ GROUPS: list[list[str]] = [
     ["Keeps a recipe journal in the kitchen"],
     ["Plays chess online most evenings", "Plays online chess most evenings"],
     ["Plays guitar online most weekends"],
+    # A name that opens one wording and sits inside the other is the same name.
+    ["Lina's café is on Rue Cler", "On Rue Cler is Lina's café"],
+    ["Emma teaches piano at the conservatoire", "At the conservatoire, Emma teaches piano"],
+    ["Marie habite à Lyon depuis trois ans", "Depuis trois ans, Marie habite à Lyon"],
+    [
+        "Sophie est sa meilleure amie depuis le lycée",
+        "Sa meilleure amie depuis le lycée est Sophie",
+    ],
+    ["Tom walks his dog Rex every morning", "Every morning Tom walks his dog Rex"],
+    # ...and another name, or the same names in the other roles, is another fact.
+    ["At the conservatoire, Ella teaches piano"],
+    ["Depuis trois ans, Julie habite à Lyon"],
+    ["Sa meilleure amie depuis le lycée est Julie"],
+    ["Emma gave Paul her old piano"],
+    ["Paul gave Emma his old piano"],
 ]

@@ -12,7 +12,9 @@ from tests.corpora.dedup_pairs import GROUPS
 
 _vocabulary = st.sampled_from(
     "Marie aime le jazz manouche depuis toujours chat noir Félix a un 10 200 € demain "
-    "après-demain mardi soir ce super-chat the cat likes tea and not n'aime pas Emma".split()
+    "après-demain mardi soir ce super-chat the cat likes tea and not n'aime pas Emma "
+    # Names that may open a sentence in one text and sit inside another ("fin." ends one).
+    "Paul Lina's Rue Cler On fin. Emma".split()
 )
 _text = st.lists(_vocabulary, min_size=1, max_size=9).map(" ".join)
 

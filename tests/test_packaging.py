@@ -1,0 +1,106 @@
+"""The lock files, the Docker image and compose.yaml agree with pyproject.toml and the code."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from bot import heartbeat
+from bot.config import Settings, load_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+# `name==version \` followed by its `--hash=sha256:...` lines.
+_PIN = re.compile(
+    r"^([A-Za-z0-9._-]+)==(\S+) \\\n((?:\s+--hash=sha256:[0-9a-f]{64}(?: \\)?\n)+)", re.M
+)
+
+
+def _pins(lock: str) -> dict[str, str]:
+    text = (ROOT / lock).read_text(encoding="utf-8")
+    pins = {canonicalize_name(name): version for name, version, _ in _PIN.findall(text)}
+    # Every requirement line of the file is a hashed pin (pip refuses the file otherwise).
+    assert len(pins) == len(re.findall(r"^[A-Za-z0-9]", text, re.M))
+    return pins
+
+
+@pytest.mark.parametrize(
+    ("lock", "groups"),
+    [("requirements.lock", ["runtime"]), ("requirements-test.lock", ["runtime", "test"])],
+)
+def test_every_dependency_is_pinned_in_the_lock_within_its_bounds(
+    lock: str, groups: list[str]
+) -> None:
+    declared = {
+        "runtime": PROJECT["dependencies"],
+        "test": PROJECT["optional-dependencies"]["test"],
+    }
+    pins = _pins(lock)
+    for group in groups:
+        for line in declared[group]:
+            requirement = Requirement(line)
+            name = canonicalize_name(requirement.name)
+            assert name in pins, f"{requirement.name} is not in {lock}: run `make lock`"
+            assert requirement.specifier.contains(pins[name], prereleases=True), (lock, line)
+
+
+def test_the_test_lock_pins_the_bot_as_the_image_does() -> None:
+    runtime, test = _pins("requirements.lock"), _pins("requirements-test.lock")
+    assert {name: test[name] for name in runtime} == runtime
+
+
+def _dockerfile() -> str:
+    return (ROOT / "Dockerfile").read_text(encoding="utf-8")
+
+
+def test_the_image_installs_the_lock_before_it_copies_the_code() -> None:
+    text = _dockerfile()
+    locked = text.index("pip install --require-hashes -r requirements.lock")
+    assert text.index("COPY requirements.lock") < locked < text.index("COPY memory")
+    assert "pip install --no-deps ." in text
+
+
+def test_the_image_health_check_reads_the_heartbeat_of_its_database() -> None:
+    text = _dockerfile()
+    database = re.search(r"^ENV ECHO_STORAGE__PATH=(\S+)$", text, re.M)
+    probe = re.search(r'CMD \["python", "-m", "bot\.heartbeat", "([^"]+)"\]', text)
+    assert database is not None and probe is not None
+    assert probe[1] == str(heartbeat.path_for(Path(database[1])))
+
+
+def _compose() -> dict[str, dict[str, dict[str, object]]]:
+    loaded = yaml.safe_load((ROOT / "compose.yaml").read_text(encoding="utf-8"))
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def test_compose_uses_tagged_images_and_waits_for_a_healthy_ollama() -> None:
+    services = _compose()["services"]
+    for name, service in services.items():
+        image = str(service["image"])
+        assert re.fullmatch(r"[\w./-]+:[\w.-]+", image) and not image.endswith(":latest"), name
+    assert services["echo"]["depends_on"] == {"ollama": {"condition": "service_healthy"}}
+    assert services["ollama"]["healthcheck"]["test"] == ["CMD", "ollama", "list"]  # type: ignore[index]
+    assert str(services["echo"]["image"]).endswith(":" + PROJECT["version"])
+
+
+def test_the_settings_compose_gives_are_real_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    environment = _compose()["services"]["echo"]["environment"]
+    assert isinstance(environment, dict) and environment
+    empty = tmp_path / "config.toml"  # what the image provides when no config is mounted
+    empty.write_text("")
+    for name, value in environment.items():
+        monkeypatch.setenv(name, str(value))
+    settings = load_settings(empty)
+    for name, value in environment.items():
+        section, key = name.removeprefix("ECHO_").lower().split("__")
+        assert str(getattr(getattr(settings, section), key)) == str(value)
+    assert settings != Settings()
