@@ -191,7 +191,7 @@ def select(
             add(memory, reason)
             taken += 1
 
-    # Pass 3: recall by meaning and keywords, fused ranks first (rank breaks ties).
+    # Pass 3: recall by meaning and rare keywords, the two rankings interleaved.
     taken = 0
     for memory in recalled:
         if taken >= semantic_slots or room() <= 0:
