@@ -1,22 +1,35 @@
 """Keyword recall: the message's content words against an FTS5 index of the user's memories.
 
 It works when vectors are down (a degraded turn degrades to keywords, not to recency alone), and
-it carries names and rare words that an embedding model may blur: BM25 weighs a pet's name far
-above "aime". Its ranks are fused with the cosine ranks in the selection's recall pass.
+it carries names and rare words that an embedding model may blur. Only rare words recall: a term
+that more than RARE_TERM_CAP of the memories visible here contain is dropped, since it cannot say
+which of them the message is about ("first", "travaille", "wedding" at 10,000 memories filled the
+recall places with memories the message was not about, bench/results/recall.md), and it would
+make the query's cost grow with the person's memories. Hits are ranked by how rare their words
+are (inverse document frequency); the fusion with the cosine ranks is in selection.py.
 """
 
 from __future__ import annotations
 
+import logging
+import math
+
 from memory import lexicon
+from memory.store import keywords
 from memory.store.db import Store
-from memory.store.memories import visible_where
 from memory.text import strip_accents, words
 
-# Keyword hits considered per turn, best BM25 first.
+log = logging.getLogger(__name__)
+
+# Keyword hits considered per turn, rarest words first.
 MAX_KEYWORD_HITS = 50
 MAX_TERMS = 32
 # From this length a term also matches longer words ("chat" -> "chats", "garden" -> "gardening").
 PREFIX_FROM = 4
+# A term in more visible memories than this is too common to recall by (and is not ranked): as
+# many as the 24 places of a turn. 16 served the same share, 50 lost 9 points with MiniLM at
+# 10,000 memories (bench/results/recall-changes.md).
+RARE_TERM_CAP = 24
 
 
 def query_terms(text: str) -> list[str]:
@@ -32,19 +45,8 @@ def query_terms(text: str) -> list[str]:
     return terms[:MAX_TERMS]
 
 
-def _match_expression(terms: list[str]) -> str:
-    return " OR ".join(f'"{t}"*' if len(t) >= PREFIX_FROM else f'"{t}"' for t in terms)
-
-
-def matched_terms(terms: list[str], memory_text: str) -> tuple[str, ...]:
-    """Return the query terms found in a memory's text (as FTS matched them)."""
-    found = {strip_accents(w) for w in words(memory_text)}
-    pieces = {p for w in found for p in w.replace("'", "").split("-")}
-    return tuple(
-        t
-        for t in terms
-        if t in pieces or (len(t) >= PREFIX_FROM and any(p.startswith(t) for p in pieces))
-    )
+def _expression(term: str) -> str:
+    return f'"{term}"*' if len(term) >= PREFIX_FROM else f'"{term}"'
 
 
 async def keyword_hits(
@@ -56,15 +58,28 @@ async def keyword_hits(
     text: str,
     limit: int = MAX_KEYWORD_HITS,
     everywhere: bool = False,
+    cap: int = RARE_TERM_CAP,
 ) -> dict[int, tuple[str, ...]]:
-    """Return the user's visible memories matching the message, best first, with matched words."""
+    """Return the user's visible memories that the message's rare words match, best first, each
+    with the words that matched it (the words that recalled it, as /why shows them)."""
     terms = query_terms(text)
-    if not terms:
-        return {}
-    rows = await store.fetchall(
-        "SELECT m.id, m.text FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid"
-        f" WHERE memories_fts MATCH ? AND {visible_where(origin, everywhere=everywhere)}"
-        " ORDER BY bm25(memories_fts), m.id LIMIT ?",
-        (_match_expression(terms), user_id, story_id, origin, limit),
-    )
-    return {int(r[0]): matched_terms(terms, str(r[1])) for r in rows}
+    matches = await keywords.term_matches(
+        store, [_expression(t) for t in terms], user_id=user_id, story_id=story_id,
+        origin=origin, cap=cap + 1, everywhere=everywhere,
+    )  # fmt: skip
+    weight: dict[int, float] = {}
+    matched: dict[int, list[str]] = {}
+    common = 0
+    for term, ids in zip(terms, matches, strict=True):
+        if len(ids) > cap:
+            common += 1
+            continue
+        # A word in one memory weighs log(cap + 1), one in `cap` memories log(1 + 1/cap).
+        idf = math.log((cap + 1) / len(ids)) if ids else 0.0
+        for memory_id in ids:
+            weight[memory_id] = weight.get(memory_id, 0.0) + idf
+            matched.setdefault(memory_id, []).append(term)
+    if common:
+        log.debug("keyword recall: %d of %d terms too common to recall by", common, len(terms))
+    best = sorted(weight, key=lambda i: (-weight[i], -len(matched[i]), i))[:limit]
+    return {i: tuple(matched[i]) for i in best}

@@ -5,9 +5,10 @@ The passes, filling `limit` places:
   0. reserve a quarter of the places for non-pinned global and semantic memories (at least one,
      never more than there are such candidates);
   1. pinned memories, up to the limit minus the reserve;
-  2. global memories, up to their quarter;
-  3. recall: memories the message calls for, by meaning (cosine >= threshold) and by keywords,
-     their ranks fused (reciprocal rank fusion), best first, up to `semantic_slots`;
+  2. global memories, up to their quarter: those the message calls for first (in recall order,
+     served as recalled), then by rank;
+  3. recall: memories the message calls for, by meaning (cosine >= threshold) and by rare
+     keywords, the two lists interleaved by rank, best first, up to `semantic_slots`;
   4. a quota per kind (the kind's total in the selection, counting earlier passes);
   5. fallback: what remains, by rank (pinned, story-specific, kind, confidence, recency).
 Rules never compete: every rule comes back with Reason.RULE, outside the limit.
@@ -16,6 +17,7 @@ Rules never compete: every rule comes back with Reason.RULE, outside the limit.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,10 +48,6 @@ DEFAULT_QUOTAS: Mapping[Kind, int] = {
     Kind.PROMISE: 4,
     Kind.EPISODE: 5,
 }
-
-# Reciprocal rank fusion constant (the usual 60): a memory first by keywords and 10th by cosine
-# outranks one 5th on one list only.
-RRF_K = 60
 
 _KIND_RANK = {Kind.FACT: 0, Kind.PREFERENCE: 1, Kind.PROMISE: 2, Kind.EPISODE: 3, Kind.RULE: 4}
 
@@ -182,16 +180,20 @@ def select(
             break
         add(memory, Reason.PINNED)
 
-    # Pass 2: global memories, up to their quarter.
+    # Pass 2: global memories, up to their quarter: those the message calls for first, served
+    # as recalled (at 10,000 memories, 6 of 24 places went to the most recent of thousands of
+    # globals while relevant ones waited), then by rank.
     taken = 0
-    for memory in pool.globals:
+    recalled_globals = ((m, Reason.SEMANTIC) for m in recalled if m.scope is Scope.GLOBAL)
+    by_rank = ((m, Reason.GLOBAL) for m in pool.globals)
+    for memory, reason in itertools.chain(recalled_globals, by_rank):
         if taken >= quarter or room() <= 0:
             break
         if memory.id not in chosen:
-            add(memory, Reason.GLOBAL)
+            add(memory, reason)
             taken += 1
 
-    # Pass 3: recall by meaning and keywords, fused ranks first (rank breaks ties).
+    # Pass 3: recall by meaning and rare keywords, the two rankings interleaved.
     taken = 0
     for memory in recalled:
         if taken >= semantic_slots or room() <= 0:
@@ -224,16 +226,23 @@ def select(
 def _fused_order(
     pool: RankedPool, scores: Mapping[int, float], words: Mapping[int, Sequence[str]]
 ) -> list[Memory]:
-    """Return the recalled memories, best fused rank first (cosine ranks and keyword ranks)."""
+    """Return the recalled memories: the cosine ranking and the keyword ranking interleaved,
+    each memory at its better rank (a keyword hit first at equal rank, then one on both lists).
+
+    Not a sum over the lists (reciprocal rank fusion): there, 16 memories matching "wedding" and
+    ranked 40th by cosine outranked the memory cosine ranked first, which was not served at
+    1,000 memories (bench/results/recall.md). Interleaving keeps the cosine top half of the
+    recall places whatever the keywords, and a rare word's memory near the top whatever cosine.
+    """
     position = pool.position
-    fused: dict[int, float] = {}
     by_cosine = sorted(scores, key=lambda i: (-scores[i], position[i]))
-    for ranking in (by_cosine, list(words)):
-        for rank, memory_id in enumerate(ranking):
-            fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (RRF_K + rank + 1)
-    return [
-        pool.ordered[position[i]] for i in sorted(fused, key=lambda i: (-fused[i], position[i]))
-    ]
+    best: dict[int, tuple[int, int, int]] = {}
+    for rank, memory_id in enumerate(words):
+        best[memory_id] = (rank, 0, 0 if memory_id in scores else 1)
+    for rank, memory_id in enumerate(by_cosine):
+        key = (rank, 1, 0 if memory_id in words else 1)
+        best[memory_id] = min(best.get(memory_id, key), key)
+    return [pool.ordered[position[i]] for i in sorted(best, key=lambda i: (*best[i], position[i]))]
 
 
 def _unique_by_rank(memories: Iterable[Memory]) -> list[Memory]:

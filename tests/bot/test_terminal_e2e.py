@@ -86,7 +86,8 @@ async def test_a_memory_is_stored_shown_by_why_and_forgotten(
     )
     lines = out.splitlines()
     assert lines[0] == "Écho: Félix ! Quel joli nom."
-    why = out[out.index("Global (1)") :]
+    # The message calls for the cat (by the word "chat"): /why lists it as recalled.
+    why = out[out.index("Recalled by meaning or keywords") :]
     assert "#1 fact·global" in why and "A un chat roux nommé Félix" in why
     assert "Marie parle de son chat Félix." in out and "#1 Félix est le chat de Marie" in out
     assert "chats — Les chats roux ont du caractère (re-anchored " in out

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
+import math
+import random
+import tempfile
 from pathlib import Path
 
 import httpx
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memory import manage
 from memory.engine import Engine, MemoryConfig
 from memory.llm import OllamaEmbedder
 from memory.model import Kind, Reason, Scope
-from memory.read.recall import keyword_hits, query_terms
+from memory.read.recall import MAX_KEYWORD_HITS, RARE_TERM_CAP, keyword_hits, query_terms
 from memory.read.semantic import VectorCache
-from memory.store import memories
+from memory.store import keywords, memories
 from memory.store.db import Store, Tx
 from tests.fakes.ollama import FakeOllama
 
@@ -181,3 +187,115 @@ async def test_why_shows_the_words_that_recalled_a_memory(store: Store) -> None:
     assert last is not None
     [hit] = [s for s in last.selected if s.memory.id == biscuit]
     assert hit.reason is Reason.SEMANTIC and hit.matched == ("biscuit",)
+
+
+# --- rare words only, bounded per term (issue 21) -------------------------------------------
+
+
+async def test_a_word_most_memories_hold_does_not_recall_but_a_rare_one_does(store: Store) -> None:
+    # At 10,000 memories "first", "need" or "travaille" filled the recall places with memories
+    # the message was not about: past RARE_TERM_CAP memories a word says nothing of which one.
+    for i in range(RARE_TERM_CAP + 6):
+        await _add(store, f"Went to the market number {i}", now=100.0 + i)
+    biscuit = await _add(store, "Biscuit chews everything at the market", now=1.0)
+    assert await _hits(store, "Shall we take Biscuit to the market?") == {biscuit: ("biscuit",)}
+    assert await _hits(store, "Anything from the market?") == {}
+
+
+async def test_how_common_a_word_is_is_read_per_person(store: Store) -> None:
+    for i in range(RARE_TERM_CAP + 1):
+        await _add(store, f"Went to the market number {i}", user_id=2)
+    mine = await _add(store, "Sells jam at the market on Saturdays")
+    assert await _hits(store, "How was the market?") == {mine: ("market",)}
+    assert await _hits(store, "How was the market?", user_id=2) == {}
+
+
+async def test_each_term_reads_at_most_its_cap_of_memories(store: Store) -> None:
+    for i in range(40):
+        await _add(store, f"Went to the market number {i}")
+    felix = await _add(store, "Has a cat named Felix")
+    found = await keywords.term_matches(
+        store, ['"market"*', '"felix"*', '"zebra"*'], user_id=USER, story_id=STORY,
+        origin=GUILD, cap=5,
+    )  # fmt: skip
+    assert [len(ids) for ids in found] == [5, 1, 0] and found[1] == [felix]
+
+
+async def _insert_all(tx: Tx, texts: list[list[str]]) -> list[int]:
+    """Store the texts as they are (the same text twice is two memories here)."""
+    ids = []
+    for words in texts:
+        memory = await memories.insert(
+            tx, user_id=USER, text=" ".join(words), kind=Kind.FACT, scope=Scope.GLOBAL,
+            story_id=STORY, origin=GUILD, confidence=1.0, now=1.0,
+        )  # fmt: skip
+        ids.append(memory.id)
+    return ids
+
+
+_vocabulary = ["cat", "felix", "market", "garden", "piano", "paris", "tea", "night"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.lists(st.sampled_from(_vocabulary), min_size=1, max_size=4), max_size=30),
+    st.lists(st.sampled_from(_vocabulary), min_size=1, max_size=4),
+    st.integers(min_value=1, max_value=6),
+)
+def test_keyword_hits_equal_a_brute_force_count(
+    texts: list[list[str]], query: list[str], cap: int
+) -> None:
+    """Oracle: each word's memories counted one by one, words in more than `cap` dropped, the
+    rest weighted by rarity; the bounded FTS query must find exactly that."""
+
+    async def run() -> tuple[dict[int, tuple[str, ...]], dict[int, tuple[str, ...]]]:
+        with tempfile.TemporaryDirectory() as tmp:
+            async with await Store.open(Path(tmp) / "k.sqlite3") as store:
+                ids = await store.transact(lambda tx: _insert_all(tx, texts))
+                got = await keyword_hits(store, user_id=USER, story_id=STORY, origin=GUILD,
+                                         text=" ".join(query), cap=cap)  # fmt: skip
+        terms = query_terms(" ".join(query))
+        holders = {t: [i for i, w in zip(ids, texts, strict=True) if t in w] for t in terms}
+        weight: dict[int, float] = {}
+        matched: dict[int, list[str]] = {}
+        for term in terms:
+            if 0 < len(holders[term]) <= cap:
+                for memory_id in holders[term]:
+                    weight[memory_id] = weight.get(memory_id, 0.0) + math.log(
+                        (cap + 1) / len(holders[term])
+                    )
+                    matched.setdefault(memory_id, []).append(term)
+        order = sorted(weight, key=lambda i: (-weight[i], -len(matched[i]), i))
+        return got, {i: tuple(matched[i]) for i in order[:MAX_KEYWORD_HITS]}
+
+    got, expected = asyncio.run(run())
+    assert list(got.items()) == list(expected.items())
+
+
+async def test_concurrent_people_each_recall_their_own_rare_words(store: Store) -> None:
+    """The twin of the tests above: many people's turns at once, with writes landing between
+    them; each recalls only their own pet, by its name, whatever others hold."""
+    names = ["Biscuit", "Kiwi", "Zelda", "Pixel", "Mochi", "Olive", "Pepper", "Nugget"]
+    pets: dict[int, int] = {}
+    for user, name in enumerate(names, start=1):
+        for i in range(RARE_TERM_CAP + 2):
+            await _add(store, f"Went to the market number {i}", user_id=user)
+        pets[user] = await _add(store, f"Has a dog named {name} who loves the market",
+                                user_id=user)  # fmt: skip
+    engine = Engine(store, embedder=None)
+    rng = random.Random(7)
+
+    async def turn(user: int) -> None:
+        await asyncio.sleep(rng.random() / 100)
+        recall = await engine.recall(user_id=user, story_id=STORY, origin=GUILD,
+                                     text=f"Is {names[user - 1]} at the market?")  # fmt: skip
+        recalled = {s.memory.id: s.matched for s in recall.selected if s.matched}
+        assert recalled == {pets[user]: (names[user - 1].lower(),)}
+
+    async def write(user: int) -> None:
+        await asyncio.sleep(rng.random() / 100)
+        await _add(store, "Bought apples at the market", user_id=user)
+
+    work = [turn(rng.randint(1, len(names))) for _ in range(40)]
+    work += [write(rng.randint(1, len(names))) for _ in range(10)]
+    await asyncio.gather(*work)

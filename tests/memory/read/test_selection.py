@@ -46,14 +46,33 @@ def test_pinned_story_memories_do_not_crowd_out_relevant_globals() -> None:
     scores = {m.id: 0.5 for m in globals_}
     selected = select(pinned + globals_, scores)
     assert len(selected) == 24
-    assert reasons(selected) == {Reason.PINNED: 18, Reason.GLOBAL: 6}
+    # The relevant globals hold the quarter as recalled: /why says the message called for them.
+    assert reasons(selected) == {Reason.PINNED: 18, Reason.SEMANTIC: 6}
+
+
+def test_the_global_quarter_goes_to_the_globals_the_message_calls_for() -> None:
+    # At 10,000 memories the quarter went to the 6 most recent of thousands of globals.
+    globals_ = [mem(scope=Scope.GLOBAL, updated_at=float(i)) for i in range(100)]
+    relevant = globals_[:30]  # the oldest: rank alone would never serve them
+    scores = {m.id: 0.9 - i * 0.01 for i, m in enumerate(relevant)}
+    selected = select(globals_, scores)
+    served = {s.memory.id for s in selected if s.reason is Reason.SEMANTIC}
+    assert served == {m.id for m in relevant[:22]}
+    assert reasons(selected) == {Reason.SEMANTIC: 22, Reason.FALLBACK: 2}
 
 
 def test_relevant_globals_beyond_their_quarter_come_in_by_meaning() -> None:
     pinned = [mem(pinned=True) for _ in range(10)]
     globals_ = [mem(scope=Scope.GLOBAL) for _ in range(10)]
     selected = select(pinned + globals_, {m.id: 0.5 for m in globals_})
-    assert reasons(selected) == {Reason.PINNED: 10, Reason.GLOBAL: 6, Reason.SEMANTIC: 4}
+    assert reasons(selected) == {Reason.PINNED: 10, Reason.SEMANTIC: 10}
+
+
+def test_globals_not_called_for_still_get_their_quarter_by_rank() -> None:
+    globals_ = [mem(scope=Scope.GLOBAL) for _ in range(10)]
+    story = [mem() for _ in range(30)]
+    selected = select(globals_ + story, {m.id: 0.5 for m in story})
+    assert reasons(selected) == {Reason.GLOBAL: 6, Reason.SEMANTIC: 16, Reason.FALLBACK: 2}
 
 
 def test_the_reserve_holds_places_for_story_memories_the_message_calls_for() -> None:
@@ -71,14 +90,26 @@ def test_keywords_recall_on_a_degraded_turn_and_say_which_words() -> None:
     assert hit.reason is Reason.SEMANTIC and hit.matched == ("felix",) and hit.score is None
 
 
-def test_fusion_puts_first_what_both_lists_rank_high() -> None:
+def test_what_cosine_ranks_first_is_not_outvoted_by_what_both_lists_rank_lower() -> None:
+    # At 1,000 memories, 16 memories matching "wedding" and ranked lower by cosine took every
+    # recall place from the memory cosine ranked first (a sum of reciprocal ranks).
     story = [mem() for _ in range(40)]
-    a, b, c = story[:3]
-    scores = {a.id: 0.9, b.id: 0.8, c.id: 0.7}
-    keywords = {c.id: ("x",), b.id: ("y",)}
-    recalled = [s.memory.id for s in select(story, scores, keywords=keywords, semantic_slots=3)
+    first, both = story[0], story[1:17]
+    scores = {m.id: 0.9 - i * 0.01 for i, m in enumerate(story[:17])}
+    keywords = {m.id: ("wedding",) for m in both}
+    recalled = [s.memory.id for s in select(story, scores, keywords=keywords)
                 if s.reason is Reason.SEMANTIC]  # fmt: skip
-    assert set(recalled[:2]) == {b.id, c.id} and recalled[2] == a.id
+    assert first.id in recalled[:2]
+
+
+def test_a_rare_word_brings_its_memory_near_the_top_whatever_cosine() -> None:
+    story = [mem() for _ in range(40)]
+    felix = story[-1]
+    scores = {m.id: 0.9 - i * 0.01 for i, m in enumerate(story[:30])}
+    selected = select(story, scores, keywords={felix.id: ("felix",)})
+    [hit] = [s for s in selected if s.memory.id == felix.id]
+    assert hit.reason is Reason.SEMANTIC and hit.matched == ("felix",) and hit.score is None
+    assert next(s.memory.id for s in selected if s.reason is Reason.SEMANTIC) == felix.id
 
 
 def test_the_reserve_does_not_freeze_places_for_missing_candidates() -> None:
@@ -218,3 +249,60 @@ def test_a_patched_pool_equals_a_fresh_build(
     assert patched == RankedPool.build(after)
     # Nothing of a changed id survives but its current version.
     assert {m.id for m in patched.ordered} & deleted <= {m.id for m in current}
+
+
+_recall_case = st.tuples(
+    st.lists(st.tuples(st.sampled_from(list(Kind)), st.sampled_from(list(Scope))), min_size=30,
+             max_size=80),
+    st.randoms(use_true_random=False),
+    st.integers(min_value=0, max_value=16),
+)  # fmt: skip
+
+
+def _recall_input(
+    shapes: list[tuple[Kind, Scope]], rnd: random.Random
+) -> tuple[list[Memory], dict[int, float], dict[int, tuple[str, ...]]]:
+    """Memories (never pinned), distinct cosine scores for most, keyword hits for many."""
+    memories = [mem(kind, scope, updated_at=rnd.random()) for kind, scope in shapes]
+    distinct = rnd.sample(range(1_000_000), len(memories))  # ties would leave the order open
+    scores = {m.id: v / 1e6 for m, v in zip(memories, distinct, strict=True) if rnd.random() < 0.9}
+    hits = [m.id for m in memories if rnd.random() < 0.6]
+    rnd.shuffle(hits)
+    return memories, scores, {i: ("w",) for i in hits}
+
+
+def _cosine_order(memories: list[Memory], scores: dict[int, float]) -> list[int]:
+    """The brute-force ranking: every non-rule memory at or above 0.32, best score first."""
+    eligible = [m.id for m in memories if m.kind is not Kind.RULE and scores.get(m.id, 0) >= 0.32]
+    return sorted(eligible, key=lambda i: -scores[i])
+
+
+@given(_recall_case)
+def test_the_cosine_top_half_of_the_recall_places_is_always_served(
+    case: tuple[list[tuple[Kind, Scope]], random.Random, int],
+) -> None:
+    shapes, rnd, slots = case
+    memories, scores, keywords = _recall_input(shapes, rnd)
+    selected = select(memories, scores, keywords=keywords, semantic_slots=slots)
+    served = {s.memory.id for s in selected}
+    assert set(_cosine_order(memories, scores)[: slots // 2]) <= served
+
+
+@given(_recall_case)
+def test_without_keywords_recall_serves_a_prefix_of_the_cosine_ranking(
+    case: tuple[list[tuple[Kind, Scope]], random.Random, int],
+) -> None:
+    shapes, rnd, slots = case
+    memories, scores, _ = _recall_input(shapes, rnd)
+    selected = select(memories, scores, semantic_slots=slots)
+    recalled = {s.memory.id for s in selected if s.reason is Reason.SEMANTIC}
+    order = _cosine_order(memories, scores)
+    # Per scope: the global quarter may take a global the story ranking has not reached yet.
+    for scope in Scope:
+        ranked = [i for i in order if i in {m.id for m in memories if m.scope is scope}]
+        taken = recalled & set(ranked)
+        assert taken == set(ranked[: len(taken)])
+    # And it is not cut short while places went to rank alone.
+    by_rank = [s for s in selected if s.reason in (Reason.GLOBAL, Reason.FALLBACK)]
+    if by_rank:
+        assert len(recalled) >= min(len(order), slots)
