@@ -435,6 +435,37 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         CREATE INDEX position_drops_by_story ON position_drops (story_id, id);
         """,
     ),
+    (
+        17,
+        """
+        -- What each answered turn cost, and why it ran degraded: the operator's page reads
+        -- turns per day and reply latency from it. No person, no text; kept TIMINGS_DAYS days.
+        CREATE TABLE turn_timings (
+            id INTEGER PRIMARY KEY,
+            at REAL NOT NULL,
+            latency_ms REAL NOT NULL CHECK (latency_ms >= 0),
+            degraded TEXT NOT NULL DEFAULT '' CHECK (degraded IN ('', 'embedding', 'vectors'))
+        );
+        CREATE INDEX turn_timings_by_at ON turn_timings (at);
+
+        -- The context plan of a recorded turn: each block's kind, key, status, reason and
+        -- tokens (ids only, no text); it goes with its turn.
+        CREATE TABLE turn_plans (
+            turn_id INTEGER PRIMARY KEY REFERENCES turns (id) ON DELETE CASCADE,
+            latency_ms REAL NOT NULL CHECK (latency_ms >= 0),
+            strategy TEXT NOT NULL,
+            tokens INTEGER NOT NULL CHECK (tokens >= 0),
+            budget INTEGER NOT NULL CHECK (budget >= 0),
+            decisions TEXT NOT NULL CHECK (json_valid(decisions) AND json_type(decisions) = 'array')
+        );
+
+        -- The operator's page at 100k memories: reflections by day, a person's last name seen,
+        -- the never-served memories oldest first.
+        CREATE INDEX applied_exchanges_by_time ON applied_exchanges (applied_at);
+        CREATE INDEX messages_by_user ON messages (user_id, id) WHERE user_id IS NOT NULL;
+        CREATE INDEX memories_by_created ON memories (created_at, id);
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

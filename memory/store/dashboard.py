@@ -1,0 +1,227 @@
+"""Read-only queries of the operator's page: the whole bot's figures, by day, by person.
+
+Nothing here writes. The people and turns queries (and the story ones) are in dashboard_detail.
+Days are UTC calendar days (SQLite's `date(at, 'unixepoch')`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from memory.model import Memory
+from memory.store.db import Store
+from memory.store.memories import MEMORY_COLUMNS, MEMORY_FROM, from_row
+
+# The candidate count of a memory and its served ratio, on the aliases of MEMORY_FROM.
+CANDIDATES = "(coalesce(b.turns, 0) - coalesce(c.candidate_base, 0))"
+SERVED = "coalesce(c.served, 0)"
+SEMANTIC = "coalesce(c.semantic, 0)"
+RATIO = f"(CASE WHEN {CANDIDATES} > 0 THEN min(1.0, {SERVED} * 1.0 / {CANDIDATES}) END)"
+# Bins of the served/candidate histogram: [0, 0.1), [0.1, 0.2) ... [0.9, 1.0].
+RATIO_BINS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDay:
+    """Answered turns of one day, and how many ran degraded, by why."""
+
+    day: str
+    turns: int
+    degraded: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class ReflectionDay:
+    """What the reflections applied on one day did with their candidates: action → count, and
+    the rejections by reason."""
+
+    day: str
+    actions: dict[str, int]
+    rejected: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxState:
+    pending: int
+    oldest_pending_at: float | None
+    dropped: int
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageFit:
+    """What `echo-bot calibrate` read for one embedding model and language."""
+
+    model: str
+    language: str
+    fit: bool
+    margin: float
+    threshold: float
+    measured_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class TokenFit:
+    """The token estimator of one chat model, learned from the backend's counts."""
+
+    model: str
+    factor: float
+    samples: int
+    rejected: int
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class RecallSplit:
+    """Memories by how they come back: never, only by the passes that do not read the message
+    (pinned, global, quotas, fallback, rules), or recalled by meaning or keywords at least once."""
+
+    total: int
+    never_candidate: int
+    never_served: int
+    only_without_recall: int
+    recalled: int
+
+
+async def turn_days(store: Store, since: float) -> list[TurnDay]:
+    """Answered turns per day since `since`, with the degraded ones by why."""
+    rows = await store.fetchall(
+        "SELECT date(at, 'unixepoch') AS day, degraded, count(*) FROM turn_timings"
+        " WHERE at >= ? GROUP BY day, degraded ORDER BY day",
+        (since,),
+    )
+    days: dict[str, TurnDay] = {}
+    for day, why, n in rows:
+        found = days.setdefault(str(day), TurnDay(str(day), 0, {}))
+        days[str(day)] = TurnDay(found.day, found.turns + int(n), found.degraded)
+        if why:
+            found.degraded[str(why)] = int(n)
+    return list(days.values())
+
+
+async def latencies(store: Store, since: float) -> dict[str, list[float]]:
+    """Reply latencies (ms) of the answered turns since `since`, per day, each list sorted."""
+    rows = await store.fetchall(
+        "SELECT date(at, 'unixepoch'), latency_ms FROM turn_timings WHERE at >= ?"
+        " ORDER BY latency_ms",
+        (since,),
+    )
+    found: dict[str, list[float]] = defaultdict(list)
+    for day, ms in rows:
+        found[str(day)].append(float(ms))
+    return dict(sorted(found.items()))
+
+
+async def reflection_days(store: Store, since: float) -> list[ReflectionDay]:
+    """The outcomes of the reflections applied since `since`, per day."""
+    rows = await store.fetchall(
+        "SELECT date(a.applied_at, 'unixepoch') AS day, json_extract(o.value, '$.action'),"
+        " coalesce(json_extract(o.value, '$.reason'), ''), count(*)"
+        " FROM applied_exchanges a, json_each(a.report, '$.outcomes') o"
+        " WHERE a.applied_at >= ? GROUP BY 1, 2, 3 ORDER BY 1",
+        (since,),
+    )
+    days: dict[str, ReflectionDay] = {}
+    for day, action, reason, n in rows:
+        found = days.setdefault(str(day), ReflectionDay(str(day), {}, {}))
+        found.actions[str(action)] = found.actions.get(str(action), 0) + int(n)
+        if action == "rejected":
+            found.rejected[str(reason) or "unknown"] = int(n)
+    return list(days.values())
+
+
+async def outbox_state(store: Store) -> OutboxState:
+    """Reflections waiting, since when, and how many were given up (all time)."""
+    row = await store.fetchone(
+        "SELECT count(*), min(created_at) FROM outbox WHERE status = 'pending'"
+    )
+    dropped = await store.fetchone("SELECT count(*) FROM outbox WHERE status = 'dropped'")
+    return OutboxState(
+        int(row[0]) if row else 0,
+        float(row[1]) if row and row[1] is not None else None,
+        int(dropped[0]) if dropped else 0,
+    )
+
+
+async def vectors_missing(store: Store) -> int:
+    """Memories with no vector at all (a stale vector is only known to the running indexer)."""
+    row = await store.fetchone(
+        "SELECT count(*) FROM memories m WHERE NOT EXISTS"
+        " (SELECT 1 FROM embeddings e WHERE e.memory_id = m.id)"
+    )
+    return int(row[0]) if row else 0
+
+
+async def language_fits(store: Store) -> list[LanguageFit]:
+    rows = await store.fetchall(
+        "SELECT model, language, fit, margin, threshold, measured_at FROM model_calibration"
+        " ORDER BY model, language"
+    )
+    return [
+        LanguageFit(str(r[0]), str(r[1]), bool(r[2]), float(r[3]), float(r[4]), float(r[5]))
+        for r in rows
+    ]
+
+
+async def token_fits(store: Store) -> list[TokenFit]:
+    rows = await store.fetchall(
+        "SELECT model, factor, samples, rejected, updated_at FROM token_calibration ORDER BY model"
+    )
+    return [TokenFit(str(r[0]), float(r[1]), int(r[2]), int(r[3]), float(r[4])) for r in rows]
+
+
+def _where_origin(origin: str | None) -> tuple[str, tuple[str, ...]]:
+    return ("WHERE m.origin = ?", (origin,)) if origin is not None else ("", ())
+
+
+async def ratio_histogram(store: Store, origin: str | None) -> list[int]:
+    """How many memories fall in each served/candidate ratio bin (memories that were never a
+    candidate have no ratio and are counted in RecallSplit)."""
+    where, params = _where_origin(origin)
+    rows = await store.fetchall(
+        f"SELECT min(CAST({RATIO} * {RATIO_BINS} AS INTEGER), {RATIO_BINS - 1}) AS bin, count(*)"
+        f" {MEMORY_FROM} {where} GROUP BY bin",
+        params,
+    )
+    bins = [0] * RATIO_BINS
+    for b, n in rows:
+        if b is not None:
+            bins[int(b)] = int(n)
+    return bins
+
+
+async def recall_split(store: Store, origin: str | None) -> RecallSplit:
+    where, params = _where_origin(origin)
+    row = await store.fetchone(
+        f"SELECT count(*), coalesce(sum({CANDIDATES} <= 0), 0), coalesce(sum({SERVED} = 0), 0),"
+        f" coalesce(sum({SERVED} > 0 AND {SEMANTIC} = 0), 0), coalesce(sum({SEMANTIC} > 0), 0)"
+        f" {MEMORY_FROM} {where}",
+        params,
+    )
+    return RecallSplit(*(int(v) for v in row)) if row else RecallSplit(0, 0, 0, 0, 0)
+
+
+async def never_served(store: Store, origin: str | None, *, limit: int) -> list[Memory]:
+    """The memories never served, oldest first."""
+    where, params = _where_origin(origin)
+    where = f"{where} AND" if where else "WHERE"
+    rows = await store.fetchall(
+        f"SELECT {MEMORY_COLUMNS} {MEMORY_FROM} {where} {SERVED} = 0"
+        " ORDER BY m.created_at, m.id LIMIT ?",
+        (*params, limit),
+    )
+    return [from_row(r) for r in rows]
+
+
+async def origins(store: Store) -> list[tuple[str, int]]:
+    """Where memories were learned (a server id, or 'dm'), with how many, most first."""
+    rows = await store.fetchall(
+        "SELECT origin, count(*) FROM memories GROUP BY origin ORDER BY count(*) DESC, origin"
+    )
+    return [(str(r[0]), int(r[1])) for r in rows]
+
+
+async def reasons_served(store: Store) -> dict[str, int]:
+    """Why the memories of the turns still kept (for /why) were selected: reason → count."""
+    rows = await store.fetchall("SELECT reason, count(*) FROM turn_selections GROUP BY reason")
+    return {str(r[0]): int(r[1]) for r in rows}
