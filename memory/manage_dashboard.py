@@ -30,7 +30,8 @@ from memory.write import state
 
 __all__ = [
     "DAY", "LanguageFit", "MemoryFilter", "OutboxState", "PersonRow", "RecallSplit",
-    "ReflectionDay", "Revision", "StateChange", "StoryRow", "TokenFit", "TurnDay", "TurnPlan",
+    "ReflectionDay", "Revision", "StateChange", "Store", "StoryRow", "TokenFit", "TurnDay",
+    "TurnPlan",
 ]  # fmt: skip
 
 # The overview's default range, and the longest one timings are kept for.
