@@ -17,6 +17,8 @@ HEIGHT = 200
 LEFT, BOTTOM, TOP = 48, 22, 22
 # Series colours: classes s0..s5 in the stylesheet.
 SERIES_CLASSES = 6
+# The width of a legend character at the ticks' 11px (a generous average, so labels never meet).
+LEGEND_CHAR = 6.5
 
 
 def _scale(top: float) -> float:
@@ -37,12 +39,15 @@ def _frame(label: str, top: float, unit: str, series: Sequence[str], body: list[
         el("text", f"{top:g}{unit}", x=LEFT - 4, y=TOP + 10, class_="tick", text_anchor="end"),
         el("text", f"0{unit}", x=LEFT - 4, y=TOP + plot_h, class_="tick", text_anchor="end"),
     ]
-    legend = [
-        el("g",
-           el("rect", x=LEFT + i * 130, y=4, width=10, height=10, class_=f"s{i % SERIES_CLASSES}"),
-           el("text", name, x=LEFT + i * 130 + 14, y=13, class_="tick"))
-        for i, name in enumerate(series)
-    ]  # fmt: skip
+    legend: list[Html] = []
+    x = float(LEFT)
+    for i, name in enumerate(series):
+        legend.append(el(
+            "g", el("rect", x=f"{x:.0f}", y=4, width=10, height=10,
+                    class_=f"s{i % SERIES_CLASSES}"),
+            el("text", name, x=f"{x + 14:.0f}", y=13, class_="tick"),
+        ))  # fmt: skip
+        x += 14 + LEGEND_CHAR * len(name) + 18
     return el(
         "svg", *axis, *legend, *body,
         viewBox=f"0 0 {WIDTH} {HEIGHT}", role="img", aria_label=label, class_="chart",

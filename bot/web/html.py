@@ -57,6 +57,12 @@ def table(head: Iterable[object], rows: Iterable[Iterable[object]], **attrs: obj
     )
 
 
+def pairs(rows: Iterable[tuple[object, object]], **attrs: object) -> Html:
+    """A two-column table of labels and values (no header row)."""
+    return el("table", el("tbody", *(el("tr", el("th", k, scope="row"), el("td", v))
+                                     for k, v in rows)), **attrs)  # fmt: skip
+
+
 def empty(text: str) -> Html:
     """What the page says where there is nothing yet: what would fill it."""
     return el("p", text, class_="empty")

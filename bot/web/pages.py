@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from bot.web import charts
-from bot.web.html import Html, ago, counts, el, empty, esc, link, ms, page, table, when
+from bot.web.html import Html, ago, counts, el, empty, esc, link, ms, page, pairs, table, when
 from memory import manage_dashboard as board
 from memory.indexer import IndexerStatus
 from memory.model import Memory
@@ -164,19 +164,19 @@ def _queue(o: board.Overview) -> Html:
         ("given up, by why (all time)", counts(o.reflection_drops)),
         ("failed attempts, by error (all time)", counts(o.reflection_failures)),
     ]
-    return Html(el("h2", "Reflection queue (outbox)") + table(("", ""), rows))
+    return Html(el("h2", "Reflection queue (outbox)") + pairs(rows))
 
 
 def _indexer(o: board.Overview, now: float) -> Html:
     head = el("h2", "Indexer")
     if o.indexer is None:
-        return Html(head + table(("", ""), [
+        return Html(head + pairs([
             ("memories without a vector", o.vectors_missing),
             ("indexer", "not running here (echo-bot web): stale vectors are counted by the "
                         "running bot's page"),
         ]))  # fmt: skip
     s = o.indexer
-    return Html(head + table(("", ""), [
+    return Html(head + pairs([
         ("vectors pending", s.pending),
         ("memories without a vector", o.vectors_missing),
         ("last pass", f"{when(s.last_run)} ({ago(s.last_run, now)})"),
