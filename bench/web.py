@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 import httpx
-from aiohttp import web
 
 from bot.web.pages import View
 from bot.web.server import build_app

@@ -16,6 +16,7 @@ from memory.model import Memory, Turn
 from memory.store import context, counters, dashboard, dashboard_detail, erasure, history, privacy
 from memory.store.dashboard import (
     LanguageFit,
+    Latency,
     OutboxState,
     RecallSplit,
     ReflectionDay,
@@ -29,7 +30,7 @@ from memory.store.timings import DAY, TIMINGS_DAYS, TurnPlan
 from memory.write import state
 
 __all__ = [
-    "DAY", "LanguageFit", "MemoryFilter", "OutboxState", "PersonRow", "RecallSplit",
+    "DAY", "LanguageFit", "Latency", "MemoryFilter", "OutboxState", "PersonRow", "RecallSplit",
     "ReflectionDay", "Revision", "StateChange", "Store", "StoryRow", "TokenFit", "TurnDay",
     "TurnPlan",
 ]  # fmt: skip
@@ -49,8 +50,8 @@ class Overview:
     since: float
     until: float
     turn_days: list[TurnDay]
-    # Per day: the latencies of its answered turns (ms), sorted.
-    latencies: dict[str, list[float]]
+    # Reply latency percentiles per day, and over the whole range under "" (none: no turn).
+    latencies: dict[str, Latency]
     reflection_days: list[ReflectionDay]
     outbox: OutboxState
     # The running indexer's own status, or None when the page runs apart from the bot.
@@ -63,10 +64,6 @@ class Overview:
     reflection_drops: dict[str, int]
     reflection_failures: dict[str, int]
 
-    @property
-    def all_latencies(self) -> list[float]:
-        return sorted(ms for day in self.latencies.values() for ms in day)
-
 
 async def overview(
     store: Store, *, days: int = DEFAULT_DAYS, indexer: IndexerStatus | None = None,
@@ -77,11 +74,12 @@ async def overview(
     days = max(1, min(MAX_DAYS, days))
     since = (until // DAY - (days - 1)) * DAY
     named = await counters.read_all(store)
+    turn_days, latencies = await dashboard.turn_timings(store, since)
     return Overview(
         since=since,
         until=until,
-        turn_days=await dashboard.turn_days(store, since),
-        latencies=await dashboard.latencies(store, since),
+        turn_days=turn_days,
+        latencies={x.day: x for x in latencies},
         reflection_days=await dashboard.reflection_days(store, since),
         outbox=await dashboard.outbox_state(store),
         indexer=indexer,
@@ -98,14 +96,6 @@ def _prefixed(named: dict[str, int], prefix: str) -> dict[str, int]:
     return {k.removeprefix(prefix): v for k, v in named.items() if k.startswith(prefix)}
 
 
-def percentile(sorted_values: list[float], share: float) -> float | None:
-    """The nearest-rank percentile of sorted values (None for none)."""
-    if not sorted_values:
-        return None
-    rank = max(1, -(-int(share * 1000) * len(sorted_values) // 1000))
-    return sorted_values[min(rank, len(sorted_values)) - 1]
-
-
 @dataclass(frozen=True, slots=True)
 class Health:
     origin: str | None
@@ -118,11 +108,12 @@ class Health:
 
 async def health(store: Store, *, origin: str | None = None) -> Health:
     """The memories' counters, for one place (a server id, or 'dm') or for everyone."""
+    bins, split = await dashboard.served_ratios(store, origin)
     return Health(
         origin=origin,
         origins=await dashboard.origins(store),
-        ratio_bins=await dashboard.ratio_histogram(store, origin),
-        split=await dashboard.recall_split(store, origin),
+        ratio_bins=bins,
+        split=split,
         never_served=await dashboard.never_served(store, origin, limit=PAGE_ROWS),
         reasons=await dashboard.reasons_served(store),
     )

@@ -64,13 +64,13 @@ async def overview(view: View, params: Mapping[str, str]) -> Html:
     by_day = {d.day: d for d in o.turn_days}
     answered = sum(d.turns for d in o.turn_days)
     degraded = sum(sum(d.degraded.values()) for d in o.turn_days)
-    everything = o.all_latencies
+    everything = o.latencies.get("")
     cards = el(
         "div",
         card(answered, "answered turns"),
         card(degraded, "degraded turns"),
-        card(ms(board.percentile(everything, 0.5)), "reply latency p50"),
-        card(ms(board.percentile(everything, 0.95)), "reply latency p95"),
+        card(ms(everything.p50 if everything else None), "reply latency p50"),
+        card(ms(everything.p95 if everything else None), "reply latency p95"),
         card(o.outbox.pending, "reflections waiting"),
         card(ago(o.outbox.oldest_pending_at, now), "oldest waiting since"),
         card(o.erasures_pending, "erasures pending"),
@@ -91,12 +91,12 @@ async def overview(view: View, params: Mapping[str, str]) -> Html:
             ("day", "turns", "degraded (why)", "latency p50", "latency p95"),
             [
                 (d.day, d.turns, counts(d.degraded),
-                 ms(board.percentile(o.latencies.get(d.day, []), 0.5)),
-                 ms(board.percentile(o.latencies.get(d.day, []), 0.95)))
+                 ms(o.latencies[d.day].p50 if d.day in o.latencies else None),
+                 ms(o.latencies[d.day].p95 if d.day in o.latencies else None))
                 for d in reversed(o.turn_days)
             ],
         ))  # fmt: skip
-        latency_points = [(day[5:], _latency_points(o.latencies.get(day, []))) for day in every_day]
+        latency_points = [(day[5:], _latency_points(o.latencies.get(day))) for day in every_day]
         turns.append(charts.figure(
             charts.lines("Reply latency per day, p50 and p95", latency_points, ["p50", "p95"],
                          unit=" ms"),
@@ -121,9 +121,8 @@ def _turn_counts(day: board.TurnDay | None) -> dict[str, int]:
     return {"": day.turns - sum(day.degraded.values()), **day.degraded}
 
 
-def _latency_points(values: list[float]) -> dict[str, float]:
-    p50, p95 = board.percentile(values, 0.5), board.percentile(values, 0.95)
-    return {} if p50 is None or p95 is None else {"p50": p50, "p95": p95}
+def _latency_points(day: board.Latency | None) -> dict[str, float]:
+    return {} if day is None else {"p50": day.p50, "p95": day.p95}
 
 
 def _reflections(o: board.Overview, every_day: list[str]) -> Html:

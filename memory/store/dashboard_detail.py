@@ -117,15 +117,24 @@ async def person_memories(
         where.append("instr(lower(m.text), lower(?)) > 0")
         params.append(chosen.text)
     clause = " AND ".join(where)
-    total = await store.fetchone(f"SELECT count(*) {MEMORY_FROM} WHERE {clause}", params)
+    # The counters' joins only when a filter or the order reads them; the page's ids first,
+    # then their rows: sorting 50k whole rows (texts) cost 250 ms, their ids 10 (bench/web.py).
     order = MEMORY_ORDERS.get(chosen.order, "m.id")
+    joins = MEMORY_FROM if chosen.never_served or not order.startswith("m.") else "FROM memories m"
+    total = await store.fetchone(f"SELECT count(*) {joins} WHERE {clause}", params)
     direction = "DESC" if chosen.descending else "ASC"
-    rows = await store.fetchall(
-        f"SELECT {MEMORY_COLUMNS} {MEMORY_FROM} WHERE {clause}"
+    ids = await store.fetchall(
+        f"SELECT m.id {joins} WHERE {clause}"
         f" ORDER BY {order} {direction}, m.id {direction} LIMIT ? OFFSET ?",
         (*params, chosen.limit, chosen.offset),
     )
-    return [from_row(r) for r in rows], int(total[0]) if total else 0
+    rank = {int(r[0]): i for i, r in enumerate(ids)}
+    rows = await store.fetchall(
+        f"SELECT {MEMORY_COLUMNS} {MEMORY_FROM} WHERE m.id IN ({', '.join('?' * len(rank))})",
+        list(rank),
+    ) if rank else []  # fmt: skip
+    found = sorted((from_row(r) for r in rows), key=lambda m: rank[m.id])
+    return found, int(total[0]) if total else 0
 
 
 async def recent_turns(

@@ -127,7 +127,7 @@ async def test_a_degraded_turn_is_counted_with_its_reason(
     assert reply is not None and reply.recall.degraded
     o = await manage_dashboard.overview(store)
     assert [(d.turns, d.degraded) for d in o.turn_days] == [(2, {"embedding": 1})]
-    assert len(o.all_latencies) == 2
+    assert o.latencies[""].p50 <= o.latencies[""].p95
 
 
 @given(st.text())
