@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from memory.model import Memory
 from memory.store.db import Store
 from memory.store.memories import MEMORY_COLUMNS, MEMORY_FROM, from_row
+from memory.store.timings import DAY, bucket_top
 
 # The candidate count of a memory and its served ratio, on the aliases of MEMORY_FROM.
 CANDIDATES = "(coalesce(b.turns, 0) - coalesce(c.candidate_base, 0))"
 SERVED = "coalesce(c.served, 0)"
 SEMANTIC = "coalesce(c.semantic, 0)"
 RATIO = f"(CASE WHEN {CANDIDATES} > 0 THEN min(1.0, {SERVED} * 1.0 / {CANDIDATES}) END)"
-DAY = 86_400
 # The proleptic ordinal of 1970-01-01: a Unix day number plus this is a date's ordinal.
 EPOCH = datetime.date(1970, 1, 1).toordinal()
 # Bins of the served/candidate histogram: [0, 0.1), [0.1, 0.2) ... [0.9, 1.0].
@@ -100,37 +100,40 @@ class RecallSplit:
 
 async def turn_timings(store: Store, since: float) -> tuple[list[TurnDay], list[Latency]]:
     """Answered turns per day since `since` (degraded ones by why), and their reply latency
-    percentiles: over the whole range first (day ""), then per day.
-
-    One plain scan, grouped and sorted here: 30k timings through SQLite's date() and window
-    functions took 130-190 ms, as raw rows 35 (bench/web.py)."""
+    percentiles (within 5%): over the whole range first (day ""), then per day."""
     rows = await store.fetchall(
-        "SELECT at, latency_ms, degraded FROM turn_timings WHERE at >= ?", (since,)
+        "SELECT day, degraded, bucket, turns FROM turn_days WHERE day >= ? ORDER BY day, bucket",
+        (int(since // DAY),),
     )
-    by_day: dict[int, list[float]] = defaultdict(list)
+    buckets: dict[int, Counter[int]] = defaultdict(Counter)
     why: dict[int, Counter[str]] = defaultdict(Counter)
-    for at, latency, degraded in rows:
-        day = int(at // DAY)
-        by_day[day].append(float(latency))
+    for day, degraded, number, turns in rows:
+        buckets[int(day)][int(number)] += int(turns)
         if degraded:
-            why[day][str(degraded)] += 1
-    days = sorted(by_day)
+            why[int(day)][str(degraded)] += int(turns)
+    days = sorted(buckets)
     names = {d: datetime.date.fromordinal(EPOCH + d).isoformat() for d in days}
-    counted = [TurnDay(names[d], len(by_day[d]), dict(why[d])) for d in days]
-    everything = sorted(ms for d in days for ms in by_day[d])
+    counted = [TurnDay(names[d], sum(buckets[d].values()), dict(why[d])) for d in days]
+    everything = sum(buckets.values(), Counter[int]())
     latencies = [_latency("", everything)] if everything else []
-    latencies += [_latency(names[d], sorted(by_day[d])) for d in days]
+    latencies += [_latency(names[d], buckets[d]) for d in days]
     return counted, latencies
 
 
-def _latency(day: str, ordered: list[float]) -> Latency:
-    return Latency(day, nearest_rank(ordered, 0.50), nearest_rank(ordered, 0.95))
+def _latency(day: str, counts: Counter[int]) -> Latency:
+    return Latency(day, percentile(counts, 0.50), percentile(counts, 0.95))
 
 
-def nearest_rank(ordered: list[float], share: float) -> float:
-    """The nearest-rank percentile of sorted, non-empty values: the smallest value with at
-    least `share` of the values at or below it."""
-    return ordered[max(1, math.ceil(round(share * len(ordered), 9))) - 1]
+def percentile(counts: Counter[int], share: float) -> float:
+    """The nearest-rank percentile of turns counted by latency bucket, as its bucket's upper
+    edge: the exact value is at most 5% below it."""
+    rank = max(1, math.ceil(round(share * sum(counts.values()), 9)))
+    seen = 0
+    for number in sorted(counts):
+        seen += counts[number]
+        if seen >= rank:
+            return bucket_top(number)
+    raise ValueError("no turn counted")
 
 
 async def reflection_days(store: Store, since: float) -> list[ReflectionDay]:

@@ -438,15 +438,17 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (
         17,
         """
-        -- What each answered turn cost, and why it ran degraded: the operator's page reads
-        -- turns per day and reply latency from it. No person, no text; kept TIMINGS_DAYS days.
-        CREATE TABLE turn_timings (
-            id INTEGER PRIMARY KEY,
-            at REAL NOT NULL,
-            latency_ms REAL NOT NULL CHECK (latency_ms >= 0),
-            degraded TEXT NOT NULL DEFAULT '' CHECK (degraded IN ('', 'embedding', 'vectors'))
-        );
-        CREATE INDEX turn_timings_by_at ON turn_timings (at);
+        -- Answered turns per UTC day (a Unix day number), by why they ran degraded and by
+        -- reply latency bucket (bucket b: from 1.05^b ms to 1.05^(b+1) ms): the operator's page
+        -- reads turns per day and latency percentiles from a few hundred rows whatever the
+        -- traffic. No person, no text; kept TIMING_DAYS days.
+        CREATE TABLE turn_days (
+            day INTEGER NOT NULL,
+            degraded TEXT NOT NULL CHECK (degraded IN ('', 'embedding', 'vectors')),
+            bucket INTEGER NOT NULL CHECK (bucket >= 0),
+            turns INTEGER NOT NULL CHECK (turns > 0),
+            PRIMARY KEY (day, degraded, bucket)
+        ) WITHOUT ROWID;
 
         -- The context plan of a recorded turn: each block's kind, key, status, reason and
         -- tokens (ids only, no text); it goes with its turn.

@@ -1,24 +1,26 @@
 """What each turn cost and how its prompt was planned, for the operator's page.
 
-`turn_timings` holds one row per answered turn (when, how long, why degraded) and nothing about
-the person: it outlives the turns pruned for /why, and is itself kept `TIMINGS_DAYS`.
-`turn_plans` holds the context plan of a recorded turn (block kinds, keys, statuses, reasons,
-tokens; never a text) and goes with its turn.
+`turn_days` counts answered turns per UTC day, by why they ran degraded and by latency bucket
+(5% wide: a percentile read from it is within 5% of the exact one), and nothing about the person:
+it outlives the turns pruned for /why and is kept `TIMINGS_DAYS`; reading a month of it costs the
+same at ten turns a day as at ten thousand. `turn_plans` holds the context plan of a recorded
+turn (block kinds, keys, statuses, reasons, tokens; never a text) and goes with its turn.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.store.db import Store, Tx
 
-# The overview shows up to a month; older timings are deleted by the turns that follow.
+# The overview shows up to a month; older days are deleted by the turns that follow.
 TIMINGS_DAYS = 31
-# Old timings are pruned on one turn in this many, to keep the statement off most turns.
-PRUNE_EVERY = 64
 DAY = 86_400.0
+# Latency bucket b holds the turns from GROWTH**b ms to GROWTH**(b + 1) ms (under 1 ms: 0).
+GROWTH = 1.05
 
 # Why a turn ran degraded (the CHECK of migration 17 lists the same words).
 EMBEDDING = "embedding"  # the turn's own embedding did not come (timeout, server error)
@@ -57,13 +59,18 @@ async def record(
     plan: TurnPlan | None,
     now: float,
 ) -> None:
-    """Record a turn's timing, and its plan when the turn itself was recorded."""
+    """Count an answered turn in its day (latency, why degraded); record its plan when the turn
+    itself was recorded."""
 
     async def run(tx: Tx) -> None:
-        row_id = await tx.execute(
-            "INSERT INTO turn_timings (at, latency_ms, degraded) VALUES (?, ?, ?)",
-            (now, max(0.0, latency_ms), degraded),
+        day = int(now // DAY)
+        await tx.execute(
+            "INSERT INTO turn_days (day, degraded, bucket, turns) VALUES (?, ?, ?, 1)"
+            " ON CONFLICT (day, degraded, bucket) DO UPDATE SET turns = turns + 1",
+            (day, degraded, bucket(latency_ms)),
         )
+        # A seek on the primary key: nothing to delete on all but one turn a day.
+        await tx.execute("DELETE FROM turn_days WHERE day < ?", (day - TIMINGS_DAYS,))
         if plan is not None and turn_id > 0:
             await tx.execute(
                 "INSERT OR REPLACE INTO turn_plans"
@@ -72,10 +79,18 @@ async def record(
                 (turn_id, max(0.0, latency_ms), plan.strategy, plan.tokens, plan.budget,
                  _blocks_json(plan.blocks), turn_id),
             )  # fmt: skip
-        if row_id % PRUNE_EVERY == 0:
-            await tx.execute("DELETE FROM turn_timings WHERE at < ?", (now - TIMINGS_DAYS * DAY,))
 
     await store.transact(run)
+
+
+def bucket(latency_ms: float) -> int:
+    """The latency bucket of a turn that took `latency_ms`."""
+    return 0 if latency_ms < GROWTH else int(math.log(latency_ms) / math.log(GROWTH))
+
+
+def bucket_top(number: int) -> float:
+    """The upper edge of a latency bucket (ms): a percentile read from buckets is given as this."""
+    return float(GROWTH ** (number + 1))
 
 
 def _blocks_json(blocks: Sequence[PlannedBlock]) -> str:

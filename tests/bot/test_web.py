@@ -251,7 +251,7 @@ async def test_pages_load_while_turns_run(
 
     *_, statuses = await asyncio.gather(*(talk(u) for u in range(100, 112)), read())
     assert set(statuses) == {200}
-    timed = await store.fetchone("SELECT count(*) FROM turn_timings")
+    timed = await store.fetchone("SELECT sum(turns) FROM turn_days")
     # Every turn still kept (older ones are pruned for /why) has its plan, its plan only.
     kept = await store.fetchone(
         "SELECT count(*), count(p.turn_id) FROM turns t LEFT JOIN turn_plans p"
