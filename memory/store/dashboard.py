@@ -137,17 +137,15 @@ def percentile(counts: Counter[int], share: float) -> float:
 
 
 async def reflection_days(store: Store, since: float) -> list[ReflectionDay]:
-    """The outcomes of the reflections applied since `since`, per day."""
+    """What the reflections applied since the day of `since` did, per day."""
     rows = await store.fetchall(
-        "SELECT date(a.applied_at, 'unixepoch') AS day, json_extract(o.value, '$.action'),"
-        " coalesce(json_extract(o.value, '$.reason'), ''), count(*)"
-        " FROM applied_exchanges a, json_each(a.report, '$.outcomes') o"
-        " WHERE a.applied_at >= ? GROUP BY 1, 2, 3 ORDER BY 1",
-        (since,),
+        "SELECT day, action, reason, candidates FROM reflection_days WHERE day >= ? ORDER BY day",
+        (int(since // DAY),),
     )
-    days: dict[str, ReflectionDay] = {}
+    days: dict[int, ReflectionDay] = {}
     for day, action, reason, n in rows:
-        found = days.setdefault(str(day), ReflectionDay(str(day), {}, {}))
+        name = datetime.date.fromordinal(EPOCH + int(day)).isoformat()
+        found = days.setdefault(int(day), ReflectionDay(name, {}, {}))
         found.actions[str(action)] = found.actions.get(str(action), 0) + int(n)
         if action == "rejected":
             found.rejected[str(reason) or "unknown"] = int(n)

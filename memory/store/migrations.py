@@ -450,6 +450,24 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
             PRIMARY KEY (day, degraded, bucket)
         ) WITHOUT ROWID;
 
+        -- What reflections did with their candidate memories per UTC day (a Unix day number):
+        -- created, merged, absorbed, or rejected (with the reason). Filled from the reports of
+        -- the reflections applied so far, then counted as each one is applied.
+        CREATE TABLE reflection_days (
+            day INTEGER NOT NULL,
+            action TEXT NOT NULL CHECK (action IN ('created', 'merged', 'absorbed', 'rejected')),
+            reason TEXT NOT NULL,
+            candidates INTEGER NOT NULL CHECK (candidates > 0),
+            PRIMARY KEY (day, action, reason)
+        ) WITHOUT ROWID;
+        INSERT INTO reflection_days (day, action, reason, candidates)
+            SELECT CAST(a.applied_at / 86400 AS INTEGER), json_extract(o.value, '$.action'),
+                coalesce(json_extract(o.value, '$.reason'), ''), count(*)
+            FROM applied_exchanges a, json_each(a.report, '$.outcomes') o
+            WHERE json_extract(o.value, '$.action')
+                IN ('created', 'merged', 'absorbed', 'rejected')
+            GROUP BY 1, 2, 3;
+
         -- The context plan of a recorded turn: each block's kind, key, status, reason and
         -- tokens (ids only, no text); it goes with its turn.
         CREATE TABLE turn_plans (
@@ -461,9 +479,8 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
             decisions TEXT NOT NULL CHECK (json_valid(decisions) AND json_type(decisions) = 'array')
         );
 
-        -- The operator's page at 100k memories: reflections by day, a person's last name seen,
-        -- the never-served memories oldest first.
-        CREATE INDEX applied_exchanges_by_time ON applied_exchanges (applied_at);
+        -- The operator's page at 100k memories: a person's last name seen, the never-served
+        -- memories oldest first.
         CREATE INDEX messages_by_user ON messages (user_id, id) WHERE user_id IS NOT NULL;
         CREATE INDEX memories_by_created ON memories (created_at, id);
         """,

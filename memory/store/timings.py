@@ -5,12 +5,14 @@
 it outlives the turns pruned for /why and is kept `TIMINGS_DAYS`; reading a month of it costs the
 same at ten turns a day as at ten thousand. `turn_plans` holds the context plan of a recorded
 turn (block kinds, keys, statuses, reasons, tokens; never a text) and goes with its turn.
+`reflection_days` counts what the reflections applied each day did with their candidates.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,6 +20,8 @@ from memory.store.db import Store, Tx
 
 # The overview shows up to a month; older days are deleted by the turns that follow.
 TIMINGS_DAYS = 31
+# Reflections per day are kept longer: the backfill of migration 17 brings a year at most.
+KEPT_DAYS = 366
 DAY = 86_400.0
 # Latency bucket b holds the turns from GROWTH**b ms to GROWTH**(b + 1) ms (under 1 ms: 0).
 GROWTH = 1.05
@@ -81,6 +85,19 @@ async def record(
             )  # fmt: skip
 
     await store.transact(run)
+
+
+async def count_reflection(tx: Tx, outcomes: Sequence[tuple[str, str]], *, now: float) -> None:
+    """Count what one applied reflection did with its candidates (action, rejection reason or
+    "") in its UTC day."""
+    amounts = Counter(outcomes)
+    await tx.executemany(
+        "INSERT INTO reflection_days (day, action, reason, candidates) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (day, action, reason) DO UPDATE SET"
+        " candidates = candidates + excluded.candidates",
+        [(int(now // DAY), action, reason, n) for (action, reason), n in sorted(amounts.items())],
+    )
+    await tx.execute("DELETE FROM reflection_days WHERE day < ?", (int(now // DAY) - KEPT_DAYS,))
 
 
 def bucket(latency_ms: float) -> int:

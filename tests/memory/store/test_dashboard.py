@@ -4,8 +4,10 @@ turns per day, a person's memories filtered, ordered and paged."""
 from __future__ import annotations
 
 import datetime
+import json
 import random
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -116,3 +118,32 @@ async def test_a_persons_memories_are_ordered_filtered_and_paged_like_brute_forc
                     pages += [m.id for m in found]
                 assert pages == [m.id for m in chosen], (order, descending, never, text)
     assert len(everything) == 40
+
+
+async def test_reflections_applied_before_schema_17_are_counted_per_day(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    rng = random.Random(3)
+    outcomes = [("created", None), ("merged", None), ("absorbed", None),
+                ("rejected", "low_confidence"), ("rejected", "about_character")]  # fmt: skip
+    reports = []
+    async with await Store.open(path, migrate_to=14) as old:
+        for i in range(60):
+            at = NOW - rng.randint(0, 5) * DAY
+            chosen = rng.choices(outcomes, k=rng.randint(0, 4))
+            reports.append((at, chosen))
+            report = json.dumps({"outcomes": [{"action": a, "reason": r, "memory_id": None}
+                                              for a, r in chosen], "dropped": []})  # fmt: skip
+            await old.transact(lambda tx, i=i, at=at, report=report: tx.execute(
+                "INSERT INTO applied_exchanges (exchange_id, applied_at, report) VALUES (?, ?, ?)",
+                (f"x{i}", at, report)))  # fmt: skip
+    async with await Store.open(path) as store:
+        found = await dashboard.reflection_days(store, NOW - 10 * DAY)
+    expected: dict[str, Counter[str]] = {}
+    for at, chosen in reports:
+        day = datetime.datetime.fromtimestamp(at, datetime.UTC).date().isoformat()
+        expected.setdefault(day, Counter()).update(a for a, _ in chosen)
+    assert {d.day: dict(d.actions) for d in found} == {
+        day: dict(c) for day, c in expected.items() if c
+    }
+    rejected = Counter(r for _, chosen in reports for a, r in chosen if a == "rejected")
+    assert sum((Counter(d.rejected) for d in found), Counter()) == rejected
