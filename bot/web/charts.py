@@ -14,7 +14,7 @@ from bot.web.html import Html, el, esc
 WIDTH = 640
 HEIGHT = 200
 # Room for the axis labels: left (values), bottom (categories), top (legend).
-LEFT, BOTTOM, TOP = 48, 22, 22
+LEFT, BOTTOM, TOP = 64, 22, 22
 # Series colours: classes s0..s5 in the stylesheet.
 SERIES_CLASSES = 6
 # The width of a legend character at the ticks' 11px (a generous average, so labels never meet).
