@@ -296,8 +296,10 @@ class Engine:
         )  # fmt: skip
         # Written before the turn ends, so this person's next message, waiting in their line,
         # comes after this reply in the history.
-        await self._write_exchange(exchange)
-        await self._record_timing(recall, plan, (time.monotonic() - started) * 1000.0)
+        if await self._write_exchange(exchange):
+            await self._record_timing(recall, plan, (time.monotonic() - started) * 1000.0)
+        else:  # the database refused the exchange: the reply must not wait on it twice
+            log.info("timing of the turn on %s not recorded", message.source_id)
         greeting = await self._deliver_greeting(message)
         return Reply(answer, message.source_id, recall, greeting, cut)
 
@@ -367,11 +369,14 @@ class Engine:
         )  # fmt: skip
         return row, greeting
 
-    async def _write_exchange(self, exchange: Exchange) -> None:
+    async def _write_exchange(self, exchange: Exchange) -> bool:
         """Store the reply and queue the reflection; keep the exchange for a later flush if
-        the database refuses it. Never raises: the reply goes out whatever happens here."""
-        if await self._stored(exchange) is None:
+        the database refuses it (then False). Never raises: the reply goes out whatever
+        happens here."""
+        stored = await self._stored(exchange)
+        if stored is None:
             self._wait_for_database(exchange)
+        return bool(stored)
 
     async def _stored(self, exchange: Exchange) -> bool | None:
         """Write one exchange: True when written, None when the database refused it (busy,

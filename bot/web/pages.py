@@ -79,7 +79,10 @@ async def overview(view: View, params: Mapping[str, str]) -> Html:
     turns: list[Html] = [el("h2", "Turns per day")]
     if answered:
         points = [
-            (day[5:], {DEGRADED[k]: float(v) for k, v in _turn_counts(by_day.get(day)).items()})
+            (
+                day[5:],
+                {DEGRADED.get(k, k): float(v) for k, v in _turn_counts(by_day.get(day)).items()},
+            )
             for day in every_day
         ]
         turns.append(charts.figure(

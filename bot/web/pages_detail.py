@@ -150,10 +150,7 @@ def _select(name: str, chosen: str | None, values: Sequence[str], *, blank: bool
 
 
 async def turns(view: View, params: Mapping[str, str]) -> Html:
-    raw = params.get("user") or ""
-    if raw and not raw.isdigit():
-        raise BadParameter("user is a person id")
-    user_id = int(raw) if raw else None
+    user_id = number(params, "user", 0, 1, 2**63 - 1) or None  # a person id (SQLite's range)
     found = await board.recent_turns(view.store, user_id=user_id)
     who = "everyone" if user_id is None else f"person {user_id}"
     covers = (f"The last {board.TURNS_SHOWN} turns recorded, for {who} (kept: the last 20 per "
