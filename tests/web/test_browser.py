@@ -8,6 +8,7 @@ screenshots under bench/results/web/.
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import shutil
 import socket
@@ -58,12 +59,25 @@ def _free_port() -> int:
 
 
 def _shot(browser: Any, name: str) -> None:
-    """A screenshot of the whole page."""
-    height = browser.execute_script("return document.documentElement.scrollHeight")
-    browser.set_window_size(1280, min(max(900, int(height) + 40), 6000))
+    """A screenshot of the whole page, beyond the window (Chromium's DevTools protocol)."""
+    size = browser.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
+    shot = browser.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1},
+    })  # fmt: skip
     SHOTS.mkdir(parents=True, exist_ok=True)
-    browser.save_screenshot(str(SHOTS / f"{name}.png"))
-    browser.set_window_size(1280, 900)
+    (SHOTS / f"{name}.png").write_bytes(base64.b64decode(shot["data"]))
+
+
+def _go(browser: Any, click: Any) -> None:
+    """Click a link or a button and wait for the next page (its elements replace these)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = browser.find_element(By.TAG_NAME, "html")
+    click.click()
+    WebDriverWait(browser, 10).until(expected_conditions.staleness_of(old))
 
 
 async def test_each_page_as_a_person_sees_it(
@@ -104,30 +118,30 @@ async def test_each_page_as_a_person_sees_it(
             driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
         def health() -> None:
-            driver.find_element(By.LINK_TEXT, "Memory health").click()
+            _go(driver, driver.find_element(By.LINK_TEXT, "Memory health"))
             never = driver.find_element(By.CSS_SELECTOR, "table.never-served").text
             assert NEVER_SERVED in never and "Félix" not in never
             _shot(driver, "health")
 
         def person() -> None:
-            driver.find_element(By.LINK_TEXT, "People").click()
-            driver.find_element(By.LINK_TEXT, str(MARIE)).click()
+            _go(driver, driver.find_element(By.LINK_TEXT, "People"))
+            _go(driver, driver.find_element(By.LINK_TEXT, str(MARIE)))
             memories = driver.find_element(By.CSS_SELECTOR, "table.memories").text
             assert MARKUP in memories  # shown as text
             with pytest.raises(NoAlertPresentException):
                 driver.switch_to.alert.text  # noqa: B018 — nothing ran
             _shot(driver, "person")
             driver.find_element(By.NAME, "q").send_keys("piano")
-            driver.find_element(By.CSS_SELECTOR, "form.filters button").click()
+            _go(driver, driver.find_element(By.CSS_SELECTOR, "form.filters button"))
             filtered = driver.find_element(By.CSS_SELECTOR, "table.memories").text
             assert "Joue du piano le dimanche" in filtered and "Félix" not in filtered
             driver.find_element(By.NAME, "q").clear()
-            driver.find_element(By.CSS_SELECTOR, "form.filters button").click()
-            driver.find_element(By.PARTIAL_LINK_TEXT, "served ratio").click()
+            _go(driver, driver.find_element(By.CSS_SELECTOR, "form.filters button"))
+            _go(driver, driver.find_element(By.PARTIAL_LINK_TEXT, "served ratio"))
             assert "sort=ratio" in driver.current_url
 
         def turns() -> None:
-            driver.find_element(By.LINK_TEXT, "Turns").click()
+            _go(driver, driver.find_element(By.LINK_TEXT, "Turns"))
             newest = driver.find_element(By.CSS_SELECTOR, "details.turn[open]")
             assert f"Turn #{scripted.why.id}" in newest.text
             rows = newest.find_elements(By.CSS_SELECTOR, "table.selected tbody tr")
@@ -139,8 +153,8 @@ async def test_each_page_as_a_person_sees_it(
             _shot(driver, "turns")
 
         def story() -> None:
-            driver.find_element(By.LINK_TEXT, "Stories").click()
-            driver.find_element(By.LINK_TEXT, str(STORY)).click()
+            _go(driver, driver.find_element(By.LINK_TEXT, "Stories"))
+            _go(driver, driver.find_element(By.LINK_TEXT, str(STORY)))
             assert "Félix est le chat de Marie" in text()
             assert "Les chats roux ont du caractère" in text()
             _shot(driver, "story")
