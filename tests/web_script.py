@@ -25,14 +25,14 @@ STORY, ORIGIN = 10, "111"
 NEVER_SERVED = "Déteste les brocolis"
 MARKUP = '<script>alert("mémoire")</script> aime le jazz'
 
-# The reflection each message makes (found by a word of the exchange).
+# The reflection each message makes (found by words of that message only).
 REFLECTIONS: dict[str, dict[str, Any]] = {
-    "piano": {
+    "Je joue aussi du piano": {
         "memories": [{"text": "Joue du piano le dimanche", "kind": "fact", "scope": "global",
                       "confidence": 0.9}],
         "summary": "Marie joue du piano.",
     },
-    "Félix": {
+    "qui s'appelle Félix": {
         "memories": [{"text": "A un chat roux nommé Félix", "kind": "fact", "scope": "story",
                       "confidence": 0.95},
                      {"text": "Le personnage est gentil", "kind": "fact", "scope": "global",
@@ -51,9 +51,11 @@ def reply(payload: dict[str, Any]) -> str:
     if "format" not in payload:
         return "D'accord, je retiens."
     exchange = payload["messages"][-1]["content"]
-    for word, reflection in REFLECTIONS.items():
-        if word in exchange:
+    for words, reflection in REFLECTIONS.items():
+        if words in exchange:
             return json.dumps(reflection, ensure_ascii=False)
+    if "souviens de mon chat" in exchange:  # the same memory again: absorbed
+        return json.dumps(REFLECTIONS["qui s'appelle Félix"], ensure_ascii=False)
     return json.dumps({"memories": [], "summary": "Une conversation."})
 
 

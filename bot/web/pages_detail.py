@@ -275,7 +275,7 @@ async def story(view: View, params: Mapping[str, str], story_id: int) -> Html:
         body.append(table(("field", "moved by", "when", "from"),
                           [(c.field, f"{c.delta:+g}", when(c.at), who(c.user_id))
                            for c in s.state_changes]))  # fmt: skip
-    body.append(el("h2", "Former summaries"))
+    body.append(el("h2", "Summaries written, latest first"))
     body.append(table(("written", "summary"),
                       [(when(r.at), el("span", r.summary, class_="memory-text"))
                        for r in s.revisions])

@@ -122,9 +122,9 @@ async def test_the_overview_shows_turns_latency_reflections_and_calibration(
     assert re.search(r"\b4\s+answered turns", text)  # the four messages of the script
     assert "reply latency p50" in text and re.search(r"\d+ ms\s+reply latency p95", text)
     assert "<svg" in body and 'role="img"' in body
-    # The script's reflections: 3 memories created, Félix's absorbed once, one candidate under
-    # the confidence floor rejected.
-    assert re.search(r"2\d{3}-\d\d-\d\d\s+3\s+0\s+1\s+1\s+low_confidence 1", text)
+    # The script's reflections: Félix and the piano created; Félix again absorbed; the
+    # candidate under the confidence floor rejected both times.
+    assert re.search(r"2\d{3}-\d\d-\d\d\s+2\s+0\s+1\s+2\s+low_confidence 2", text)
     assert re.search(r"\bm\s+\d\.\d{3}\s+4\s+0\b", text)  # estimator of chat model "m"
     assert "echo-bot calibrate" in text  # never calibrated: says what would fill it
     assert "The last 14 days (UTC)" in text
@@ -185,7 +185,7 @@ async def test_stories_show_summary_anchors_positions_and_state(
     text = _text(body)
     assert "Félix est le chat de Marie" in text
     assert "Les chats roux ont du caractère" in text
-    assert "mood" in text and "Former summaries" in text
+    assert "mood" in text and "Summaries written, latest first" in text
 
 
 async def test_an_empty_database_says_what_would_fill_each_page(
