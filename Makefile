@@ -124,3 +124,14 @@ $(LOAD_STAMP): $(STAMP)
 
 bench-load: $(LOAD_STAMP)
 	$(PY) -m bench.load
+
+# The operator's page in a real browser: headless Chromium from Debian's packages (apt-get install
+# chromium chromium-driver); screenshots land in bench/results/web/. Not in `make test`.
+.PHONY: test-web bench-web
+test-web: $(STAMP)
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { echo "test-web needs chromium and chromedriver: apt-get install -y chromium chromium-driver"; exit 1; }
+	ECHO_BROWSER=1 $(VENV)/bin/pytest -p no:cacheprovider tests/web
+
+# Page load of the operator's page at 100k memories (overview, a person's page); matplotlib plot.
+bench-web: $(LOAD_STAMP)
+	$(PY) -m bench.web

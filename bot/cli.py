@@ -69,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     command("reindex", "embed every memory whose vector is missing or stale")
     command("calibrate", "read how the embedding model separates French and English")
     command("check-config", "load the settings and say what is wrong, if anything")
+    command("web", "serve the operator's page on its own against the database ([web])")
     card = command("card", "read a Character Card (V2/V3, .json or .png)")
     card_commands = card.add_subparsers(dest="card_command", required=True)
     show = card_commands.add_parser("show", help="print what Écho understands of a card",
@@ -156,6 +157,11 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return 0 if all(ok for ok, _ in checked) else 1
     if command == "card":
         return await _card(args, settings)
+    # aiohttp is imported only when the page may be served.
+    from bot.web import server as operator_page
+
+    if command == "web":
+        return await operator_page.serve_alone(settings)
     if command == "run" and settings.discord.token is None:
         print(
             "No Discord token configured (ECHO_DISCORD__TOKEN or [discord] token): "
@@ -170,7 +176,12 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         print(f"echo-bot: no database at {settings.storage.path} ([storage] path): "
               "nobody's memories to move yet", file=sys.stderr)  # fmt: skip
         return 1
-    async with open_runtime(settings) as runtime:
+    async with (
+        open_runtime(settings) as runtime,
+        operator_page.if_enabled(
+            settings, runtime.store, runtime.indexer.status, here=command in ("run", "chat")
+        ),
+    ):
         if command in ("run", "sync"):
             source = token_source(args.config, secrets_dir=_secrets_dir(args), environ=os.environ)
             return await _run_discord(runtime, source, sync_only=command == "sync")

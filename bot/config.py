@@ -202,6 +202,27 @@ class PrivacySettings(_Section):
     )
 
 
+# A token anyone could guess in a few tries protects nothing.
+MIN_WEB_TOKEN = 16
+
+
+class WebSettings(_Section):
+    """The operator's page (bot.web): off unless enabled; `echo-bot web` serves it anyway."""
+
+    enabled: bool = False
+    host: str = Field("127.0.0.1", min_length=1, max_length=253)
+    port: int = Field(8080, ge=1, le=65535)
+    # Unset: one is generated, kept next to the database and printed once (loopback only).
+    token: Key = None
+
+    @field_validator("token")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < MIN_WEB_TOKEN:
+            raise ValueError(f"must be at least {MIN_WEB_TOKEN} characters; the token is not shown")
+        return value
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="ECHO_",
@@ -222,6 +243,7 @@ class Settings(BaseSettings):
     context: ContextSettings = Field(default_factory=ContextSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+    web: WebSettings = Field(default_factory=WebSettings)
 
     @classmethod
     def settings_customise_sources(

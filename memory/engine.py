@@ -29,7 +29,7 @@ from memory.read.semantic import (
     embed_query,
 )
 from memory.read.strategies import Registry
-from memory.store import counters, erasure, history, memories, outbox, privacy, turns
+from memory.store import counters, erasure, history, memories, outbox, privacy, timings, turns
 from memory.store import story as shared
 from memory.store.db import Store, Tx
 from memory.store.outbox import BACKLOG_PER_PERSON as BACKLOG_PER_PERSON
@@ -84,6 +84,8 @@ class Recall:
     turn_id: int
     selected: tuple[Selected, ...]
     degraded: bool
+    # Why it was degraded (timings.EMBEDDING or timings.VECTORS), "" when it was not.
+    why_degraded: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +259,7 @@ class Engine:
             return None
         if self._pending:  # what a refusing database left behind, written in the background
             self._flush_soon()
+        started = time.monotonic()
         # The history before this message: up to its own row, or everything stored so far when
         # the database could not take it.
         before_id: int | None = None
@@ -299,9 +302,32 @@ class Engine:
         )  # fmt: skip
         # Written before the turn ends, so this person's next message, waiting in their line,
         # comes after this reply in the history.
-        await self._write_exchange(exchange)
+        if await self._write_exchange(exchange):
+            await self._record_timing(recalled, plan, (time.monotonic() - started) * 1000.0)
+        else:  # the database refused the exchange: the reply must not wait on it twice
+            log.info("timing of the turn on %s not recorded", message.source_id)
         greeting = await self._deliver_greeting(message)
         return Reply(answer, message.source_id, recalled, greeting, cut)
+
+    async def _record_timing(self, recalled: Recall, plan: ContextPlan, latency_ms: float) -> None:
+        """Record the turn's latency and context plan for the operator's page; never raises."""
+        planned = timings.TurnPlan(
+            recalled.turn_id, latency_ms, plan.strategy, plan.tokens, plan.budget.prompt,
+            tuple(
+                timings.PlannedBlock(d.block.kind.value, d.block.key, d.status.value, d.reason,
+                                     d.tokens)
+                for d in plan.decisions
+            ),
+        )  # fmt: skip
+        try:
+            await timings.record(
+                self.store, turn_id=recalled.turn_id, latency_ms=latency_ms,
+                degraded=recalled.why_degraded, plan=planned, now=self.clock(),
+            )  # fmt: skip
+        except StoreError as exc:
+            log.warning("turn timing not recorded (%s)", exc)
+        except Exception as exc:
+            log.error("turn timing not recorded: %s", unexpected(exc))
 
     def _greeting_due(self, message: Incoming, greeting: str) -> None:
         """Keep a stored greeting until a reply to this person here goes out with it."""
@@ -349,11 +375,14 @@ class Engine:
         )  # fmt: skip
         return row, greeting
 
-    async def _write_exchange(self, exchange: Exchange) -> None:
+    async def _write_exchange(self, exchange: Exchange) -> bool:
         """Store the reply and queue the reflection; keep the exchange for a later flush if
-        the database refuses it. Never raises: the reply goes out whatever happens here."""
-        if await self._stored(exchange) is None:
+        the database refuses it (then False). Never raises: the reply goes out whatever
+        happens here."""
+        stored = await self._stored(exchange)
+        if stored is None:
             self._wait_for_database(exchange)
+        return bool(stored)
 
     async def _stored(self, exchange: Exchange) -> bool | None:
         """Write one exchange: True when written, None when the database refused it (busy,
@@ -476,12 +505,13 @@ class Engine:
         scores: dict[int, float] | None = None
         threshold = self.config.threshold
         degraded = False
+        why_degraded = ""
         if self.embedder is not None and text.strip():
             query = await embed_query(
                 self.embedder, text, timeout=self.config.turn_embedding_timeout
             )
             if query is None:
-                degraded = True
+                degraded, why_degraded = True, timings.EMBEDDING
                 log.warning("degraded turn: user %d, story %d", user_id, story_id)
             elif await self._unfit_for(text):
                 pass  # the model cannot rank this language: keyword recall carries the turn
@@ -494,7 +524,7 @@ class Engine:
                     )
                 except BackendResponseError as exc:
                     # The query cannot be scored against the stored vectors (another dimension).
-                    degraded = True
+                    degraded, why_degraded = True, timings.VECTORS
                     log.warning(
                         "degraded turn: user %d, story %d (%s)", user_id, story_id,
                         type(exc).__name__,
@@ -509,7 +539,7 @@ class Engine:
             quotas=self.config.quotas,
         )
         if not record:
-            return Recall(0, tuple(chosen), degraded)
+            return Recall(0, tuple(chosen), degraded, why_degraded)
         try:
             turn_id = await turns.record(
                 self.store,
@@ -522,7 +552,7 @@ class Engine:
             # Counters and /why miss this turn; the reply does not wait for the database.
             log.warning("turn not recorded (%s)", exc)
             turn_id = 0
-        return Recall(turn_id, tuple(chosen), degraded)
+        return Recall(turn_id, tuple(chosen), degraded, why_degraded)
 
 
 async def story_context(store: Store, story_id: int) -> StoryContext:

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
-from memory.store import counters, erasure, memories, outbox
+from memory.store import counters, erasure, memories, outbox, timings
 from memory.store.db import Store, Tx
 from memory.write.dedup import Action
 from memory.write.dedup_index import DedupIndex, IndexCache
@@ -120,6 +120,7 @@ async def apply_reflection(
             "INSERT INTO applied_exchanges (exchange_id, applied_at, report) VALUES (?, ?, ?)",
             (exchange.exchange_id, now, _report_json(report)),
         )
+        await timings.count_reflection(tx, [(o.action, o.reason or "") for o in outcomes], now=now)
         touched_user = exchange.user_id in tx.touched_users
         used.append(index)
         return report

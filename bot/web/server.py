@@ -1,0 +1,243 @@
+"""The operator's page server: routes, the token guard, security headers, start and stop.
+
+Access. Every request needs the token: `Authorization: Bearer <token>`, or `?token=<token>` once
+(the link printed at start): the answer then sets an HttpOnly, SameSite=Strict cookie holding a
+value derived from the token (not the token) and redirects to the same page without the token,
+so it leaves the address bar and the history. No token or a wrong one: 401, and nothing else is
+said. Comparisons are constant-time.
+
+Read-only: only GET (and HEAD) routes exist, and the handlers only read (memory.manage_dashboard).
+Every answer carries a CSP without script (style only from /static/style.css), no framing, no
+MIME sniffing, no referrer (a token in a URL never leaves in a Referer header), no caching. The
+access log is off: it would write the `?token=` URLs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import ipaddress
+import logging
+import os
+import secrets
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from urllib.parse import urlencode
+
+from aiohttp import web
+
+from bot.config import MIN_WEB_TOKEN, ConfigError, Settings, WebSettings
+from bot.web import pages, pages_detail
+from bot.web.html import Html
+from bot.web.pages import BadParameter, View
+from bot.web.style import STYLESHEET
+from memory import manage_dashboard as board
+from memory.indexer import IndexerStatus
+
+log = logging.getLogger(__name__)
+
+COOKIE = "echo_web"
+TOKEN_FILE = "web_token"
+VIEW = web.AppKey("view", View)
+SECRET = web.AppKey("secret", str)
+
+HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+        "base-uri 'none'; frame-ancestors 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+
+Page = Callable[[View, dict[str, str]], Awaitable[Html]]
+
+
+def session_value(token: str) -> str:
+    """What the cookie holds: derived from the token, so the cookie is not the token."""
+    return hmac.new(token.encode(), b"echo-web-session", hashlib.sha256).hexdigest()
+
+
+def _same(given: str, expected: str) -> bool:
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+@web.middleware
+async def _guard(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    token = request.app[SECRET]
+    given = request.query.get("token")
+    if given is not None:
+        if not _same(given, token):
+            return _unauthorised()
+        rest = {k: v for k, v in request.query.items() if k != "token"}
+        target = request.path + (f"?{urlencode(rest)}" if rest else "")
+        moved = web.Response(status=303, headers={"Location": target})
+        moved.set_cookie(COOKIE, session_value(token), httponly=True, samesite="Strict", path="/")
+        return moved
+    bearer = request.headers.get("Authorization", "")
+    cookie = request.cookies.get(COOKIE, "")
+    if (bearer.startswith("Bearer ") and _same(bearer[7:].strip(), token)) or (
+        cookie and _same(cookie, session_value(token))
+    ):
+        return await handler(request)
+    return _unauthorised()
+
+
+def _unauthorised() -> web.Response:
+    return web.Response(
+        status=401,
+        text="401: open the link echo-bot printed (…/?token=…) or send "
+        "Authorization: Bearer <token>.\n",
+        headers={"WWW-Authenticate": 'Bearer realm="echo"'},
+    )
+
+
+async def _secure(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers.update(HEADERS)
+
+
+def _render(page: Page) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        try:
+            body = await page(request.app[VIEW], dict(request.query))
+        except BadParameter as exc:
+            return web.Response(status=400, text=f"400: {exc}\n")
+        return web.Response(text=body, content_type="text/html", charset="utf-8")
+
+    return handle
+
+
+def _one(
+    page: Callable[[View, dict[str, str], int], Awaitable[Html]], name: str
+) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """A page about one thing whose id is in the path (a positive 64-bit SQLite integer)."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        number = int(request.match_info[name])
+        if not 0 < number < 2**63:
+            raise web.HTTPNotFound()
+
+        async def one(view: View, query: dict[str, str]) -> Html:
+            return await page(view, query, number)
+
+        return await _render(one)(request)
+
+    return handle
+
+
+async def _style(request: web.Request) -> web.StreamResponse:
+    return web.Response(text=STYLESHEET, content_type="text/css", charset="utf-8")
+
+
+def build_app(view: View, token: str) -> web.Application:
+    """The page's application: every route reads, none writes."""
+    app = web.Application(middlewares=[_guard])
+    app[VIEW] = view
+    app[SECRET] = token
+    app.on_response_prepare.append(_secure)
+    app.router.add_get("/", _render(pages.overview))
+    app.router.add_get("/health", _render(pages.health))
+    app.router.add_get("/people", _render(pages_detail.people))
+    app.router.add_get(r"/people/{user_id:\d{1,19}}", _one(pages_detail.person, "user_id"))
+    app.router.add_get("/turns", _render(pages_detail.turns))
+    app.router.add_get("/stories", _render(pages_detail.stories))
+    app.router.add_get(r"/stories/{story_id:\d{1,19}}", _one(pages_detail.story, "story_id"))
+    app.router.add_get("/static/style.css", _style)
+    return app
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def resolve_token(settings: WebSettings, data_dir: Path) -> tuple[str, bool]:
+    """The page's token and whether it was just generated. Configured ([web] token, the secret
+    file web__token, ECHO_WEB__TOKEN) wins; else, on a loopback address only, the one kept in
+    `data_dir`/web_token, generated (readable by the owner only) when absent."""
+    if settings.token is not None:
+        return settings.token.get_secret_value(), False
+    if not is_loopback(settings.host):
+        raise ConfigError(
+            f"web.host {settings.host} is not a loopback address: set [web] token (or the "
+            "secret file web__token) to serve the operator's page there"
+        )
+    path = data_dir / TOKEN_FILE
+    with contextlib.suppress(FileNotFoundError):
+        kept = path.read_text(encoding="ascii").strip()
+        if len(kept) >= MIN_WEB_TOKEN:
+            return kept, False
+        path.unlink()  # an empty or cut file: a new token replaces it
+    token = secrets.token_urlsafe(32)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as out:
+        out.write(token + "\n")
+    return token, True
+
+
+@contextlib.asynccontextmanager
+async def serving(
+    settings: Settings, store: board.Store, *,
+    indexer: Callable[[], IndexerStatus | None] = lambda: None,
+) -> AsyncIterator[str]:  # fmt: skip
+    """Serve the page in the running loop for the block; yield its address."""
+    web_settings = settings.web
+    token, generated = resolve_token(web_settings, settings.storage.path.parent)
+    view = View(store, indexer=indexer, memories_served=settings.privacy.memories_served)
+    runner = web.AppRunner(build_app(view, token), access_log=None)
+    await runner.setup()
+    host = f"[{web_settings.host}]" if ":" in web_settings.host else web_settings.host
+    address = f"http://{host}:{web_settings.port}/"
+    try:
+        try:
+            await web.TCPSite(runner, web_settings.host, web_settings.port).start()
+        except OSError as exc:
+            raise ConfigError(
+                f"web: cannot listen on {web_settings.host}:{web_settings.port} ({exc.strerror})"
+            ) from None
+        if generated:
+            # Printed, not logged: a log may be kept or shipped; the terminal is the owner's.
+            print(f"Operator's page: {address}?token={token} (this token is kept in "
+                  f"{settings.storage.path.parent / TOKEN_FILE} and printed only this once)",
+                  file=sys.stderr)  # fmt: skip
+        else:
+            log.info("operator's page at %s", address)
+        yield address
+    finally:
+        await runner.cleanup()
+
+
+@contextlib.asynccontextmanager
+async def if_enabled(
+    settings: Settings,
+    store: board.Store,
+    indexer: Callable[[], IndexerStatus | None],
+    *,
+    here: bool = True,
+) -> AsyncIterator[None]:
+    """The page beside the bot or the terminal chat (`here`) when [web] enabled; else nothing."""
+    if not (here and settings.web.enabled):
+        yield
+        return
+    async with serving(settings, store, indexer=indexer):
+        yield
+
+
+async def serve_alone(settings: Settings) -> int:
+    """`echo-bot web`: the page on its own against the database, until interrupted."""
+    async with await board.Store.open(settings.storage.path) as store, serving(settings, store):
+        await asyncio.Event().wait()
+    return 0
