@@ -6,16 +6,19 @@ retried outbox row (or a crash between commit and acknowledgement) writes nothin
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
 from memory.store import counters, erasure, memories, outbox
 from memory.store.db import Store, Tx
 from memory.write.dedup import Action
-from memory.write.dedup_index import DedupIndex, IndexCache
+from memory.write.dedup_index import DedupIndex, IndexCache, IndexKey, build_index
 from memory.write.filters import screen
 from memory.write.reflection import Reflection
 from memory.write.stances import apply_positions
@@ -23,6 +26,13 @@ from memory.write.state import apply_deltas
 from memory.write.summary import apply_summary
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Builds of a dedup index outside the write transaction before the last one, under it: a
+# person's memories change between two builds only if they keep forgetting or changing their
+# privacy choice faster than a build (seconds at 100k memories).
+BUILD_ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,13 +75,8 @@ async def apply_reflection(
 
     `indexes` keeps dedup indexes between calls (the worker passes its own).
     """
-    key = (exchange.user_id, exchange.story_id, exchange.origin == DM_ORIGIN)
-    generation = 0
-    touched_user = False
-    used: list[DedupIndex] = []
 
-    async def run(tx: Tx) -> WriteReport:
-        nonlocal generation, touched_user
+    async def run(tx: Tx, index: DedupIndex) -> WriteReport:
         done = await tx.fetchone(
             "SELECT 1 FROM applied_exchanges WHERE exchange_id = ?", (exchange.exchange_id,)
         )
@@ -88,13 +93,6 @@ async def apply_reflection(
         )
         outcomes = [Outcome("rejected", reason) for _, reason in screening.rejected]
         touched: list[Memory] = []
-        # Read inside the write lock: no other commit can slip in before ours.
-        generation = store.generation(exchange.user_id)
-        index = indexes.get(key, generation) if indexes else None
-        if index is None:
-            index = DedupIndex(
-                await memories.merge_pool(tx, exchange.user_id, exchange.story_id, exchange.origin)
-            )
         for candidate in screening.kept:
             outcome, memory = await merge_candidate(
                 tx, index, candidate, exchange_id=exchange.exchange_id, user_id=exchange.user_id,
@@ -120,19 +118,11 @@ async def apply_reflection(
             "INSERT INTO applied_exchanges (exchange_id, applied_at, report) VALUES (?, ?, ?)",
             (exchange.exchange_id, now, _report_json(report)),
         )
-        touched_user = exchange.user_id in tx.touched_users
-        used.append(index)
         return report
 
-    try:
-        report = await store.transact(run)
-    except BaseException:
-        if indexes is not None:
-            indexes.discard(key)  # it may hold memories of a rolled-back transaction
-        raise
-    if indexes is not None and used:
-        # Our commit bumped the generation exactly once if it touched the user's memories.
-        indexes.put(key, generation + touched_user, used[0])
+    report = await with_index(
+        store, exchange.user_id, exchange.story_id, exchange.origin, run, indexes=indexes
+    )
     if report.erased:
         log.info("exchange %s was forgotten before its reflection: nothing written",
                  exchange.exchange_id)  # fmt: skip
@@ -144,6 +134,92 @@ async def apply_reflection(
             len(report.dropped),
         )
     return report
+
+
+class _Moved(Exception):
+    """The user's memories changed in a way the prepared index cannot be patched for."""
+
+
+async def with_index(
+    store: Store,
+    user_id: int,
+    story_id: int,
+    origin: str,
+    fn: Callable[[Tx, DedupIndex], Awaitable[T]],
+    *,
+    indexes: IndexCache | None = None,
+) -> T:
+    """Run `fn` in one write transaction with the user's dedup index for this story and place,
+    current inside it.
+
+    The index (seconds at 100k memories) is taken from `indexes` or built before the
+    transaction, in a worker thread: the write lock and the event loop never wait on it.
+    Inside, the store's generation says whether it is still current; if not, it is patched
+    with the memories changed since, or (changes no longer known) built again outside.
+    """
+    key = (user_id, story_id, origin == DM_ORIGIN)
+    for attempt in range(1, BUILD_ATTEMPTS):
+        try:
+            return await _attempt(store, key, origin, fn, indexes, last=False)
+        except _Moved:
+            log.info("user %d: memories changed while their dedup index was built (%d)",
+                     user_id, attempt)  # fmt: skip
+    return await _attempt(store, key, origin, fn, indexes, last=True)
+
+
+async def _attempt(
+    store: Store,
+    key: IndexKey,
+    origin: str,
+    fn: Callable[[Tx, DedupIndex], Awaitable[T]],
+    indexes: IndexCache | None,
+    *,
+    last: bool,
+) -> T:
+    user_id, story_id, _ = key
+    built_at = store.generation(user_id)
+    index = indexes.get(key, built_at) if indexes else None
+    if index is None:
+        pool = await memories.merge_pool(store, user_id, story_id, origin)
+        index = await asyncio.to_thread(build_index, pool)
+    # (generation inside the transaction, whether the commit touched the user, the index used)
+    used: list[tuple[int, bool, DedupIndex]] = []
+
+    async def run(tx: Tx) -> T:
+        current = index
+        # Read inside the write lock: no other commit can slip in before ours.
+        generation = store.generation(user_id)
+        if generation != built_at:
+            changed = store.changed_since(user_id, built_at)
+            if changed is None and not last:
+                raise _Moved
+            if changed is None:  # a last resort: built under the lock, still off the loop
+                pool = await memories.merge_pool(tx, user_id, story_id, origin)
+                current = await asyncio.to_thread(build_index, pool)
+            else:
+                for memory_id in changed:
+                    current.remove(memory_id)
+                for memory in await memories.merge_pool_among(
+                    tx, user_id, story_id, origin, changed
+                ):
+                    current.add(memory)
+        result = await fn(tx, current)
+        used.append((generation, user_id in tx.touched_users, current))
+        return result
+
+    try:
+        result = await store.transact(run)
+    except _Moved:
+        raise
+    except BaseException:
+        if indexes is not None:
+            indexes.discard(key)  # it may hold memories of a rolled-back transaction
+        raise
+    if indexes is not None and used:
+        generation, touched, current = used[0]
+        # Our commit bumped the generation exactly once if it touched the user's memories.
+        indexes.put(key, generation + touched, current)
+    return result
 
 
 async def _story_notes_current(tx: Tx, exchange: Exchange) -> bool:
