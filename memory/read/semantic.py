@@ -4,6 +4,9 @@ The matrix is built from the embeddings table once, then kept in step with it: w
 says that user's memories or vectors changed (its per-user generation), the next turn reads the
 vector hashes (no vectors) and fetches only the rows whose hash changed. A memory the indexer
 has just embedded is scored by the very next turn. A turn costs one matrix-vector product.
+Decoding, building, patching and scoring run in worker threads: the event loop is everyone's.
+A turn waits for an update of at most WAIT_ROWS vectors; a larger one (a first turn at 100k
+memories) goes on in the background and the turn is served without cosines, counted.
 The query is the message text alone, after the model's own task prefix if it has one
 (prefixes.py): the spec measured that the story's title and scene added to the query destroy
 recall (the scene dominates the vector and pulls every query to the same point).
