@@ -76,6 +76,13 @@ async def apply_reflection(
     `indexes` keeps dedup indexes between calls (the worker passes its own).
     """
 
+    screening = screen(
+        reflection.candidates,
+        user_message=exchange.user_message,
+        character_name=character_name,
+        user_name=exchange.user_name,
+    )
+
     async def run(tx: Tx, index: DedupIndex) -> WriteReport:
         done = await tx.fetchone(
             "SELECT 1 FROM applied_exchanges WHERE exchange_id = ?", (exchange.exchange_id,)
@@ -85,12 +92,6 @@ async def apply_reflection(
         if await erasure.was_erased(tx, exchange.exchange_id):
             # Forgotten while the model was reflecting on it: nothing of it is written back.
             return WriteReport(exchange.exchange_id, erased=True)
-        screening = screen(
-            reflection.candidates,
-            user_message=exchange.user_message,
-            character_name=character_name,
-            user_name=exchange.user_name,
-        )
         outcomes = [Outcome("rejected", reason) for _, reason in screening.rejected]
         touched: list[Memory] = []
         for candidate in screening.kept:
@@ -121,8 +122,9 @@ async def apply_reflection(
         return report
 
     report = await with_index(
-        store, exchange.user_id, exchange.story_id, exchange.origin, run, indexes=indexes
-    )
+        store, exchange.user_id, exchange.story_id, exchange.origin, run, indexes=indexes,
+        needed=bool(screening.kept),
+    )  # fmt: skip
     if report.erased:
         log.info("exchange %s was forgotten before its reflection: nothing written",
                  exchange.exchange_id)  # fmt: skip
@@ -148,15 +150,18 @@ async def with_index(
     fn: Callable[[Tx, DedupIndex], Awaitable[T]],
     *,
     indexes: IndexCache | None = None,
+    needed: bool = True,
 ) -> T:
     """Run `fn` in one write transaction with the user's dedup index for this story and place,
-    current inside it.
+    current inside it (an empty one when not `needed`: nothing to merge).
 
     The index (seconds at 100k memories) is taken from `indexes` or built before the
     transaction, in a worker thread: the write lock and the event loop never wait on it.
     Inside, the store's generation says whether it is still current; if not, it is patched
     with the memories changed since, or (changes no longer known) built again outside.
     """
+    if not needed:
+        return await store.transact(lambda tx: fn(tx, DedupIndex()))
     key = (user_id, story_id, origin == DM_ORIGIN)
     for attempt in range(1, BUILD_ATTEMPTS):
         try:
