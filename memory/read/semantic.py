@@ -76,7 +76,6 @@ class VectorStatus:
     """What /stats shows of the matrices: turns served before theirs was loaded."""
 
     turns_before_vectors: int
-    loading: int
 
 
 @dataclass(slots=True)
@@ -102,7 +101,7 @@ class VectorCache:
         self._updating: dict[tuple[int, str, int], _Update] = {}
 
     def status(self) -> VectorStatus:
-        return VectorStatus(self.turns_before_vectors, len(self._updating))
+        return VectorStatus(self.turns_before_vectors)
 
     async def matrix(self, user_id: int, model: str) -> UserMatrix:
         """Return the user's vectors for `model` as the store holds them now."""
@@ -122,11 +121,6 @@ class VectorCache:
         if await asyncio.shield(update.rows) > self.wait_rows:
             return None
         return await asyncio.shield(update.task)
-
-    def warm(self, user_id: int, model: str) -> None:
-        """Start loading the user's vectors in the background (start-up, recent people)."""
-        if self._fresh(user_id, model) is None:
-            self._update_for(user_id, model)
 
     def _fresh(self, user_id: int, model: str) -> UserMatrix | None:
         cached = self._matrices.get(user_id)
