@@ -142,7 +142,7 @@ class Indexer:
         after, marked = 0, 0
         while page := await vectors.memories_after(self.store, after, CHECK_PAGE):
             after = page[-1][0]
-            # sha256 of every text: 0.3 s per 100k memories, in a worker thread.
+            # sha256 of every text of the page: in a worker thread, off the event loop.
             stale = await asyncio.to_thread(_stale_ids, page, model, prefix)
             if stale:
                 await self.store.transact(functools.partial(vectors.mark_due, memory_ids=stale))
