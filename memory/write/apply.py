@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -202,12 +202,8 @@ async def _attempt(
                 pool = await memories.merge_pool(tx, user_id, story_id, origin)
                 current = await asyncio.to_thread(build_index, pool)
             else:
-                for memory_id in changed:
-                    current.remove(memory_id)
-                for memory in await memories.merge_pool_among(
-                    tx, user_id, story_id, origin, changed
-                ):
-                    current.add(memory)
+                now = await memories.merge_pool_among(tx, user_id, story_id, origin, changed)
+                await asyncio.to_thread(_patch_index, current, changed, now)
         result = await fn(tx, current)
         used.append((generation, user_id in tx.touched_users, current))
         return result
@@ -225,6 +221,14 @@ async def _attempt(
         # Our commit bumped the generation exactly once if it touched the user's memories.
         indexes.put(key, generation + touched, current)
     return result
+
+
+def _patch_index(index: DedupIndex, changed: Collection[int], now: Iterable[Memory]) -> None:
+    """`index` with the memories of `changed` as they are `now` (gone when absent)."""
+    for memory_id in changed:
+        index.remove(memory_id)
+    for memory in now:
+        index.add(memory)
 
 
 async def _story_notes_current(tx: Tx, exchange: Exchange) -> bool:
@@ -267,7 +271,10 @@ async def merge_candidate(
     now: float,
 ) -> tuple[Outcome, Memory]:
     """Create the candidate or merge it into its closest variant in `index` (kept up to date)."""
-    decision = index.decide(candidate.text)
+    # A word most of the person's memories contain makes a decision walk all of them in Python
+    # (0.8 s of the event loop at 100k, bench/results/loop.md): in a worker thread, like the
+    # updates below (the index is used by one transaction at a time, under the write lock).
+    decision = await asyncio.to_thread(index.decide, candidate.text)
     target = decision.target
     if decision.action is Action.CREATE or target is None:
         memory = await memories.insert(
@@ -281,7 +288,7 @@ async def merge_candidate(
             confidence=candidate.confidence,
             now=now,
         )
-        index.add(memory)
+        await asyncio.to_thread(index.add, memory)
     elif decision.action is Action.REPLACE:
         # A global wording widens a story memory: the person said it holds everywhere.
         scope = Scope.GLOBAL if Scope.GLOBAL in (candidate.scope, target.scope) else Scope.STORY
@@ -293,7 +300,7 @@ async def merge_candidate(
             confidence=max(candidate.confidence, target.confidence),
             now=now,
         )
-        index.replace(target, memory)
+        await asyncio.to_thread(index.replace, target, memory)
     else:
         # Absorbed: nothing is rewritten and the date does not move, or a fact the person keeps
         # repeating would climb the recency ranking over fresher memories.
