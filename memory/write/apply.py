@@ -272,8 +272,9 @@ async def merge_candidate(
 ) -> tuple[Outcome, Memory]:
     """Create the candidate or merge it into its closest variant in `index` (kept up to date)."""
     # A word most of the person's memories contain makes a decision walk all of them in Python
-    # (0.8 s of the event loop at 100k, bench/results/loop.md): in a worker thread, like the
-    # updates below (the index is used by one transaction at a time, under the write lock).
+    # (make bench-loop, 100k memories with one word in all: 0.8 s of the loop's thread when it
+    # ran there): in a worker thread, like the updates below (the index is used by one
+    # transaction at a time, under the write lock).
     decision = await asyncio.to_thread(index.decide, candidate.text)
     target = decision.target
     if decision.action is Action.CREATE or target is None:
