@@ -76,7 +76,7 @@ test-real: $(STAMP) $(REAL_STAMP)
 
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: bench bench-recall bench-latency bench-dedup-cost bench-dedup bench-filters bench-reflection bench-tokens bench-context bench-load
+.PHONY: bench bench-recall bench-latency bench-dedup-cost bench-dedup bench-filters bench-reflection bench-tokens bench-context bench-load bench-loop
 
 # The benchmarks need torch: 2.13.0 is the local CPU wheel (a plain `torch` pulls a CUDA build).
 $(BENCH_STAMP): $(STAMP)
@@ -135,3 +135,9 @@ test-web: $(STAMP)
 # Page load of the operator's page at 100k memories (overview, a person's page); matplotlib plot.
 bench-web: $(LOAD_STAMP)
 	$(PY) -m bench.web
+
+# A ticker beside each step of one person's memory work at 100k memories (and an idle indexer
+# pass at 1M): the code before this measurement's work (git archive) and this tree, side by
+# side. About 15 minutes on 2 cores; needs git and a few GB of free disk.
+bench-loop: $(LOAD_STAMP)
+	$(PY) -m bench.loop

@@ -55,6 +55,8 @@ def start_background(runtime: Runtime) -> AsyncIOScheduler:
         max_instances=1, coalesce=True, misfire_grace_time=60,
         next_run_time=datetime.datetime.now(datetime.UTC),
     )  # fmt: skip
+    # The caches of the people active lately, built in the background before they speak.
+    scheduler.add_job(runtime.engine.warm_up, "date", id="warm-up", misfire_grace_time=60)
     add_privacy_jobs(scheduler, runtime)
     return scheduler
 

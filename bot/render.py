@@ -195,6 +195,13 @@ def render_stats(
             f"Exchanges waiting for the database: {engine.exchanges_waiting}"
             f" · dropped: {engine.exchanges_dropped}"
         )
+        stall = "not measured" if engine.longest_stall is None else (
+            f"{engine.longest_stall * 1000:.0f} ms"
+        )  # fmt: skip
+        lines.append(
+            f"Longest event-loop stall in the last minute: {stall}"
+            f" · turns served before their vectors were loaded: {engine.turns_before_vectors}"
+        )
     if indexer is not None:
         last_error = indexer.last_error or "none"
         lines.append(

@@ -27,6 +27,7 @@ from memory.llm import (
     OpenAIChat,
     OpenAIEmbedder,
 )
+from memory.looplag import LoopLag
 from memory.manage_setup import ReflectionWorker, Store
 from memory.read.prefixes import Prefixed, resolve
 from memory.read.prompt import Character
@@ -204,6 +205,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         embedder = with_prefixes(settings, embedder)
         # Turns and reflections share the bound on chat calls at once.
         chat = BoundedChat(direct, limit=settings.limits.max_concurrent_chats)
+        loop_lag = LoopLag()
         engine = Engine(
             store,
             embedder=embedder,
@@ -212,11 +214,16 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             config=settings.memory_config(),
             context=context_config(settings, card),
             strategies=registry,
+            loop_lag=loop_lag,
         )
         worker = ReflectionWorker(
             store, Deadlined(chat, "reflection_timeout"), character_name=engine.character.name,
             deadline=settings.llm.reflection_timeout,
         )  # fmt: skip
-        yield Runtime(
-            settings, store, http, chat, embedder, engine, worker, Indexer(store, embedder)
-        )
+        loop_lag.start()
+        try:
+            yield Runtime(
+                settings, store, http, chat, embedder, engine, worker, Indexer(store, embedder)
+            )
+        finally:
+            await loop_lag.stop()

@@ -17,12 +17,14 @@ from memory.admission import NOTICE_INTERVAL, TURN_QUEUE, Admission, AdmissionSt
 from memory.context import ContextBuilder, ContextConfig
 from memory.errors import BackendResponseError, Overloaded, StoreError, unexpected
 from memory.llm import ChatBackend, Embedder
+from memory.looplag import LoopLag
 from memory.model import Exchange, Kind, Origin, Selected
 from memory.read import calibrate, recall, selection
 from memory.read.budget import ContextPlan
 from memory.read.prompt import Character, StoryContext, fill_user
 from memory.read.semantic import (
     COSINE_FLOOR,
+    MATRIX_CACHE_SIZE,
     RELATIVE_SD,
     TURN_EMBEDDING_TIMEOUT,
     VectorCache,
@@ -40,6 +42,10 @@ log = logging.getLogger(__name__)
 
 # (user, story) candidate pools kept in memory; the least recently used goes first.
 POOL_CACHE_SIZE = 1024
+# Warmed at start-up: the (person, story, place) of the most recent turns of the last week, as
+# many as the matrix cache holds.
+WARM_PLACES = MATRIX_CACHE_SIZE
+WARM_DAYS = 7.0
 # Message ids remembered in memory against replays (the database remembers them all).
 REMEMBERED_MESSAGE_IDS = 4096
 # Characters of a reply: two Discord messages. A small model that loops can otherwise fill a
@@ -122,6 +128,10 @@ class EngineStatus:
     admission: AdmissionStatus
     exchanges_waiting: int
     exchanges_dropped: int
+    # Turns served by keywords and the deterministic passes while their matrix loaded.
+    turns_before_vectors: int = 0
+    # The event loop's longest stall in the last minute, seconds (None: not measured).
+    longest_stall: float | None = None
 
 
 class Engine:
@@ -138,9 +148,11 @@ class Engine:
         context: ContextConfig | None = None,
         strategies: Registry | None = None,
         clock: Callable[[], float] = time.time,
+        loop_lag: LoopLag | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
+        self.loop_lag = loop_lag
         self.chat = chat
         self.character = character or Character(name="Écho", persona="")
         self.config = config or MemoryConfig()
@@ -190,15 +202,21 @@ class Engine:
             current = await memories.visible_among(
                 self.store, user_id, story_id, origin, changed, everywhere=everywhere
             )
-            pool = cached[1].patched(changed, current) if changed else cached[1]
+            # O(N) copies: 30+ ms at 100k memories, off the loop like the build below.
+            pool = (
+                await asyncio.to_thread(cached[1].patched, changed, current)
+                if changed
+                else cached[1]
+            )
         else:
             choice = await privacy.memories_served(self.store, user_id)
             everywhere = (choice or self.config.memories_served) == privacy.EVERYWHERE
-            pool = selection.RankedPool.build(
-                await memories.visible(
-                    self.store, user_id, story_id, origin, counters=False, everywhere=everywhere
-                )
+            visible = await memories.visible(
+                self.store, user_id, story_id, origin, counters=False, everywhere=everywhere
             )
+            # A sort of every candidate (seconds at 100k memories): in a worker thread, so the
+            # event loop serves everyone else meanwhile.
+            pool = await asyncio.to_thread(selection.RankedPool.build, visible)
         # Another turn may have stored a newer pool while this one awaited the database.
         newer = self._pools.get(key)
         if newer is not None and newer[0] > generation:
@@ -213,8 +231,29 @@ class Engine:
         """The name the character answers as (what the front ends show before its lines)."""
         return self.character.name
 
+    async def warm_up(self, *, places: int = WARM_PLACES, days: float = WARM_DAYS) -> int:
+        """Build the pools and load the matrices of the most recently active people, one after
+        another (start-up): their first turn finds them ready. Return the places warmed."""
+        try:
+            recent = await turns.recent_places(
+                self.store, since=self.clock() - days * 86_400, limit=places
+            )
+            for user_id, story_id, origin in recent:
+                await self._pool(user_id, story_id, origin)
+                if self.embedder is not None:
+                    await self.vectors.matrix(user_id, self.embedder.model)
+        except StoreError as exc:
+            log.warning("caches not warmed at start-up: %s", exc)
+            return 0
+        log.info("caches warmed for %d recent places", len(recent))
+        return len(recent)
+
     def status(self) -> EngineStatus:
-        return EngineStatus(self.admission.status(), len(self._pending), self.exchanges_dropped)
+        return EngineStatus(
+            self.admission.status(), len(self._pending), self.exchanges_dropped,
+            self.vectors.status().turns_before_vectors,
+            self.loop_lag.longest() if self.loop_lag else None,
+        )  # fmt: skip
 
     async def turn(self, message: Incoming, *, admitted: bool = False) -> Reply | None:
         """Answer a message: store it, recall, ask the chat backend, store the reply, queue the

@@ -1,12 +1,14 @@
 """Background re-indexing: embed memories whose text or model changed since their vector.
 
 A vector is current when its stored hash equals sha256(model + the text embedded), the text
-embedded being the memory after the model's document prefix (prefixes.py). The job embeds only
-the stale ones, in batches, and writes a vector back only if its memory still exists with the
-same text: a memory forgotten (or reworded) while its batch was in flight is never resurrected.
-Changing the embedding model or its document prefix makes every hash stale, so everything is
-re-embedded. Each write moves the user's store generation: the next turn's matrix fetches the
-new vectors (semantic.py).
+embedded being the memory after the model's document prefix (prefixes.py). The transactions
+that write a memory mark it as needing a vector (store/vectors.py), so a pass reads only the
+marked ones (an idle pass costs one empty query, whatever the number of memories); when the
+model or its document prefix changes, the next pass checks every memory once, page by page,
+hashing in a worker thread, and marks the stale ones. The job embeds the marked ones in
+batches and writes a vector back only if its memory still exists with the same text: a memory
+forgotten (or reworded) while its batch was in flight is never resurrected. Each write moves
+the user's store generation: the next turn's matrix fetches the new vectors (semantic.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from memory.errors import BackendError
 from memory.llm import Embedder
 from memory.read.prefixes import prefixes_of
+from memory.store import vectors
 from memory.store.db import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -34,6 +37,9 @@ log = logging.getLogger(__name__)
 REINDEX_INTERVAL = 45.0
 BATCH_SIZE = 32
 BATCH_DEADLINE = 120.0
+# Marked memories read per query; memories per page when every one is checked.
+DUE_PAGE = 256
+CHECK_PAGE = 5_000
 
 
 def vector_hash(model: str, text: str, prefix: str = "") -> str:
@@ -50,14 +56,6 @@ class IndexerStatus:
     last_run: float | None
     last_error: str | None
     embedded_total: int
-
-
-@dataclass(frozen=True, slots=True)
-class _Stale:
-    memory_id: int
-    user_id: int
-    text: str
-    text_hash: str
 
 
 class Indexer:
@@ -84,19 +82,6 @@ class Indexer:
     def status(self) -> IndexerStatus:
         return IndexerStatus(self._pending, self._last_run, self._last_error, self._embedded_total)
 
-    async def stale(self) -> list[_Stale]:
-        """Return the memories whose vector is missing or out of date."""
-        model, prefix = self.embedder.model, prefixes_of(self.embedder).document
-        rows = await self.store.fetchall(
-            "SELECT m.id, m.user_id, m.text, m.content_hash, e.content_hash AS vector_hash"
-            " FROM memories m LEFT JOIN embeddings e ON e.memory_id = m.id ORDER BY m.id"
-        )
-        return [
-            _Stale(int(r["id"]), int(r["user_id"]), str(r["text"]), str(r["content_hash"]))
-            for r in rows
-            if r["vector_hash"] != vector_hash(model, str(r["text"]), prefix)
-        ]
-
     async def run_once(self) -> int:
         """Embed every stale memory, batch by batch; return how many vectors were written.
 
@@ -108,18 +93,13 @@ class Indexer:
     async def _pass(self) -> int:
         written = 0
         try:
-            todo = await self.stale()
-            self._pending = len(todo)
-            for start in range(0, len(todo), self.batch_size):
-                batch = todo[start : start + self.batch_size]
-                prefix = prefixes_of(self.embedder).document
-                vectors = await self.embedder.embed(
-                    [prefix + s.text for s in batch], deadline=BATCH_DEADLINE
-                )
-                written += await self.store.transact(
-                    functools.partial(self._write, batch=batch, vectors=vectors)
-                )
-                self._pending = max(0, len(todo) - start - len(batch))
+            await self._check_all_if_needed()
+            self._pending = await vectors.due_count(self.store)
+            after = 0
+            while page := await vectors.due_after(self.store, after, DUE_PAGE):
+                after = page[-1].memory_id
+                written += await self._embed(page)
+                self._pending = max(0, self._pending - len(page))
             self._last_error = None
         except BackendError as exc:
             self._last_error = f"{type(exc).__name__}: {exc}"
@@ -131,29 +111,62 @@ class Indexer:
             log.info("re-indexing embedded %d memories", written)
         return written
 
-    async def _write(self, tx: Tx, *, batch: list[_Stale], vectors: list[list[float]]) -> int:
+    async def _embed(self, page: list[vectors.Due]) -> int:
+        """Embed the marked memories of `page` whose vector is not current; clear the others."""
+        model, prefix = self.embedder.model, prefixes_of(self.embedder).document
+        stale: list[vectors.Due] = []
+        current: list[vectors.Due] = []
+        for due in page:
+            fresh = due.vector_hash == vector_hash(model, due.text, prefix)
+            (current if fresh else stale).append(due)
+        if current:
+            done = [(d.memory_id, d.text_hash) for d in current]
+            await self.store.transact(lambda tx: vectors.clear_due(tx, done))
+        written = 0
+        for start in range(0, len(stale), self.batch_size):
+            batch = stale[start : start + self.batch_size]
+            embedded = await self.embedder.embed(
+                [prefix + d.text for d in batch], deadline=BATCH_DEADLINE
+            )
+            written += await self.store.transact(
+                functools.partial(self._write, batch=batch, embedded=embedded)
+            )
+        return written
+
+    async def _check_all_if_needed(self) -> None:
+        """Check every memory once when the model or document prefix differs from the one they
+        were last checked against: mark those whose vector is not current."""
+        model, prefix = self.embedder.model, prefixes_of(self.embedder).document
+        if await vectors.checked_against(self.store) == (model, prefix):
+            return
+        after, marked = 0, 0
+        while page := await vectors.memories_after(self.store, after, CHECK_PAGE):
+            after = page[-1][0]
+            # sha256 of every text of the page: in a worker thread, off the event loop.
+            stale = await asyncio.to_thread(_stale_ids, page, model, prefix)
+            if stale:
+                await self.store.transact(functools.partial(vectors.mark_due, memory_ids=stale))
+                marked += len(stale)
+        now = self.clock()
+        await self.store.transact(lambda tx: vectors.set_checked(tx, model, prefix, now=now))
+        log.info("every memory checked against %s: %d need a vector", model, marked)
+
+    async def _write(self, tx: Tx, *, batch: list[vectors.Due], embedded: list[list[float]]) -> int:
         model, prefix = self.embedder.model, prefixes_of(self.embedder).document
         written = 0
-        for stale, vector in zip(batch, vectors, strict=True):
+        for due, vector in zip(batch, embedded, strict=True):
             blob = np.asarray(vector, dtype=np.float32).tobytes()
-            await tx.execute(
-                "INSERT INTO embeddings (memory_id, model, content_hash, dim, vector)"
-                " SELECT ?, ?, ?, ?, ? WHERE EXISTS"
-                " (SELECT 1 FROM memories WHERE id = ? AND content_hash = ?)"
-                " ON CONFLICT (memory_id) DO UPDATE SET model = excluded.model,"
-                " content_hash = excluded.content_hash, dim = excluded.dim,"
-                " vector = excluded.vector",
-                (
-                    stale.memory_id, model, vector_hash(model, stale.text, prefix), len(vector),
-                    blob,
-                    stale.memory_id, stale.text_hash,
-                ),
-            )  # fmt: skip
-            changed = await tx.changes()
-            written += changed
-            if changed:
-                tx.touch(stale.user_id, vectors_only=True)
+            digest = vector_hash(model, due.text, prefix)
+            if await vectors.write(
+                tx, due, model=model, vector_hash=digest, dim=len(vector), blob=blob
+            ):
+                written += 1
+                tx.touch(due.user_id, vectors_only=True)
         return written
+
+
+def _stale_ids(page: list[tuple[int, str, str | None]], model: str, prefix: str) -> list[int]:
+    return [i for i, text, have in page if have != vector_hash(model, text, prefix)]
 
 
 def start_scheduler(indexer: Indexer, *, interval: float = REINDEX_INTERVAL) -> AsyncIOScheduler:

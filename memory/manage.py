@@ -17,7 +17,7 @@ from memory.model import MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope, Turn
 from memory.store import counters, erasure, figures, memories, outbox, turns
 from memory.store.db import Store, Tx
 from memory.text import clean
-from memory.write.apply import Outcome, merge_candidate
+from memory.write.apply import Outcome, merge_candidate, with_index
 from memory.write.dedup_index import DedupIndex
 from memory.write.reflection import MAX_MEMORY_CHARS
 
@@ -79,8 +79,7 @@ async def remember(
     when = time.time() if now is None else now
     candidate = Candidate(text=text, kind=kind, scope=scope, confidence=1.0)
 
-    async def run(tx: Tx) -> Outcome:
-        index = DedupIndex(await memories.merge_pool(tx, user_id, story_id, origin))
+    async def run(tx: Tx, index: DedupIndex) -> Outcome:
         outcome, _ = await merge_candidate(
             tx, index, candidate, exchange_id=f"{MANUAL_EXCHANGE}{user_id}:{when}", user_id=user_id,
             story_id=story_id, origin=origin, now=when,
@@ -88,7 +87,7 @@ async def remember(
         await counters.bump(tx, f"memories_{outcome.action}")
         return outcome
 
-    return await store.transact(run)
+    return await with_index(store, user_id, story_id, origin, run)
 
 
 @dataclass(frozen=True, slots=True)

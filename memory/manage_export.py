@@ -8,6 +8,7 @@ learned, as any other.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections.abc import Mapping
@@ -21,7 +22,7 @@ from memory.store import counters, memories, personal, privacy
 from memory.store.db import Store, Tx
 from memory.text import clean
 from memory.write.apply import merge_candidate
-from memory.write.dedup_index import DedupIndex
+from memory.write.dedup_index import DedupIndex, build_index
 from memory.write.reflection import MAX_MEMORY_CHARS
 
 EXPORT_VERSION = 2
@@ -163,7 +164,8 @@ async def import_memories(
             key = (item.story_id, item.origin)
             if key not in indexes:
                 pool = await memories.merge_pool(tx, user_id, item.story_id, item.origin)
-                indexes[key] = DedupIndex(pool)
+                # Seconds at 100k memories: off the event loop (the import holds the write).
+                indexes[key] = await asyncio.to_thread(build_index, pool)
             candidate = Candidate(item.text, item.kind, item.scope, confidence=item.confidence)
             outcome, memory = await merge_candidate(
                 tx, indexes[key], candidate, exchange_id=f"{MANUAL_EXCHANGE}{user_id}:{when}:{n}",

@@ -4,15 +4,19 @@ The matrix is built from the embeddings table once, then kept in step with it: w
 says that user's memories or vectors changed (its per-user generation), the next turn reads the
 vector hashes (no vectors) and fetches only the rows whose hash changed. A memory the indexer
 has just embedded is scored by the very next turn. A turn costs one matrix-vector product.
-The query is the message text alone, after the model's own task prefix if it has one (prefixes.py):
-measured on the original deployment, the story's title and scene added to the query destroy recall
-(the scene dominates the vector and pulls every query to the same point).
+Decoding, building, patching and scoring run in worker threads: the event loop is everyone's.
+A turn waits for an update of at most WAIT_ROWS vectors; a larger one (a first turn at 100k
+memories) goes on in the background and the turn is served without cosines, counted.
+The query is the message text alone, after the model's own task prefix if it has one
+(prefixes.py): measured on the original deployment, the story's title and scene added to the
+query destroy recall (the scene dominates the vector and pulls every query to the same point).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +52,12 @@ MAX_QUERY_CHARS = 2_000
 # Vectors fetched per query when patching a matrix (under SQLite's 32,766 variables).
 FETCH_CHUNK = 500
 
+# A turn waits for its matrix only when the update fetches at most this many vectors (a patch
+# after the indexer's batch, a small first load): 5,000 768-d vectors load in ~0.1 s here
+# (bench/results/loop.md). A larger load (a first turn at 100k memories: seconds) runs in the
+# background while the turn is served by keywords and the deterministic passes, counted.
+WAIT_ROWS = 5_000
+
 
 @dataclass(frozen=True, slots=True)
 class UserMatrix:
@@ -61,58 +71,119 @@ class UserMatrix:
     hashes: Mapping[int, str]
 
 
+@dataclass(frozen=True, slots=True)
+class VectorStatus:
+    """What /stats shows of the matrices: turns served before theirs was loaded."""
+
+    turns_before_vectors: int
+
+
+@dataclass(slots=True)
+class _Update:
+    task: asyncio.Task[UserMatrix]
+    # How many vectors the update fetches, known once it has read the hashes.
+    rows: asyncio.Future[int]
+
+
 class VectorCache:
     """Per-user matrices, brought up to date by the first turn after the user's data changed.
 
-    Concurrent turns of one user share one update (each waits for it, none cancels it).
+    Concurrent turns of one user share one update (each waits for it, none cancels it). The
+    bulk work (decoding rows, building, patching, scoring) runs in worker threads: a matrix of
+    100k 768-d vectors is 300 MB, and the event loop serves everyone else meanwhile.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, wait_rows: int = WAIT_ROWS) -> None:
         self.store = store
+        self.wait_rows = wait_rows
+        self.turns_before_vectors = 0
         self._matrices: OrderedDict[int, UserMatrix] = OrderedDict()
-        self._updating: dict[tuple[int, str, int], asyncio.Task[UserMatrix]] = {}
+        self._updating: dict[tuple[int, str, int], _Update] = {}
+
+    def status(self) -> VectorStatus:
+        return VectorStatus(self.turns_before_vectors)
 
     async def matrix(self, user_id: int, model: str) -> UserMatrix:
         """Return the user's vectors for `model` as the store holds them now."""
-        generation = self.store.generation(user_id)
+        cached = self._fresh(user_id, model)
+        if cached is not None:
+            return cached
+        # A turn cancelled at its deadline leaves the update running for the next one.
+        return await asyncio.shield(self._update_for(user_id, model).task)
+
+    async def ready(self, user_id: int, model: str) -> UserMatrix | None:
+        """The user's vectors as the store holds them now, or None while a load too large to
+        wait for (over `wait_rows` vectors) runs in the background."""
+        cached = self._fresh(user_id, model)
+        if cached is not None:
+            return cached
+        update = self._update_for(user_id, model)
+        if await asyncio.shield(update.rows) > self.wait_rows:
+            return None
+        return await asyncio.shield(update.task)
+
+    def _fresh(self, user_id: int, model: str) -> UserMatrix | None:
         cached = self._matrices.get(user_id)
-        if cached is not None and cached.model == model and cached.generation == generation:
+        current = self.store.generation(user_id)
+        if cached is not None and cached.model == model and cached.generation == current:
             self._matrices.move_to_end(user_id)
             return cached
-        key = (user_id, model, generation)
-        task = self._updating.get(key)
-        if task is None:
-            task = asyncio.create_task(self._update(user_id, model, generation, cached))
-            self._updating[key] = task
-            task.add_done_callback(lambda t: self._updated(key, t))
-        # A turn cancelled at its deadline leaves the update running for the next one.
-        return await asyncio.shield(task)
+        return None
 
-    def _updated(self, key: tuple[int, str, int], task: asyncio.Task[UserMatrix]) -> None:
+    def _update_for(self, user_id: int, model: str) -> _Update:
+        generation = self.store.generation(user_id)
+        key = (user_id, model, generation)
+        update = self._updating.get(key)
+        if update is None:
+            rows: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+            cached = self._matrices.get(user_id)
+            task = asyncio.create_task(self._update(user_id, model, generation, cached, rows))
+            update = self._updating[key] = _Update(task, rows)
+            task.add_done_callback(lambda t: self._updated(key, t, rows))
+        return update
+
+    def _updated(
+        self, key: tuple[int, str, int], task: asyncio.Task[UserMatrix], rows: asyncio.Future[int]
+    ) -> None:
         self._updating.pop(key, None)
         failure = None if task.cancelled() else task.exception()
+        if not rows.done():  # failed before it knew its size: the waiting turns see the failure
+            if failure is None:
+                rows.cancel()
+            else:
+                rows.set_exception(failure)
+            # Retrieved here so an update nobody waits for leaves no "never retrieved" warning.
+            rows.add_done_callback(lambda f: f.cancelled() or f.exception())
         if failure is not None:
             log.warning("vector matrix update failed: %s", unexpected(failure))
 
     async def _update(
-        self, user_id: int, model: str, generation: int, cached: UserMatrix | None
+        self,
+        user_id: int,
+        model: str,
+        generation: int,
+        cached: UserMatrix | None,
+        size: asyncio.Future[int],
     ) -> UserMatrix:
-        hashes = {
-            int(r[0]): str(r[1])
-            for r in await self.store.fetchall(
-                "SELECT e.memory_id, e.content_hash FROM embeddings e"
-                " JOIN memories m ON m.id = e.memory_id WHERE m.user_id = ? AND e.model = ?",
-                (user_id, model),
-            )
-        }
-        if cached is None or cached.model != model:
-            built = _build(generation, model, await self._fetch(user_id, model, None), hashes)
+        listed = await self.store.fetchall(
+            "SELECT e.memory_id, e.content_hash FROM embeddings e"
+            " JOIN memories m ON m.id = e.memory_id WHERE m.user_id = ? AND e.model = ?",
+            (user_id, model),
+        )
+        base = cached if cached is not None and cached.model == model else None
+        hashes, changed = await asyncio.to_thread(_changes, listed, base)
+        size.set_result(len(hashes) if changed is None else len(changed))
+        if changed is None:
+            rows = await self._fetch(user_id, model, None)
+            built = await asyncio.to_thread(_build, generation, model, rows, hashes)
         else:
-            changed = [i for i, h in hashes.items() if cached.hashes.get(i) != h]
+            assert base is not None
             fetched = await self._fetch(user_id, model, changed) if changed else []
-            built = _patch(cached, generation, fetched, hashes) or _build(
-                generation, model, await self._fetch(user_id, model, None), hashes
-            )
+            patched = await asyncio.to_thread(_patch, base, generation, fetched, hashes)
+            if patched is None:
+                rows = await self._fetch(user_id, model, None)
+                patched = await asyncio.to_thread(_build, generation, model, rows, hashes)
+            built = patched
         # Another update may have stored a newer matrix while this one read the database.
         newer = self._matrices.get(user_id)
         if newer is None or newer.model != model or newer.generation <= generation:
@@ -137,7 +208,7 @@ class VectorCache:
         for chunk in chunks:
             where = f" AND e.memory_id IN ({', '.join('?' * len(chunk))})" if ids else ""
             rows = await self.store.fetchall(sql + where, (user_id, model, *chunk))
-            out += [(int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in rows]
+            out += await asyncio.to_thread(_vector_rows, rows)
         return out
 
     async def scores(
@@ -148,11 +219,16 @@ class VectorCache:
         *,
         floor: float = -1.0,
         relative_sd: float | None = None,
-    ) -> tuple[dict[int, float], float]:
+    ) -> tuple[dict[int, float] | None, float]:
         """Return the cosines of the user's memories with `query` that are eligible, and the
         cutoff used: `floor`, or (relative) the mean of this query's scores plus `relative_sd`
-        standard deviations when that is higher."""
-        matrix = await self.matrix(user_id, model)
+        standard deviations when that is higher. None instead of the cosines while the user's
+        matrix loads in the background (see `ready`): counted in `turns_before_vectors`."""
+        matrix = await self.ready(user_id, model)
+        if matrix is None:
+            self.turns_before_vectors += 1
+            log.info("user %d served before their vectors were loaded", user_id)
+            return None, floor
         q = _query_vector(query, model)
         if matrix.ids.size and q.shape[0] != matrix.rows.shape[1]:
             # The model behind the name changed (re-pulled, or another server): no score is
@@ -164,12 +240,33 @@ class VectorCache:
         norm = float(np.linalg.norm(q))
         if not matrix.ids.size or norm == 0.0:
             return {}, floor
-        sims = matrix.rows @ (q / norm)
-        cutoff = floor
-        if relative_sd is not None and sims.size > 1:
-            cutoff = max(floor, float(sims.mean() + relative_sd * sims.std()))
-        keep = np.flatnonzero(sims >= cutoff)
-        return dict(zip(matrix.ids[keep].tolist(), sims[keep].tolist(), strict=True)), cutoff
+        # One pass over the whole matrix (30+ ms at 100k 768-d rows): off the loop.
+        return await asyncio.to_thread(_cosines, matrix, q / norm, floor, relative_sd)
+
+
+def _cosines(
+    matrix: UserMatrix, unit: npt.NDArray[np.float32], floor: float, relative_sd: float | None
+) -> tuple[dict[int, float], float]:
+    sims = matrix.rows @ unit
+    cutoff = floor
+    if relative_sd is not None and sims.size > 1:
+        cutoff = max(floor, float(sims.mean() + relative_sd * sims.std()))
+    keep = np.flatnonzero(sims >= cutoff)
+    return dict(zip(matrix.ids[keep].tolist(), sims[keep].tolist(), strict=True)), cutoff
+
+
+def _changes(
+    listed: Sequence[sqlite3.Row], base: UserMatrix | None
+) -> tuple[dict[int, str], list[int] | None]:
+    """The stored hashes, and the ids whose vector differs from `base` (None: no base)."""
+    hashes = {int(r[0]): str(r[1]) for r in listed}
+    if base is None:
+        return hashes, None
+    return hashes, [i for i, h in hashes.items() if base.hashes.get(i) != h]
+
+
+def _vector_rows(rows: Sequence[sqlite3.Row]) -> list[tuple[int, str, int, bytes]]:
+    return [(int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in rows]
 
 
 def _query_vector(query: Sequence[float], model: str) -> npt.NDArray[np.float32]:

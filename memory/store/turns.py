@@ -116,3 +116,13 @@ async def last(store: Store, user_id: int, story_id: int) -> Turn | None:
         degraded=bool(row["degraded"]),
         created_at=float(row["created_at"]),
     )
+
+
+async def recent_places(store: Store, *, since: float, limit: int) -> list[tuple[int, int, str]]:
+    """The (user, story, origin) of turns since `since`, the most recently active first."""
+    rows = await store.fetchall(
+        "SELECT user_id, story_id, origin FROM turns WHERE created_at >= ?"
+        " GROUP BY user_id, story_id, origin ORDER BY max(id) DESC LIMIT ?",
+        (since, limit),
+    )
+    return [(int(r[0]), int(r[1]), str(r[2])) for r in rows]

@@ -6,16 +6,19 @@ retried outbox row (or a crash between commit and acknowledgement) writes nothin
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections import Counter
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
 from memory.store import counters, erasure, memories, outbox, timings
 from memory.store.db import Store, Tx
 from memory.write.dedup import Action
-from memory.write.dedup_index import DedupIndex, IndexCache
+from memory.write.dedup_index import DedupIndex, IndexCache, IndexKey, build_index
 from memory.write.filters import screen
 from memory.write.reflection import Reflection
 from memory.write.stances import apply_positions
@@ -23,6 +26,13 @@ from memory.write.state import apply_deltas
 from memory.write.summary import apply_summary
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Builds of a dedup index outside the write transaction before the last one, under it: a
+# person's memories change between two builds only if they keep forgetting or changing their
+# privacy choice faster than a build (seconds at 100k memories).
+BUILD_ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,13 +75,15 @@ async def apply_reflection(
 
     `indexes` keeps dedup indexes between calls (the worker passes its own).
     """
-    key = (exchange.user_id, exchange.story_id, exchange.origin == DM_ORIGIN)
-    generation = 0
-    touched_user = False
-    used: list[DedupIndex] = []
 
-    async def run(tx: Tx) -> WriteReport:
-        nonlocal generation, touched_user
+    screening = screen(
+        reflection.candidates,
+        user_message=exchange.user_message,
+        character_name=character_name,
+        user_name=exchange.user_name,
+    )
+
+    async def run(tx: Tx, index: DedupIndex) -> WriteReport:
         done = await tx.fetchone(
             "SELECT 1 FROM applied_exchanges WHERE exchange_id = ?", (exchange.exchange_id,)
         )
@@ -80,21 +92,8 @@ async def apply_reflection(
         if await erasure.was_erased(tx, exchange.exchange_id):
             # Forgotten while the model was reflecting on it: nothing of it is written back.
             return WriteReport(exchange.exchange_id, erased=True)
-        screening = screen(
-            reflection.candidates,
-            user_message=exchange.user_message,
-            character_name=character_name,
-            user_name=exchange.user_name,
-        )
         outcomes = [Outcome("rejected", reason) for _, reason in screening.rejected]
         touched: list[Memory] = []
-        # Read inside the write lock: no other commit can slip in before ours.
-        generation = store.generation(exchange.user_id)
-        index = indexes.get(key, generation) if indexes else None
-        if index is None:
-            index = DedupIndex(
-                await memories.merge_pool(tx, exchange.user_id, exchange.story_id, exchange.origin)
-            )
         for candidate in screening.kept:
             outcome, memory = await merge_candidate(
                 tx, index, candidate, exchange_id=exchange.exchange_id, user_id=exchange.user_id,
@@ -121,19 +120,12 @@ async def apply_reflection(
             (exchange.exchange_id, now, _report_json(report)),
         )
         await timings.count_reflection(tx, [(o.action, o.reason or "") for o in outcomes], now=now)
-        touched_user = exchange.user_id in tx.touched_users
-        used.append(index)
         return report
 
-    try:
-        report = await store.transact(run)
-    except BaseException:
-        if indexes is not None:
-            indexes.discard(key)  # it may hold memories of a rolled-back transaction
-        raise
-    if indexes is not None and used:
-        # Our commit bumped the generation exactly once if it touched the user's memories.
-        indexes.put(key, generation + touched_user, used[0])
+    report = await with_index(
+        store, exchange.user_id, exchange.story_id, exchange.origin, run, indexes=indexes,
+        needed=bool(screening.kept),
+    )  # fmt: skip
     if report.erased:
         log.info("exchange %s was forgotten before its reflection: nothing written",
                  exchange.exchange_id)  # fmt: skip
@@ -145,6 +137,99 @@ async def apply_reflection(
             len(report.dropped),
         )
     return report
+
+
+class _Moved(Exception):
+    """The user's memories changed in a way the prepared index cannot be patched for."""
+
+
+async def with_index(
+    store: Store,
+    user_id: int,
+    story_id: int,
+    origin: str,
+    fn: Callable[[Tx, DedupIndex], Awaitable[T]],
+    *,
+    indexes: IndexCache | None = None,
+    needed: bool = True,
+) -> T:
+    """Run `fn` in one write transaction with the user's dedup index for this story and place,
+    current inside it (an empty one when not `needed`: nothing to merge).
+
+    The index (seconds at 100k memories) is taken from `indexes` or built before the
+    transaction, in a worker thread: the write lock and the event loop never wait on it.
+    Inside, the store's generation says whether it is still current; if not, it is patched
+    with the memories changed since, or (changes no longer known) built again outside.
+    """
+    if not needed:
+        return await store.transact(lambda tx: fn(tx, DedupIndex()))
+    key = (user_id, story_id, origin == DM_ORIGIN)
+    for attempt in range(1, BUILD_ATTEMPTS):
+        try:
+            return await _attempt(store, key, origin, fn, indexes, last=False)
+        except _Moved:
+            log.info("user %d: memories changed while their dedup index was built (%d)",
+                     user_id, attempt)  # fmt: skip
+    return await _attempt(store, key, origin, fn, indexes, last=True)
+
+
+async def _attempt(
+    store: Store,
+    key: IndexKey,
+    origin: str,
+    fn: Callable[[Tx, DedupIndex], Awaitable[T]],
+    indexes: IndexCache | None,
+    *,
+    last: bool,
+) -> T:
+    user_id, story_id, _ = key
+    built_at = store.generation(user_id)
+    index = indexes.get(key, built_at) if indexes else None
+    if index is None:
+        pool = await memories.merge_pool(store, user_id, story_id, origin)
+        index = await asyncio.to_thread(build_index, pool)
+    # (generation inside the transaction, whether the commit touched the user, the index used)
+    used: list[tuple[int, bool, DedupIndex]] = []
+
+    async def run(tx: Tx) -> T:
+        current = index
+        # Read inside the write lock: no other commit can slip in before ours.
+        generation = store.generation(user_id)
+        if generation != built_at:
+            changed = store.changed_since(user_id, built_at)
+            if changed is None and not last:
+                raise _Moved
+            if changed is None:  # a last resort: built under the lock, still off the loop
+                pool = await memories.merge_pool(tx, user_id, story_id, origin)
+                current = await asyncio.to_thread(build_index, pool)
+            else:
+                now = await memories.merge_pool_among(tx, user_id, story_id, origin, changed)
+                await asyncio.to_thread(_patch_index, current, changed, now)
+        result = await fn(tx, current)
+        used.append((generation, user_id in tx.touched_users, current))
+        return result
+
+    try:
+        result = await store.transact(run)
+    except _Moved:
+        raise
+    except BaseException:
+        if indexes is not None:
+            indexes.discard(key)  # it may hold memories of a rolled-back transaction
+        raise
+    if indexes is not None and used:
+        generation, touched, current = used[0]
+        # Our commit bumped the generation exactly once if it touched the user's memories.
+        indexes.put(key, generation + touched, current)
+    return result
+
+
+def _patch_index(index: DedupIndex, changed: Collection[int], now: Iterable[Memory]) -> None:
+    """`index` with the memories of `changed` as they are `now` (gone when absent)."""
+    for memory_id in changed:
+        index.remove(memory_id)
+    for memory in now:
+        index.add(memory)
 
 
 async def _story_notes_current(tx: Tx, exchange: Exchange) -> bool:
@@ -187,7 +272,11 @@ async def merge_candidate(
     now: float,
 ) -> tuple[Outcome, Memory]:
     """Create the candidate or merge it into its closest variant in `index` (kept up to date)."""
-    decision = index.decide(candidate.text)
+    # A word most of the person's memories contain makes a decision walk all of them in Python
+    # (make bench-loop, 100k memories with one word in all: 0.8 s of the loop's thread when it
+    # ran there): in a worker thread, like the updates below (the index is used by one
+    # transaction at a time, under the write lock).
+    decision = await asyncio.to_thread(index.decide, candidate.text)
     target = decision.target
     if decision.action is Action.CREATE or target is None:
         memory = await memories.insert(
@@ -201,7 +290,7 @@ async def merge_candidate(
             confidence=candidate.confidence,
             now=now,
         )
-        index.add(memory)
+        await asyncio.to_thread(index.add, memory)
     elif decision.action is Action.REPLACE:
         # A global wording widens a story memory: the person said it holds everywhere.
         scope = Scope.GLOBAL if Scope.GLOBAL in (candidate.scope, target.scope) else Scope.STORY
@@ -213,7 +302,7 @@ async def merge_candidate(
             confidence=max(candidate.confidence, target.confidence),
             now=now,
         )
-        index.replace(target, memory)
+        await asyncio.to_thread(index.replace, target, memory)
     else:
         # Absorbed: nothing is rewritten and the date does not move, or a fact the person keeps
         # repeating would climb the recency ranking over fresher memories.

