@@ -34,6 +34,7 @@ ELSEWHERE = {
     "memory": {"reindex_interval"},  # the indexer's scheduler
     "limits": {"max_concurrent_chats"},  # BoundedChat
     "privacy": {"history_days"},  # the retention job
+    "web": {"enabled", "host", "port", "token"},  # bot.web, the operator's page
 }  # fmt: skip
 # Engine fields no setting sets: the card's lorebook budgets come from the card.
 ENGINE_ONLY = {"source_budgets"}
