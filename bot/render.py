@@ -34,7 +34,7 @@ _CODE = re.compile(r"`([^`\n]+)`")
 # What the abbreviations of a memory line stand for, said under every list of them.
 COUNTS_LEGEND = "c/s/sem = times a candidate / served / served by meaning"
 SCORE_LEGEND = "cos = closeness in meaning to your message (cosine, up to 1)"
-CONTEXT_LEGEND = "✓ in · ✂ cut to fit · ≈ summarised · ✗ left out · ~N = estimated tokens"
+CONTEXT_LEGEND = "✓ in · ✂ cut to fit · ≈ condensed · ✗ left out · ~N = estimated tokens"
 _MASS = re.compile(r"@(everyone|here)", re.IGNORECASE)
 _ROLE = re.compile(r"<@&(\d+)>")
 

@@ -6,10 +6,19 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.render import count, plain, render_memories, render_stats, render_why
+from bot.render import (
+    _MARKS,
+    CONTEXT_LEGEND,
+    count,
+    plain,
+    render_memories,
+    render_stats,
+    render_why,
+)
 from memory.indexer import IndexerStatus
 from memory.manage import Stats
 from memory.model import Kind, Memory, Reason, Scope, Selected, Turn
+from memory.read.strategies import Status
 
 
 def _stats(users: int) -> Stats:
@@ -55,3 +64,12 @@ def test_plain_takes_away_the_markup_and_keeps_the_words(words: str) -> None:
 
 def test_plain_leaves_a_lone_star_and_a_roleplay_action() -> None:
     assert plain("*waves* 5 * 3 `") == "*waves* 5 * 3 `"
+
+
+def test_the_context_legend_names_each_mark_as_the_count_line_does() -> None:
+    # The count line says "N blocks in · N condensed · N left out": the legend uses those words.
+    words = {Status.INCLUDED: "in", Status.CUT: "cut to fit", Status.CONDENSED: "condensed",
+             Status.EXCLUDED: "left out"}  # fmt: skip
+    assert set(words) == set(Status)
+    for status, word in words.items():
+        assert f"{_MARKS[status]} {word} ·" in CONTEXT_LEGEND
