@@ -154,8 +154,9 @@ def render_why(turn: Turn | None, *, everywhere: bool | None = None) -> str:
                 memory_line(s.memory, score=s.score, matched=s.matched, everywhere=everywhere)
                 for s in group
             )
-    scored = any(s.score is not None for s in turn.selected)
-    lines.append(f"{COUNTS_LEGEND}; {SCORE_LEGEND}." if scored else f"{COUNTS_LEGEND}.")
+    if turn.selected:  # the legend explains memory lines: none, nothing to explain
+        scored = any(s.score is not None for s in turn.selected)
+        lines.append(f"{COUNTS_LEGEND}; {SCORE_LEGEND}." if scored else f"{COUNTS_LEGEND}.")
     return "\n".join(lines)
 
 

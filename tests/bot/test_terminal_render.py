@@ -38,6 +38,9 @@ def test_why_in_plain_text_says_what_its_abbreviations_mean() -> None:
         "c/s/sem = times a candidate / served / served by meaning; "
         "cos = closeness in meaning to your message (cosine, up to 1)."
     )
+    # With no memory line, no legend: the answer is the one line saying so.
+    empty = Turn(id=2, user_id=1, story_id=2, selected=())
+    assert render_why(empty) == "No memory was used for your last message here."
     listed = plain(render_memories([memory], page_index=0, pages=1, total=1))
     assert listed.endswith("\nc/s/sem = times a candidate / served / served by meaning.")
 
