@@ -138,6 +138,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader left early (`echo-bot export | head`): not a traceback. What is still
+        # buffered for stdout goes nowhere, so the exit does not raise it again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
