@@ -45,6 +45,7 @@ _MARKS: dict[bool | None, str] = {True: "OK  ", False: "FAIL", None: "WARN"}
 # How long doctor waits for Discord's API: it answers within a second from anywhere it is
 # reachable; a black-holed route would otherwise hold doctor for the OS's connect timeout.
 DISCORD_DEADLINE = 5.0
+NO_TOKEN = "no Discord token (ECHO_DISCORD__TOKEN or [discord] token)"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -168,6 +169,9 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         command = "chat"
+    if command == "sync" and settings.discord.token is None:
+        # Said before the database is opened: a sync that cannot log in makes none.
+        raise ConfigError(NO_TOKEN)
     # A file that is not an export is said before the database is even opened.
     exported = files.exported(files.read(args.file), args.file) if command == "import" else None
     if command in ("import", "export") and not files.database_exists(settings.storage.path):
@@ -227,7 +231,7 @@ async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False
     discord_settings = runtime.settings.discord
     token = discord_settings.token
     if token is None:
-        raise ConfigError("no Discord token (ECHO_DISCORD__TOKEN or [discord] token)")
+        raise ConfigError(NO_TOKEN)
     startup.point_at(discord_settings)
     try:
         if sync_only:

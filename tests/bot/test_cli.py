@@ -123,3 +123,13 @@ async def test_export_and_import_answer_in_one_line_and_make_no_database(
     for bad, said in ((tmp_path, "Is a directory"), (gone, "No such file or directory")):
         code, _, err = await _run("import", "--config", str(config), "--user", "M", str(bad))
         assert code == 1 and err.splitlines() == [f"echo-bot: {bad}: cannot be read ({said})"]
+
+
+async def test_sync_without_a_token_says_so_in_one_line_and_makes_no_database(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    config = _config(tmp_path, ollama.url)
+    code, out, err = await _run("sync", "--config", str(config))
+    assert (code, out) == (2, "")
+    assert err == f"echo-bot: {config}: no Discord token (ECHO_DISCORD__TOKEN or [discord] token)\n"
+    assert not (tmp_path / "echo.sqlite3").exists()
