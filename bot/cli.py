@@ -64,7 +64,8 @@ def _parser() -> argparse.ArgumentParser:
 
     command("run", "start the Discord bot (the terminal chat without a token)")
     chat = command("chat", "talk to the character in this terminal")
-    chat.add_argument("--user", default=None, help="your name (memories are keyed on it)")
+    chat.add_argument("--user", default=None, help="your name (default: your login name); "
+                      "memories are keyed on an id made from it")  # fmt: skip
     command("sync", "send the slash commands to Discord now (`run` sends them when they change)")
     command("doctor", "check the configuration, database and backends")
     command("reindex", "embed every memory whose vector is missing or stale")
