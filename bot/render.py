@@ -17,6 +17,7 @@ from memory.model import LoreEntry, Memory, Reason, Turn
 from memory.read.budget import ContextPlan, Decision
 from memory.read.prompt import BlockKind
 from memory.read.strategies import Status
+from memory.redact import redact
 
 DISCORD_LIMIT = 2000
 
@@ -67,8 +68,8 @@ def cannot_answer(name: str, error: EchoError, *, base_url: str) -> str:
     said = f"[{name} cannot answer right now: {error}"
     if isinstance(error, BackendError):
         said += (
-            f". Is the LLM server at {base_url} running? It is [llm] base_url in the config; "
-            "`echo-bot doctor` checks it and the models"
+            f". Is the LLM server at {redact(base_url)} running? It is [llm] base_url in the "
+            "config; `echo-bot doctor` checks it and the models"
         )
     return said + "]"
 

@@ -9,12 +9,14 @@ from hypothesis import strategies as st
 from bot.render import (
     _MARKS,
     CONTEXT_LEGEND,
+    cannot_answer,
     count,
     plain,
     render_memories,
     render_stats,
     render_why,
 )
+from memory.errors import BackendUnavailable
 from memory.indexer import IndexerStatus
 from memory.manage import Stats
 from memory.model import Kind, Memory, Reason, Scope, Selected, Turn
@@ -76,3 +78,13 @@ def test_the_context_legend_names_each_mark_as_the_count_line_does() -> None:
     assert set(words) == set(Status)
     for status, word in words.items():
         assert f"{_MARKS[status]} {word} ·" in CONTEXT_LEGEND
+
+
+def test_cannot_answer_names_the_server_without_its_credentials() -> None:
+    down = BackendUnavailable("http://***@llm.local:11434/api/chat: ConnectError: refused")
+    said = cannot_answer("Écho", down, base_url="http://me:s3cret@llm.local:11434")
+    assert "s3cret" not in said
+    assert said.endswith(
+        ". Is the LLM server at http://***@llm.local:11434 running? It is [llm] base_url in the "
+        "config; `echo-bot doctor` checks it and the models]"
+    )
