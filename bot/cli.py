@@ -36,6 +36,7 @@ from memory.llm import ollama_health
 from memory.manage_setup import Store
 from memory.read.calibrate import LanguageReport, calibrate
 from memory.read.calibrate import save as save_calibration
+from memory.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +281,8 @@ async def doctor(settings: Settings, config_path: str) -> int:
         results.append((True, "Discord token is set"))
         results.append(await _check_discord(settings.discord.api_url))
     for status, line in results:
-        print(f"{_MARKS[status]} {line}")
+        # Its lines name the servers as configured: a user:password in a URL is not shown.
+        print(f"{_MARKS[status]} {redact(line)}")
     return 0 if all(status is not False for status, _ in results) else 1
 
 

@@ -133,3 +133,13 @@ async def test_sync_without_a_token_says_so_in_one_line_and_makes_no_database(
     assert (code, out) == (2, "")
     assert err == f"echo-bot: {config}: no Discord token (ECHO_DISCORD__TOKEN or [discord] token)\n"
     assert not (tmp_path / "echo.sqlite3").exists()
+
+
+async def test_doctor_never_shows_the_password_of_a_server_url(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    secret_url = ollama.url.replace("http://", "http://me:s3cret@")
+    _, out, err = await _run("doctor", "--config", str(_config(tmp_path, secret_url)))
+    assert "s3cret" not in out + err
+    hidden = ollama.url.replace("//", "//***@")
+    assert f"OK   chat model llama3.1:8b is available at {hidden}" in out
