@@ -183,7 +183,8 @@ def render_stats(
     """Server-wide memory figures for operators."""
     lines = [
         f"Memories: {stats.memories} (of {count(stats.users, 'person', 'people')})",
-        f"Turns counted: {stats.turns} · degraded turns: {stats.degraded_turns}",
+        # Two disjoint counts: a degraded turn is not among those recalled by meaning.
+        f"Turns with recall by meaning: {stats.turns} · degraded turns: {stats.degraded_turns}",
         f"Reflections waiting: {stats.outbox_pending}",
         f"Erasures pending (bytes still in the database files): {stats.erasures_pending}",
     ]
