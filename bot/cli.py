@@ -178,8 +178,13 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     exported = files.exported(files.read(args.file), args.file) if command == "import" else None
     if command in ("import", "export") and not files.database_exists(settings.storage.path):
         # An empty database made here would only hide a wrong path ([storage] path).
-        print(f"echo-bot: no database at {settings.storage.path} ([storage] path): "
-              "nobody's memories to move yet", file=sys.stderr)  # fmt: skip
+        then = (
+            "nobody's memories to export yet"
+            if command == "export"
+            else "`echo-bot run` or `chat` creates it (a new install: start it once, then import)"
+        )
+        print(f"echo-bot: no database at {settings.storage.path} ([storage] path): {then}",
+              file=sys.stderr)  # fmt: skip
         return 1
     async with open_runtime(settings) as runtime:
         if command in ("run", "sync"):

@@ -106,10 +106,14 @@ async def test_export_and_import_answer_in_one_line_and_make_no_database(
     database = tmp_path / "echo.sqlite3"
     dump = tmp_path / "marie.json"
     dump.write_text(json.dumps({"memories": []}), encoding="utf-8")
-    for command in (["import", "--user", "Marie", str(dump)], ["export", "--user", "Marie"]):
+    for command, then in (
+        (["import", "--user", "Marie", str(dump)],
+         "`echo-bot run` or `chat` creates it (a new install: start it once, then import)"),
+        (["export", "--user", "Marie"], "nobody's memories to export yet"),
+    ):  # fmt: skip
         code, _, err = await _run(command[0], "--config", str(config), *command[1:])
         assert code == 1 and err.splitlines() == [
-            f"echo-bot: no database at {database} ([storage] path): nobody's memories to move yet"
+            f"echo-bot: no database at {database} ([storage] path): {then}"
         ]
         assert not database.exists()
     await _chat(config, ["/help"])
