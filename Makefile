@@ -34,9 +34,10 @@ config.toml:
 run: $(STAMP) config.toml
 	$(VENV)/bin/echo-bot --config config.toml run
 
-# The terminal chat as your login name, or as another: make chat WHO=Marie.
+# The terminal chat as your login name, or as another: make chat WHO=Marie. The name reaches
+# the shell through the environment, so an apostrophe (WHO="Jeanne d'Arc") stays in it.
 chat: $(STAMP) config.toml
-	$(VENV)/bin/echo-bot --config config.toml chat $(if $(WHO),--user '$(WHO)')
+	$(VENV)/bin/echo-bot --config config.toml chat $(if $(WHO),--user "$$WHO")
 
 clean:
 	rm -rf $(VENV) $(REAL_VENV) $(LOCK_VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -36,6 +36,7 @@ from memory.llm import ollama_health
 from memory.manage_setup import Store
 from memory.read.calibrate import LanguageReport, calibrate
 from memory.read.calibrate import save as save_calibration
+from memory.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,7 @@ _MARKS: dict[bool | None, str] = {True: "OK  ", False: "FAIL", None: "WARN"}
 # How long doctor waits for Discord's API: it answers within a second from anywhere it is
 # reachable; a black-holed route would otherwise hold doctor for the OS's connect timeout.
 DISCORD_DEADLINE = 5.0
+NO_TOKEN = "no Discord token (ECHO_DISCORD__TOKEN or [discord] token)"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -63,7 +65,8 @@ def _parser() -> argparse.ArgumentParser:
 
     command("run", "start the Discord bot (the terminal chat without a token)")
     chat = command("chat", "talk to the character in this terminal")
-    chat.add_argument("--user", default=None, help="your name (memories are keyed on it)")
+    chat.add_argument("--user", default=None, help="your name (default: your login name); "
+                      "memories are keyed on an id made from it")  # fmt: skip
     command("sync", "send the slash commands to Discord now (`run` sends them when they change)")
     command("doctor", "check the configuration, database and backends")
     command("reindex", "embed every memory whose vector is missing or stale")
@@ -139,6 +142,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader left early (`echo-bot export | head`): not a traceback. What is still
+        # buffered for stdout goes nowhere, so the exit does not raise it again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
@@ -169,12 +177,20 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         command = "chat"
+    if command == "sync" and settings.discord.token is None:
+        # Said before the database is opened: a sync that cannot log in makes none.
+        raise ConfigError(NO_TOKEN)
     # A file that is not an export is said before the database is even opened.
     exported = files.exported(files.read(args.file), args.file) if command == "import" else None
     if command in ("import", "export") and not files.database_exists(settings.storage.path):
         # An empty database made here would only hide a wrong path ([storage] path).
-        print(f"echo-bot: no database at {settings.storage.path} ([storage] path): "
-              "nobody's memories to move yet", file=sys.stderr)  # fmt: skip
+        then = (
+            "nobody's memories to export yet"
+            if command == "export"
+            else "`echo-bot run` or `chat` creates it (a new install: start it once, then import)"
+        )
+        print(f"echo-bot: no database at {settings.storage.path} ([storage] path): {then}",
+              file=sys.stderr)  # fmt: skip
         return 1
     async with (
         open_runtime(settings) as runtime,
@@ -233,7 +249,7 @@ async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False
     discord_settings = runtime.settings.discord
     token = discord_settings.token
     if token is None:
-        raise ConfigError("no Discord token (ECHO_DISCORD__TOKEN or [discord] token)")
+        raise ConfigError(NO_TOKEN)
     startup.point_at(discord_settings)
     try:
         if sync_only:
@@ -281,7 +297,8 @@ async def doctor(settings: Settings, config_path: str) -> int:
         results.append((True, "Discord token is set"))
         results.append(await _check_discord(settings.discord.api_url))
     for status, line in results:
-        print(f"{_MARKS[status]} {line}")
+        # Its lines name the servers as configured: a user:password in a URL is not shown.
+        print(f"{_MARKS[status]} {redact(line)}")
     return 0 if all(status is not False for status, _ in results) else 1
 
 

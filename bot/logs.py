@@ -52,8 +52,18 @@ def _screen_warnings(screen: TextIO, where: str) -> logging.Handler:
     handler = logging.StreamHandler(screen)
     handler.setLevel(logging.WARNING)
     handler.addFilter(_OncePerKind())
-    handler.setFormatter(logging.Formatter(f"[%(levelname)s: %(message)s; more in {where}]"))
+    handler.setFormatter(_OneLine(f"[%(levelname)s: %(message)s; more in {where}]"))
     return handler
+
+
+class _OneLine(logging.Formatter):
+    """The record's message alone: a traceback (asyncio's or apscheduler's errors carry one)
+    would fill the chat's screen, and its exception text may quote what someone said; the
+    file keeps it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.message = record.getMessage()
+        return self.formatMessage(record)
 
 
 class _OncePerKind(logging.Filter):

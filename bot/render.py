@@ -17,6 +17,7 @@ from memory.model import LoreEntry, Memory, Reason, Turn
 from memory.read.budget import ContextPlan, Decision
 from memory.read.prompt import BlockKind
 from memory.read.strategies import Status
+from memory.redact import redact
 
 DISCORD_LIMIT = 2000
 
@@ -34,7 +35,7 @@ _CODE = re.compile(r"`([^`\n]+)`")
 # What the abbreviations of a memory line stand for, said under every list of them.
 COUNTS_LEGEND = "c/s/sem = times a candidate / served / served by meaning"
 SCORE_LEGEND = "cos = closeness in meaning to your message (cosine, up to 1)"
-CONTEXT_LEGEND = "✓ in · ✂ cut to fit · ≈ summarised · ✗ left out · ~N = estimated tokens"
+CONTEXT_LEGEND = "✓ in · ✂ cut to fit · ≈ condensed · ✗ left out · ~N = estimated tokens"
 _MASS = re.compile(r"@(everyone|here)", re.IGNORECASE)
 _ROLE = re.compile(r"<@&(\d+)>")
 
@@ -67,8 +68,8 @@ def cannot_answer(name: str, error: EchoError, *, base_url: str) -> str:
     said = f"[{name} cannot answer right now: {error}"
     if isinstance(error, BackendError):
         said += (
-            f". Is the LLM server at {base_url} running? It is [llm] base_url in the config; "
-            "`echo-bot doctor` checks it and the models"
+            f". Is the LLM server at {redact(base_url)} running? It is [llm] base_url in the "
+            "config; `echo-bot doctor` checks it and the models"
         )
     return said + "]"
 
@@ -154,8 +155,9 @@ def render_why(turn: Turn | None, *, everywhere: bool | None = None) -> str:
                 memory_line(s.memory, score=s.score, matched=s.matched, everywhere=everywhere)
                 for s in group
             )
-    scored = any(s.score is not None for s in turn.selected)
-    lines.append(f"{COUNTS_LEGEND}; {SCORE_LEGEND}." if scored else f"{COUNTS_LEGEND}.")
+    if turn.selected:  # the legend explains memory lines: none, nothing to explain
+        scored = any(s.score is not None for s in turn.selected)
+        lines.append(f"{COUNTS_LEGEND}; {SCORE_LEGEND}." if scored else f"{COUNTS_LEGEND}.")
     return "\n".join(lines)
 
 
@@ -181,7 +183,8 @@ def render_stats(
     """Server-wide memory figures for operators."""
     lines = [
         f"Memories: {stats.memories} (of {count(stats.users, 'person', 'people')})",
-        f"Turns counted: {stats.turns} · degraded turns: {stats.degraded_turns}",
+        # Two disjoint counts: a degraded turn is not among those recalled by meaning.
+        f"Turns with recall by meaning: {stats.turns} · degraded turns: {stats.degraded_turns}",
         f"Reflections waiting: {stats.outbox_pending}",
         f"Erasures pending (bytes still in the database files): {stats.erasures_pending}",
     ]

@@ -59,7 +59,7 @@ class EchoView(discord.ui.View):
         self, interaction: discord.Interaction[Any], error: Exception, item: discord.ui.Item[Any]
     ) -> None:
         if isinstance(error, NotFound | Forbidden | InvalidInput):
-            message = f"{str(error).capitalize()}."
+            message = f"{_sentence(error)}."
         else:
             log.error("button %s failed: %s", getattr(item, "custom_id", "?"), unexpected(error))
             message = BUG

@@ -12,6 +12,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
+from bot.render import count
 from bot.ui import Interaction, send_ephemeral
 from memory import manage_export, manage_privacy
 
@@ -65,16 +66,12 @@ class PersonalData(commands.Cog):
         made = sum(len(v) for v in data["derived"].values())
         await interaction.response.send_message(
             "Everything I store about you: "
-            f"{_count(len(data['memories']), 'memory', 'memories')}, "
-            f"{_count(len(data['messages']), 'message', 'messages')} (with my replies), "
-            f"{_count(made, 'thing', 'things')} drawn from them.",
+            f"{count(len(data['memories']), 'memory', 'memories')}, "
+            f"{count(len(data['messages']), 'message')} (with my replies), "
+            f"{count(made, 'thing')} drawn from them.",
             file=discord.File(io.BytesIO(raw), filename=f"echo-export-{interaction.user.id}.json"),
             ephemeral=True, allowed_mentions=discord.AllowedMentions.none(),
         )  # fmt: skip
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
 
 
 async def setup(bot: EchoBot) -> None:

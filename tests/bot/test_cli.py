@@ -106,10 +106,14 @@ async def test_export_and_import_answer_in_one_line_and_make_no_database(
     database = tmp_path / "echo.sqlite3"
     dump = tmp_path / "marie.json"
     dump.write_text(json.dumps({"memories": []}), encoding="utf-8")
-    for command in (["import", "--user", "Marie", str(dump)], ["export", "--user", "Marie"]):
+    for command, then in (
+        (["import", "--user", "Marie", str(dump)],
+         "`echo-bot run` or `chat` creates it (a new install: start it once, then import)"),
+        (["export", "--user", "Marie"], "nobody's memories to export yet"),
+    ):  # fmt: skip
         code, _, err = await _run(command[0], "--config", str(config), *command[1:])
         assert code == 1 and err.splitlines() == [
-            f"echo-bot: no database at {database} ([storage] path): nobody's memories to move yet"
+            f"echo-bot: no database at {database} ([storage] path): {then}"
         ]
         assert not database.exists()
     await _chat(config, ["/help"])
@@ -123,3 +127,23 @@ async def test_export_and_import_answer_in_one_line_and_make_no_database(
     for bad, said in ((tmp_path, "Is a directory"), (gone, "No such file or directory")):
         code, _, err = await _run("import", "--config", str(config), "--user", "M", str(bad))
         assert code == 1 and err.splitlines() == [f"echo-bot: {bad}: cannot be read ({said})"]
+
+
+async def test_sync_without_a_token_says_so_in_one_line_and_makes_no_database(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    config = _config(tmp_path, ollama.url)
+    code, out, err = await _run("sync", "--config", str(config))
+    assert (code, out) == (2, "")
+    assert err == f"echo-bot: {config}: no Discord token (ECHO_DISCORD__TOKEN or [discord] token)\n"
+    assert not (tmp_path / "echo.sqlite3").exists()
+
+
+async def test_doctor_never_shows_the_password_of_a_server_url(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    secret_url = ollama.url.replace("http://", "http://me:s3cret@")
+    _, out, err = await _run("doctor", "--config", str(_config(tmp_path, secret_url)))
+    assert "s3cret" not in out + err
+    hidden = ollama.url.replace("//", "//***@")
+    assert f"OK   chat model llama3.1:8b is available at {hidden}" in out

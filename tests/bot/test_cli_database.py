@@ -142,3 +142,26 @@ async def test_the_doctor_leaves_an_older_database_as_it_found_it(tmp_path: Path
     assert f"OK   database {database} is writable" in out.splitlines()
     async with await Store.open(database, migrate_to=0) as store:
         assert await store.schema_version() == 1  # `run` migrates it, not a check
+
+
+async def test_an_export_read_by_a_reader_that_left_ends_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    database = tmp_path / "echo.sqlite3"
+    async with await Store.open(database):
+        pass
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ECHO_")}
+    read, write = os.pipe()
+    os.close(read)  # `echo-bot export | head -c 0`: nobody reads stdout
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "--config", str(_config(tmp_path, database)),
+            "export", "--user", "Marie",
+            stdin=asyncio.subprocess.DEVNULL, stdout=write, stderr=asyncio.subprocess.PIPE,
+            env=env,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    _, err = await asyncio.wait_for(proc.communicate(), EXIT_WITHIN)
+    assert proc.returncode == 1
+    assert err.decode() == ""

@@ -19,6 +19,7 @@ from bot.cogs.memories import ConfirmForget
 from bot.config import Settings
 from bot.runtime import open_runtime
 from memory import manage
+from memory.errors import Forbidden
 from memory.store import history
 from tests.bot import discord_fakes as fakes
 from tests.fakes.ollama import FakeOllama
@@ -312,3 +313,17 @@ async def test_two_forget_dialogs_for_one_memory_answer_both_without_logging_a_b
     assert sorted(answers, key=str)[0].startswith(f"Forgotten #{memory_id}.")
     assert any("no memory" in str(a).lower() for a in answers), answers
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+async def test_a_button_refused_says_why_as_the_commands_do(
+    bot: tuple[EchoBot, fakes.Recorder],
+) -> None:
+    """A button's refusal keeps its capitals (a permission's name), as a command's does."""
+    echo, rec = bot
+    press = fakes.component(echo, user_id=ALICE, channel_id=CHANNEL, custom_id="x")
+    view = ConfirmForget(ALICE, 1)
+    refused = Forbidden("you can forget only your own messages (moderators: Manage Messages)")
+    await view.on_error(press, refused, view.confirm)
+    assert rec.sent[-1].payload["data"]["content"] == (
+        "You can forget only your own messages (moderators: Manage Messages)."
+    )

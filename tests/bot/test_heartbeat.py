@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from pathlib import Path
 
@@ -29,7 +30,8 @@ async def test_a_running_bot_is_healthy_and_a_stopped_one_goes_stale(
     async with open_runtime(settings):
         await asyncio.sleep(0)  # the beat task's first turn
         assert heartbeat.main([str(beat)]) == 0
-        assert capsys.readouterr().out.startswith("last heartbeat 0 s ago")
+        # The age itself is not asserted: a loaded machine may take a second to get here.
+        assert re.fullmatch(r"last heartbeat \d+ s ago\n", capsys.readouterr().out)
     # Stopped: the last beat stays and grows old.
     ok, line = heartbeat.check(beat, now=time.time() + heartbeat.STALE_AFTER + 5)
     assert not ok and "the bot is stopped or its event loop is stuck" in line

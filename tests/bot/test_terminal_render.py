@@ -6,10 +6,21 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.render import count, plain, render_memories, render_stats, render_why
+from bot.render import (
+    _MARKS,
+    CONTEXT_LEGEND,
+    cannot_answer,
+    count,
+    plain,
+    render_memories,
+    render_stats,
+    render_why,
+)
+from memory.errors import BackendUnavailable
 from memory.indexer import IndexerStatus
 from memory.manage import Stats
 from memory.model import Kind, Memory, Reason, Scope, Selected, Turn
+from memory.read.strategies import Status
 
 
 def _stats(users: int) -> Stats:
@@ -29,6 +40,9 @@ def test_why_in_plain_text_says_what_its_abbreviations_mean() -> None:
         "c/s/sem = times a candidate / served / served by meaning; "
         "cos = closeness in meaning to your message (cosine, up to 1)."
     )
+    # With no memory line, no legend: the answer is the one line saying so.
+    empty = Turn(id=2, user_id=1, story_id=2, selected=())
+    assert render_why(empty) == "No memory was used for your last message here."
     listed = plain(render_memories([memory], page_index=0, pages=1, total=1))
     assert listed.endswith("\nc/s/sem = times a candidate / served / served by meaning.")
 
@@ -55,3 +69,22 @@ def test_plain_takes_away_the_markup_and_keeps_the_words(words: str) -> None:
 
 def test_plain_leaves_a_lone_star_and_a_roleplay_action() -> None:
     assert plain("*waves* 5 * 3 `") == "*waves* 5 * 3 `"
+
+
+def test_the_context_legend_names_each_mark_as_the_count_line_does() -> None:
+    # The count line says "N blocks in · N condensed · N left out": the legend uses those words.
+    words = {Status.INCLUDED: "in", Status.CUT: "cut to fit", Status.CONDENSED: "condensed",
+             Status.EXCLUDED: "left out"}  # fmt: skip
+    assert set(words) == set(Status)
+    for status, word in words.items():
+        assert f"{_MARKS[status]} {word} ·" in CONTEXT_LEGEND
+
+
+def test_cannot_answer_names_the_server_without_its_credentials() -> None:
+    down = BackendUnavailable("http://***@llm.local:11434/api/chat: ConnectError: refused")
+    said = cannot_answer("Écho", down, base_url="http://me:s3cret@llm.local:11434")
+    assert "s3cret" not in said
+    assert said.endswith(
+        ". Is the LLM server at http://***@llm.local:11434 running? It is [llm] base_url in the "
+        "config; `echo-bot doctor` checks it and the models]"
+    )
