@@ -149,6 +149,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+# Commands that only make sense on a database that is there, and what to say when it is not.
+_NEEDS_DATABASE = {
+    "export": "nobody's memories to export yet",
+    "reindex": "no memory to embed yet",
+    "import": "`echo-bot run` or `chat` creates it (a new install: start it once, then import)",
+}
+
+
 async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     command = args.command
     if command == "check-config":
@@ -182,13 +190,9 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         raise ConfigError(NO_TOKEN)
     # A file that is not an export is said before the database is even opened.
     exported = files.exported(files.read(args.file), args.file) if command == "import" else None
-    if command in ("import", "export") and not files.database_exists(settings.storage.path):
+    if command in _NEEDS_DATABASE and not files.database_exists(settings.storage.path):
         # An empty database made here would only hide a wrong path ([storage] path).
-        then = (
-            "nobody's memories to export yet"
-            if command == "export"
-            else "`echo-bot run` or `chat` creates it (a new install: start it once, then import)"
-        )
+        then = _NEEDS_DATABASE[command]
         print(f"echo-bot: no database at {settings.storage.path} ([storage] path): {then}",
               file=sys.stderr)  # fmt: skip
         return 1

@@ -99,7 +99,7 @@ async def test_import_of_a_file_that_is_not_an_export_is_one_line(
     assert not (tmp_path / "echo.sqlite3").exists()
 
 
-async def test_export_and_import_answer_in_one_line_and_make_no_database(
+async def test_export_import_and_reindex_answer_in_one_line_and_make_no_database(
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
     config = _config(tmp_path, ollama.url)
@@ -110,6 +110,7 @@ async def test_export_and_import_answer_in_one_line_and_make_no_database(
         (["import", "--user", "Marie", str(dump)],
          "`echo-bot run` or `chat` creates it (a new install: start it once, then import)"),
         (["export", "--user", "Marie"], "nobody's memories to export yet"),
+        (["reindex"], "no memory to embed yet"),
     ):  # fmt: skip
         code, _, err = await _run(command[0], "--config", str(config), *command[1:])
         assert code == 1 and err.splitlines() == [
