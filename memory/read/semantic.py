@@ -23,6 +23,7 @@ import numpy.typing as npt
 from memory.errors import BackendResponseError, EchoError, unexpected
 from memory.llm import Embedder
 from memory.read.prefixes import prefixes_of
+from memory.read.selection import eligibility_cutoff
 from memory.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -148,10 +149,12 @@ class VectorCache:
         *,
         floor: float = -1.0,
         relative_sd: float | None = None,
+        places: int = 0,
     ) -> tuple[dict[int, float], float]:
         """Return the cosines of the user's memories with `query` that are eligible, and the
         cutoff used: `floor`, or (relative) the mean of this query's scores plus `relative_sd`
-        standard deviations when that is higher."""
+        standard deviations when that is higher, lowered to the `places`-th best score so that
+        nothing the model ranks among the recall places is cut (selection.eligibility_cutoff)."""
         matrix = await self.matrix(user_id, model)
         q = _query_vector(query, model)
         if matrix.ids.size and q.shape[0] != matrix.rows.shape[1]:
@@ -167,7 +170,7 @@ class VectorCache:
         sims = matrix.rows @ (q / norm)
         cutoff = floor
         if relative_sd is not None and sims.size > 1:
-            cutoff = max(floor, float(sims.mean() + relative_sd * sims.std()))
+            cutoff = eligibility_cutoff(sims, floor=floor, relative_sd=relative_sd, places=places)
         keep = np.flatnonzero(sims >= cutoff)
         return dict(zip(matrix.ids[keep].tolist(), sims[keep].tolist(), strict=True)), cutoff
 
