@@ -558,9 +558,11 @@ class Engine:
                 relative = self.config.relative_sd
                 floor = self.config.threshold if relative is None else self.config.cosine_floor
                 try:
+                    places = selection.recall_places(self.config.limit, self.config.semantic_slots)
                     scores, threshold = await self.vectors.scores(
-                        user_id, self.embedder.model, query, floor=floor, relative_sd=relative
-                    )
+                        user_id, self.embedder.model, query, floor=floor, relative_sd=relative,
+                        places=places,
+                    )  # fmt: skip
                 except BackendResponseError as exc:
                     # The query cannot be scored against the stored vectors (another dimension).
                     degraded, why_degraded = True, timings.VECTORS

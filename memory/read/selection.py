@@ -22,6 +22,9 @@ import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from memory.model import Kind, Memory, Reason, Scope, Selected
 
 DEFAULT_LIMIT = 24
@@ -50,6 +53,39 @@ DEFAULT_QUOTAS: Mapping[Kind, int] = {
 }
 
 _KIND_RANK = {Kind.FACT: 0, Kind.PREFERENCE: 1, Kind.PROMISE: 2, Kind.EPISODE: 3, Kind.RULE: 4}
+
+
+def recall_places(
+    limit: int = DEFAULT_LIMIT,
+    semantic_slots: int = SEMANTIC_SLOTS,
+    global_share: float = GLOBAL_SHARE,
+) -> int:
+    """Return how many places recall can hold in a turn: its slots and the global quarter."""
+    limit = max(0, limit)
+    quarter = max(1, round(limit * global_share)) if limit else 0
+    return min(limit, max(0, semantic_slots) + quarter)
+
+
+def eligibility_cutoff(
+    sims: npt.NDArray[np.floating], *, floor: float, relative_sd: float, places: int
+) -> float:
+    """Return the cosine from which a memory is eligible for recall by meaning: the query's mean
+    plus `relative_sd` standard deviations, but never above the `places`-th best score, and never
+    under `floor`.
+
+    The relative rule alone cut what the model itself ranked among the recall places: with
+    multilingual-e5-small at 234 memories it served fewer relevant memories than plain cosine
+    top 24 (English 80% vs 83%, French 70% vs 75%, bench/results/recall-changes.md), the
+    relevant ones ranked 17th to 24th under mean + 1.5 sd. The relative rule still decides
+    beyond those places: which memories go on competing with keyword hits and the quotas.
+    """
+    if sims.size == 0:
+        return floor
+    relative = float(sims.mean() + relative_sd * sims.std()) if sims.size > 1 else floor
+    if places > 0:
+        at = sims.size - min(places, sims.size)
+        relative = min(relative, float(np.partition(sims, at)[at]))
+    return max(floor, relative)
 
 
 def rank_key(memory: Memory) -> tuple[object, ...]:

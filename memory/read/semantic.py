@@ -27,6 +27,7 @@ import numpy.typing as npt
 from memory.errors import BackendResponseError, EchoError, unexpected
 from memory.llm import Embedder
 from memory.read.prefixes import prefixes_of
+from memory.read.selection import eligibility_cutoff
 from memory.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -219,11 +220,14 @@ class VectorCache:
         *,
         floor: float = -1.0,
         relative_sd: float | None = None,
+        places: int = 0,
     ) -> tuple[dict[int, float] | None, float]:
         """Return the cosines of the user's memories with `query` that are eligible, and the
         cutoff used: `floor`, or (relative) the mean of this query's scores plus `relative_sd`
-        standard deviations when that is higher. None instead of the cosines while the user's
-        matrix loads in the background (see `ready`): counted in `turns_before_vectors`."""
+        standard deviations when that is higher, lowered to the `places`-th best score so that
+        nothing the model ranks among the recall places is cut (selection.eligibility_cutoff).
+        None instead of the cosines while the user's matrix loads in the background (see
+        `ready`): counted in `turns_before_vectors`."""
         matrix = await self.ready(user_id, model)
         if matrix is None:
             self.turns_before_vectors += 1
@@ -241,16 +245,20 @@ class VectorCache:
         if not matrix.ids.size or norm == 0.0:
             return {}, floor
         # One pass over the whole matrix (30+ ms at 100k 768-d rows): off the loop.
-        return await asyncio.to_thread(_cosines, matrix, q / norm, floor, relative_sd)
+        return await asyncio.to_thread(_cosines, matrix, q / norm, floor, relative_sd, places)
 
 
 def _cosines(
-    matrix: UserMatrix, unit: npt.NDArray[np.float32], floor: float, relative_sd: float | None
+    matrix: UserMatrix,
+    unit: npt.NDArray[np.float32],
+    floor: float,
+    relative_sd: float | None,
+    places: int,
 ) -> tuple[dict[int, float], float]:
     sims = matrix.rows @ unit
     cutoff = floor
     if relative_sd is not None and sims.size > 1:
-        cutoff = max(floor, float(sims.mean() + relative_sd * sims.std()))
+        cutoff = eligibility_cutoff(sims, floor=floor, relative_sd=relative_sd, places=places)
     keep = np.flatnonzero(sims >= cutoff)
     return dict(zip(matrix.ids[keep].tolist(), sims[keep].tolist(), strict=True)), cutoff
 

@@ -57,10 +57,13 @@ async def test_healthy_embeddings_give_semantic_reasons(
     semantic = [s for s in recall.selected if s.reason is Reason.SEMANTIC]
     globals_ = [s for s in recall.selected if s.reason is Reason.GLOBAL]
     # Five globals fit in the global quarter: the cat memory, which the message calls for,
-    # holds its place as recalled (with its cosine), the four others by rank.
-    assert len(globals_) == 4 and [s.memory.id for s in semantic] == [ids[0]]
-    cat = next(s for s in recall.selected if s.memory.id == ids[0])
+    # holds the first place as recalled (with its cosine); the four others come as recalled
+    # when the model ranks them among the recall places above the floor (0.10), with their
+    # own cosine, else by rank.
+    assert len(globals_) + len(semantic) == 5 and semantic[0].memory.id == ids[0]
+    cat = semantic[0]
     assert cat.score is not None and cat.score > 0.5
+    assert all(s.score is not None and 0.10 <= s.score < cat.score for s in semantic[1:])
     # The query embedded is the message alone: no prefix, no scene.
     assert ollama.embedded_texts()[-1] == "my cat Felix is ginger"
 

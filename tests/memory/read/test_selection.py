@@ -4,11 +4,13 @@ import itertools
 import random
 from collections import Counter
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memory.model import Kind, Memory, Reason, Scope, Selected
-from memory.read.selection import RankedPool, select
+from memory.read.selection import RankedPool, eligibility_cutoff, recall_places, select
+from memory.read.semantic import COSINE_FLOOR
 
 _ids = itertools.count(1)
 
@@ -306,3 +308,41 @@ def test_without_keywords_recall_serves_a_prefix_of_the_cosine_ranking(
     by_rank = [s for s in selected if s.reason in (Reason.GLOBAL, Reason.FALLBACK)]
     if by_rank:
         assert len(recalled) >= min(len(order), slots)
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(list(Kind)), st.sampled_from(list(Scope))), min_size=1,
+             max_size=120),
+    st.randoms(use_true_random=False),
+    st.integers(min_value=0, max_value=40),
+    st.integers(min_value=0, max_value=24),
+    st.floats(min_value=0.0, max_value=3.0),
+)  # fmt: skip
+def test_never_below_plain_cosine_within_the_recall_places(
+    shapes: list[tuple[Kind, Scope]], rnd: random.Random, limit: int, slots: int, sd: float
+) -> None:
+    """Whatever the query's scores, what plain cosine would serve in the places recall holds is
+    served: the cosine top `slots` (within the limit, after the global quarter), and every global
+    in the cosine top of all the recall places. The eligibility cutoff is computed as the engine
+    computes it (VectorCache.scores) over every memory's score; `floor` aside."""
+    memories = [mem(kind, scope, updated_at=rnd.random()) for kind, scope in shapes]
+    distinct = rnd.sample(range(-1_000_000, 1_000_000), len(memories))  # no ties
+    sims = np.array([v / 1e6 for v in distinct])
+    cutoff = eligibility_cutoff(
+        sims, floor=COSINE_FLOOR, relative_sd=sd, places=recall_places(limit, slots)
+    )
+    eligible = {m.id: float(s) for m, s in zip(memories, sims, strict=True) if s >= cutoff}
+    selected = select(memories, eligible, limit=limit, threshold=cutoff, semantic_slots=slots)
+    served = {s.memory.id for s in selected}
+    scored = sorted(
+        (m for m, s in zip(memories, sims, strict=True) if m.kind is not Kind.RULE),
+        key=lambda m: -sims[memories.index(m)],
+    )
+    plain = [m for m in scored if sims[memories.index(m)] >= COSINE_FLOOR]
+    quarter = max(1, round(limit / 4)) if limit else 0
+    assert {m.id for m in plain[: min(slots, limit - quarter)]} <= served
+    places = plain[: recall_places(limit, slots)]
+    assert {m.id for m in places if m.scope is Scope.GLOBAL} <= served
+    for s in selected:
+        if s.reason is Reason.SEMANTIC:  # /why shows the real cosine
+            assert s.score == float(sims[memories.index(s.memory)])
