@@ -16,6 +16,7 @@ work (`BEFORE`, extracted with git archive) and on the working tree. Run: make b
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import json
 import os
@@ -67,6 +68,9 @@ class Ticker:
 
     longest: float = 0.0
     longest_cpu: float = 0.0
+    # The longest full garbage collection (every thread waits during one), by gc.callbacks.
+    longest_gc: float = 0.0
+    _gc_started: float = 0.0
     _stop: bool = False
     _task: asyncio.Task[None] | None = None
 
@@ -77,13 +81,21 @@ class Ticker:
             self.longest = max(self.longest, time.perf_counter() - started - TICK)
             self.longest_cpu = max(self.longest_cpu, time.thread_time() - cpu)
 
+    def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        elif info["generation"] == 2:
+            self.longest_gc = max(self.longest_gc, time.perf_counter() - self._gc_started)
+
     def start(self) -> None:
+        gc.callbacks.append(self._on_gc)
         self._task = asyncio.create_task(self._run())
 
     async def stop(self) -> None:
         self._stop = True
         if self._task is not None:
             await self._task
+        gc.callbacks.remove(self._on_gc)
 
 
 @dataclass
@@ -91,6 +103,7 @@ class Step:
     wall: float = 0.0
     stall: float = 0.0
     cpu: float = 0.0
+    gc: float = 0.0
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -98,12 +111,12 @@ class Step:
 @asynccontextmanager
 async def watched(ticker: Ticker, step: Step) -> AsyncIterator[Step]:
     await asyncio.sleep(0.05)  # let the ticker settle
-    ticker.longest = ticker.longest_cpu = 0.0
+    ticker.longest = ticker.longest_cpu = ticker.longest_gc = 0.0
     started = time.perf_counter()
     yield step
     step.wall = time.perf_counter() - started
     await asyncio.sleep(0.005)  # a stall at the very end is seen by the next tick
-    step.stall, step.cpu = ticker.longest, ticker.longest_cpu
+    step.stall, step.cpu, step.gc = ticker.longest, ticker.longest_cpu, ticker.longest_gc
 
 
 class Embedder:
@@ -180,7 +193,7 @@ def _summary(steps: list[Step]) -> dict[str, Any]:
     """The median wall time of repeated steps, and the longest stall of any of them."""
     return Step(
         statistics.median(s.wall for s in steps), max(s.stall for s in steps),
-        max(s.cpu for s in steps), f"median of {len(steps)}",
+        max(s.cpu for s in steps), max(s.gc for s in steps), f"median of {len(steps)}",
     ).__dict__  # fmt: skip
 
 
@@ -375,11 +388,14 @@ def _report(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]])
         "Wall: the step's duration. Stall: the ticker's longest lateness, what everyone else"
         " felt (the machine's own scheduling included: see the first row, measured doing"
         " nothing). Loop CPU: the longest CPU time the loop's thread spent between two wakes"
-        " of the ticker, the work that ran on the loop itself.",
+        " of the ticker, the work that ran on the loop itself. Full GC: the longest full"
+        " collection of the garbage collector during the step (gc.callbacks), which every"
+        " thread waits for.",
         "",
         "| step | before: wall (ms) | before: stall (ms) | before: loop CPU (ms) |"
-        " after: wall (ms) | after: stall (ms) | after: loop CPU (ms) | after: note |",
-        "|---|---|---|---|---|---|---|---|",
+        " before: full GC (ms) | after: wall (ms) | after: stall (ms) | after: loop CPU (ms) |"
+        " after: full GC (ms) | after: note |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in STEPS:
         b, a = before.get(name), after.get(name)
@@ -395,8 +411,8 @@ def _report(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]])
             note += f"; counted: {a['extra']['turns_before_vectors']}"
         lines.append(
             f"| {name} | {b['wall'] * 1000:,.0f} | {b['stall'] * 1000:,.0f} |"
-            f" {b['cpu'] * 1000:,.0f} | {a['wall'] * 1000:,.0f} | {a['stall'] * 1000:,.0f} |"
-            f" {a['cpu'] * 1000:,.0f} | {note} |"
+            f" {b['cpu'] * 1000:,.0f} | {b['gc'] * 1000:,.0f} | {a['wall'] * 1000:,.0f} |"
+            f" {a['stall'] * 1000:,.0f} | {a['cpu'] * 1000:,.0f} | {a['gc'] * 1000:,.0f} | {note} |"
         )
     lines += ["", *LEFT, "", "![stalls](loop.png)"]
     RESULTS.mkdir(exist_ok=True)
