@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import sys
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -257,6 +258,8 @@ RELEASE_SLICE = 2_000
 def _dismantle(dropped: list[DedupIndex]) -> None:
     while dropped:
         index = dropped.pop()
+        if sys.getrefcount(index) > 2:  # ours and the call's: someone still uses it
+            continue
         index._where.clear()
         while index._groups:
             _, group = index._groups.popitem()

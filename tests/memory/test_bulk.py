@@ -5,7 +5,6 @@ in a worker thread, not on the event loop."""
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import threading
 from collections.abc import Iterator
@@ -119,7 +118,7 @@ class Noted(Memory):
 async def test_a_dedup_index_the_cache_drops_is_freed_off_the_event_loop() -> None:
     FREED_IN.clear()
     cache = IndexCache(size=1)
-    cache.put((1, 1, False), 1, await asyncio.to_thread(build_index, _memories(50, Noted)))
+    cache.put((1, 1, False), 1, build_index(_memories(50, Noted)))
     # The same index again drops nothing; a newer one drops the old one, for `release`.
     kept = cache.get((1, 1, False), 1)
     assert kept is not None and cache.put((1, 1, False), 2, kept) == []
@@ -132,3 +131,11 @@ async def test_a_dedup_index_the_cache_drops_is_freed_off_the_event_loop() -> No
     # A cache over its size drops the least recent.
     evicted = cache.put((2, 1, False), 1, build_index(_memories(5)))
     assert len(evicted) == 1 and cache.get((1, 1, False), 3) is None
+
+
+async def test_a_dropped_index_still_in_use_elsewhere_is_left_whole() -> None:
+    cache = IndexCache()
+    in_use = build_index(_memories(20))
+    cache.put((1, 1, False), 1, in_use)
+    await release(cache.put((1, 1, False), 2, build_index(_memories(3))))
+    assert in_use.decide(_memories(20)[7].text).target == _memories(20)[7]
