@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from memory import lexicon
 from memory.admission import NOTICE_INTERVAL, TURN_QUEUE, Admission, AdmissionStatus
+from memory.bulk import quiet
 from memory.context import ContextBuilder, ContextConfig
 from memory.errors import BackendResponseError, Overloaded, StoreError, unexpected
 from memory.llm import ChatBackend, Embedder
@@ -204,7 +205,7 @@ class Engine:
             )
             # O(N) copies: 30+ ms at 100k memories, off the loop like the build below.
             pool = (
-                await asyncio.to_thread(cached[1].patched, changed, current)
+                await asyncio.to_thread(quiet(cached[1].patched), changed, current)
                 if changed
                 else cached[1]
             )
@@ -216,7 +217,7 @@ class Engine:
             )
             # A sort of every candidate (seconds at 100k memories): in a worker thread, so the
             # event loop serves everyone else meanwhile.
-            pool = await asyncio.to_thread(selection.RankedPool.build, visible)
+            pool = await asyncio.to_thread(quiet(selection.RankedPool.build), visible)
         # Another turn may have stored a newer pool while this one awaited the database.
         newer = self._pools.get(key)
         if newer is not None and newer[0] > generation:

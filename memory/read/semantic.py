@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from memory.bulk import quiet
 from memory.errors import BackendResponseError, EchoError, unexpected
 from memory.llm import Embedder
 from memory.read.prefixes import prefixes_of
@@ -172,18 +173,18 @@ class VectorCache:
             (user_id, model),
         )
         base = cached if cached is not None and cached.model == model else None
-        hashes, changed = await asyncio.to_thread(_changes, listed, base)
+        hashes, changed = await asyncio.to_thread(quiet(_changes), listed, base)
         size.set_result(len(hashes) if changed is None else len(changed))
         if changed is None:
             rows = await self._fetch(user_id, model, None)
-            built = await asyncio.to_thread(_build, generation, model, rows, hashes)
+            built = await asyncio.to_thread(quiet(_build), generation, model, rows, hashes)
         else:
             assert base is not None
             fetched = await self._fetch(user_id, model, changed) if changed else []
-            patched = await asyncio.to_thread(_patch, base, generation, fetched, hashes)
+            patched = await asyncio.to_thread(quiet(_patch), base, generation, fetched, hashes)
             if patched is None:
                 rows = await self._fetch(user_id, model, None)
-                patched = await asyncio.to_thread(_build, generation, model, rows, hashes)
+                patched = await asyncio.to_thread(quiet(_build), generation, model, rows, hashes)
             built = patched
         # Another update may have stored a newer matrix while this one read the database.
         newer = self._matrices.get(user_id)
@@ -209,7 +210,7 @@ class VectorCache:
         for chunk in chunks:
             where = f" AND e.memory_id IN ({', '.join('?' * len(chunk))})" if ids else ""
             rows = await self.store.fetchall(sql + where, (user_id, model, *chunk))
-            out += await asyncio.to_thread(_vector_rows, rows)
+            out += await asyncio.to_thread(quiet(_vector_rows), rows)
         return out
 
     async def scores(

@@ -9,6 +9,7 @@ import hashlib
 import sqlite3
 from collections.abc import Collection, Sequence
 
+from memory.bulk import quiet, yielding
 from memory.model import DM_ORIGIN, Kind, Memory, Scope
 from memory.store.db import Store, Tx
 
@@ -116,12 +117,12 @@ async def visible(
         f"{select} WHERE {where} ORDER BY m.id", (user_id, story_id, origin)
     )
     # One object per memory (0.1 s and more at 100k): in a worker thread, off the event loop.
-    return await asyncio.to_thread(from_rows, rows)
+    return await asyncio.to_thread(quiet(from_rows), rows)
 
 
 def from_rows(rows: Sequence[sqlite3.Row]) -> list[Memory]:
-    """`from_row` of every row."""
-    return [from_row(r) for r in rows]
+    """`from_row` of every row (in a worker thread: it lets go of the interpreter lock)."""
+    return [from_row(r) for r in yielding(rows)]
 
 
 # Ids per query (SQLite's default limit of bound parameters is 32,766; stay far below).
@@ -169,7 +170,7 @@ async def merge_pool(db: Store | Tx, user_id: int, story_id: int, origin: str) -
     server, where the memory is served.
     """
     rows = await db.fetchall(f"{_MERGE_POOL} ORDER BY m.id", (user_id, origin, story_id))
-    return await asyncio.to_thread(from_rows, rows)
+    return await asyncio.to_thread(quiet(from_rows), rows)
 
 
 async def merge_pool_among(

@@ -18,7 +18,7 @@ from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
 from memory.store import counters, erasure, memories, outbox, timings
 from memory.store.db import Store, Tx
 from memory.write.dedup import Action
-from memory.write.dedup_index import DedupIndex, IndexCache, IndexKey, build_index
+from memory.write.dedup_index import DedupIndex, IndexCache, IndexKey, build_index, release
 from memory.write.filters import screen
 from memory.write.reflection import Reflection
 from memory.write.stances import apply_positions
@@ -215,12 +215,13 @@ async def _attempt(
         raise
     except BaseException:
         if indexes is not None:
-            indexes.discard(key)  # it may hold memories of a rolled-back transaction
+            # It may hold memories of a rolled-back transaction.
+            await release(indexes.discard(key))
         raise
     if indexes is not None and used:
         generation, touched, current = used[0]
         # Our commit bumped the generation exactly once if it touched the user's memories.
-        indexes.put(key, generation + touched, current)
+        await release(indexes.put(key, generation + touched, current))
     return result
 
 

@@ -17,7 +17,9 @@ scored for real, best bound first.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import sys
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from memory.bulk import quiet, yielding
 from memory.model import Memory
 from memory.text import content_words, fold
 from memory.write.dedup import (
@@ -188,11 +191,12 @@ def _tokens(key: frozenset[str]) -> frozenset[str]:
     return frozenset(k for k in key if not k.startswith(NAME_PREFIX))
 
 
+@quiet
 def build_index(memories: Iterable[Memory]) -> DedupIndex:
-    """Build an index whole, group matrices included: meant for a worker thread. Measured:
-    while a pure-Python build of 15k memories ran in a thread, the loop's round trips to a
-    thread kept a p99 of 3.1 ms (2.6 ms alone), so it is not cut into pauses."""
-    index = DedupIndex(memories)
+    """Build an index whole, group matrices included, in a worker thread. What stalled the
+    loop beside a build were the garbage collector's full passes (paused during it) and the
+    hand-over of the interpreter lock on a busy machine (let go regularly): `memory.bulk`."""
+    index = DedupIndex(yielding(memories))
     index.stack()
     return index
 
@@ -220,12 +224,48 @@ class IndexCache:
         self._entries.move_to_end(key)
         return entry[1]
 
-    def put(self, key: IndexKey, generation: int, index: DedupIndex) -> None:
-        """Cache `index` as matching the store at `generation`."""
+    def put(self, key: IndexKey, generation: int, index: DedupIndex) -> list[DedupIndex]:
+        """Cache `index` as matching the store at `generation`; return the indexes it no
+        longer holds, for `release` (nothing else refers to them)."""
+        dropped = []
+        old = self._entries.pop(key, None)
+        if old is not None and old[1] is not index:
+            dropped.append(old[1])
         self._entries[key] = (generation, index)
-        self._entries.move_to_end(key)
         while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
+            dropped.append(self._entries.popitem(last=False)[1][1])
+        return dropped
 
-    def discard(self, key: IndexKey) -> None:
-        self._entries.pop(key, None)
+    def discard(self, key: IndexKey) -> list[DedupIndex]:
+        """Forget the index of `key`; return it (if any) for `release`."""
+        old = self._entries.pop(key, None)
+        return [] if old is None else [old[1]]
+
+
+async def release(dropped: list[DedupIndex]) -> None:
+    """Free indexes a cache dropped, in a worker thread and in slices: freeing one of 100,000
+    memories is hundreds of thousands of objects, 90-230 ms of the event loop's thread when it
+    happened there (make bench-loop), and one C call freeing them all would hold the
+    interpreter lock as long. The caller holds no other reference to them."""
+    if dropped:
+        await asyncio.to_thread(_dismantle, dropped)
+
+
+# Objects freed per slice: the other threads get the interpreter lock between two slices.
+RELEASE_SLICE = 2_000
+
+
+def _dismantle(dropped: list[DedupIndex]) -> None:
+    while dropped:
+        index = dropped.pop()
+        if sys.getrefcount(index) > 2:  # ours and the call's: someone still uses it
+            continue
+        index._where.clear()
+        while index._groups:
+            _, group = index._groups.popitem()
+            group._matrix = None
+            for part in (group.memories, group.words, group.lengths, group.rows):
+                while part:
+                    del part[-RELEASE_SLICE:]
+            while group.postings:
+                group.postings.popitem()

@@ -1,0 +1,141 @@
+"""Bulk builds in worker threads: the collector's full passes are paused while one runs, what
+it built is out of the collector's sight afterwards, the caches it builds hold no reference
+cycle (the only thing a frozen object could leak), and a dedup index a cache drops is freed
+in a worker thread, not on the event loop."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory import bulk
+from memory.model import Kind, Memory, Scope
+from memory.read import selection
+from memory.write.dedup_index import IndexCache, build_index, release
+
+TEXTS = (
+    "Plays the cello on Sundays", "Adopted a grey rabbit called Pistache",
+    "Works at the bakery on 12 Rue Haute since 2019", "Plays the cello on Sunday mornings",
+    "Never eats coriander", "Emma started judo",
+)  # fmt: skip
+
+
+def _memories(n: int, cls: type[Memory] = Memory) -> list[Memory]:
+    kinds = (Kind.FACT, Kind.PREFERENCE, Kind.RULE, Kind.EPISODE)
+    return [
+        cls(id=i + 1, user_id=1, text=f"{TEXTS[i % len(TEXTS)]} {i // len(TEXTS)}",
+            kind=kinds[i % 4], scope=Scope.GLOBAL, created_at=float(i), updated_at=float(i))
+        for i in range(n)
+    ]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _collector_on() -> Iterator[None]:
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    if not was:
+        gc.disable()
+
+
+def test_a_build_runs_without_collections_and_what_it_built_is_frozen() -> None:
+    seen: list[bool] = []
+
+    @bulk.quiet
+    def build(n: int) -> list[Memory]:
+        seen.append(gc.isenabled())
+        return _memories(n)
+
+    before = gc.get_freeze_count()
+    built = build(300)
+    assert seen == [False]
+    assert gc.isenabled()
+    assert gc.get_freeze_count() - before >= len(built)
+
+
+def test_the_collector_stays_paused_until_the_last_concurrent_build_ends() -> None:
+    inside, leave = threading.Event(), threading.Event()
+
+    def long_build() -> None:
+        with bulk.paused():
+            inside.set()
+            leave.wait(5)
+
+    other = threading.Thread(target=long_build)
+    other.start()
+    assert inside.wait(5)
+    with bulk.paused():
+        pass
+    assert not gc.isenabled()  # the other build still runs
+    leave.set()
+    other.join(5)
+    assert gc.isenabled()
+
+
+def test_a_collector_switched_off_before_stays_off() -> None:
+    gc.disable()
+    with bulk.paused():
+        pass
+    assert not gc.isenabled()
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 60), st.data())
+def test_the_caches_built_in_bulk_hold_no_reference_cycle(n: int, data: st.DataObject) -> None:
+    # Frozen objects are freed by reference counting alone: a cycle among them would leak.
+    memories = _memories(n)
+    gone = data.draw(st.sets(st.sampled_from([m.id for m in memories])))
+    gc.collect()
+    gc.disable()
+    try:
+        index = build_index.__wrapped__(memories)  # type: ignore[attr-defined]
+        index.add(_memories(n + 1)[-1])
+        for memory_id in gone:
+            index.remove(memory_id)
+        pool = selection.RankedPool.build(memories)
+        pool = pool.patched(gone, [m for m in _memories(n) if m.id in gone])
+        del index, pool, memories
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
+FREED_IN: list[int] = []
+
+
+class Noted(Memory):
+    """A memory that notes the thread it is freed in."""
+
+    def __del__(self) -> None:
+        FREED_IN.append(threading.get_ident())
+
+
+async def test_a_dedup_index_the_cache_drops_is_freed_off_the_event_loop() -> None:
+    FREED_IN.clear()
+    cache = IndexCache(size=1)
+    cache.put((1, 1, False), 1, build_index(_memories(50, Noted)))
+    # The same index again drops nothing; a newer one drops the old one, for `release`.
+    kept = cache.get((1, 1, False), 1)
+    assert kept is not None and cache.put((1, 1, False), 2, kept) == []
+    del kept
+    dropped = cache.put((1, 1, False), 3, build_index(_memories(5)))
+    assert len(dropped) == 1 and not FREED_IN
+    await release(dropped)
+    assert len(FREED_IN) == 50
+    assert threading.get_ident() not in FREED_IN
+    # A cache over its size drops the least recent.
+    evicted = cache.put((2, 1, False), 1, build_index(_memories(5)))
+    assert len(evicted) == 1 and cache.get((1, 1, False), 3) is None
+
+
+async def test_a_dropped_index_still_in_use_elsewhere_is_left_whole() -> None:
+    cache = IndexCache()
+    in_use = build_index(_memories(20))
+    cache.put((1, 1, False), 1, in_use)
+    await release(cache.put((1, 1, False), 2, build_index(_memories(3))))
+    assert in_use.decide(_memories(20)[7].text).target == _memories(20)[7]
