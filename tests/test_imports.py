@@ -1,5 +1,6 @@
 """The front ends reach the memory through memory.manage* (and the engine), never through its
-store or its write path: a test, so that `make test` names the module that breaks the rule."""
+store or its write path; and SQL lives in memory/store/ alone. Tests, so that `make test` names
+the module that breaks a rule."""
 
 from __future__ import annotations
 
@@ -123,3 +124,47 @@ def test_a_local_that_hides_a_module_is_caught() -> None:
         "    return recall\n"
     )
     assert shadowed(ast.parse(source), _is_module) == [(4, "recall")]
+
+
+# A database call, or a statement written out: SQL belongs to memory/store/ alone, so that a
+# second backend is a second store, not a search through the engine.
+DATABASE_CALLS = frozenset({"execute", "executemany", "fetchall", "fetchone", "executescript"})
+STATEMENT = ("SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE ", "DROP ", "ALTER ", "WITH ")
+
+
+def sql_outside_the_store(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) for each database call or SQL statement text in a module's AST."""
+    found = []
+    for node in ast.walk(tree):
+        function = node.func if isinstance(node, ast.Call) else None
+        if isinstance(function, ast.Attribute) and function.attr in DATABASE_CALLS:
+            found.append((function.lineno, f"calls .{function.attr}()"))
+        # Statements are written in capitals here: "Select the memories" is prose.
+        if isinstance(node, ast.Constant) and str(node.value).lstrip().startswith(STATEMENT):
+            found.append((node.lineno, "writes a statement"))
+    return sorted(found)
+
+
+def test_sql_lives_in_the_store_only() -> None:
+    broken = [
+        f"{path.relative_to(ROOT)}:{line} {what}"
+        for folder in ("memory", "bot")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if ROOT / "memory" / "store" not in path.parents
+        for line, what in sql_outside_the_store(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert not broken, "SQL outside memory/store/:\n" + "\n".join(broken)
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("await store.fetchall('x')", [(1, "calls .fetchall()")]),
+        ("await tx.execute(q, ())", [(1, "calls .execute()")]),
+        ("q = 'SELECT id FROM memories'", [(1, "writes a statement")]),
+        ("q = ' INSERT INTO t VALUES (1)'", [(1, "writes a statement")]),
+        ("q = 'Select the memories'\nawait store.transact(run)", []),
+    ],
+)
+def test_each_way_of_writing_sql_is_caught(source: str, found: list[tuple[int, str]]) -> None:
+    assert sql_outside_the_store(ast.parse(source)) == found

@@ -29,6 +29,7 @@ from memory.errors import BackendResponseError, EchoError, unexpected
 from memory.llm import Embedder
 from memory.read.prefixes import prefixes_of
 from memory.read.selection import eligibility_cutoff
+from memory.store import vectors
 from memory.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -167,11 +168,7 @@ class VectorCache:
         cached: UserMatrix | None,
         size: asyncio.Future[int],
     ) -> UserMatrix:
-        listed = await self.store.fetchall(
-            "SELECT e.memory_id, e.content_hash FROM embeddings e"
-            " JOIN memories m ON m.id = e.memory_id WHERE m.user_id = ? AND e.model = ?",
-            (user_id, model),
-        )
+        listed = await vectors.hashes_of(self.store, user_id, model)
         base = cached if cached is not None and cached.model == model else None
         hashes, changed = await asyncio.to_thread(quiet(_changes), listed, base)
         size.set_result(len(hashes) if changed is None else len(changed))
@@ -199,17 +196,12 @@ class VectorCache:
         self, user_id: int, model: str, ids: list[int] | None
     ) -> list[tuple[int, str, int, bytes]]:
         """The user's stored vectors for `model`: all of them, or those of `ids`."""
-        sql = (
-            "SELECT e.memory_id, e.content_hash, e.dim, e.vector FROM embeddings e"
-            " JOIN memories m ON m.id = e.memory_id WHERE m.user_id = ? AND e.model = ?"
-        )
-        chunks: list[list[int]] = [[]] if ids is None else [
+        chunks: list[list[int]] | list[None] = [None] if ids is None else [
             ids[i : i + FETCH_CHUNK] for i in range(0, len(ids), FETCH_CHUNK)
         ]  # fmt: skip
         out = []
         for chunk in chunks:
-            where = f" AND e.memory_id IN ({', '.join('?' * len(chunk))})" if ids else ""
-            rows = await self.store.fetchall(sql + where, (user_id, model, *chunk))
+            rows = await vectors.vectors_of(self.store, user_id, model, chunk)
             out += await asyncio.to_thread(quiet(_vector_rows), rows)
         return out
 
@@ -357,11 +349,11 @@ async def embed_query(
     try:
         # wait_for bounds the whole operation, including the lock the indexer may hold for
         # minutes; the deadline given to the client only bounds the HTTP request.
-        vectors = await asyncio.wait_for(embedder.embed([query], deadline=timeout), timeout)
+        embedded = await asyncio.wait_for(embedder.embed([query], deadline=timeout), timeout)
     except TimeoutError:
         log.warning("turn embedding timed out after %.1f s: degraded turn", timeout)
         return None
     except EchoError as exc:
         log.warning("turn embedding failed (%s): degraded turn", type(exc).__name__)
         return None
-    return vectors[0]
+    return embedded[0]

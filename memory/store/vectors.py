@@ -8,7 +8,8 @@ memory is checked once (`checked_against` says against what they were last check
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import sqlite3
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memory.store.db import Store, Tx
@@ -23,6 +24,30 @@ class Due:
     text: str
     text_hash: str
     vector_hash: str | None
+
+
+_USERS_VECTORS = (
+    " FROM embeddings e JOIN memories m ON m.id = e.memory_id WHERE m.user_id = ? AND e.model = ?"
+)
+
+
+async def hashes_of(store: Store, user_id: int, model: str) -> list[sqlite3.Row]:
+    """(memory id, content hash) of every vector the user has for `model`."""
+    return await store.fetchall(
+        f"SELECT e.memory_id, e.content_hash{_USERS_VECTORS}", (user_id, model)
+    )
+
+
+async def vectors_of(
+    store: Store, user_id: int, model: str, ids: Sequence[int] | None
+) -> list[sqlite3.Row]:
+    """(memory id, content hash, dimension, vector bytes) of the user's vectors for `model`:
+    all of them, or those of `ids` (callers keep `ids` short: one bound parameter each)."""
+    where = f" AND e.memory_id IN ({', '.join('?' * len(ids))})" if ids else ""
+    return await store.fetchall(
+        f"SELECT e.memory_id, e.content_hash, e.dim, e.vector{_USERS_VECTORS}{where}",
+        (user_id, model, *(ids or ())),
+    )
 
 
 async def checked_against(store: Store) -> tuple[str, str] | None:

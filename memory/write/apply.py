@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
-from memory.store import counters, erasure, memories, outbox, timings
+from memory.store import applied, counters, erasure, memories, outbox, timings
 from memory.store.db import Store, Tx
 from memory.write.dedup import Action
 from memory.write.dedup_index import DedupIndex, IndexCache, IndexKey, build_index, release
@@ -84,10 +84,7 @@ async def apply_reflection(
     )
 
     async def run(tx: Tx, index: DedupIndex) -> WriteReport:
-        done = await tx.fetchone(
-            "SELECT 1 FROM applied_exchanges WHERE exchange_id = ?", (exchange.exchange_id,)
-        )
-        if done:
+        if await applied.was_applied(tx, exchange.exchange_id):
             return WriteReport(exchange.exchange_id, already_applied=True)
         if await erasure.was_erased(tx, exchange.exchange_id):
             # Forgotten while the model was reflecting on it: nothing of it is written back.
@@ -115,10 +112,7 @@ async def apply_reflection(
         report = WriteReport(
             exchange.exchange_id, tuple(outcomes), reflection.dropped, memories=tuple(touched)
         )
-        await tx.execute(
-            "INSERT INTO applied_exchanges (exchange_id, applied_at, report) VALUES (?, ?, ?)",
-            (exchange.exchange_id, now, _report_json(report)),
-        )
+        await applied.record_applied(tx, exchange.exchange_id, _report_json(report), now=now)
         await timings.count_reflection(tx, [(o.action, o.reason or "") for o in outcomes], now=now)
         return report
 
@@ -308,10 +302,8 @@ async def merge_candidate(
         # Absorbed: nothing is rewritten and the date does not move, or a fact the person keeps
         # repeating would climb the recency ranking over fresher memories.
         memory = target
-    await tx.execute(
-        "INSERT INTO memory_events (memory_id, exchange_id, action, score, at)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (memory.id, exchange_id, decision.action.value, decision.score, now),
+    await applied.record_event(
+        tx, memory.id, exchange_id, decision.action.value, decision.score, now=now
     )
     return Outcome(decision.action.value, memory_id=memory.id, score=decision.score), memory
 
