@@ -70,7 +70,12 @@ class Terminal:
         self._answer = _Question(name, act, kept)
 
     async def handle(self, line: str) -> bool:
-        """Handle one input line; return False when the session should end."""
+        """Handle one input line; return False when the session should end. What it renders
+        marks people's texts, so that `say` shows them exactly as written."""
+        with render.for_terminal():
+            return await self._handle(line)
+
+    async def _handle(self, line: str) -> bool:
         line = line.strip()
         if self._answer is not None:
             # The line answers the question a command asked: y does it, anything else keeps.
