@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TextIO
 
-from bot import options, render, render_data
+from bot import logs, options, render, render_data
 from bot.lines import LineReader
 from bot.options import HELP
 from bot.options import number as _id
@@ -364,8 +364,10 @@ class Terminal:
         try:
             while True:
                 if self.interactive:
-                    self._print(PROMPT, end="")
-                line = await reader.readline()
+                    with logs.prompt_waiting(PROMPT, self.out):
+                        line = await reader.readline()
+                else:
+                    line = await reader.readline()
                 if not line or not await self.handle(line):
                     break
         finally:
