@@ -4,8 +4,10 @@ whose screen keeps the conversation, the prompt, and the warnings that need the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -26,7 +28,7 @@ def configure(*, verbose: bool, file: Path | None = None, screen: TextIO = sys.s
         return "where it was set up before"
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     where = "this screen"
-    target: logging.Handler = logging.StreamHandler(screen)
+    target: logging.Handler = _Screen(screen)
     if file is not None:
         try:
             file.parent.mkdir(parents=True, exist_ok=True)
@@ -48,8 +50,43 @@ def chat_log(database: Path) -> Path:
     return folder / LOG_NAME
 
 
+# The prompt the chat shows while it waits for a line, and where: (None while it does not wait).
+_prompt: tuple[str, TextIO] | None = None
+
+
+@contextlib.contextmanager
+def prompt_waiting(prompt: str, out: TextIO) -> Iterator[None]:
+    """Show `prompt` on `out` and wait inside: a log line said on the screen meanwhile goes on a
+    line of its own, then the prompt is shown again, so the person still types after one."""
+    global _prompt
+    print(prompt, file=out, end="", flush=True)
+    _prompt = (prompt, out)
+    try:
+        yield
+    finally:
+        _prompt = None
+
+
+class _Screen(logging.StreamHandler[TextIO]):
+    """A log line on the chat's screen: off the line of a prompt that waits, and the prompt
+    shown again after it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        waiting = _prompt
+        if waiting is None:
+            super().emit(record)
+            return
+        prompt, out = waiting
+        with contextlib.suppress(OSError, ValueError):  # a closed screen: the file keeps it
+            self.stream.write("\n")
+            self.flush()
+        super().emit(record)
+        with contextlib.suppress(OSError, ValueError):
+            print(prompt, file=out, end="", flush=True)
+
+
 def _screen_warnings(screen: TextIO, where: str) -> logging.Handler:
-    handler = logging.StreamHandler(screen)
+    handler = _Screen(screen)
     handler.setLevel(logging.WARNING)
     handler.addFilter(_OncePerKind())
     handler.setFormatter(_OneLine(f"[%(levelname)s: %(message)s; more in {where}]"))

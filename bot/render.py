@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from bot.plain import for_terminal as for_terminal
+from bot.plain import plain as plain
+from bot.plain import theirs
 from memory.cards import Card
 from memory.engine import EngineStatus, Reply
 from memory.errors import BackendError, EchoError
@@ -30,8 +33,6 @@ _REASON_TITLES = {
     Reason.RULE: "How you ask to be talked to",
 }
 _ZWSP = "\u200b"
-_BOLD = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
-_CODE = re.compile(r"`([^`\n]+)`")
 # What the abbreviations of a memory line stand for, said under every list of them.
 COUNTS_LEGEND = "c/s/sem = times a candidate / served / served by meaning"
 SCORE_LEGEND = "cos = closeness in meaning to your message (cosine, up to 1)"
@@ -40,20 +41,16 @@ _MASS = re.compile(r"@(everyone|here)", re.IGNORECASE)
 _ROLE = re.compile(r"<@&(\d+)>")
 
 
-def plain(text: str) -> str:
-    """Discord's markdown as a terminal shows it: **bold** and `code` as their plain words."""
-    return _CODE.sub(r"\1", _BOLD.sub(r"\1", text))
-
-
 def count(n: int, one: str, many: str | None = None) -> str:
     """`1 person`, `2 people`, `0 memories`: a number with its noun in the right form."""
     return f"{n:,} {one if n == 1 else many or one + 's'}"
 
 
 def defang(text: str) -> str:
-    """Make @everyone, @here and role mentions inert in the text itself."""
+    """A person's text made safe to show: @everyone, @here and role mentions made inert in
+    the text itself, and the text marked as theirs for the terminal (see `theirs`)."""
     text = _MASS.sub(lambda m: f"@{_ZWSP}{m.group(1)}", text)
-    return _ROLE.sub(lambda m: f"@{_ZWSP}role", text)
+    return theirs(_ROLE.sub(lambda m: f"@{_ZWSP}role", text))
 
 
 # Said when a person /remembers a "rule": it is theirs, not the character's.

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TextIO
 
-from bot import options, render, render_data
+from bot import logs, options, render, render_data
 from bot.lines import LineReader
 from bot.options import HELP
 from bot.options import number as _id
@@ -70,7 +70,12 @@ class Terminal:
         self._answer = _Question(name, act, kept)
 
     async def handle(self, line: str) -> bool:
-        """Handle one input line; return False when the session should end."""
+        """Handle one input line; return False when the session should end. What it renders
+        marks people's texts, so that `say` shows them exactly as written."""
+        with render.for_terminal():
+            return await self._handle(line)
+
+    async def _handle(self, line: str) -> bool:
         line = line.strip()
         if self._answer is not None:
             # The line answers the question a command asked: y does it, anything else keeps.
@@ -359,8 +364,10 @@ class Terminal:
         try:
             while True:
                 if self.interactive:
-                    self._print(PROMPT, end="")
-                line = await reader.readline()
+                    with logs.prompt_waiting(PROMPT, self.out):
+                        line = await reader.readline()
+                else:
+                    line = await reader.readline()
                 if not line or not await self.handle(line):
                     break
         finally:

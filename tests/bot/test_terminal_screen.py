@@ -12,6 +12,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,17 +58,20 @@ class Session:
             await self.proc.wait()
             pytest.fail(f"the chat still runs {HANG} s later (it waits for Enter)")
         self.screen += out.decode()
-        self.errors += err.decode()
+        self.errors += (err or b"").decode()
         return self.proc.returncode or 0
 
 
 @asynccontextmanager
-async def _session(config: Path) -> AsyncIterator[Session]:
+async def _session(config: Path, *, one_screen: bool = False) -> AsyncIterator[Session]:
+    """The chat with a pseudo-terminal for stdin; `one_screen`: its stderr (the warnings) read
+    with its stdout, in the order a terminal shows them."""
     keyboard, tty = pty.openpty()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ECHO_")}
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "--config", str(config), "chat", "--user", "Marie",
-        stdin=tty, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+        stdin=tty, stdout=asyncio.subprocess.PIPE, env=env,
+        stderr=asyncio.subprocess.STDOUT if one_screen else asyncio.subprocess.PIPE,
     )  # fmt: skip
     os.close(tty)
     try:
@@ -152,3 +156,27 @@ async def test_ctrl_c_while_the_character_thinks_ends_the_chat_cleanly(
         code = await chat.ends()
     assert code == 130
     assert chat.errors.splitlines() == [f"Log: {tmp_path / 'echo.log'}"]  # no traceback
+
+
+async def test_a_warning_while_the_prompt_waits_gets_its_own_line_and_the_prompt_again(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    def reply(payload: dict[str, Any]) -> str:
+        # The reflection, run in the background once the prompt is back, gets no JSON: the
+        # worker warns while the person may be typing.
+        return "pas du JSON" if "format" in payload else "Bonjour !"
+
+    ollama.chat_reply = reply
+    async with _session(_config(tmp_path, ollama.url), one_screen=True) as chat:
+        await chat.sees(PROMPT)
+        chat.type("Salut\n")
+        await chat.sees("[WARNING: reflection of exchange")
+        await chat.sees(PROMPT, count=3)  # the start, after the reply, after the warning
+        await chat.answer("/stats")
+        chat.type("\x04")
+        await chat.ends()
+    after_reply = chat.screen.split("Écho: Bonjour !", 1)[1]
+    # The prompt, then the warning below it on a line of its own, then the prompt again, where
+    # the next line is typed.
+    assert re.match(r"\n> \n\[WARNING: reflection of exchange [^\n]*\]\n> Memories: ",
+                    after_reply), after_reply  # fmt: skip

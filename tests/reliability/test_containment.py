@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from bot.cogs.conversation import UNAVAILABLE
-from memory import engine as engine_module
+from memory import exchanges as exchanges_module
 from memory.engine import Engine, Incoming
 from memory.llm import ChatResult, Message, OllamaChat
 from memory.model import Exchange
@@ -86,7 +86,7 @@ async def test_many_turns_while_the_database_refuses_writes_are_each_written_onc
     tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    monkeypatch.setattr(engine_module, "MAX_WAITING_EXCHANGES", 8)
+    monkeypatch.setattr(exchanges_module, "MAX_WAITING_EXCHANGES", 8)
     path = tmp_path / "busy.sqlite3"
     async with await Store.open(path, busy_timeout_ms=50) as store:
         engine = Engine(store, embedder=None, chat=OllamaChat(http, ollama.url, "m"),
