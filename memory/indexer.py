@@ -161,7 +161,7 @@ class Indexer:
                 tx, due, model=model, vector_hash=digest, dim=len(vector), blob=blob
             ):
                 written += 1
-                tx.touch(due.user_id, vectors_only=True)
+                tx.touch(due.user_id, [due.memory_id], vectors_only=True)
         return written
 
 

@@ -168,10 +168,15 @@ class VectorCache:
         cached: UserMatrix | None,
         size: asyncio.Future[int],
     ) -> UserMatrix:
-        listed = await vectors.hashes_of(self.store, user_id, model)
         base = cached if cached is not None and cached.model == model else None
+        if base is not None:
+            patched = await self._patch_changed(user_id, model, generation, base, size)
+            if patched is not None:
+                return self._keep(user_id, model, generation, patched)
+        listed = await vectors.hashes_of(self.store, user_id, model)
         hashes, changed = await asyncio.to_thread(quiet(_changes), listed, base)
-        size.set_result(len(hashes) if changed is None else len(changed))
+        if not size.done():
+            size.set_result(len(hashes) if changed is None else len(changed))
         if changed is None:
             rows = await self._fetch(user_id, model, None)
             built = await asyncio.to_thread(quiet(_build), generation, model, rows, hashes)
@@ -183,6 +188,24 @@ class VectorCache:
                 rows = await self._fetch(user_id, model, None)
                 patched = await asyncio.to_thread(quiet(_build), generation, model, rows, hashes)
             built = patched
+        return self._keep(user_id, model, generation, built)
+
+    async def _patch_changed(
+        self, user_id: int, model: str, generation: int, base: UserMatrix,
+        size: asyncio.Future[int],
+    ) -> UserMatrix | None:  # fmt: skip
+        """`base` patched with the memories the store says changed since it was built (their
+        text or vector): the person's other vectors are not read again. None when the store
+        no longer knows what changed (the full comparison of hashes decides then)."""
+        changed = self.store.embedded_since(user_id, base.generation)
+        if changed is None:
+            return None
+        size.set_result(len(changed))
+        fetched = await self._fetch(user_id, model, sorted(changed)) if changed else []
+        hashes, fresh = await asyncio.to_thread(quiet(_hashes_after), base, changed, fetched)
+        return await asyncio.to_thread(quiet(_patch), base, generation, fresh, hashes)
+
+    def _keep(self, user_id: int, model: str, generation: int, built: UserMatrix) -> UserMatrix:
         # Another update may have stored a newer matrix while this one read the database.
         newer = self._matrices.get(user_id)
         if newer is None or newer.model != model or newer.generation <= generation:
@@ -264,6 +287,16 @@ def _changes(
     if base is None:
         return hashes, None
     return hashes, [i for i, h in hashes.items() if base.hashes.get(i) != h]
+
+
+def _hashes_after(
+    base: UserMatrix, changed: frozenset[int], fetched: list[tuple[int, str, int, bytes]]
+) -> tuple[dict[int, str], list[tuple[int, str, int, bytes]]]:
+    """Every stored hash once `changed` is applied to `base` (a changed memory without a vector
+    now is gone), and the fetched vectors that differ from the ones `base` holds."""
+    hashes = {i: h for i, h in base.hashes.items() if i not in changed}
+    hashes |= {i: h for i, h, _, _ in fetched}
+    return hashes, [row for row in fetched if base.hashes.get(row[0]) != row[1]]
 
 
 def _vector_rows(rows: Sequence[sqlite3.Row]) -> list[tuple[int, str, int, bytes]]:

@@ -75,6 +75,9 @@ class Tx:
         # Per touched user: the memory ids changed (None: unknown, any of them), empty when only
         # vectors changed.
         self.changed: dict[int, set[int] | None] = {}
+        # Per user: the memory ids whose vector alone changed (None: unknown), for the caches
+        # of vectors, which a memory change makes stale too.
+        self.embedded: dict[int, set[int] | None] = {}
 
     @property
     def touched_users(self) -> set[int]:
@@ -86,9 +89,14 @@ class Tx:
         """Note that this user's memories (these ids; None: any) or only their vectors change:
         their caches go stale on commit."""
         known = self.changed.setdefault(user_id, set())
-        if known is None:
-            return
         if vectors_only:
+            vectors = self.embedded.setdefault(user_id, set())
+            if memory_ids is None:
+                self.embedded[user_id] = None
+            elif vectors is not None:
+                vectors.update(memory_ids)
+            return
+        if known is None:
             return
         if memory_ids is None:
             self.changed[user_id] = None
@@ -138,7 +146,10 @@ class Store:
         self._write_lock = asyncio.Lock()
         self._orphans: set[asyncio.Task[Any]] = set()
         self._generations: dict[int, int] = {}
-        self._change_log: dict[int, deque[tuple[int, frozenset[int] | None]]] = {}
+        # Per user: (generation, memory ids changed, ids whose vector alone changed); None: any.
+        self._change_log: dict[
+            int, deque[tuple[int, frozenset[int] | None, frozenset[int] | None]]
+        ] = {}
 
     @classmethod
     async def open(
@@ -262,7 +273,12 @@ class Store:
                 generation = self._generations.get(user_id, 0) + 1
                 self._generations[user_id] = generation
                 log = self._change_log.setdefault(user_id, deque(maxlen=CHANGE_LOG))
-                log.append((generation, None if ids is None else frozenset(ids)))
+                vectors = tx.embedded.get(user_id, set())
+                log.append((
+                    generation,
+                    None if ids is None else frozenset(ids),
+                    None if vectors is None else frozenset(vectors),
+                ))  # fmt: skip
             return result
 
     def generation(self, user_id: int) -> int:
@@ -272,18 +288,28 @@ class Store:
     def changed_since(self, user_id: int, generation: int) -> frozenset[int] | None:
         """The ids of this user's memories changed after `generation` (empty: only vectors
         changed), or None when that is not known any more (too old, or a change without ids)."""
+        return self._since(user_id, generation, vectors=False)
+
+    def embedded_since(self, user_id: int, generation: int) -> frozenset[int] | None:
+        """The ids of this user's memories whose text or vector changed after `generation`, or
+        None when that is not known any more."""
+        return self._since(user_id, generation, vectors=True)
+
+    def _since(self, user_id: int, generation: int, *, vectors: bool) -> frozenset[int] | None:
         log = self._change_log.get(user_id)
         if generation == self.generation(user_id):
             return frozenset()
         if not log or log[0][0] > generation + 1:
             return None
         changed: set[int] = set()
-        for at, ids in log:
+        for at, ids, embedded in log:
             if at <= generation:
                 continue
-            if ids is None:
+            if ids is None or (vectors and embedded is None):
                 return None
             changed |= ids
+            if vectors and embedded is not None:
+                changed |= embedded
         return frozenset(changed)
 
     async def _rollback(self) -> None:

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any
 
 import httpx
 import numpy as np
+import pytest
 
-from memory import manage
+from memory import manage, manage_privacy
 from memory.engine import Engine, MemoryConfig
 from memory.indexer import Indexer
 from memory.llm import OllamaEmbedder
 from memory.read.prefixes import Prefixed, TaskPrefixes
 from memory.read.semantic import VectorCache
+from memory.store import vectors
 from memory.store.db import Store
 from tests.fakes.ollama import FakeOllama
 
@@ -128,3 +131,38 @@ async def test_a_patched_matrix_equals_one_built_from_scratch(
             assert patched.ids.tolist() == fresh.ids.tolist(), step
             assert np.array_equal(patched.rows, fresh.rows), step
             assert patched.generation == fresh.generation
+
+
+async def test_the_matrix_follows_what_changed_without_reading_every_vector_again(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # After a memory written, embedded or forgotten, the next turn reads those memories' vectors
+    # only: at 100k memories, listing every hash again made a turn wait on a rebuild for seconds.
+    embedder = OllamaEmbedder(http, ollama.url, MODEL)
+    indexer = Indexer(store, embedder)
+    ids = [await _remember(store, 1, text) for text in TEXTS]
+    await indexer.run_once()
+    cache = VectorCache(store)
+    await cache.matrix(1, MODEL)
+    listings = 0
+    listed = vectors.hashes_of
+
+    async def counted(*args: Any) -> Any:
+        nonlocal listings
+        listings += 1
+        return await listed(*args)
+
+    monkeypatch.setattr(vectors, "hashes_of", counted)
+    puppy = await _remember(store, 1, "Just adopted a puppy named Biscuit")
+    await indexer.run_once()
+    await manage.forget(store, 1, ids[0])
+    patched = await cache.matrix(1, MODEL)
+    fresh = await VectorCache(store).matrix(1, MODEL)
+    assert listings == 1  # the fresh cache's own build, not the patch
+    assert puppy in patched.ids.tolist() and ids[0] not in patched.ids.tolist()
+    assert patched.ids.tolist() == fresh.ids.tolist()
+    assert np.array_equal(patched.rows, fresh.rows)
+    # A change that names no memory (where memories may be used) reads every hash again.
+    await manage_privacy.choose(store, 1, "everywhere", default="where_learned")
+    await cache.matrix(1, MODEL)
+    assert listings == 2
