@@ -107,8 +107,10 @@ class Engine:
         """The user's candidates here in rank order, and whether their memories are served
         everywhere: patched with the memories that changed since it was built (a forgotten one
         leaves it before the next turn), rebuilt only when the changes are no longer known (a
-        change of the person's privacy choice names no memory: it rebuilds)."""
-        generation = self.store.generation(user_id)
+        change of the person's privacy choice names no memory: it rebuilds). The person's
+        generation is read from the database first (one indexed read): another process's
+        commit rebuilds it too, and the vector matrix checked after it in the turn."""
+        generation = await self.store.sync_generation(user_id)
         key = (user_id, story_id, origin)
         cached = self._pools.get(key)
         if cached is not None and cached[0] == generation:

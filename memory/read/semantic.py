@@ -91,6 +91,9 @@ class _Update:
 class VectorCache:
     """Per-user matrices, brought up to date by the first turn after the user's data changed.
 
+    Current as of the store's last known generation of the user: a caller that must see other
+    processes' commits calls `Store.sync_generation` first (the engine does, once per turn).
+
     Concurrent turns of one user share one update (each waits for it, none cancels it). The
     bulk work (decoding rows, building, patching, scoring) runs in worker threads: a matrix of
     100k 768-d vectors is 300 MB, and the event loop serves everyone else meanwhile.

@@ -5,6 +5,10 @@ secure_delete (a forgotten memory's bytes are overwritten). Reads use their own 
 write goes through `Store.transact`, one transaction at a time, opened with BEGIN IMMEDIATE so a
 read-then-write transaction takes the write lock first instead of failing with SQLITE_BUSY on
 upgrade. A started write is never cancelled half way: it runs shielded in its own task.
+
+Several processes may open one file: SQLite lets one of them write at a time. Each person has a
+generation in the database, raised in the same transaction as any change to their memories, so
+a process's caches see another's commits (`sync_generation`).
 """
 
 from __future__ import annotations
@@ -40,8 +44,12 @@ Params = Sequence[Any] | dict[str, Any]
 CHECKPOINT_PATIENCE_MS = 500
 
 # Commits remembered per user with the memory ids they changed, so a cache built a few commits
-# ago can be patched instead of rebuilt; older than this, it is rebuilt.
+# ago can be patched instead of rebuilt; older than this, it is rebuilt. Only this process's
+# commits are remembered: a cache that missed another process's is rebuilt (or its hashes
+# compared).
 CHANGE_LOG = 64
+# The schema that keeps each person's generation in the database (person_generations).
+GENERATIONS_SCHEMA = 17
 
 
 async def _connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
@@ -145,7 +153,11 @@ class Store:
         self._writer = writer
         self._write_lock = asyncio.Lock()
         self._orphans: set[asyncio.Task[Any]] = set()
+        # Per user: the highest generation seen, from this process's commits or read from the
+        # database (person_generations, shared by every process on the file).
         self._generations: dict[int, int] = {}
+        # Whether the schema has person_generations (migration 17); older: counted in memory.
+        self._shared = False
         # Per user: (generation, memory ids changed, ids whose vector alone changed); None: any.
         self._change_log: dict[
             int, deque[tuple[int, frozenset[int] | None, frozenset[int] | None]]
@@ -181,6 +193,7 @@ class Store:
         store = cls(path, reader, writer, busy_timeout_ms=busy_timeout_ms)
         try:
             await store._migrate(migrate_to)
+            store._shared = await store.schema_version() >= GENERATIONS_SCHEMA
             if max_pages is not None:
                 await writer.execute(f"PRAGMA max_page_count = {int(max_pages)}")
         except BaseException as exc:
@@ -263,6 +276,7 @@ class Store:
             tx = Tx(self._writer)
             try:
                 result = await fn(tx)
+                bumped = await self._bump(tx)
                 await self._writer.execute("COMMIT")
             except BaseException as exc:
                 await self._rollback()
@@ -270,8 +284,8 @@ class Store:
                     raise StoreError(str(exc)) from exc
                 raise
             for user_id, ids in tx.changed.items():
-                generation = self._generations.get(user_id, 0) + 1
-                self._generations[user_id] = generation
+                generation = bumped[user_id]
+                self._generations[user_id] = max(generation, self._generations.get(user_id, 0))
                 log = self._change_log.setdefault(user_id, deque(maxlen=CHANGE_LOG))
                 vectors = tx.embedded.get(user_id, set())
                 log.append((
@@ -281,8 +295,53 @@ class Store:
                 ))  # fmt: skip
             return result
 
+    async def _bump(self, tx: Tx) -> dict[int, int]:
+        """Raise the generation of every user the transaction touched, in it; return them."""
+        bumped: dict[int, int] = {}
+        for user_id in sorted(tx.changed):
+            if not self._shared:  # a schema before person_generations: this process's count
+                bumped[user_id] = self._generations.get(user_id, 0) + 1
+                continue
+            row = await tx.fetchone(
+                "INSERT INTO person_generations (user_id, generation) VALUES (?, 1)"
+                " ON CONFLICT (user_id) DO UPDATE SET generation = generation + 1"
+                " RETURNING generation",
+                (user_id,),
+            )
+            assert row is not None
+            bumped[user_id] = int(row[0])
+        return bumped
+
+    async def sync_generation(self, user_id: int) -> int:
+        """Read this user's generation from the database (what other processes committed
+        counts too) and return it: one indexed read. A cache checked against `generation`
+        right after it serves nothing older than the last commit before this call."""
+        if not self._shared:
+            return self.generation(user_id)
+        row = await self.fetchone(
+            "SELECT generation FROM person_generations WHERE user_id = ?", (user_id,)
+        )
+        return self._learn(user_id, int(row[0]) if row else 0)
+
+    async def generation_in(self, tx: Tx, user_id: int) -> int:
+        """This user's generation inside a write transaction: no other process's commit can
+        change it before this one ends."""
+        if not self._shared:
+            return self.generation(user_id)
+        row = await tx.fetchone(
+            "SELECT generation FROM person_generations WHERE user_id = ?", (user_id,)
+        )
+        return self._learn(user_id, int(row[0]) if row else 0)
+
+    def _learn(self, user_id: int, generation: int) -> int:
+        known = max(generation, self._generations.get(user_id, 0))
+        self._generations[user_id] = known
+        return known
+
     def generation(self, user_id: int) -> int:
-        """Return a number that changes whenever this user's memories or vectors change."""
+        """The highest generation of this user this process knows: raised by every commit
+        that changes their memories, vectors or privacy choice (its own at once, another
+        process's at the next `sync_generation`)."""
         return self._generations.get(user_id, 0)
 
     def changed_since(self, user_id: int, generation: int) -> frozenset[int] | None:
@@ -297,9 +356,14 @@ class Store:
 
     def _since(self, user_id: int, generation: int, *, vectors: bool) -> frozenset[int] | None:
         log = self._change_log.get(user_id)
-        if generation == self.generation(user_id):
+        current = self.generation(user_id)
+        if generation == current:
             return frozenset()
         if not log or log[0][0] > generation + 1:
+            return None
+        # Every generation between must be one of this process's commits: a gap is another
+        # process's, whose ids are not known here.
+        if [at for at, _, _ in log if at > generation] != list(range(generation + 1, current + 1)):
             return None
         changed: set[int] = set()
         for at, ids, embedded in log:

@@ -1,12 +1,23 @@
-"""The reflection outbox: exchanges waiting for their reflection. It survives restarts."""
+"""The reflection outbox: exchanges waiting for their reflection. It survives restarts.
+
+Every process on the database may drain it. A process `claim`s one due row at a time, in a
+write transaction: the row then carries the claim's token and the end of its lease. The holder
+completes it (`mark_done`, `mark_failed`) or gives it back (`release`), each after checking in
+the same transaction that it still `holds` it; a holder killed mid-reflection leaves its row to
+the next claim once the lease has ended, and that claim counts an attempt.
+"""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from dataclasses import dataclass
 
 from memory.model import Exchange
+from memory.store import counters
 from memory.store.db import Store, Tx
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +27,15 @@ class OutboxRow:
     id: int
     exchange: Exchange
     attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A claimed row: who holds it (one claim's token) and until when."""
+
+    row: OutboxRow
+    holder: str
+    until: float
 
 
 # Reflections one person may have waiting. A normal conversation leaves one or two behind the
@@ -29,7 +49,8 @@ async def enqueue(
 ) -> int:
     """Queue the reflection of an exchange (once per exchange id). Past `backlog` pending rows
     of this person (their oldest, perhaps being reflected, not counted), drop the oldest of the
-    others; return how many were dropped (never another person's)."""
+    others but those some process holds; return how many were dropped (never another
+    person's)."""
     await tx.execute(
         "INSERT INTO outbox (exchange_id, user_id, story_id, origin, user_name, user_message,"
         " reply, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -45,8 +66,9 @@ async def enqueue(
         "UPDATE outbox SET status = 'dropped', last_error = 'over the backlog of this person'"
         " WHERE id IN (SELECT id FROM outbox WHERE user_id = ?1 AND status = 'pending'"
         " ORDER BY id DESC LIMIT -1 OFFSET ?2)"
-        " AND id != (SELECT min(id) FROM outbox WHERE user_id = ?1 AND status = 'pending')",
-        (exchange.user_id, max(0, backlog)),
+        " AND id != (SELECT min(id) FROM outbox WHERE user_id = ?1 AND status = 'pending')"
+        " AND (lease_until IS NULL OR lease_until <= ?3)",
+        (exchange.user_id, max(0, backlog), now),
     )
     return await tx.changes()
 
@@ -81,6 +103,16 @@ async def due(store: Store, *, now: float, limit: int = 10) -> list[OutboxRow]:
     return [_row(r) for r in rows]
 
 
+async def claimable(store: Store, *, now: float) -> bool:
+    """Whether some row may be claimable now (a read: an idle worker takes no write lock)."""
+    row = await store.fetchone(
+        "SELECT 1 FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?1"
+        " AND (lease_until IS NULL OR lease_until <= ?1) LIMIT 1",
+        (now,),
+    )
+    return row is not None
+
+
 async def get(store: Store, exchange_id: str) -> OutboxRow | None:
     """Return the pending row of this exchange, if any."""
     row = await store.fetchone(
@@ -90,12 +122,108 @@ async def get(store: Store, exchange_id: str) -> OutboxRow | None:
     return _row(row) if row else None
 
 
+# The rows of a person or a story are reflected one at a time, in order, as by one process: a
+# reflection reads the story's summary, anchors and positions that the one before it writes.
+_CLAIMABLE = (
+    "WITH busy AS (SELECT user_id, story_id FROM outbox"
+    " WHERE lease_until > :now AND status = 'pending')"
+    f" SELECT {_COLUMNS}, leased_by FROM (SELECT *, row_number() OVER"
+    " (PARTITION BY user_id ORDER BY next_attempt_at, id) AS place,"
+    " min(next_attempt_at) OVER (PARTITION BY user_id) AS first_due"
+    " FROM outbox WHERE status = 'pending' AND next_attempt_at <= :now)"
+    " WHERE (lease_until IS NULL OR lease_until <= :now)"
+    " AND user_id NOT IN (SELECT user_id FROM busy)"
+    " AND story_id NOT IN (SELECT story_id FROM busy)"
+)
+
+
+async def claim(
+    tx: Tx, *, holder: str, now: float, lease: float, max_attempts: int
+) -> Lease | None:
+    """Claim the next due row for `holder` (one claim's token) until `now + lease`, or None.
+
+    Claimable: pending, its next attempt due, no live lease on it, and no live lease on
+    another row of the same person or the same story. People are taken in turn as in `due`.
+    A row taken over from an expired lease counts a failed attempt (its holder died or hung),
+    and one whose attempts that takes to `max_attempts` is dropped, counted: a row that kills
+    every process that reflects on it does not kill them forever. Runs in one write
+    transaction: SQLite's single writer serialises the claims of every process.
+    """
+    await tx.execute(
+        "UPDATE outbox SET status = 'dropped', attempts = attempts + 1, last_error = ?,"
+        " leased_by = NULL, lease_until = NULL"
+        " WHERE lease_until <= ? AND status = 'pending' AND attempts + 1 >= ?",
+        (LEASE_EXPIRED, now, max_attempts),
+    )
+    dropped = await tx.changes()
+    if dropped:
+        await counters.bump(tx, "reflection_failed:LeaseExpired", dropped)
+        await counters.bump(tx, "reflection_dropped_after_retries:LeaseExpired", dropped)
+        log.error("%d reflections dropped: their lease expired on the last attempt", dropped)
+    row = await tx.fetchone(
+        f"{_CLAIMABLE} ORDER BY place, first_due, user_id, next_attempt_at, id LIMIT 1",
+        {"now": now},
+    )
+    return None if row is None else await _lease(tx, row, holder=holder, now=now, lease=lease)
+
+
+async def claim_exchange(
+    tx: Tx, exchange_id: str, *, holder: str, now: float, lease: float
+) -> Lease | None:  # fmt: skip
+    """Claim this exchange's row for `holder` if it is pending and nobody holds it (due or
+    not: the terminal reflects right away), or None."""
+    row = await tx.fetchone(
+        f"SELECT {_COLUMNS}, leased_by FROM outbox WHERE exchange_id = ? AND status = 'pending'"
+        " AND (lease_until IS NULL OR lease_until <= ?)",
+        (exchange_id, now),
+    )
+    return None if row is None else await _lease(tx, row, holder=holder, now=now, lease=lease)
+
+
+async def _lease(tx: Tx, row: sqlite3.Row, *, holder: str, now: float, lease: float) -> Lease:
+    taken_over = row["leased_by"] is not None
+    await tx.execute(
+        "UPDATE outbox SET leased_by = ?, lease_until = ?,"
+        " attempts = attempts + ?, last_error = CASE WHEN ? THEN ? ELSE last_error END"
+        " WHERE id = ?",
+        (holder, now + lease, int(taken_over), int(taken_over), LEASE_EXPIRED, row["id"]),
+    )
+    claimed = _row(row)
+    if taken_over:
+        claimed = OutboxRow(claimed.id, claimed.exchange, claimed.attempts + 1)
+        await counters.bump(tx, "reflection_failed:LeaseExpired")
+        log.warning("exchange %s taken over after the lease of %s expired",
+                    claimed.exchange.exchange_id, row["leased_by"])  # fmt: skip
+    return Lease(claimed, holder, now + lease)
+
+
+LEASE_EXPIRED = "lease expired: its process died or hung"
+
+
+async def holds(tx: Tx, lease: Lease) -> bool:
+    """Whether `lease` still holds its row: pending and claimed by nobody since (an expired
+    lease nobody took over still holds)."""
+    row = await tx.fetchone(
+        "SELECT 1 FROM outbox WHERE id = ? AND status = 'pending' AND leased_by = ?",
+        (lease.row.id, lease.holder),
+    )
+    return row is not None
+
+
+async def release(tx: Tx, lease: Lease) -> None:
+    """Give a claimed row back unchanged (its holder stops): the next claim takes it at once."""
+    await tx.execute(
+        "UPDATE outbox SET leased_by = NULL, lease_until = NULL WHERE id = ? AND leased_by = ?",
+        (lease.row.id, lease.holder),
+    )
+
+
 async def mark_done(tx: Tx, row_id: int) -> None:
     """Record that an exchange was reflected; its row keeps ids only (the exchange itself is
     in the history, as long as the history keeps it)."""
     await tx.execute(
         "UPDATE outbox SET status = 'done', last_error = NULL, user_name = '', user_message = '',"
-        " reply = '' WHERE id = ?",
+        " reply = '', leased_by = NULL, lease_until = NULL WHERE id = ?",
         (row_id,),
     )
 
@@ -111,7 +239,8 @@ async def mark_failed(tx: Tx, row_id: int, *, error: str, next_attempt_at: float
     await tx.execute(
         "UPDATE outbox SET attempts = attempts + 1, last_error = ?,"
         " status = CASE WHEN ? IS NULL THEN 'dropped' ELSE 'pending' END,"
-        " next_attempt_at = coalesce(?, next_attempt_at) WHERE id = ? AND status = 'pending'",
+        " next_attempt_at = coalesce(?, next_attempt_at), leased_by = NULL, lease_until = NULL"
+        " WHERE id = ? AND status = 'pending'",
         (error[:500], next_attempt_at, next_attempt_at, row_id),
     )
 

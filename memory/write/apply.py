@@ -55,6 +55,9 @@ class WriteReport:
     already_applied: bool = False
     # The exchange was forgotten before its reflection could be written: nothing was.
     erased: bool = False
+    # Its outbox row was claimed by another worker after this one's lease expired: nothing
+    # was written (that worker applies it).
+    stale: bool = False
     memories: tuple[Memory, ...] = field(default=(), repr=False)
 
     def counts(self) -> Counter[str]:
@@ -70,10 +73,13 @@ async def apply_reflection(
     character_name: str,
     now: float,
     indexes: IndexCache | None = None,
+    lease: outbox.Lease | None = None,
 ) -> WriteReport:
     """Apply a parsed reflection for one exchange in one transaction; idempotent per exchange.
 
-    `indexes` keeps dedup indexes between calls (the worker passes its own).
+    `indexes` keeps dedup indexes between calls (the worker passes its own). With the `lease`
+    of the exchange's outbox row, the same transaction first checks that the lease still holds
+    the row (else writes nothing but a counter: a stale result) and then marks it done.
     """
 
     screening = screen(
@@ -84,6 +90,12 @@ async def apply_reflection(
     )
 
     async def run(tx: Tx, index: DedupIndex) -> WriteReport:
+        if lease is not None and not await outbox.holds(tx, lease):
+            if not await erasure.was_erased(tx, exchange.exchange_id):  # else: row erased
+                await counters.bump(tx, "reflection_stale_discarded")
+                return WriteReport(exchange.exchange_id, stale=True)
+        elif lease is not None:
+            await outbox.mark_done(tx, lease.row.id)
         if await applied.was_applied(tx, exchange.exchange_id):
             return WriteReport(exchange.exchange_id, already_applied=True)
         if await erasure.was_erased(tx, exchange.exchange_id):
@@ -120,7 +132,10 @@ async def apply_reflection(
         store, exchange.user_id, exchange.story_id, exchange.origin, run, indexes=indexes,
         needed=bool(screening.kept),
     )  # fmt: skip
-    if report.erased:
+    if report.stale:
+        log.warning("reflection of exchange %s discarded: its lease expired and another worker"
+                    " took the row", exchange.exchange_id)  # fmt: skip
+    elif report.erased:
         log.info("exchange %s was forgotten before its reflection: nothing written",
                  exchange.exchange_id)  # fmt: skip
     elif not report.already_applied:
@@ -177,7 +192,7 @@ async def _attempt(
     last: bool,
 ) -> T:
     user_id, story_id, _ = key
-    built_at = store.generation(user_id)
+    built_at = await store.sync_generation(user_id)
     index = indexes.get(key, built_at) if indexes else None
     if index is None:
         pool = await memories.merge_pool(store, user_id, story_id, origin)
@@ -187,8 +202,9 @@ async def _attempt(
 
     async def run(tx: Tx) -> T:
         current = index
-        # Read inside the write lock: no other commit can slip in before ours.
-        generation = store.generation(user_id)
+        # Read inside the write transaction: no commit of this process or another can slip in
+        # before ours.
+        generation = await store.generation_in(tx, user_id)
         if generation != built_at:
             changed = store.changed_since(user_id, built_at)
             if changed is None and not last:

@@ -5,6 +5,12 @@ attempt (whatever raised: the backend, the store, or a bug on one strange row) i
 exponential backoff; after MAX_ATTEMPTS the row is dropped with a logged, counted reason. The rows
 behind a failing one move on. The due rows are taken one person at a time, in turn.
 
+Every process on the database may run a worker: each claims one row at a time under a lease
+(memory.store.outbox) and applies the reflection in the transaction that checks the lease still
+holds the row. A worker killed mid-reflection leaves its row to the others once the lease ends;
+one that outlived its lease finds the row taken and discards its result (counted, logged), so
+every exchange is reflected once.
+
 A server that refuses the structured-output format costs no attempt: the chat client tries the
 next mode within the same call (memory.structured). What a failure said is kept with the row
 and logged: the backend's own words (shortened, redacted), never a bug's message.
@@ -13,7 +19,11 @@ and logged: the backend's own words (shortened, redacted), never a bug's message
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import os
+import secrets
+import socket
 import time
 from collections.abc import Callable
 
@@ -31,6 +41,10 @@ MAX_ATTEMPTS = 5
 BASE_DELAY = 30.0  # seconds before the first retry; doubles each time
 MAX_DELAY = 3600.0
 REFLECTION_DEADLINE = 180.0
+# A claimed row is held this long past the reflection's deadline: applying it (a dedup index
+# built at 100k memories: seconds) and a loaded machine fit in it; only a dead or hung worker
+# lets it expire.
+LEASE_MARGIN = 120.0
 
 
 class ReflectionWorker:
@@ -44,32 +58,59 @@ class ReflectionWorker:
         character_name: str,
         deadline: float = REFLECTION_DEADLINE,
         clock: Callable[[], float] = time.time,
+        lease: float | None = None,
+        name: str | None = None,
     ) -> None:
         self.store = store
         self.chat = chat
         self.character_name = character_name
         self.deadline = deadline
         self.clock = clock
+        self.lease = deadline + LEASE_MARGIN if lease is None else lease
+        # Names this worker in the outbox's leases and the logs: host, process, a random tag.
+        self.name = name or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        self._claims = itertools.count(1)
         self._lock = asyncio.Lock()
         self.indexes = IndexCache()
 
     async def run_due(self, *, limit: int = 10) -> int:
-        """Reflect on the due exchanges; return how many were applied. One run at a time."""
+        """Reflect on the due exchanges, claiming them one at a time (other processes claim
+        the others); return how many were applied. One run at a time."""
         if self._lock.locked():
             return 0
         async with self._lock:
             applied = 0
-            for row in await outbox.due(self.store, now=self.clock(), limit=limit):
-                applied += await self._reflect(row) is not None
+            for _ in range(limit):
+                if not await outbox.claimable(self.store, now=self.clock()):
+                    break
+                lease = await self.store.transact(
+                    lambda tx: outbox.claim(
+                        tx, holder=self._holder(), now=self.clock(), lease=self.lease,
+                        max_attempts=MAX_ATTEMPTS,
+                    )
+                )  # fmt: skip
+                if lease is None:
+                    break
+                applied += await self._reflect(lease) is not None
             return applied
 
     async def reflect_now(self, exchange_id: str) -> WriteReport | None:
-        """Reflect on one exchange right away (terminal mode), if it is still pending."""
+        """Reflect on one exchange right away (terminal mode), if it is still pending and no
+        other worker holds it."""
         async with self._lock:
-            row = await outbox.get(self.store, exchange_id)
-            return await self._reflect(row) if row else None
+            lease = await self.store.transact(
+                lambda tx: outbox.claim_exchange(
+                    tx, exchange_id, holder=self._holder(), now=self.clock(), lease=self.lease
+                )
+            )
+            return await self._reflect(lease) if lease else None
 
-    async def _reflect(self, row: outbox.OutboxRow) -> WriteReport | None:
+    def _holder(self) -> str:
+        """A token for one claim: a late result of an earlier claim never passes for it."""
+        return f"{self.name}/{next(self._claims)}"
+
+    async def _reflect(self, lease: outbox.Lease) -> WriteReport | None:
+        row = lease.row
         exchange = row.exchange
         try:
             story = exchange.story_id
@@ -90,26 +131,32 @@ class ReflectionWorker:
                 raise _Unusable(parsed.dropped[0][1])
             report = await apply_reflection(
                 self.store, exchange, parsed, character_name=self.character_name,
-                now=self.clock(), indexes=self.indexes,
+                now=self.clock(), indexes=self.indexes, lease=lease,
             )  # fmt: skip
         except (BackendError, StoreError, _Unusable) as exc:
-            await self._failed(row, exc)
+            await self._failed(lease, exc)
             return None
         except Exception as exc:
             # A bug met on this row: it must not stop the rows of everyone else behind it.
             log.error("reflection of exchange %s raised %s",
                       row.exchange.exchange_id, unexpected(exc))  # fmt: skip
-            await self._failed(row, exc)
+            await self._failed(lease, exc)
             return None
-        try:
-            await self.store.transact(lambda tx: outbox.mark_done(tx, row.id))
-        except StoreError:
-            # Applied but not marked: the next attempt finds the exchange already written
-            # (apply_reflection is idempotent per exchange) and marks it then.
-            log.warning("exchange %s reflected but not marked done", row.exchange.exchange_id)
-        return report
+        except asyncio.CancelledError:
+            # Stopped (shutdown): the row goes back at once rather than when the lease ends.
+            await self._release(lease)
+            raise
+        return None if report.stale else report
 
-    async def _failed(self, row: outbox.OutboxRow, exc: Exception) -> None:
+    async def _release(self, lease: outbox.Lease) -> None:
+        try:
+            await self.store.transact(lambda tx: outbox.release(tx, lease))
+        except StoreError:
+            log.warning("exchange %s not given back: it returns when its lease ends",
+                        lease.row.exchange.exchange_id)  # fmt: skip
+
+    async def _failed(self, lease: outbox.Lease, exc: Exception) -> None:
+        row = lease.row
         attempts = row.attempts + 1
         reason = type(exc).__name__
         error = _error_text(exc)
@@ -127,6 +174,13 @@ class ReflectionWorker:
             )  # fmt: skip
 
         async def record(tx: Tx) -> None:
+            if not await outbox.holds(tx, lease):
+                # Another worker took the row after this one's lease expired: its attempt
+                # counts, not this one.
+                await counters.bump(tx, "reflection_stale_discarded")
+                log.warning("failure of exchange %s not recorded: its lease was taken over",
+                            row.exchange.exchange_id)  # fmt: skip
+                return
             await outbox.mark_failed(tx, row.id, error=error, next_attempt_at=retry_at)
             await counters.bump(tx, f"reflection_failed:{reason}")
             if retry_at is None:
