@@ -519,7 +519,8 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         -- ends. Cleared when the row is done, failed or given back.
         ALTER TABLE outbox ADD COLUMN leased_by TEXT
             CHECK (leased_by IS NULL OR length(leased_by) BETWEEN 1 AND 200);
-        ALTER TABLE outbox ADD COLUMN lease_until REAL CHECK (lease_until IS NULL OR lease_until > 0);
+        ALTER TABLE outbox ADD COLUMN lease_until REAL
+            CHECK (lease_until IS NULL OR lease_until > 0);
         CREATE INDEX outbox_leased ON outbox (lease_until) WHERE lease_until IS NOT NULL;
 
         -- A number per person that every commit changing their memories, vectors or privacy
