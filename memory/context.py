@@ -34,7 +34,7 @@ from memory.read.strategies import (
     Strategy,
     load_registry,
 )
-from memory.read.tokens import Estimator, raw_messages
+from memory.read.tokens import Estimator, Observation, raw_messages
 from memory.store import context as stored
 from memory.store import history
 from memory.store import lore as lore_store
@@ -218,21 +218,32 @@ class ContextBuilder:
         return inside, over
 
     async def after_reply(self, story_id: int, plan: ContextPlan, reported: int | None) -> None:
-        """Learn from the backend's token count and keep the new condensed history."""
-        await self.estimator()  # loaded; then read and replaced with no await in between
-        assert self._estimator is not None
-        updated, observation = self._estimator.observe(
-            raw_messages(plan.messages), reported, context_length=self.config.context_length
-        )
-        self._estimator = updated
-        if not observation.accepted:  # counted in the estimator, shown by /context
-            log.info("token count not learned: %s", observation.reason)
+        """Learn from the backend's token count and keep the new condensed history.
+
+        The count is learned on top of the stored calibration, read in the transaction that
+        saves it: every process on the database learns from every other's reports, and none
+        overwrites another's."""
+        loaded = await self.estimator()
+        raw, length = raw_messages(plan.messages), self.config.context_length
         condensed = plan.condensed
+
+        async def learn(tx: Tx) -> tuple[Estimator, Observation]:
+            saved = await stored.calibration(tx, self.chat_model)
+            base = loaded if saved is None else Estimator(self.chat_model, *saved)
+            updated, observation = base.observe(raw, reported, context_length=length)
+            await self._save(tx, story_id, updated, condensed)
+            return updated, observation
+
         try:
-            await self.store.transact(lambda tx: self._save(tx, story_id, updated, condensed))
+            updated, observation = await self.store.transact(learn)
         except StoreError as exc:
             # Both are derived: the next turn condenses again, the next report recalibrates.
             log.warning("context state of story %d not stored (%s)", story_id, exc)
+            assert self._estimator is not None
+            updated, observation = self._estimator.observe(raw, reported, context_length=length)
+        self._estimator = updated
+        if not observation.accepted:  # counted in the estimator, shown by /context
+            log.info("token count not learned: %s", observation.reason)
 
     async def _save(
         self, tx: Tx, story_id: int, estimator: Estimator, condensed: CondensedHistory | None

@@ -110,8 +110,9 @@ async def _gone(tx: Tx, message_ids: set[int]) -> set[int]:
 Calibration = tuple[float, tuple[float, ...], int, int]
 
 
-async def calibration(store: Store, model: str) -> Calibration | None:
-    """(factor, recent ratios, samples, rejected) for a chat model, or None before any report."""
+async def calibration(store: Store | Tx, model: str) -> Calibration | None:
+    """(factor, recent ratios, samples, rejected) for a chat model, or None before any report;
+    read in a write transaction, what every process learned so far."""
     row = await store.fetchone(
         "SELECT factor, recent, samples, rejected FROM token_calibration WHERE model = ?",
         (model,),

@@ -1,0 +1,29 @@
+"""A second process for tests/memory/test_processes_outbox.py: a reflection worker on a shared
+database file, to be SIGKILLed while its model call is open.
+
+Usage: python -m tests.memory.process_worker DB CHAT_URL LEASE_SECONDS
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import httpx
+
+from memory.llm import OllamaChat
+from memory.store.db import Store
+from memory.write.worker import ReflectionWorker
+
+
+async def main(path: str, url: str, lease: float) -> None:
+    async with httpx.AsyncClient(timeout=httpx.Timeout(60.0)) as http:
+        async with await Store.open(path) as store:
+            chat = OllamaChat(http, url, "m")
+            worker = ReflectionWorker(store, chat, character_name="Ash", deadline=60.0,
+                                      lease=lease)  # fmt: skip
+            await worker.run_due()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], sys.argv[2], float(sys.argv[3])))
