@@ -17,12 +17,11 @@ from memory.write.worker import ReflectionWorker
 
 
 async def main(path: str, url: str, lease: float) -> None:
-    async with httpx.AsyncClient(timeout=httpx.Timeout(60.0)) as http:
-        async with await Store.open(path) as store:
-            chat = OllamaChat(http, url, "m")
-            worker = ReflectionWorker(store, chat, character_name="Ash", deadline=60.0,
-                                      lease=lease)  # fmt: skip
-            await worker.run_due()
+    timeout = httpx.Timeout(60.0)
+    async with httpx.AsyncClient(timeout=timeout) as http, await Store.open(path) as store:
+        chat = OllamaChat(http, url, "m")
+        worker = ReflectionWorker(store, chat, character_name="Ash", deadline=60.0, lease=lease)
+        await worker.run_due()
 
 
 if __name__ == "__main__":
