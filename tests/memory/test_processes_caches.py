@@ -22,6 +22,7 @@ from memory.indexer import Indexer
 from memory.llm import OllamaChat, OllamaEmbedder
 from memory.model import Exchange, Reason
 from memory.read.selection import RankedPool
+from memory.store import context as context_store
 from memory.store import memories, outbox, vectors
 from memory.store.db import Store
 from memory.write.worker import ReflectionWorker
@@ -206,3 +207,16 @@ async def test_turns_in_one_process_never_serve_what_the_other_forgot_before_the
     await asyncio.gather(*work)
     for person in people:
         assert not forgotten & set(await served(here, "ginger cat nurse cello flying", person))
+
+
+async def test_both_processes_learn_the_token_count_from_every_reply(
+    stores: tuple[Store, Store], ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    """The token estimator's calibration is shared: five replies, alternately through A and
+    B, are five samples in the stored calibration (neither overwrites the other's)."""
+    engines = [engine(s, ollama, http) for s in stores]
+    for n in range(5):
+        message = Incoming(f"m{n}", 1, "Sam", STORY, GUILD, f"Tell me about harbour {n}")
+        assert await engines[n % 2].turn(message) is not None
+    saved = await context_store.calibration(stores[0], "m")
+    assert saved is not None and saved[2] == 5
