@@ -8,7 +8,7 @@ upgrade. A started write is never cancelled half way: it runs shielded in its ow
 
 Several processes may open one file: SQLite lets one of them write at a time. Each person has a
 generation in the database, raised in the same transaction as any change to their memories, so
-a process's caches see another's commits (`sync_generation`).
+a process's caches see another's commits (`sync_generation`; memory.store.generations).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import functools
 import logging
 import sqlite3
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,6 +25,8 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from memory.errors import MigrationError, StoreError
+from memory.store.generations import CHANGE_LOG as CHANGE_LOG
+from memory.store.generations import GENERATIONS_SCHEMA, Generations
 from memory.store.migrations import LATEST, MIGRATIONS
 
 log = logging.getLogger(__name__)
@@ -42,14 +43,6 @@ Params = Sequence[Any] | dict[str, Any]
 # lasts milliseconds; one held longer (another process, a backup) would keep the person who
 # asked waiting, so the erasure is left pending and the scheduler completes it later.
 CHECKPOINT_PATIENCE_MS = 500
-
-# Commits remembered per user with the memory ids they changed, so a cache built a few commits
-# ago can be patched instead of rebuilt; older than this, it is rebuilt. Only this process's
-# commits are remembered: a cache that missed another process's is rebuilt (or its hashes
-# compared).
-CHANGE_LOG = 64
-# The schema that keeps each person's generation in the database (person_generations).
-GENERATIONS_SCHEMA = 17
 
 
 async def _connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
@@ -153,15 +146,7 @@ class Store:
         self._writer = writer
         self._write_lock = asyncio.Lock()
         self._orphans: set[asyncio.Task[Any]] = set()
-        # Per user: the highest generation seen, from this process's commits or read from the
-        # database (person_generations, shared by every process on the file).
-        self._generations: dict[int, int] = {}
-        # Whether the schema has person_generations (migration 17); older: counted in memory.
-        self._shared = False
-        # Per user: (generation, memory ids changed, ids whose vector alone changed); None: any.
-        self._change_log: dict[
-            int, deque[tuple[int, frozenset[int] | None, frozenset[int] | None]]
-        ] = {}
+        self._generations = Generations()
 
     @classmethod
     async def open(
@@ -193,7 +178,7 @@ class Store:
         store = cls(path, reader, writer, busy_timeout_ms=busy_timeout_ms)
         try:
             await store._migrate(migrate_to)
-            store._shared = await store.schema_version() >= GENERATIONS_SCHEMA
+            store._generations.shared = await store.schema_version() >= GENERATIONS_SCHEMA
             if max_pages is not None:
                 await writer.execute(f"PRAGMA max_page_count = {int(max_pages)}")
         except BaseException as exc:
@@ -276,105 +261,46 @@ class Store:
             tx = Tx(self._writer)
             try:
                 result = await fn(tx)
-                bumped = await self._bump(tx)
+                bumped = await self._generations.bump(tx)
                 await self._writer.execute("COMMIT")
             except BaseException as exc:
                 await self._rollback()
                 if isinstance(exc, sqlite3.Error):
                     raise StoreError(str(exc)) from exc
                 raise
-            for user_id, ids in tx.changed.items():
-                generation = bumped[user_id]
-                self._generations[user_id] = max(generation, self._generations.get(user_id, 0))
-                log = self._change_log.setdefault(user_id, deque(maxlen=CHANGE_LOG))
-                vectors = tx.embedded.get(user_id, set())
-                log.append((
-                    generation,
-                    None if ids is None else frozenset(ids),
-                    None if vectors is None else frozenset(vectors),
-                ))  # fmt: skip
+            self._generations.committed(tx, bumped)
             return result
-
-    async def _bump(self, tx: Tx) -> dict[int, int]:
-        """Raise the generation of every user the transaction touched, in it; return them."""
-        bumped: dict[int, int] = {}
-        for user_id in sorted(tx.changed):
-            if not self._shared:  # a schema before person_generations: this process's count
-                bumped[user_id] = self._generations.get(user_id, 0) + 1
-                continue
-            row = await tx.fetchone(
-                "INSERT INTO person_generations (user_id, generation) VALUES (?, 1)"
-                " ON CONFLICT (user_id) DO UPDATE SET generation = generation + 1"
-                " RETURNING generation",
-                (user_id,),
-            )
-            assert row is not None
-            bumped[user_id] = int(row[0])
-        return bumped
 
     async def sync_generation(self, user_id: int) -> int:
         """Read this user's generation from the database (what other processes committed
         counts too) and return it: one indexed read. A cache checked against `generation`
         right after it serves nothing older than the last commit before this call."""
-        if not self._shared:
-            return self.generation(user_id)
-        row = await self.fetchone(
-            "SELECT generation FROM person_generations WHERE user_id = ?", (user_id,)
-        )
-        return self._learn(user_id, int(row[0]) if row else 0)
+        try:
+            return await self._generations.read(self, user_id)
+        except sqlite3.Error as exc:
+            raise StoreError(str(exc)) from exc
 
     async def generation_in(self, tx: Tx, user_id: int) -> int:
         """This user's generation inside a write transaction: no other process's commit can
         change it before this one ends."""
-        if not self._shared:
-            return self.generation(user_id)
-        row = await tx.fetchone(
-            "SELECT generation FROM person_generations WHERE user_id = ?", (user_id,)
-        )
-        return self._learn(user_id, int(row[0]) if row else 0)
-
-    def _learn(self, user_id: int, generation: int) -> int:
-        known = max(generation, self._generations.get(user_id, 0))
-        self._generations[user_id] = known
-        return known
+        return await self._generations.read(tx, user_id)
 
     def generation(self, user_id: int) -> int:
         """The highest generation of this user this process knows: raised by every commit
         that changes their memories, vectors or privacy choice (its own at once, another
         process's at the next `sync_generation`)."""
-        return self._generations.get(user_id, 0)
+        return self._generations.current(user_id)
 
     def changed_since(self, user_id: int, generation: int) -> frozenset[int] | None:
         """The ids of this user's memories changed after `generation` (empty: only vectors
-        changed), or None when that is not known any more (too old, or a change without ids)."""
-        return self._since(user_id, generation, vectors=False)
+        changed), or None when that is not known here (too old, a change without ids, or
+        another process's)."""
+        return self._generations.since(user_id, generation, vectors=False)
 
     def embedded_since(self, user_id: int, generation: int) -> frozenset[int] | None:
         """The ids of this user's memories whose text or vector changed after `generation`, or
-        None when that is not known any more."""
-        return self._since(user_id, generation, vectors=True)
-
-    def _since(self, user_id: int, generation: int, *, vectors: bool) -> frozenset[int] | None:
-        log = self._change_log.get(user_id)
-        current = self.generation(user_id)
-        if generation == current:
-            return frozenset()
-        if not log or log[0][0] > generation + 1:
-            return None
-        # Every generation between must be one of this process's commits: a gap is another
-        # process's, whose ids are not known here.
-        if [at for at, _, _ in log if at > generation] != list(range(generation + 1, current + 1)):
-            return None
-        changed: set[int] = set()
-        for at, ids, embedded in log:
-            if at <= generation:
-                continue
-            if ids is None or (vectors and embedded is None):
-                return None
-            changed |= ids
-            if vectors and embedded is not None:
-                changed |= embedded
-        return frozenset(changed)
+        None when that is not known here."""
+        return self._generations.since(user_id, generation, vectors=True)
 
     async def _rollback(self) -> None:
         try:

@@ -525,10 +525,13 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
 
         -- A number per person that every commit changing their memories, vectors or privacy
         -- choice raises by one, in the same transaction: another process's cached pools,
-        -- matrices and dedup indexes compare it with the one they were built at.
+        -- matrices and dedup indexes compare it with the one they were built at. And the last
+        -- generation that changed more than vectors: a pool needs no rebuild after the
+        -- indexer's commits.
         CREATE TABLE person_generations (
             user_id INTEGER PRIMARY KEY,
-            generation INTEGER NOT NULL CHECK (generation > 0)
+            generation INTEGER NOT NULL CHECK (generation > 0),
+            rows_generation INTEGER NOT NULL CHECK (rows_generation BETWEEN 0 AND generation)
         );
         """,
     ),

@@ -220,3 +220,19 @@ async def test_both_processes_learn_the_token_count_from_every_reply(
         assert await engines[n % 2].turn(message) is not None
     saved = await context_store.calibration(stores[0], "m")
     assert saved is not None and saved[2] == 5
+
+
+async def test_the_indexer_in_the_other_process_leaves_the_pools_here_as_they_are(
+    stores: tuple[Store, Store], ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    """The indexer's commits change vectors only: this process's pool is kept (no rebuild,
+    seconds at 100k memories) while its matrix takes the new vectors at once."""
+    a, b = stores
+    ids = [await remember(b, t) for t in TEXTS]
+    here = engine(a, ollama, http)
+    assert await served(here, "ginger cat Felix")
+    pool, _ = await here._pool(1, STORY, GUILD)
+    await Indexer(b, OllamaEmbedder(http, ollama.url, MODEL)).run_once()
+    recall = await here.recall(user_id=1, story_id=STORY, origin=GUILD, text="ginger cat Felix")
+    assert (await here._pool(1, STORY, GUILD))[0] is pool
+    assert next(s.score for s in recall.selected if s.memory.id == ids[0]) is not None
