@@ -175,6 +175,8 @@ class ReflectionWorker:
 
         async def record(tx: Tx) -> None:
             if not await outbox.holds(tx, lease):
+                if await outbox.queued_at(tx, row.exchange.exchange_id) is None:
+                    return  # the exchange was forgotten meanwhile: its row with it
                 # Another worker took the row after this one's lease expired: its attempt
                 # counts, not this one.
                 await counters.bump(tx, "reflection_stale_discarded")

@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
+from aiohttp import web
 
 from memory.llm import OllamaChat
 from memory.model import Exchange
@@ -133,11 +134,14 @@ async def test_two_processes_drain_one_outbox_each_exchange_reflected_once(
     assert "reflection_stale_discarded" not in await counters.read_all(b)
 
 
+@pytest.mark.parametrize("late", ["answer", "failure"])
 async def test_a_hung_worker_loses_its_row_after_the_lease_and_its_late_result_is_discarded(
-    two: tuple[Store, Store], backends: tuple[FakeOllama, FakeOllama], http: httpx.AsyncClient
-) -> None:
+    two: tuple[Store, Store], backends: tuple[FakeOllama, FakeOllama], http: httpx.AsyncClient,
+    late: str,
+) -> None:  # fmt: skip
     """A's model call hangs past A's lease: B takes the row over and applies it; when A's
-    answer finally arrives, A writes nothing (counted), and the exchange was applied once."""
+    answer (or failure) finally arrives, A writes nothing but a counter, and the exchange was
+    applied once."""
     (a, b), (fake_a, fake_b) = two, backends
     await queue(a, 1)
     held, go_on = asyncio.Event(), asyncio.Event()
@@ -145,6 +149,8 @@ async def test_a_hung_worker_loses_its_row_after_the_lease_and_its_late_result_i
     async def hang(payload: dict[str, Any]) -> None:
         held.set()
         await go_on.wait()
+        if late == "failure":
+            raise web.HTTPInternalServerError()
 
     fake_a.pause = hang
     slow = asyncio.create_task(worker(a, fake_a, http, lease=0.3).run_due())
