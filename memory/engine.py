@@ -54,6 +54,10 @@ WARM_PLACES = MATRIX_CACHE_SIZE
 WARM_DAYS = 7.0
 # Message ids remembered in memory against replays (the database remembers them all).
 REMEMBERED_MESSAGE_IDS = 4096
+# Seconds the embedding model's verdict per language is kept before it is read again: a
+# calibration saved by another process (`echo calibrate` beside a running bot) reaches the
+# turns within this, for one small read a minute.
+UNFIT_TTL = 60.0
 
 
 class Engine:
@@ -84,7 +88,7 @@ class Engine:
             store, character=self.character, chat_model=chat.model if chat else "none",
             config=context, registry=strategies, clock=clock,
         )  # fmt: skip
-        self._unfit: frozenset[str] | None = None
+        self._unfit: tuple[float, frozenset[str]] | None = None  # (read at, languages)
         self.admission = Admission(
             queue=self.config.turn_queue, notice_interval=self.config.slow_down_interval
         )
@@ -289,10 +293,11 @@ class Engine:
         """Tell whether calibration found the embedding model unfit for the message's language."""
         if self.embedder is None:
             return False
-        if self._unfit is None:
-            self._unfit = await calibrate.unfit_languages(self.store, self.embedder.model)
+        now = self.clock()
+        if self._unfit is None or not 0 <= now - self._unfit[0] < UNFIT_TTL:
+            self._unfit = (now, await calibrate.unfit_languages(self.store, self.embedder.model))
         language = lexicon.detect_language(words(text))
-        return language is not None and language in self._unfit
+        return language is not None and language in self._unfit[1]
 
     async def preview(
         self, *, user_id: int, user_name: str, story_id: int, origin: str, text: str = ""

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from memory import manage, manage_privacy
-from memory.engine import Engine, Incoming, MemoryConfig
+from memory.engine import UNFIT_TTL, Engine, Incoming, MemoryConfig
 from memory.indexer import Indexer
 from memory.llm import OllamaChat, OllamaEmbedder
 from memory.model import Exchange, Reason
@@ -236,3 +236,31 @@ async def test_the_indexer_in_the_other_process_leaves_the_pools_here_as_they_ar
     recall = await here.recall(user_id=1, story_id=STORY, origin=GUILD, text="ginger cat Felix")
     assert (await here._pool(1, STORY, GUILD))[0] is pool
     assert next(s.score for s in recall.selected if s.memory.id == ids[0]) is not None
+
+
+async def test_a_calibration_saved_by_another_process_reaches_the_turns_within_a_minute(
+    stores: tuple[Store, Store], ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    """`echo calibrate` beside a running bot: once it found the model unfit for French, the
+    bot's French turns are recalled by keywords only, from the first turn a minute later."""
+    from memory.read.calibrate import LanguageReport, save
+
+    a, b = stores
+    cat = await remember(b, "A un chat roux nommé Félix")
+    embedder = OllamaEmbedder(http, ollama.url, MODEL)
+    await Indexer(b, embedder).run_once()
+    clock = [1000.0]
+    here = Engine(a, embedder=embedder, clock=lambda: clock[0],
+                  config=MemoryConfig(threshold=-1.0, relative_sd=None))  # fmt: skip
+
+    async def score() -> float | None:
+        recall = await here.recall(user_id=1, story_id=STORY, origin=GUILD,
+                                   text="Comment va le chat roux ?")  # fmt: skip
+        return next(s.score for s in recall.selected if s.memory.id == cat)
+
+    assert await score() is not None
+    unfit = LanguageReport("fr", separation=0.6, paraphrase_mean=0.5, unrelated_mean=0.4,
+                           threshold=None, cutoff=0.6)  # fmt: skip
+    await save(b, MODEL, [unfit], now=1.0)
+    clock[0] += UNFIT_TTL
+    assert await score() is None
