@@ -411,9 +411,11 @@ async def section(model: Model) -> list[str]:
         for language in ("en", "fr"):
             out += [*table(tally, language, SIZES, (*STAGES, *CONFIGS)), ""]
         out += [
-            "Ceiling: the relevant memories within the model's cosine top K (any fusion of "
-            "this model's cosine and the keywords serving 24 places reaches at most the "
-            "share within cosine top 24 plus what the keywords alone bring):",
+            "Ceiling: the relevant memories within the model's cosine top K, alone or with "
+            "the keyword hits. Whatever fuses this model's cosine and these keywords into 24 "
+            "places serves a relevant memory from past the top 24 only by ranking it above "
+            "memories the model puts above it: the gap from top 24 to top 500 is what a "
+            "reranker or a query rewritten by a capable chat model would have to find.",
             "",
         ]
         for language in ("en", "fr"):
