@@ -3,12 +3,13 @@
 People refer back to what they said a moment ago: "I'm nervous about my race" two messages after
 "did 18 km this morning". The message alone shares neither a rare word nor much meaning with
 "Is training for a half marathon in April" (multilingual-e5-small ranks it 3,015th of 10,000 for
-the message alone, bench/results/recall-notes.md); the person's own previous messages do. They
-are embedded with the message, in the same request, as one text, and scored against the same
-matrix; their best memories take a few places of their own in the selection (selection.py), shown
-in /why as recalled from the recent conversation. Only the person's own messages in this story are
-read, never someone else's nor the character's replies (which repeat the memories already served),
-and never a message a person excluded from the context.
+the message alone, bench/results/recall-notes.md); the message read after the person's previous
+messages does. That text (earlier messages, then the message) is embedded with the message, in the
+same request, and scored against the same matrix. It is the weaker query: only a memory it points
+at far above the rest (CONVERSATION_SD) may take a place, one of recall's (selection.py), shown in
+/why as recalled by what the person said just before. Only the person's own messages in this
+story are read, never someone else's nor the character's replies (which repeat the memories
+already served), and never a message a person excluded from the context.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ CONVERSATION_MESSAGES = 3
 # Read among the story's last messages: in a busy channel other people's turns come between, and
 # a person's message older than this is no longer the conversation this message continues.
 CONVERSATION_WINDOW = 12
+# A memory the conversation query recalls scores at least this many standard deviations above the
+# mean of that query's scores. Measured with 1 place on the bench's conversations (replaying
+# select() on its scores, bench/results/recall-changes.md): at 3.0 an unrelated conversation
+# changed no row; 2 or 3 places, or the earlier messages alone as the query, cost MiniLM up to 3
+# points at 234 memories when the conversation was unrelated.
+CONVERSATION_SD = 3.0
 
 
 async def recent_messages(
@@ -43,10 +50,13 @@ async def recent_messages(
     return tuple(own[-CONVERSATION_MESSAGES:])
 
 
-def query_text(messages: Sequence[str]) -> str:
-    """Return the conversation query: the messages joined, the most recent kept when too long."""
-    text = "\n".join(m.strip() for m in messages if m.strip())
-    return text[-MAX_QUERY_CHARS:].strip()
+def query_text(earlier: Sequence[str], text: str) -> str:
+    """Return the conversation query: the earlier messages, then the message, joined; the end
+    kept when too long. Empty without earlier messages (the message's own query is enough)."""
+    said = [m.strip() for m in earlier if m.strip()]
+    if not said:
+        return ""
+    return "\n".join([*said, text.strip()])[-MAX_QUERY_CHARS:].strip()
 
 
 async def embed_with_conversation(

@@ -51,7 +51,7 @@ async def score(
     unfit: Callable[[], Awaitable[bool]],
 ) -> Scored:
     """Embed the message (and the conversation before it) and score the user's memories."""
-    said = conversation.query_text(earlier)
+    said = conversation.query_text(earlier, text)
     embedded = await conversation.embed_with_conversation(
         embedder, text, said, timeout=config.turn_embedding_timeout
     )
@@ -79,9 +79,10 @@ async def score(
         )
         heard = None
         if heard_query is not None and scores is not None and config.conversation_slots > 0:
+            # The weaker query: only what it points at far above the rest, never lowered.
             heard, _ = await vectors.scores(
-                user_id, model, heard_query, floor=floor, relative_sd=relative,
-                places=config.conversation_slots,
+                user_id, model, heard_query, floor=config.cosine_floor,
+                relative_sd=conversation.CONVERSATION_SD,
             )  # fmt: skip
     except BackendResponseError as exc:
         # The query cannot be scored against the stored vectors (another dimension).

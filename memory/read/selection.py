@@ -44,8 +44,9 @@ GLOBAL_SHARE = 0.25
 SEMANTIC_SLOTS = 16
 
 # Places of recall that the recent conversation's best memories may take (memory.read.conversation):
-# measured at 2 and 4 on bench/conversations.py (bench/results/recall-changes.md).
-CONVERSATION_SLOTS = 2
+# 1 changed no row with an unrelated conversation; 2 and 3 cost MiniLM 2 points at 234 memories
+# (bench/conversations.py, bench/results/recall-changes.md).
+CONVERSATION_SLOTS = 1
 
 # Cosine from which a memory is eligible for the semantic pass, read on the original deployment's
 # model. It must be read again for another model (see memory.read.semantic).
