@@ -296,7 +296,10 @@ class Engine:
     async def _conversation(
         self, user_id: int, story_id: int, before_id: int | None
     ) -> tuple[str, ...]:
-        """The person's own messages just before this one (the conversation query's text)."""
+        """The person's own messages just before this one (the conversation query's text);
+        none to read when nothing would score them."""
+        if self.embedder is None or self.config.conversation_slots <= 0:
+            return ()
         try:
             return await conversation.recent_messages(
                 self.store, story_id=story_id, user_id=user_id, before_id=before_id

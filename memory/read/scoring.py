@@ -51,7 +51,7 @@ async def score(
     unfit: Callable[[], Awaitable[bool]],
 ) -> Scored:
     """Embed the message (and the conversation before it) and score the user's memories."""
-    said = conversation.query_text(earlier, text)
+    said = conversation.query_text(earlier, text) if config.conversation_slots > 0 else ""
     embedded = await conversation.embed_with_conversation(
         embedder, text, said, timeout=config.turn_embedding_timeout
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -119,6 +120,22 @@ async def test_what_a_person_said_just_before_recalls_and_why_says_so(
     alone = await turns.last(store, 2, 10)
     assert alone is not None and not [s for s in alone.selected if s.reason is Reason.CONVERSATION]
     assert ollama.embedded_texts()[-1] == LATER
+
+
+async def test_zero_conversation_places_keep_the_message_alone(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    """`[memory] conversation_slots = 0`: the earlier messages are neither read into the query
+    nor embedded; nothing is recalled by them."""
+    await _memories(store, 1, 10)
+    engine = _engine(store, ollama, http)
+    engine.config = replace(engine.config, conversation_slots=0)
+    await Indexer(store, engine.embedder).run_once()  # type: ignore[arg-type]
+    await engine.turn(Incoming("m1", 1, "Ana", 10, GUILD, TOPICS[0][1]))
+    await engine.turn(Incoming("m2", 1, "Ana", 10, GUILD, LATER))
+    assert ollama.embedded_texts()[-1] == LATER
+    turn = await turns.last(store, 1, 10)
+    assert turn is not None and not [s for s in turn.selected if s.reason is Reason.CONVERSATION]
 
 
 async def test_concurrent_people_each_recall_by_their_own_conversation(
