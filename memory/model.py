@@ -29,6 +29,8 @@ class Reason(enum.StrEnum):
     PINNED = "pinned"
     GLOBAL = "global"
     SEMANTIC = "semantic"
+    # Recalled by the person's recent messages before this one (memory.read.conversation).
+    CONVERSATION = "conversation"
     QUOTA = "quota"
     FALLBACK = "fallback"
     RULE = "rule"

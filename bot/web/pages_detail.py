@@ -14,6 +14,7 @@ REASON_TITLES = {
     Reason.PINNED: "pinned",
     Reason.GLOBAL: "global",
     Reason.SEMANTIC: "recalled by meaning or keywords",
+    Reason.CONVERSATION: "recalled by what they said just before",
     Reason.QUOTA: "kind quota",
     Reason.FALLBACK: "fallback (by rank)",
     Reason.RULE: "how they ask to be talked to",

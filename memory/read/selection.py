@@ -8,7 +8,11 @@ The passes, filling `limit` places:
   2. global memories, up to their quarter: those the message calls for first (in recall order,
      served as recalled), then by rank;
   3. recall: memories the message calls for, by meaning (cosine >= threshold) and by rare
-     keywords, the two lists interleaved by rank, best first, up to `semantic_slots`;
+     keywords, the two lists interleaved by rank, best first, up to `semantic_slots`; the
+     recent conversation's best memories (its own cosines) take up to `conversation_slots` of
+     these places, the last ones, when the message did not already recall them; then, when
+     every candidate has a vector, the message's cosine top `limit` not yet chosen takes the
+     places past recall's (`spare`);
   4. a quota per kind (the kind's total in the selection, counting earlier passes);
   5. fallback: what remains, by rank (pinned, story-specific, kind, confidence, recency).
 Rules never compete: every rule comes back with Reason.RULE, outside the limit.
@@ -20,7 +24,7 @@ import bisect
 import itertools
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +42,11 @@ GLOBAL_SHARE = 0.25
 # ones fell out of 8 semantic places, never out of the 24): raised from 8 to 16 (original
 # deployment).
 SEMANTIC_SLOTS = 16
+
+# Places of recall that the recent conversation's best memories may take (memory.read.conversation):
+# 1 changed no row with an unrelated conversation; 2 and 3 cost MiniLM 2 points at 234 memories
+# (bench/conversations.py, bench/results/recall-changes.md).
+CONVERSATION_SLOTS = 1
 
 # Cosine from which a memory is eligible for the semantic pass, read on the original deployment's
 # model. It must be read again for another model (see memory.read.semantic).
@@ -64,6 +73,28 @@ def recall_places(
     limit = max(0, limit)
     quarter = max(1, round(limit * global_share)) if limit else 0
     return min(limit, max(0, semantic_slots) + quarter)
+
+
+def spare_places(
+    limit: int = DEFAULT_LIMIT,
+    semantic_slots: int = SEMANTIC_SLOTS,
+    global_share: float = GLOBAL_SHARE,
+    *,
+    every_memory_scored: bool = False,
+) -> int:
+    """Return the places past recall's (kind quotas, fallback) that the message's cosine top
+    `limit` may take first: all of them when every candidate has a vector, none otherwise.
+
+    The fallback's places wait for a memory written a moment ago, before the indexer embeds it.
+    When none waits, they served memories nobody called for while the model ranked relevant
+    ones 23rd and 24th (multilingual-e5-small, French, 234 memories: 73% served against 75% for
+    plain cosine top 24, bench/results/recall-changes.md). Only the cosine top `limit` may take
+    them (plain cosine top 24 is what the selection must never fall under); what they leave
+    goes to the quotas and the fallback as before.
+    """
+    if not every_memory_scored:
+        return 0
+    return max(0, limit) - recall_places(limit, semantic_slots, global_share)
 
 
 def eligibility_cutoff(
@@ -127,6 +158,9 @@ class RankedPool:
     globals: tuple[Memory, ...]
     by_kind: Mapping[Kind, tuple[Memory, ...]]
     unpinned_globals: int
+    # The candidates' ids (rules aside), to tell whether every one has a vector; derived from
+    # `ordered`, so left out of equality.
+    ids: npt.NDArray[np.int64] = field(compare=False)
 
     @classmethod
     def build(cls, memories: Iterable[Memory]) -> RankedPool:
@@ -166,7 +200,12 @@ class RankedPool:
             globals=globals_,
             by_kind={k: tuple(v) for k, v in by_kind.items()},
             unpinned_globals=sum(1 for m in globals_ if not m.pinned),
+            ids=np.fromiter((m.id for m in ordered), dtype=np.int64, count=len(ordered)),
         )
+
+    def all_among(self, ids: npt.NDArray[np.int64]) -> bool:
+        """Tell whether every candidate (rules aside) is among `ids`: every one has a vector."""
+        return self.ids.size <= ids.size and bool(np.isin(self.ids, ids).all())
 
 
 def select(
@@ -179,23 +218,35 @@ def select(
     quotas: Mapping[Kind, int] | Mapping[str, int] = DEFAULT_QUOTAS,
     global_share: float = GLOBAL_SHARE,
     keywords: Mapping[int, Sequence[str]] | None = None,
+    conversation: Mapping[int, float] | None = None,
+    conversation_slots: int = CONVERSATION_SLOTS,
+    spare: int = 0,
+    decisive: Collection[int] | None = None,
 ) -> list[Selected]:
     """Return the rules, then up to `limit` memories, each with the reason it was selected.
 
     `semantic` maps memory ids to cosine scores, or is None on a degraded turn. `keywords` maps
     the ids recalled by keyword search, best first, to the words that matched; it still runs on a
-    degraded turn. Without either, pass 3 is skipped. `memories` may be a prebuilt RankedPool.
+    degraded turn. Without either, pass 3 is skipped. `conversation` maps the ids eligible for
+    the recent conversation's query to their cosine with it (served as Reason.CONVERSATION, with
+    that cosine). `spare`: places past recall's that the message's cosine top `limit` may take
+    (see spare_places). `decisive`: the keyword hits that may displace the message's cosine top
+    `limit` (None: all of them; see recall.DECISIVE_DF). `memories` may be a prebuilt RankedPool.
     """
     pool = memories if isinstance(memories, RankedPool) else RankedPool.build(memories)
     rules = [Selected(m, Reason.RULE) for m in pool.rules]
     scores = _eligible_scores(pool.position, semantic, threshold)
     words = {i: tuple(w) for i, w in (keywords or {}).items() if i in pool.position}
-    recalled = _fused_order(pool, scores, words)
     limit = max(0, limit)
+    recalled = _fused_order(pool, scores, words, decisive, limit)
+    heard = _eligible_scores(pool.position, conversation, -1.0)
 
     chosen: dict[int, Selected] = {}
 
     def add(memory: Memory, reason: Reason) -> None:
+        if reason is Reason.CONVERSATION:
+            chosen[memory.id] = Selected(memory, reason, heard[memory.id])
+            return
         chosen[memory.id] = Selected(
             memory, reason, scores.get(memory.id), words.get(memory.id, ())
         )
@@ -229,14 +280,42 @@ def select(
             add(memory, reason)
             taken += 1
 
-    # Pass 3: recall by meaning and rare keywords, the two rankings interleaved.
+    # Pass 3: recall by meaning and rare keywords, the two rankings interleaved; the recent
+    # conversation's best memories take the last places the message's recall would have held.
+    said = sorted(heard, key=lambda i: (-heard[i], pool.position[i]))
+    kept_for_conversation = max(0, min(conversation_slots, semantic_slots, len(said)))
+    from_message = iter(recalled)
     taken = 0
-    for memory in recalled:
-        if taken >= semantic_slots or room() <= 0:
+
+    def recall_until(slots: int) -> None:
+        nonlocal taken
+        while taken < slots and room() > 0:
+            memory = next(from_message, None)
+            if memory is None:
+                return
+            if memory.id not in chosen:
+                add(memory, Reason.SEMANTIC)
+                taken += 1
+
+    recall_until(semantic_slots - kept_for_conversation)
+    heard_taken = 0
+    for memory_id in said:
+        if heard_taken >= kept_for_conversation or room() <= 0:
             break
-        if memory.id not in chosen:
-            add(memory, Reason.SEMANTIC)
-            taken += 1
+        if memory_id not in chosen:
+            add(pool.ordered[pool.position[memory_id]], Reason.CONVERSATION)
+            heard_taken += 1
+    recall_until(semantic_slots - heard_taken)
+
+    # Pass 3b: what plain cosine would serve in `limit` places takes the spare places.
+    if spare > 0:
+        top = sorted(scores, key=lambda i: (-scores[i], pool.position[i]))[:limit]
+        for memory_id in top:
+            if spare <= 0 or room() <= 0:
+                break
+            if memory_id not in chosen:
+                add(pool.ordered[pool.position[memory_id]], Reason.SEMANTIC)
+                spare -= 1
 
     # Pass 4: per-kind quotas, counting what earlier passes already gave each kind.
     per_kind = {Kind(k): v for k, v in quotas.items()}
@@ -260,21 +339,34 @@ def select(
 
 
 def _fused_order(
-    pool: RankedPool, scores: Mapping[int, float], words: Mapping[int, Sequence[str]]
+    pool: RankedPool,
+    scores: Mapping[int, float],
+    words: Mapping[int, Sequence[str]],
+    decisive: Collection[int] | None,
+    limit: int,
 ) -> list[Memory]:
     """Return the recalled memories: the cosine ranking and the keyword ranking interleaved,
-    each memory at its better rank (a keyword hit first at equal rank, then one on both lists).
+    each memory at its better rank (a keyword hit first at equal rank, then one on both lists);
+    a hit that is neither decisive nor eligible by cosine comes after the cosine top `limit`.
 
     Not a sum over the lists (reciprocal rank fusion): there, 16 memories matching "wedding" and
     ranked 40th by cosine outranked the memory cosine ranked first, which was not served at
     1,000 memories (bench/results/recall.md). Interleaving keeps the cosine top half of the
     recall places whatever the keywords, and a rare word's memory near the top whatever cosine.
+    A hit on a word many memories share ("travaille" in 15 of 234) that the model does not find
+    eligible either is weaker evidence than the model's own top: it no longer pushes out what
+    plain cosine would serve. Eligible, it still may ("drink" in 2 to 6 of 1,000 memories
+    carries green tea, ranked 25th to 36th, for "a snack and a hot drink").
     """
     position = pool.position
     by_cosine = sorted(scores, key=lambda i: (-scores[i], position[i]))
+    protected = min(limit, len(by_cosine))
     best: dict[int, tuple[int, int, int]] = {}
     for rank, memory_id in enumerate(words):
-        best[memory_id] = (rank, 0, 0 if memory_id in scores else 1)
+        # Weak: a word many memories share, and the model does not find it eligible either.
+        weak = decisive is not None and memory_id not in decisive and memory_id not in scores
+        at = max(rank, protected) if weak else rank
+        best[memory_id] = (at, 0, 0 if memory_id in scores else 1)
     for rank, memory_id in enumerate(by_cosine):
         key = (rank, 1, 0 if memory_id in words else 1)
         best[memory_id] = min(best.get(memory_id, key), key)

@@ -75,6 +75,10 @@ def _clip(score: float | None) -> float | None:
     return None if score is None else max(-1.0, min(1.0, score))
 
 
+# Served by meaning: by the message's cosine (or its keywords), or by the recent conversation's.
+_BY_MEANING = (Reason.SEMANTIC, Reason.CONVERSATION)
+
+
 async def _count(tx: Tx, where: TurnRecord, selected: Sequence[Selected]) -> None:
     await tx.executemany(
         "INSERT INTO turn_buckets (user_id, bucket, turns) VALUES (?, ?, 1)"
@@ -84,7 +88,7 @@ async def _count(tx: Tx, where: TurnRecord, selected: Sequence[Selected]) -> Non
     await tx.executemany(
         "UPDATE memory_counters SET served = served + 1, semantic = semantic + ?"
         " WHERE memory_id = ?",
-        [(int(s.reason is Reason.SEMANTIC), s.memory.id) for s in selected],
+        [(int(s.reason in _BY_MEANING), s.memory.id) for s in selected],
     )
 
 

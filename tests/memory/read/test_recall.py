@@ -18,7 +18,14 @@ from memory import manage
 from memory.engine import Engine, MemoryConfig
 from memory.llm import OllamaEmbedder
 from memory.model import Kind, Reason, Scope
-from memory.read.recall import MAX_KEYWORD_HITS, RARE_TERM_CAP, keyword_hits, query_terms
+from memory.read.recall import (
+    MAX_KEYWORD_HITS,
+    RARE_TERM_CAP,
+    KeywordRecall,
+    keyword_hits,
+    keyword_recall,
+    query_terms,
+)
 from memory.read.semantic import VectorCache
 from memory.store import keywords, memories
 from memory.store.db import Store, Tx
@@ -241,19 +248,22 @@ _vocabulary = ["cat", "felix", "market", "garden", "piano", "paris", "tea", "nig
     st.lists(st.lists(st.sampled_from(_vocabulary), min_size=1, max_size=4), max_size=30),
     st.lists(st.sampled_from(_vocabulary), min_size=1, max_size=4),
     st.integers(min_value=1, max_value=6),
+    st.integers(min_value=0, max_value=3),
 )
 def test_keyword_hits_equal_a_brute_force_count(
-    texts: list[list[str]], query: list[str], cap: int
+    texts: list[list[str]], query: list[str], cap: int, decisive_df: int
 ) -> None:
     """Oracle: each word's memories counted one by one, words in more than `cap` dropped, the
-    rest weighted by rarity; the bounded FTS query must find exactly that."""
+    rest weighted by rarity; the bounded FTS query must find exactly that, and call decisive
+    exactly the hits one of whose words is in at most `decisive_df` memories."""
 
-    async def run() -> tuple[dict[int, tuple[str, ...]], dict[int, tuple[str, ...]]]:
+    async def run() -> tuple[KeywordRecall, dict[int, tuple[str, ...]], set[int]]:
         with tempfile.TemporaryDirectory() as tmp:
             async with await Store.open(Path(tmp) / "k.sqlite3") as store:
                 ids = await store.transact(lambda tx: _insert_all(tx, texts))
-                got = await keyword_hits(store, user_id=USER, story_id=STORY, origin=GUILD,
-                                         text=" ".join(query), cap=cap)  # fmt: skip
+                got = await keyword_recall(store, user_id=USER, story_id=STORY, origin=GUILD,
+                                           text=" ".join(query), cap=cap,
+                                           decisive_df=decisive_df)  # fmt: skip
         terms = query_terms(" ".join(query))
         holders = {t: [i for i, w in zip(ids, texts, strict=True) if t in w] for t in terms}
         weight: dict[int, float] = {}
@@ -265,11 +275,14 @@ def test_keyword_hits_equal_a_brute_force_count(
                         (cap + 1) / len(holders[term])
                     )
                     matched.setdefault(memory_id, []).append(term)
-        order = sorted(weight, key=lambda i: (-weight[i], -len(matched[i]), i))
-        return got, {i: tuple(matched[i]) for i in order[:MAX_KEYWORD_HITS]}
+        order = sorted(weight, key=lambda i: (-weight[i], -len(matched[i]), i))[:MAX_KEYWORD_HITS]
+        # Decisive: one of the words that matched it is in at most `decisive_df` memories.
+        decisive = {i for i in order if any(len(holders[t]) <= decisive_df for t in matched[i])}
+        return got, {i: tuple(matched[i]) for i in order}, decisive
 
-    got, expected = asyncio.run(run())
-    assert list(got.items()) == list(expected.items())
+    got, expected, decisive = asyncio.run(run())
+    assert list(got.hits.items()) == list(expected.items())
+    assert got.decisive == decisive
 
 
 async def test_concurrent_people_each_recall_their_own_rare_words(store: Store) -> None:
