@@ -173,6 +173,35 @@ async def merge_pool(db: Store | Tx, user_id: int, story_id: int, origin: str) -
     return await asyncio.to_thread(quiet(from_rows), rows)
 
 
+class PoolRows:
+    """The merge pool as read, a row made into a `Memory` only when asked: a dedup decision
+    scores a handful of a person's memories, and making all 100,000 took seconds of the
+    interpreter lock beside everyone's turns (a `memory.write.dedup_index.Source`)."""
+
+    def __init__(self, rows: list[sqlite3.Row]) -> None:
+        self.items = rows
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def memory(self, i: int) -> Memory:
+        return from_row(self.items[i])
+
+    def text(self, i: int) -> str:
+        return str(self.items[i][2])
+
+    def ids(self) -> list[int]:
+        return [int(r[0]) for r in self.items]
+
+    def texts(self) -> list[str]:
+        return [str(r[2]) for r in self.items]
+
+
+async def merge_rows(db: Store | Tx, user_id: int, story_id: int, origin: str) -> PoolRows:
+    """`merge_pool`, its rows left as read (in ascending id order)."""
+    return PoolRows(await db.fetchall(f"{_MERGE_POOL} ORDER BY m.id", (user_id, origin, story_id)))
+
+
 async def merge_pool_among(
     tx: Tx, user_id: int, story_id: int, origin: str, ids: Collection[int]
 ) -> list[Memory]:
