@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from memory.bulk import quiet
+from memory.bulk import paused, quiet
 from memory.errors import BackendResponseError, EchoError, unexpected
 from memory.llm import Embedder
 from memory.read.prefixes import prefixes_of
@@ -173,7 +173,8 @@ class VectorCache:
             patched = await self._patch_changed(user_id, model, generation, base, size)
             if patched is not None:
                 return self._keep(user_id, model, generation, patched)
-        listed = await vectors.hashes_of(self.store, user_id, model)
+        with paused():  # 100,000 rows tracked by the collector: as memories.visible
+            listed = await vectors.hashes_of(self.store, user_id, model)
         hashes, changed = await asyncio.to_thread(quiet(_changes), listed, base)
         if not size.done():
             size.set_result(len(hashes) if changed is None else len(changed))
@@ -224,7 +225,8 @@ class VectorCache:
         ]  # fmt: skip
         out = []
         for chunk in chunks:
-            rows = await vectors.vectors_of(self.store, user_id, model, chunk)
+            with paused():  # 100,000 rows tracked by the collector: as memories.visible
+                rows = await vectors.vectors_of(self.store, user_id, model, chunk)
             out += await asyncio.to_thread(quiet(_vector_rows), rows)
         return out
 
