@@ -20,7 +20,8 @@ import asyncio
 import logging
 import multiprocessing
 import signal
-from concurrent.futures import Executor, ProcessPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from memory.bulk import quiet
@@ -47,14 +48,22 @@ def _ignore_interrupts() -> None:
 class IndexBuilder:
     """Builds dedup indexes, large ones in a process pool it owns; `close` it when done."""
 
-    def __init__(self, *, process_min: int = PROCESS_MIN, chunk: int = CHUNK) -> None:
+    def __init__(
+        self,
+        *,
+        process_min: int = PROCESS_MIN,
+        chunk: int = CHUNK,
+        work: Callable[[Sequence[str]], Features] = features,
+    ) -> None:
         self.process_min = process_min
         self.chunk = chunk
+        # What the process runs on each chunk: a module-level function (sent by name).
+        self.work = work
         # Builds whose process part failed and were done in a thread instead.
         self.fallbacks = 0
         # Builds done in the process pool.
         self.in_process = 0
-        self._executor: Executor | None = None
+        self._executor: ProcessPoolExecutor | None = None
         self._closed = False
 
     async def build(self, source: Source) -> DedupIndex:
@@ -69,8 +78,10 @@ class IndexBuilder:
             self.fallbacks += 1
             log.warning("dedup index of %d memories: the build process failed (%s), built in a"
                         " thread instead", len(source), type(exc).__name__)  # fmt: skip
-            if isinstance(exc, BrokenProcessPool):
-                self._executor = None  # a new pool for the next build
+            if isinstance(exc, BrokenProcessPool):  # a process died: a new pool next time
+                broken, self._executor = self._executor, None
+                if broken is not None:
+                    broken.shutdown(wait=False)
             parts = [await asyncio.to_thread(quiet(features), texts)]
         return await asyncio.to_thread(quiet(DedupIndex.assembled), source, parts)
 
@@ -83,13 +94,18 @@ class IndexBuilder:
             )
         loop = asyncio.get_running_loop()
         chunks = [texts[i : i + self.chunk] for i in range(0, len(texts), self.chunk)]
-        futures = [loop.run_in_executor(self._executor, features, c) for c in chunks]
+        futures = [loop.run_in_executor(self._executor, self.work, c) for c in chunks]
         try:
             return list(await asyncio.gather(*futures))
         except BaseException:
             for future in futures:
                 future.cancel()
             raise
+
+    def processes(self) -> list[int]:
+        """The ids of the pool's processes now (none before the first large build)."""
+        running = getattr(self._executor, "_processes", None) or {}
+        return sorted(running)
 
     async def close(self) -> None:
         """Stop the pool: the chunk running finishes, the rest are cancelled; no process is

@@ -13,7 +13,9 @@ from memory.read.semantic import _spliced
     st.sets(st.integers(1, 60), max_size=30),
     st.data(),
 )
-def test_a_spliced_matrix_equals_a_sorted_concatenation(cached: set[int], data: st.DataObject) -> None:
+def test_a_spliced_matrix_equals_a_sorted_concatenation(
+    cached: set[int], data: st.DataObject
+) -> None:
     ids = np.array(sorted(cached), dtype=np.int64)
     rows = np.arange(len(ids) * 3, dtype=np.float32).reshape(len(ids), 3)
     keep = np.array(data.draw(st.lists(st.booleans(), min_size=len(ids), max_size=len(ids))),
