@@ -385,12 +385,19 @@ def main() -> None:
     if sys.argv[1:2] == ["--child"]:
         _child(sys.argv[2], Path(sys.argv[3]))
         return
+    if sys.argv[1:2] == ["--report"]:  # the tables and plot again, from the last run's figures
+        kept = json.loads((RESULTS / "loop.json").read_text(encoding="utf-8"))
+        _report(kept["before"], kept["after"])
+        return
     with tempfile.TemporaryDirectory() as old:
         archive = subprocess.run(["git", "archive", BEFORE, "memory"], cwd=ROOT, check=True,
                                  capture_output=True).stdout  # fmt: skip
         subprocess.run(["tar", "-x", "-C", old], input=archive, check=True)
         before = _run("before", f"{old}{os.pathsep}{ROOT}")
     after = _run("after", str(ROOT))
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "loop.json").write_text(json.dumps({"before": before, "after": after}, indent=1),
+                                       encoding="utf-8")  # fmt: skip
     _report(before, after)
 
 
