@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from memory.bulk import yielding
 from memory.text import content_words, fold
 from memory.write.dedup import carriers
 
@@ -63,7 +64,9 @@ def features(texts: Sequence[str]) -> Features:
     word_ptr = np.zeros(len(texts) + 1, dtype=np.int64)
     word_ids: list[int] = []
     folded_all: list[str] = []
-    for i, text in enumerate(texts):
+    # In a thread (a small pool, or the process failed) it lets go of the interpreter lock
+    # every few hundred texts; in a process that costs one system call each time.
+    for i, text in enumerate(yielding(texts)):
         folded = fold(text)
         folded_all.append(folded)
         lengths[i] = len(folded)
