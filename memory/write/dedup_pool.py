@@ -74,6 +74,12 @@ class IndexBuilder:
         try:
             parts = await self._in_process(texts)
             self.in_process += 1
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not self._closed or (task is not None and task.cancelling()):
+                raise
+            # The pool closed under this build (the bot stopping): its chunks were cancelled.
+            parts = [await asyncio.to_thread(quiet(features), texts)]
         except Exception as exc:
             self.fallbacks += 1
             log.warning("dedup index of %d memories: the build process failed (%s), built in a"

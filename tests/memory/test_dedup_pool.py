@@ -140,3 +140,24 @@ async def test_closing_the_builder_leaves_no_process_and_later_builds_run_in_a_t
     for memory in pool[:5]:
         assert again.decide(memory.text) == index.decide(memory.text)
         assert index.decide(memory.text) == DedupIndex(pool).decide(memory.text)
+
+
+async def test_a_build_in_flight_when_the_builder_closes_completes_in_a_thread(
+    store: Store, tmp_path: Path
+) -> None:
+    await _engine(store, latency=0.0)
+    pool = await memories.list_for_user(store, HEAVY)
+    held = functools.partial(held_features, str(tmp_path))
+    builder = IndexBuilder(process_min=1, chunk=8, work=held)
+    building = asyncio.ensure_future(builder.build(Listed(pool)))
+    pids = await _entered(tmp_path)
+    closing = asyncio.ensure_future(builder.close())
+    await asyncio.sleep(0.1)
+    assert not closing.done()  # it waits for the chunk running, which is held
+    (tmp_path / "open").touch()
+    index = await building
+    await closing
+    assert len(index) == len(pool) and builder.in_process == 0 and builder.fallbacks == 0
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
