@@ -76,7 +76,7 @@ class IndexBuilder:
             self.in_process += 1
         except asyncio.CancelledError:
             task = asyncio.current_task()
-            if not self._closed or (task is not None and task.cancelling()):
+            if not self.closed() or (task is not None and task.cancelling()):
                 raise
             # The pool closed under this build (the bot stopping): its chunks were cancelled.
             parts = [await asyncio.to_thread(quiet(features), texts)]
@@ -107,6 +107,10 @@ class IndexBuilder:
             for future in futures:
                 future.cancel()
             raise
+
+    def closed(self) -> bool:
+        """Whether `close` was called (later builds run in a thread)."""
+        return self._closed
 
     def processes(self) -> list[int]:
         """The ids of the pool's processes now (none before the first large build)."""
