@@ -232,7 +232,10 @@ async def one_run() -> dict[str, dict[str, Any]]:
     try:  # the worker's builder of dedup indexes in another process, where the code has one
         from memory.write.dedup_pool import IndexBuilder
 
-        builder: Any = IndexBuilder()
+        # BENCH_LOOP_PROCESS_MIN=1000000000: the same index built in a thread, to compare.
+        builder: Any = IndexBuilder(
+            process_min=int(os.environ.get("BENCH_LOOP_PROCESS_MIN", "2000"))
+        )
         builds: dict[str, Any] = {"builder": builder}
     except ImportError:
         builder, builds = None, {}
