@@ -406,21 +406,30 @@ def main() -> None:
 
 # What the table leaves unexplained, measured apart (gc.callbacks around the same steps).
 LEFT = [
-    "The first round of this work (same bench, an earlier run) left, at 100k memories: the"
-    " reflection after a /forget stalling 1,077 ms with 232 ms of the loop's own CPU, a warm turn"
-    " during an index rebuild 1,405 ms with 239 ms, the cold turn 110 ms, and the frequent-word"
-    " turn at 153 ms of wall time. The loop's own CPU was the freeing of the dedup index the"
-    " cache replaced (a cProfile of the loop's thread at 30,000 memories: 91-115 ms in the"
-    " cache's put): it is freed in a worker thread now, in slices. The stalls beyond it were the"
-    " garbage collector's full collections (the full GC columns), which walk every object the"
-    " process holds while every thread waits: they are paused while a build runs and what the"
-    " build made is frozen after it (gc.freeze), so later ones walk only what is new.",
-    "What is left: stalls while a build in a worker thread holds the interpreter lock, on a"
-    " machine whose two cores are shared with other jobs (the first row: the ticker alone)."
-    " Measured apart on the same machine, a pure-Python thread with the collector off beside"
-    " this ticker: longest lateness 116-220 ms, p99 5-8 ms, whatever the switch interval; the"
-    " p99 column shows the same here. Going below would take the builds out of the process, or"
-    " caches made of far fewer Python objects.",
+    "Earlier rounds of this work, same bench: the first left, at 100k memories, the reflection"
+    " after a /forget stalling 1,077 ms and a warm turn during an index rebuild 1,405 ms (the"
+    " freeing of the index the cache replaced ran on the loop; full collections of the garbage"
+    " collector walked every cache: both fixed then). The second (ef0dfba, a quiet machine, the"
+    " ticker alone 4 ms): a cold turn 50 ms of stall (a 41 ms full collection), the reflection"
+    " after a /forget 149 ms, a turn during a dedup index rebuild 277 ms of stall and 7.5 s for"
+    " its answer: the rebuild's pure-Python work in a worker thread shared the interpreter lock"
+    " with the turn's threads and the loop.",
+    "This round: the dedup index is numpy arrays, and the pure-Python part of its build (folding,"
+    " carriers and content words of each text, ~100 µs each) runs in another process, at a lower"
+    " priority (memory/write/dedup_pool.py); the reads of 100,000 rows pause the collector like"
+    " the builds; a vector matrix patched after a /forget is spliced in one copy instead of"
+    " re-sorted (a gather of 300 MB: 0.85-3.2 s of the next turn). The first turn after a"
+    " /forget is now its own row, so the turn during a rebuild is a warm turn. Side by side at"
+    " 20,000 memories (after only, a loaded machine), the same index built in a thread instead"
+    " (BENCH_LOOP_PROCESS_MIN=1000000000): that turn 140 ms and a p99 lateness of 121 ms, against"
+    " 19 ms and 11 ms with the process.",
+    "What is left: the loop's own work (the loop CPU column) is at most 16 ms in every step. The"
+    " stalls above it are waits for a core: the machine's two were shared with other jobs during"
+    " this run (the first row: the ticker alone, doing nothing, 80 ms), and a build process, at a"
+    " lower priority, still takes one of them; the longest, 163 ms during the rebuild, with a p99"
+    " of 5 ms, is above that row, so no step is shown under 50 ms on this machine. The first"
+    " turn after a /forget still takes about a second at 100k memories (its pool and matrix"
+    " patched in worker threads: O(N) Python copies), without stalling the others.",
 ]
 
 
