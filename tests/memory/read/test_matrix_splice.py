@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.read.semantic import _spliced
+from memory.read.matrix_splice import spliced
 
 
 @given(
@@ -26,7 +26,7 @@ def test_a_spliced_matrix_equals_a_sorted_concatenation(
                       if dropped else st.lists(st.integers(61, 90), unique=True))  # fmt: skip
     fresh_ids = np.array(fresh, dtype=np.int64)
     fresh_rows = -np.arange(1, len(fresh) * 3 + 1, dtype=np.float32).reshape(len(fresh), 3)
-    got_ids, got_rows = _spliced(ids, rows, keep, fresh_ids, fresh_rows)
+    got_ids, got_rows = spliced(ids, rows, keep, fresh_ids, fresh_rows)
     all_ids = np.concatenate([ids[keep], fresh_ids])
     order = np.argsort(all_ids, kind="stable")
     assert got_ids.tolist() == all_ids[order].tolist()
