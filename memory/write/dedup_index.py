@@ -142,8 +142,8 @@ class DedupIndex:
         self._where: dict[int, int] = {}
         self._words: dict[str, int] = {}
         self._groups: dict[str, int] = {}
-        group, word_ids, word_row, wcount = [], [], [], []
-        offset = 0
+        group, word_ids, word_start, wcount = [], [], [], []
+        offset = entries = 0
         for part in parts:
             words = [self._words.setdefault(w, len(self._words)) for w in part.words]
             keys = [self._groups.setdefault(k, len(self._groups)) for k in part.groups]
@@ -151,9 +151,9 @@ class DedupIndex:
             word_ids.append(np.asarray(words, dtype=np.int32)[part.word_ids])
             counts = np.diff(part.word_ptr).astype(np.int32)
             wcount.append(counts)
-            word_row.append(np.repeat(np.arange(offset, offset + len(counts), dtype=np.int32),
-                                      counts))  # fmt: skip
+            word_start.append(part.word_ptr[:-1] + entries)
             offset += len(counts)
+            entries += len(part.word_ids)
         if offset != self._base:
             raise ValueError(f"features of {offset} texts for {self._base} memories")
         self._ids = _Column(self._base_ids.copy())
@@ -162,7 +162,8 @@ class DedupIndex:
         self._group = _Column(_joined(group, np.int32))
         self._wcount = _Column(_joined(wcount, np.int32))
         self._word_ids = _Column(_joined(word_ids, np.int32))
-        self._word_row = _Column(_joined(word_row, np.int32))
+        # Where each memory's words start in `_word_ids` (they follow each other in order).
+        self._word_start = _Column(_joined(word_start, np.int64))
         self._alive = _Column(np.ones(self._base, dtype=bool))
 
     def __len__(self) -> int:
@@ -181,8 +182,8 @@ class DedupIndex:
         self._hist.extend((row if row.max() > _U16 else row.astype(np.uint16))[np.newaxis])
         self._group.extend(np.asarray([group], dtype=np.int32))
         self._wcount.extend(np.asarray([len(words)], dtype=np.int32))
+        self._word_start.extend(np.asarray([self._word_ids.size], dtype=np.int64))
         self._word_ids.extend(np.asarray(words, dtype=np.int32))
-        self._word_row.extend(np.full(len(words), position, dtype=np.int32))
         self._alive.extend(np.ones(1, dtype=bool))
         self._added.append(memory)
         self._where[memory.id] = position
@@ -230,8 +231,11 @@ class DedupIndex:
 
     def decide(self, text: str) -> Decision:
         """Return exactly what `dedup.decide(text, memories)` would, without scoring every pair."""
-        groups = self._candidate_groups(text)
-        members = np.flatnonzero(np.isin(self._group.view(), groups) & self._alive.view())
+        # Lookup tables: one gather over the memories (and their words, below), where np.isin
+        # made a pass per group or word (a decision 3.5 ms instead of 0.6 ms at 30k memories).
+        wanted = np.zeros(len(self._groups), dtype=bool)
+        wanted[self._candidate_groups(text)] = True
+        members = np.flatnonzero(wanted[self._group.view()] & self._alive.view())
         best: Memory | None = None
         best_score = 0.0
         if not members.size:
@@ -262,10 +266,16 @@ class DedupIndex:
         words = content_words(text)
         known = [self._words[w] for w in words if w in self._words]
         if known:
-            hits = np.isin(self._word_ids.view(), known)
-            shared_words = np.bincount(self._word_row.view()[hits], minlength=self._ids.size)
-            inter = shared_words[members].astype(np.float64)
+            shared = np.zeros(len(self._words), dtype=bool)
+            shared[known] = True
+            # The members' words only (a gather of their ranges), not every memory's.
             other = self._wcount.view()[members]
+            starts = self._word_start.view()[members]
+            ends = np.cumsum(other)
+            entries = np.repeat(starts - ends + other, other) + np.arange(int(ends[-1]))
+            owner = np.repeat(np.arange(len(members)), other)
+            hits = shared[self._word_ids.view()[entries]]
+            inter = np.bincount(owner[hits], minlength=len(members)).astype(np.float64)
             jaccard = inter / np.maximum(len(words) + other - inter, 1)
             shorter = np.minimum(len(words), other)
             # Containment needs all of the shorter text's content words in the longer one.
