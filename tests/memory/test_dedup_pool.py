@@ -13,6 +13,8 @@ import asyncio
 import functools
 import logging
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -158,6 +160,39 @@ async def test_a_build_in_flight_when_the_builder_closes_completes_in_a_thread(
     index = await building
     await closing
     assert len(index) == len(pool) and builder.in_process == 0 and builder.fallbacks == 0
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+SCRIPT = """
+import asyncio
+from memory.model import Kind, Memory, Scope
+from memory.write.dedup_index import Listed
+from memory.write.dedup_pool import IndexBuilder
+
+async def main():
+    builder = IndexBuilder(process_min=1, chunk=4)
+    memories = [Memory(id=i + 1, user_id=1, text=f"Plays chess on day {i}", kind=Kind.FACT,
+                       scope=Scope.GLOBAL) for i in range(40)]
+    index = await builder.build(Listed(memories))
+    print(len(index), *builder.processes(), flush=True)
+
+if __name__ == "__main__":
+    asyncio.run(main())
+"""
+
+
+def test_a_program_that_ends_without_closing_its_builder_exits_and_leaves_no_process(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "forgot_to_close.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    size, *pids = (int(x) for x in done.stdout.split())
+    assert size == 40 and pids
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
