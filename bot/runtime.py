@@ -226,4 +226,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 settings, store, http, chat, embedder, engine, worker, Indexer(store, embedder)
             )
         finally:
-            await loop_lag.stop()
+            try:
+                await loop_lag.stop()
+            finally:
+                await worker.close()

@@ -230,6 +230,7 @@ class Terminal:
         outcome = await manage.remember(
             self.runtime.store, user_id=self.user_id, story_id=self.story_id, origin=DM_ORIGIN,
             text=text, kind=kind, scope=Scope(chosen.get("scope", Scope.GLOBAL.value)),
+            builder=self.runtime.worker.builder,
         )  # fmt: skip
         said = f"Memory #{outcome.memory_id}: {outcome.action}."
         self.say(f"{said} {render.WISH_NOTE}" if kind is Kind.RULE else said)

@@ -6,7 +6,8 @@ things in it stalled every person at once (make bench-loop, measured with gc.cal
 - the cyclic garbage collector's full passes: each walks every object the process tracks, in
   whichever thread triggers it, the loop waiting for the lock meanwhile (190-250 ms of CPU each
   at 30,000 memories, several per dedup index build, growing with the caches). The caches built
-  in worker threads (rank-ordered pools, dedup indexes, memories made from rows) are hundreds
+  in worker threads (rank-ordered pools, memories made from rows, and the rows read for them:
+  `paused` also wraps those reads) are hundreds
   of thousands of objects that live until the cache drops them and hold no reference cycle
   (tests/memory/test_bulk.py checks it): reference counting frees them, the collector has
   nothing to find in them. So while such a build runs, automatic collections are paused (one

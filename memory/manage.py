@@ -19,6 +19,7 @@ from memory.store.db import Store, Tx
 from memory.text import clean
 from memory.write.apply import Outcome, merge_candidate, with_index
 from memory.write.dedup_index import DedupIndex
+from memory.write.dedup_pool import IndexBuilder
 from memory.write.reflection import MAX_MEMORY_CHARS
 
 
@@ -71,8 +72,10 @@ async def remember(
     kind: Kind = Kind.FACT,
     scope: Scope = Scope.GLOBAL,
     now: float | None = None,
+    builder: IndexBuilder | None = None,
 ) -> Outcome:
-    """Add a memory the person wrote themself; it goes through dedup like any other."""
+    """Add a memory the person wrote themself; it goes through dedup like any other (its
+    index built by `builder`, the worker's, in another process when large)."""
     text = clean(text)
     if not text or len(text) > MAX_MEMORY_CHARS:
         raise InvalidInput(f"a memory is 1 to {MAX_MEMORY_CHARS} characters")
@@ -87,7 +90,7 @@ async def remember(
         await counters.bump(tx, f"memories_{outcome.action}")
         return outcome
 
-    return await with_index(store, user_id, story_id, origin, run)
+    return await with_index(store, user_id, story_id, origin, run, builder=builder)
 
 
 @dataclass(frozen=True, slots=True)

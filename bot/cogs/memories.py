@@ -188,6 +188,7 @@ class MemoryCommands(commands.Cog):
         outcome = await manage.remember(
             self.store, user_id=interaction.user.id, story_id=story_of(interaction),
             origin=origin_of(interaction), text=text, kind=Kind(kind), scope=Scope(scope),
+            builder=self.bot.runtime.worker.builder,
         )  # fmt: skip
         said = f"Memory #{outcome.memory_id}: {outcome.action}."
         if kind == "rule":

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from memory.bulk import quiet
+from memory.bulk import paused, quiet
 from memory.errors import BackendResponseError, EchoError, unexpected
 from memory.llm import Embedder
+from memory.read.matrix_splice import spliced
 from memory.read.prefixes import prefixes_of
 from memory.read.selection import eligibility_cutoff
 from memory.store import vectors
@@ -176,7 +177,8 @@ class VectorCache:
             patched = await self._patch_changed(user_id, model, generation, base, size)
             if patched is not None:
                 return self._keep(user_id, model, generation, patched)
-        listed = await vectors.hashes_of(self.store, user_id, model)
+        with paused():  # 100,000 rows tracked by the collector: as memories.visible
+            listed = await vectors.hashes_of(self.store, user_id, model)
         hashes, changed = await asyncio.to_thread(quiet(_changes), listed, base)
         if not size.done():
             size.set_result(len(hashes) if changed is None else len(changed))
@@ -227,7 +229,8 @@ class VectorCache:
         ]  # fmt: skip
         out = []
         for chunk in chunks:
-            rows = await vectors.vectors_of(self.store, user_id, model, chunk)
+            with paused():  # 100,000 rows tracked by the collector: as memories.visible
+                rows = await vectors.vectors_of(self.store, user_id, model, chunk)
             out += await asyncio.to_thread(quiet(_vector_rows), rows)
         return out
 
@@ -349,11 +352,9 @@ def _patch(
     changed = {i for i, h in hashes.items() if cached.hashes.get(i) != h}
     keep = np.fromiter((i in hashes and i not in changed for i in cached.ids.tolist()), dtype=bool,
                        count=cached.ids.size)  # fmt: skip
-    ids = np.concatenate([cached.ids[keep], fresh_ids])
-    rows = np.concatenate([cached.rows[keep], fresh_rows])
-    order = np.argsort(ids, kind="stable")
+    ids, rows = spliced(cached.ids, cached.rows, keep, fresh_ids, fresh_rows)
     known = dict(hashes) | {i: h for i, h, _, _ in fetched}
-    return UserMatrix(generation, cached.model, ids[order], rows[order], known)
+    return UserMatrix(generation, cached.model, ids, rows, known)
 
 
 def _unit_rows(

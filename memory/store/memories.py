@@ -9,7 +9,7 @@ import hashlib
 import sqlite3
 from collections.abc import Collection, Sequence
 
-from memory.bulk import quiet, yielding
+from memory.bulk import paused, quiet, yielding
 from memory.model import DM_ORIGIN, Kind, Memory, Scope
 from memory.store.db import Store, Tx
 
@@ -113,9 +113,13 @@ async def visible(
     `counters` is false)."""
     select = SELECT_MEMORY if counters else SELECT_FOR_POOL
     where = visible_where(origin, everywhere=everywhere)
-    rows = await store.fetchall(
-        f"{select} WHERE {where} ORDER BY m.id", (user_id, story_id, origin)
-    )
+    # The rows are objects the collector tracks: a full collection triggered while 100,000 of
+    # them are read walks every object of the process, every thread waiting (22-41 ms beside a
+    # cold turn at 100k memories, make bench-loop). Paused meanwhile, frozen after.
+    with paused():
+        rows = await store.fetchall(
+            f"{select} WHERE {where} ORDER BY m.id", (user_id, story_id, origin)
+        )
     # One object per memory (0.1 s and more at 100k): in a worker thread, off the event loop.
     return await asyncio.to_thread(quiet(from_rows), rows)
 
@@ -171,6 +175,37 @@ async def merge_pool(db: Store | Tx, user_id: int, story_id: int, origin: str) -
     """
     rows = await db.fetchall(f"{_MERGE_POOL} ORDER BY m.id", (user_id, origin, story_id))
     return await asyncio.to_thread(quiet(from_rows), rows)
+
+
+class PoolRows:
+    """The merge pool as read, a row made into a `Memory` only when asked: a dedup decision
+    scores a handful of a person's memories, and making all 100,000 took seconds of the
+    interpreter lock beside everyone's turns (a `memory.write.dedup_index.Source`)."""
+
+    def __init__(self, rows: list[sqlite3.Row]) -> None:
+        self.items = rows
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def memory(self, i: int) -> Memory:
+        return from_row(self.items[i])
+
+    def text(self, i: int) -> str:
+        return str(self.items[i][2])
+
+    def ids(self) -> list[int]:
+        return [int(r[0]) for r in self.items]
+
+    def texts(self) -> list[str]:
+        return [str(r[2]) for r in self.items]
+
+
+async def merge_rows(db: Store | Tx, user_id: int, story_id: int, origin: str) -> PoolRows:
+    """`merge_pool`, its rows left as read (in ascending id order)."""
+    with paused():  # as in `visible`
+        rows = await db.fetchall(f"{_MERGE_POOL} ORDER BY m.id", (user_id, origin, story_id))
+    return PoolRows(rows)
 
 
 async def merge_pool_among(

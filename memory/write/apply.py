@@ -18,7 +18,8 @@ from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
 from memory.store import applied, counters, erasure, memories, outbox, timings
 from memory.store.db import Store, Tx
 from memory.write.dedup import Action
-from memory.write.dedup_index import DedupIndex, IndexCache, IndexKey, build_index, release
+from memory.write.dedup_index import DedupIndex, IndexCache, IndexKey, release
+from memory.write.dedup_pool import IndexBuilder, build_in_thread
 from memory.write.filters import screen
 from memory.write.reflection import Reflection
 from memory.write.stances import apply_positions
@@ -74,12 +75,14 @@ async def apply_reflection(
     now: float,
     indexes: IndexCache | None = None,
     lease: outbox.Lease | None = None,
+    builder: IndexBuilder | None = None,
 ) -> WriteReport:
     """Apply a parsed reflection for one exchange in one transaction; idempotent per exchange.
 
-    `indexes` keeps dedup indexes between calls (the worker passes its own). With the `lease`
-    of the exchange's outbox row, the same transaction first checks that the lease still holds
-    the row (else writes nothing but a counter: a stale result) and then marks it done.
+    `indexes` keeps dedup indexes between calls, `builder` builds them in another process
+    (the worker passes its own). With the `lease` of the exchange's outbox row, the same
+    transaction first checks that the lease still holds the row (else writes nothing but a
+    counter: a stale result) and then marks it done.
     """
 
     screening = screen(
@@ -130,7 +133,7 @@ async def apply_reflection(
 
     report = await with_index(
         store, exchange.user_id, exchange.story_id, exchange.origin, run, indexes=indexes,
-        needed=bool(screening.kept),
+        builder=builder, needed=bool(screening.kept),
     )  # fmt: skip
     if report.stale:
         log.warning("reflection of exchange %s discarded: its lease expired and another worker"
@@ -160,13 +163,15 @@ async def with_index(
     fn: Callable[[Tx, DedupIndex], Awaitable[T]],
     *,
     indexes: IndexCache | None = None,
+    builder: IndexBuilder | None = None,
     needed: bool = True,
 ) -> T:
     """Run `fn` in one write transaction with the user's dedup index for this story and place,
     current inside it (an empty one when not `needed`: nothing to merge).
 
     The index (seconds at 100k memories) is taken from `indexes` or built before the
-    transaction, in a worker thread: the write lock and the event loop never wait on it.
+    transaction, by `builder` (another process when large) or in a worker thread: the write
+    lock and the event loop never wait on it.
     Inside, the store's generation says whether it is still current; if not, it is patched
     with the memories changed since, or (changes no longer known) built again outside.
     """
@@ -175,11 +180,11 @@ async def with_index(
     key = (user_id, story_id, origin == DM_ORIGIN)
     for attempt in range(1, BUILD_ATTEMPTS):
         try:
-            return await _attempt(store, key, origin, fn, indexes, last=False)
+            return await _attempt(store, key, origin, fn, indexes, builder, last=False)
         except _Moved:
             log.info("user %d: memories changed while their dedup index was built (%d)",
                      user_id, attempt)  # fmt: skip
-    return await _attempt(store, key, origin, fn, indexes, last=True)
+    return await _attempt(store, key, origin, fn, indexes, builder, last=True)
 
 
 async def _attempt(
@@ -188,6 +193,7 @@ async def _attempt(
     origin: str,
     fn: Callable[[Tx, DedupIndex], Awaitable[T]],
     indexes: IndexCache | None,
+    builder: IndexBuilder | None,
     *,
     last: bool,
 ) -> T:
@@ -195,8 +201,7 @@ async def _attempt(
     built_at = await store.sync_generation(user_id)
     index = indexes.get(key, built_at) if indexes else None
     if index is None:
-        pool = await memories.merge_pool(store, user_id, story_id, origin)
-        index = await asyncio.to_thread(build_index, pool)
+        index = await _build(store, key, origin, builder)
     # (generation inside the transaction, whether the commit touched the user, the index used)
     used: list[tuple[int, bool, DedupIndex]] = []
 
@@ -210,8 +215,7 @@ async def _attempt(
             if changed is None and not last:
                 raise _Moved
             if changed is None:  # a last resort: built under the lock, still off the loop
-                pool = await memories.merge_pool(tx, user_id, story_id, origin)
-                current = await asyncio.to_thread(build_index, pool)
+                current = await _build(tx, key, origin, builder)
             else:
                 now = await memories.merge_pool_among(tx, user_id, story_id, origin, changed)
                 await asyncio.to_thread(_patch_index, current, changed, now)
@@ -233,6 +237,15 @@ async def _attempt(
         # Our commit bumped the generation exactly once if it touched the user's memories.
         await release(indexes.put(key, generation + touched, current))
     return result
+
+
+async def _build(
+    db: Store | Tx, key: IndexKey, origin: str, builder: IndexBuilder | None
+) -> DedupIndex:
+    rows = await memories.merge_rows(db, key[0], key[1], origin)
+    if builder is None:
+        return await asyncio.to_thread(build_in_thread, rows)
+    return await builder.build(rows)
 
 
 def _patch_index(index: DedupIndex, changed: Collection[int], now: Iterable[Memory]) -> None:

@@ -8,11 +8,15 @@ Every shortcut here is an upper bound, so nothing that could merge is ever skipp
   names and openers are looked at;
 - difflib's ratio (either direction) is at most 2·M/(la+lb) with M the characters the two texts
   share as multisets; counting characters in 64 hashed buckets can only raise M, so one numpy
-  pass bounds the ratio of the whole group;
-- Jaccard comes exactly from a content-word index; verbatim containment needs every content word
-  of the shorter text in the longer one, which the same index tells.
+  pass bounds the ratio of every memory at once;
+- Jaccard comes exactly from the content words; verbatim containment needs every content word
+  of the shorter text in the longer one, which the same words tell.
 Only the memories whose bound reaches the threshold (and can still beat the best so far) are
 scored for real, best bound first.
+
+The index is a few numpy arrays (`memory.write.dedup_features`), not objects per memory: it is
+built from features computed in another process (`memory.write.dedup_pool`) or a thread, and a
+memory read from the store becomes a `Memory` only when a decision scores it.
 """
 
 from __future__ import annotations
@@ -20,14 +24,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import sys
-from collections import Counter, OrderedDict
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from memory.bulk import quiet, yielding
+from memory.bulk import quiet
 from memory.model import Memory
 from memory.text import content_words, fold
 from memory.write.dedup import (
@@ -42,149 +46,253 @@ from memory.write.dedup import (
     openers,
     similarity,
 )
+from memory.write.dedup_features import (
+    Features,
+    features,
+    group_key,
+    histogram,
+    key_tokens,
+)
 
-BUCKETS = 64
 # Up to this many names and openers in a candidate, its groups are found by enumerating their
 # subsets (2**12 lookups); past it, by one pass over the group keys.
 MAX_ENUMERATED_NAMES = 12
+_U16 = int(np.iinfo(np.uint16).max)
 
 
-def _histogram(folded: str) -> npt.NDArray[np.int32]:
-    codes = np.frombuffer(folded.encode("utf-32-le"), dtype=np.uint32)
-    return np.bincount(codes % BUCKETS, minlength=BUCKETS).astype(np.int32)
+class Source(Protocol):
+    """Memories in ascending id order, made into `Memory` objects only when asked."""
+
+    # What holds them (rows or memories): freed in slices by `release`.
+    items: list[Any]
+
+    def __len__(self) -> int: ...
+    def memory(self, i: int) -> Memory: ...
+    def text(self, i: int) -> str: ...
+    def ids(self) -> list[int]: ...
+    def texts(self) -> list[str]: ...
 
 
-@dataclass
-class _Group:
-    """The memories sharing one carrier set."""
+class Listed:
+    """A `Source` over memories already made."""
 
-    memories: list[Memory | None] = field(default_factory=list)
-    words: list[frozenset[str]] = field(default_factory=list)
-    lengths: list[int] = field(default_factory=list)
-    rows: list[npt.NDArray[np.int32]] = field(default_factory=list)
-    postings: dict[str, list[int]] = field(default_factory=dict)
-    _matrix: npt.NDArray[np.int32] | None = None
+    def __init__(self, memories: Iterable[Memory]) -> None:
+        self.items: list[Any] = sorted(memories, key=lambda m: m.id)
 
-    def add(self, memory: Memory) -> None:
-        folded = fold(memory.text)
-        index = len(self.memories)
-        self.memories.append(memory)
-        words = content_words(memory.text)
-        self.words.append(words)
-        self.lengths.append(len(folded))
-        row = _histogram(folded)
-        self.rows.append(row)
-        for word in words:
-            self.postings.setdefault(word, []).append(index)
-        if self._matrix is not None:
-            # One copy of the group's rows (a memory added on the event loop, during a write)
-            # instead of stacking them all again: 100k separate rows took far longer.
-            self._matrix = np.vstack((self._matrix, row[np.newaxis]))
+    def __len__(self) -> int:
+        return len(self.items)
 
-    def matrix(self) -> npt.NDArray[np.int32]:
-        if self._matrix is None:
-            self._matrix = np.stack(self.rows)
-        return self._matrix
+    def memory(self, i: int) -> Memory:
+        return self.items[i]  # type: ignore[no-any-return]
+
+    def text(self, i: int) -> str:
+        return self.memory(i).text
+
+    def ids(self) -> list[int]:
+        return [m.id for m in self.items]
+
+    def texts(self) -> list[str]:
+        return [m.text for m in self.items]
+
+
+class _Column:
+    """A numpy array appended to in place: its capacity doubles, so n appends cost O(n)."""
+
+    def __init__(self, data: npt.NDArray[Any]) -> None:
+        self._data = data
+        self.size = len(data)
+
+    def view(self) -> npt.NDArray[Any]:
+        return self._data[: self.size]
+
+    def extend(self, rows: npt.NDArray[Any]) -> None:
+        need = self.size + len(rows)
+        dtype = np.result_type(self._data.dtype, rows.dtype)
+        if need > len(self._data) or dtype != self._data.dtype:
+            grown = np.empty((max(need, 2 * len(self._data), 16), *self._data.shape[1:]), dtype)
+            grown[: self.size] = self._data[: self.size]
+            self._data = grown
+        self._data[self.size : need] = rows
+        self.size = need
+
+    def set(self, i: int, value: Any) -> None:
+        self._data[i] = value
 
 
 class DedupIndex:
     """One user's mergeable memories, indexed so that `decide` is exact and fast."""
 
     def __init__(self, memories: Iterable[Memory] = ()) -> None:
-        self._groups: dict[frozenset[str], _Group] = {}
-        self._where: dict[int, tuple[frozenset[str], int]] = {}
-        for memory in memories:
-            self.add(memory)
+        source = Listed(memories)
+        self._load(source, [features(source.texts())])
+
+    @classmethod
+    def assembled(cls, source: Source, parts: Sequence[Features]) -> DedupIndex:
+        """The index of `source` from the features of its texts, in order, in parts."""
+        index = cls.__new__(cls)
+        index._load(source, parts)
+        return index
+
+    def _load(self, source: Source, parts: Sequence[Features]) -> None:
+        self._source = source
+        self._base = len(source)
+        self._base_ids = np.asarray(source.ids(), dtype=np.int64)
+        # Memories added since (new ones, new wordings): by position past the source's.
+        self._added: list[Memory] = []
+        self._where: dict[int, int] = {}
+        self._words: dict[str, int] = {}
+        self._groups: dict[str, int] = {}
+        group, word_ids, word_start, wcount = [], [], [], []
+        offset = entries = 0
+        for part in parts:
+            words = [self._words.setdefault(w, len(self._words)) for w in part.words]
+            keys = [self._groups.setdefault(k, len(self._groups)) for k in part.groups]
+            group.append(np.asarray(keys, dtype=np.int32)[part.group])
+            word_ids.append(np.asarray(words, dtype=np.int32)[part.word_ids])
+            counts = np.diff(part.word_ptr).astype(np.int32)
+            wcount.append(counts)
+            word_start.append(part.word_ptr[:-1] + entries)
+            offset += len(counts)
+            entries += len(part.word_ids)
+        if offset != self._base:
+            raise ValueError(f"features of {offset} texts for {self._base} memories")
+        self._ids = _Column(self._base_ids.copy())
+        self._lengths = _Column(_joined([p.lengths for p in parts], np.int32))
+        self._hist = _Column(_joined([p.hist for p in parts], np.uint16, 2))
+        self._group = _Column(_joined(group, np.int32))
+        self._wcount = _Column(_joined(wcount, np.int32))
+        self._word_ids = _Column(_joined(word_ids, np.int32))
+        # Where each memory's words start in `_word_ids` (they follow each other in order).
+        self._word_start = _Column(_joined(word_start, np.int64))
+        self._alive = _Column(np.ones(self._base, dtype=bool))
+
+    def __len__(self) -> int:
+        return int(self._alive.view().sum())
 
     def add(self, memory: Memory) -> None:
         """Index a memory (a new one, or the new wording of a replaced one)."""
-        key = carriers(memory.text)
-        group = self._groups.setdefault(key, _Group())
-        self._where[memory.id] = (key, len(group.memories))
-        group.add(memory)
+        self.remove(memory.id)
+        position = self._ids.size
+        folded = fold(memory.text)
+        row = histogram(folded)
+        words = [self._words.setdefault(w, len(self._words)) for w in content_words(memory.text)]
+        group = self._groups.setdefault(group_key(carriers(memory.text)), len(self._groups))
+        self._ids.extend(np.asarray([memory.id], dtype=np.int64))
+        self._lengths.extend(np.asarray([len(folded)], dtype=np.int32))
+        self._hist.extend((row if row.max() > _U16 else row.astype(np.uint16))[np.newaxis])
+        self._group.extend(np.asarray([group], dtype=np.int32))
+        self._wcount.extend(np.asarray([len(words)], dtype=np.int32))
+        self._word_start.extend(np.asarray([self._word_ids.size], dtype=np.int64))
+        self._word_ids.extend(np.asarray(words, dtype=np.int32))
+        self._alive.extend(np.ones(1, dtype=bool))
+        self._added.append(memory)
+        self._where[memory.id] = position
 
     def replace(self, old: Memory, new: Memory) -> None:
         """Index a memory's new wording in place of the old one."""
         self.remove(old.id)
         self.add(new)
 
-    def stack(self) -> None:
-        """Stack every group's rows now (a build in a worker thread), not at the first
-        decision (on the event loop)."""
-        for group in self._groups.values():
-            group.matrix()
-
     def remove(self, memory_id: int) -> None:
-        where = self._where.pop(memory_id, None)
-        if where is not None:
-            self._groups[where[0]].memories[where[1]] = None
+        position = self._where.pop(memory_id, None)
+        if position is None:
+            i = int(np.searchsorted(self._base_ids, memory_id))
+            if i < self._base and self._base_ids[i] == memory_id:
+                position = i
+        if position is not None:
+            self._alive.set(position, False)
 
-    def _candidate_groups(self, text: str) -> Iterator[_Group]:
+    def _memory(self, position: int) -> Memory:
+        if position < self._base:
+            return self._source.memory(position)
+        return self._added[position - self._base]
+
+    def _text(self, position: int) -> str:
+        if position < self._base:
+            return self._source.text(position)
+        return self._added[position - self._base].text
+
+    def _candidate_groups(self, text: str) -> list[int]:
         """The groups whose carriers may equal the text's (`dedup.same_carriers`): the text's
         tokens, and names among the text's names and openers."""
         key = carriers(text)
         names = (key | openers(text)) - _tokens(key)
         tokens = key - names
         if len(names) > MAX_ENUMERATED_NAMES:
-            yield from (g for k, g in self._groups.items() if k - names == tokens)
-            return
+            return [g for k, g in self._groups.items() if key_tokens(k) - names == tokens]
         ordered = sorted(names)
+        found = []
         for size in range(len(ordered) + 1):
             for chosen in itertools.combinations(ordered, size):
-                group = self._groups.get(tokens.union(chosen))
+                group = self._groups.get(group_key(tokens.union(chosen)))
                 if group is not None:
-                    yield group
+                    found.append(group)
+        return found
 
     def decide(self, text: str) -> Decision:
         """Return exactly what `dedup.decide(text, memories)` would, without scoring every pair."""
-        ranked: list[tuple[float, int, Memory]] = []
-        for group in self._candidate_groups(text):
-            if not group.memories:
-                continue
-            bounds = self._bounds(group, text)
-            ranked.extend(
-                (float(bounds[i]), memory.id, memory)
-                for i in np.flatnonzero(bounds >= SIMILARITY_THRESHOLD).tolist()
-                if (memory := group.memories[i]) is not None
-            )
-        ranked.sort(key=lambda t: (-t[0], t[1]))
+        # Lookup tables: one gather over the memories (and their words, below), where np.isin
+        # made a pass per group or word (a decision 3.5 ms instead of 0.6 ms at 30k memories).
+        wanted = np.zeros(len(self._groups), dtype=bool)
+        wanted[self._candidate_groups(text)] = True
+        members = np.flatnonzero(wanted[self._group.view()] & self._alive.view())
         best: Memory | None = None
         best_score = 0.0
-        for bound, _, memory in ranked:
-            if bound < best_score:
+        if not members.size:
+            return _decision(text, best, best_score)
+        bounds = self._bounds(members, text)
+        kept = bounds >= SIMILARITY_THRESHOLD
+        positions, bounds = members[kept], bounds[kept]
+        # Best bound first, ties by id: the order the scores are compared in.
+        for k in np.lexsort((self._ids.view()[positions], -bounds)).tolist():
+            if bounds[k] < best_score:
                 break
+            memory = self._memory(int(positions[k]))
             score = similarity(text, memory.text)
             if _better(score, memory, best_score, best):
                 best, best_score = memory, score
         return _decision(text, best, best_score)
 
-    def _bounds(self, group: _Group, text: str) -> npt.NDArray[np.float64]:
-        """An upper bound of `similarity(text, m)` for every memory of the group."""
+    def _bounds(self, members: npt.NDArray[np.intp], text: str) -> npt.NDArray[np.float64]:
+        """An upper bound of `similarity(text, m)` for every memory at `members`."""
         folded = fold(text)
-        lengths = np.asarray(group.lengths, dtype=np.float64)
-        bounds = np.zeros(len(group.memories), dtype=np.float64)
+        lengths = self._lengths.view()[members].astype(np.float64)
+        bounds = np.zeros(len(members), dtype=np.float64)
         if len(folded) >= MIN_RATIO_CHARS:
-            shared = np.minimum(group.matrix(), _histogram(folded)).sum(axis=1)
+            hist = self._hist.view()[members].astype(np.int32)
+            shared = np.minimum(hist, histogram(folded)).sum(axis=1)
             ratio = 2.0 * shared / (lengths + len(folded))
             bounds = np.where(lengths >= MIN_RATIO_CHARS, ratio, 0.0)
         words = content_words(text)
-        overlap: Counter[int] = Counter()
-        for word in words:
-            overlap.update(group.postings.get(word, ()))
-        for index, inter in overlap.items():
-            other = group.words[index]
-            jaccard = inter / (len(words) + len(other) - inter)
-            shorter = min(len(words), len(other))
+        known = [self._words[w] for w in words if w in self._words]
+        if known:
+            shared = np.zeros(len(self._words), dtype=bool)
+            shared[known] = True
+            # The members' words only (a gather of their ranges), not every memory's.
+            other = self._wcount.view()[members]
+            starts = self._word_start.view()[members]
+            ends = np.cumsum(other)
+            entries = np.repeat(starts - ends + other, other) + np.arange(int(ends[-1]))
+            owner = np.repeat(np.arange(len(members)), other)
+            hits = shared[self._word_ids.view()[entries]]
+            inter = np.bincount(owner[hits], minlength=len(members)).astype(np.float64)
+            jaccard = inter / np.maximum(len(words) + other - inter, 1)
+            shorter = np.minimum(len(words), other)
             # Containment needs all of the shorter text's content words in the longer one.
-            contained = inter == shorter and shorter >= MIN_CONTAINED_WORDS
-            bounds[index] = max(bounds[index], jaccard, 1.0 if contained else 0.0)
+            contained = (inter == shorter) & (shorter >= MIN_CONTAINED_WORDS)
+            bounds = np.maximum(bounds, np.where(inter > 0, np.maximum(jaccard, contained), 0.0))
         if len(folded) < MIN_RATIO_CHARS or not words:
             # Identical folded texts score 1.0 whatever their length or words.
-            for index, memory in enumerate(group.memories):
-                same_length = group.lengths[index] == len(folded)
-                if memory is not None and same_length and fold(memory.text) == folded:
-                    bounds[index] = 1.0
+            for k in np.flatnonzero(lengths == len(folded)).tolist():
+                if fold(self._text(int(members[k]))) == folded:
+                    bounds[k] = 1.0
         return bounds
+
+
+def _joined(parts: Sequence[npt.NDArray[Any]], dtype: Any, ndim: int = 1) -> npt.NDArray[Any]:
+    if not parts:
+        return np.empty((0, 64) if ndim == 2 else 0, dtype=dtype)
+    return np.concatenate(parts)
 
 
 def _tokens(key: frozenset[str]) -> frozenset[str]:
@@ -193,12 +301,9 @@ def _tokens(key: frozenset[str]) -> frozenset[str]:
 
 @quiet
 def build_index(memories: Iterable[Memory]) -> DedupIndex:
-    """Build an index whole, group matrices included, in a worker thread. What stalled the
-    loop beside a build were the garbage collector's full passes (paused during it) and the
-    hand-over of the interpreter lock on a busy machine (let go regularly): `memory.bulk`."""
-    index = DedupIndex(yielding(memories))
-    index.stack()
-    return index
+    """Build an index whole in this thread (a worker thread: seconds at 100k memories);
+    `memory.write.dedup_pool` builds one in another process."""
+    return DedupIndex(memories)
 
 
 IndexKey = tuple[int, int, bool]
@@ -243,10 +348,11 @@ class IndexCache:
 
 
 async def release(dropped: list[DedupIndex]) -> None:
-    """Free indexes a cache dropped, in a worker thread and in slices: freeing one of 100,000
-    memories is hundreds of thousands of objects, 90-230 ms of the event loop's thread when it
-    happened there (make bench-loop), and one C call freeing them all would hold the
-    interpreter lock as long. The caller holds no other reference to them."""
+    """Free indexes a cache dropped, in a worker thread and in slices: an index of 100,000
+    memories read from the store holds their 100,000 rows, and one C call freeing them all
+    holds the interpreter lock as long (90-230 ms of the event loop's thread when the index
+    was objects per memory, freed there: make bench-loop). The caller holds no other
+    reference to them."""
     if dropped:
         await asyncio.to_thread(_dismantle, dropped)
 
@@ -260,12 +366,8 @@ def _dismantle(dropped: list[DedupIndex]) -> None:
         index = dropped.pop()
         if sys.getrefcount(index) > 2:  # ours and the call's: someone still uses it
             continue
-        index._where.clear()
-        while index._groups:
-            _, group = index._groups.popitem()
-            group._matrix = None
-            for part in (group.memories, group.words, group.lengths, group.rows):
-                while part:
-                    del part[-RELEASE_SLICE:]
-            while group.postings:
-                group.postings.popitem()
+        for part in (index._source.items, index._added):
+            while part:
+                del part[-RELEASE_SLICE:]
+        while index._where:
+            index._where.popitem()

@@ -34,6 +34,7 @@ from memory.store.db import Store, Tx
 from memory.write import reflection, stances, summary
 from memory.write.apply import WriteReport, apply_reflection
 from memory.write.dedup_index import IndexCache
+from memory.write.dedup_pool import IndexBuilder
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,11 @@ class ReflectionWorker:
         self._claims = itertools.count(1)
         self._lock = asyncio.Lock()
         self.indexes = IndexCache()
+        self.builder = IndexBuilder()
+
+    async def close(self) -> None:
+        """Stop the process that builds large dedup indexes (the bot stopping)."""
+        await self.builder.close()
 
     async def run_due(self, *, limit: int = 10) -> int:
         """Reflect on the due exchanges, claiming them one at a time (other processes claim
@@ -131,7 +137,7 @@ class ReflectionWorker:
                 raise _Unusable(parsed.dropped[0][1])
             report = await apply_reflection(
                 self.store, exchange, parsed, character_name=self.character_name,
-                now=self.clock(), indexes=self.indexes, lease=lease,
+                now=self.clock(), indexes=self.indexes, lease=lease, builder=self.builder,
             )  # fmt: skip
         except (BackendError, StoreError, _Unusable) as exc:
             await self._failed(lease, exc)

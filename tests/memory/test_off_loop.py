@@ -1,6 +1,7 @@
 """One person's heavy memory work never holds the event loop: their pool build, matrix load and
-dedup index build run in worker threads while everyone else's turns complete; a first turn whose
-matrix is too large to wait for is served without it, counted, and the next one has it.
+dedup index build run in worker threads (or another process: test_dedup_pool.py) while
+everyone else's turns complete; a first turn whose matrix is too large to wait for is served
+without it, counted, and the next one has it.
 
 Each heavy function is held on a gate for one person's data only (in whatever thread runs it):
 if it ran on the loop, nobody else's turn could complete until the gate's timeout.
@@ -198,8 +199,10 @@ async def test_a_dedup_index_is_built_off_the_loop_and_outside_the_write(
     engine = await _engine(store)
     target = (await memories.list_for_user(store, HEAVY))[-1]
     gate = Gate()
-    build = gate.wrap(apply.build_index, lambda ms: any(m.user_id == HEAVY for m in ms))
-    monkeypatch.setattr(apply, "build_index", build)
+    # Without the worker's builder (another process: tests/memory/test_dedup_pool.py), the
+    # index is built in a worker thread.
+    build = gate.wrap(apply.build_in_thread, lambda s: len(s) and s.memory(0).user_id == HEAVY)
+    monkeypatch.setattr(apply, "build_in_thread", build)
     exchange, reflection = _reflection(target.text + " every week")  # a variant: would merge
     heavy = asyncio.ensure_future(
         apply.apply_reflection(store, exchange, reflection, character_name="Echo", now=99.0)

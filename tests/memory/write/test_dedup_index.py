@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from memory.model import Kind, Memory, Scope
 from memory.write.dedup import decide
-from memory.write.dedup_index import DedupIndex
+from memory.write.dedup_features import features
+from memory.write.dedup_index import DedupIndex, Listed
 from tests.corpora.dedup_pairs import GROUPS
 
 _vocabulary = st.sampled_from(
@@ -51,3 +52,42 @@ def test_replaced_and_removed_memories_are_not_merge_targets() -> None:
     assert decision.target == new
     index.remove(1)
     assert index.decide("Adore le jazz manouche et le swing").target is None
+
+
+_change = st.tuples(st.sampled_from(["add", "remove", "replace"]), _text, st.integers(0, 40))
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(_text, max_size=20),
+    st.lists(_change, max_size=12),
+    _text,
+    st.integers(1, 8),
+)
+def test_an_index_assembled_in_parts_and_changed_in_place_decides_like_brute_force(
+    texts: list[str], changes: list[tuple[str, str, int]], candidate: str, chunk: int
+) -> None:
+    # Built as the process pool builds it (features of chunks of texts), then patched as a
+    # write transaction patches it: the decisions stay those of brute force.
+    now = {m.id: m for m in _memories(texts)}
+    source = Listed(now.values())
+    parts = [features(texts[i : i + chunk]) for i in range(0, len(texts), chunk)]
+    index = DedupIndex.assembled(source, parts)
+    next_id = len(texts) + 1
+    for action, text, pick in changes:
+        if action == "add" or not now:
+            memory = Memory(id=next_id, user_id=1, text=text, kind=Kind.FACT, scope=Scope.GLOBAL)
+            next_id += 1
+            index.add(memory)
+            now[memory.id] = memory
+            continue
+        memory_id = sorted(now)[pick % len(now)]
+        if action == "remove":
+            index.remove(memory_id)
+            del now[memory_id]
+        else:
+            new = Memory(id=memory_id, user_id=1, text=text, kind=Kind.FACT, scope=Scope.GLOBAL)
+            index.replace(now[memory_id], new)
+            now[memory_id] = new
+    assert len(index) == len(now)
+    assert index.decide(candidate) == decide(candidate, list(now.values()))
