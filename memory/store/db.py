@@ -43,6 +43,9 @@ CHECKPOINT_PATIENCE_MS = 500
 # ago can be patched instead of rebuilt; older than this, it is rebuilt.
 CHANGE_LOG = 64
 
+# A target that starts with one of these is a PostgreSQL URL, anything else an SQLite file.
+PG_SCHEMES = ("postgresql://", "postgres://")
+
 
 async def _connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
     conn = await aiosqlite.connect(path, isolation_level=None)
@@ -69,6 +72,9 @@ async def _connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
 
 class Tx:
     """One write transaction: the only place SQL that changes data runs."""
+
+    # Which SQL this transaction speaks: "sqlite" here, "postgres" in memory.store.pg.
+    dialect = "sqlite"
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self._conn = conn
@@ -131,6 +137,8 @@ class Tx:
 class Store:
     """The database: one reader connection, one writer connection behind a lock."""
 
+    dialect = "sqlite"
+
     def __init__(
         self,
         path: str,
@@ -159,12 +167,20 @@ class Store:
         migrate_to: int = LATEST,
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
         max_pages: int | None = None,
+        password: str | None = None,
     ) -> Store:
         """Open (creating if needed) the database at `path` and migrate it to `migrate_to`.
 
-        `max_pages` caps the file's size (SQLITE_FULL beyond it).
+        `max_pages` caps the file's size (SQLITE_FULL beyond it). A `postgresql://` URL opens
+        PostgreSQL instead (memory.store.pg), with `password` if the URL has none.
         """
         path = str(path)
+        if path.startswith(PG_SCHEMES):
+            from memory.store.pg import PgStore
+
+            return await PgStore.open(
+                path, migrate_to=migrate_to, busy_timeout_ms=busy_timeout_ms, password=password
+            )
         try:
             if path != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -269,17 +285,21 @@ class Store:
                 if isinstance(exc, sqlite3.Error):
                     raise StoreError(str(exc)) from exc
                 raise
-            for user_id, ids in tx.changed.items():
-                generation = self._generations.get(user_id, 0) + 1
-                self._generations[user_id] = generation
-                log = self._change_log.setdefault(user_id, deque(maxlen=CHANGE_LOG))
-                vectors = tx.embedded.get(user_id, set())
-                log.append((
-                    generation,
-                    None if ids is None else frozenset(ids),
-                    None if vectors is None else frozenset(vectors),
-                ))  # fmt: skip
+            self._committed(tx)
             return result
+
+    def _committed(self, tx: Tx) -> None:
+        """Move the generation of every user the committed transaction touched."""
+        for user_id, ids in tx.changed.items():
+            generation = self._generations.get(user_id, 0) + 1
+            self._generations[user_id] = generation
+            log = self._change_log.setdefault(user_id, deque(maxlen=CHANGE_LOG))
+            vectors = tx.embedded.get(user_id, set())
+            log.append((
+                generation,
+                None if ids is None else frozenset(ids),
+                None if vectors is None else frozenset(vectors),
+            ))  # fmt: skip
 
     def generation(self, user_id: int) -> int:
         """Return a number that changes whenever this user's memories or vectors change."""
