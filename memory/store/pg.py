@@ -71,6 +71,22 @@ def redacted(url: str) -> str:
     return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
 
 
+def describe(exc: BaseException) -> str:
+    """A PostgreSQL error in one line, without its DETAIL: PostgreSQL quotes the failing row
+    there, and a row holds a person's words. A broken CHECK says so as SQLite does."""
+    if isinstance(exc, asyncpg.CheckViolationError):
+        return f"CHECK constraint failed: {exc.constraint_name}"
+    if isinstance(exc, asyncpg.NotNullViolationError):
+        return f"NOT NULL constraint failed: {exc.table_name}.{exc.column_name}"
+    if isinstance(exc, asyncpg.UniqueViolationError):
+        return f"UNIQUE constraint failed: {exc.constraint_name}"
+    if isinstance(exc, asyncpg.ForeignKeyViolationError):
+        return f"FOREIGN KEY constraint failed: {exc.constraint_name}"
+    if isinstance(exc, asyncpg.PostgresError):
+        return str(exc.args[0]) if exc.args else type(exc).__name__
+    return str(exc)
+
+
 def _number(text: str) -> int | float:
     """A numeric result (sum, avg of integers) as SQLite returns it: int or float."""
     try:
@@ -222,7 +238,7 @@ class PgStore(Store):
                 server_settings={"lock_timeout": str(int(busy_timeout_ms))},
             )  # fmt: skip
         except (*_PG_ERRORS, OSError, ValueError) as exc:
-            raise StoreError(f"cannot open the database at {redacted(url)}: {exc}") from exc
+            raise StoreError(f"cannot open the database at {redacted(url)}: {describe(exc)}") from exc
         store = cls(url, pool)
         store.busy_timeout_ms = busy_timeout_ms
         try:
@@ -230,7 +246,7 @@ class PgStore(Store):
         except BaseException as exc:
             await store.close()
             if isinstance(exc, _PG_ERRORS):
-                raise StoreError(f"cannot open the database at {store.path}: {exc}") from exc
+                raise StoreError(f"cannot open the database at {store.path}: {describe(exc)}") from exc
             raise
         return store
 
@@ -272,7 +288,7 @@ class PgStore(Store):
                 args = await self._statements.args(conn, query, params)
                 rows = await conn.fetch(query, *args)
         except _PG_ERRORS as exc:
-            raise StoreError(str(exc)) from exc
+            raise StoreError(describe(exc)) from exc
         return cast("list[sqlite3.Row]", rows)
 
     async def _run(self, fn: Callable[[Tx], Awaitable[T]]) -> T:
@@ -280,7 +296,7 @@ class PgStore(Store):
             try:
                 conn = await self._pool.acquire()
             except (*_PG_ERRORS, OSError) as exc:
-                raise StoreError(f"cannot start a write: {exc}") from exc
+                raise StoreError(f"cannot start a write: {describe(exc)}") from exc
             try:
                 transaction = conn.transaction()
                 await transaction.start()
@@ -292,7 +308,7 @@ class PgStore(Store):
                     with contextlib.suppress(*_PG_ERRORS):
                         await transaction.rollback()
                     if isinstance(exc, _PG_ERRORS):
-                        raise StoreError(str(exc)) from exc
+                        raise StoreError(describe(exc)) from exc
                     raise
             finally:
                 await self._pool.release(conn)

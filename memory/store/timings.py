@@ -70,7 +70,7 @@ async def record(
         day = int(now // DAY)
         await tx.execute(
             "INSERT INTO turn_days (day, degraded, bucket, turns) VALUES (?, ?, ?, 1)"
-            " ON CONFLICT (day, degraded, bucket) DO UPDATE SET turns = turns + 1",
+            " ON CONFLICT (day, degraded, bucket) DO UPDATE SET turns = turn_days.turns + 1",
             (day, degraded, bucket(latency_ms)),
         )
         # A seek on the primary key: nothing to delete on all but one turn a day.
@@ -94,7 +94,7 @@ async def count_reflection(tx: Tx, outcomes: Sequence[tuple[str, str]], *, now: 
     await tx.executemany(
         "INSERT INTO reflection_days (day, action, reason, candidates) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (day, action, reason) DO UPDATE SET"
-        " candidates = candidates + excluded.candidates",
+        " candidates = reflection_days.candidates + excluded.candidates",
         [(int(now // DAY), action, reason, n) for (action, reason), n in sorted(amounts.items())],
     )
     await tx.execute("DELETE FROM reflection_days WHERE day < ?", (int(now // DAY) - KEPT_DAYS,))

@@ -78,7 +78,7 @@ def _clip(score: float | None) -> float | None:
 async def _count(tx: Tx, where: TurnRecord, selected: Sequence[Selected]) -> None:
     await tx.executemany(
         "INSERT INTO turn_buckets (user_id, bucket, turns) VALUES (?, ?, 1)"
-        " ON CONFLICT (user_id, bucket) DO UPDATE SET turns = turns + 1",
+        " ON CONFLICT (user_id, bucket) DO UPDATE SET turns = turn_buckets.turns + 1",
         [(where.user_id, b) for b in turn_buckets(where.story_id, where.origin)],
     )
     await tx.executemany(

@@ -7,6 +7,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -123,6 +124,7 @@ def test_bucketed_counters_equal_naive_increments(ops: list[tuple[object, ...]])
         asyncio.run(_run(ops, Path(tmp) / "c.sqlite3"))
 
 
+@pytest.mark.sqlite_only("counts written rows with SQLite's total_changes()")
 async def test_a_turn_writes_rows_for_what_it_selected_not_for_every_candidate(
     store: Store,
 ) -> None:

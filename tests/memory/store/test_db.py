@@ -22,6 +22,7 @@ async def _insert_memory(tx: Tx, user_id: int = 1, text: str = "Aime le jazz") -
     )
 
 
+@pytest.mark.sqlite_only("reads SQLite's PRAGMAs")
 async def test_every_connection_sets_the_pragmas(store: Store) -> None:
     for pragma, expected in [
         ("journal_mode", "wal"),
@@ -164,8 +165,8 @@ async def test_deleting_a_memory_cascades_to_its_vector(store: Store) -> None:
     await store.transact(
         lambda tx: tx.execute(
             "INSERT INTO embeddings (memory_id, model, content_hash, dim, vector)"
-            " VALUES (?, 'm', ?, 2, zeroblob(8))",
-            (memory_id, HASH),
+            " VALUES (?, 'm', ?, 2, ?)",
+            (memory_id, HASH, bytes(8)),
         )
     )
     await store.transact(lambda tx: tx.execute("DELETE FROM memories WHERE id = ?", (memory_id,)))
