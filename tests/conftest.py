@@ -35,6 +35,17 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On PostgreSQL alone, run only the tests that get their database from `store`: the others
+    would run on SQLite again."""
+    if BACKENDS != ("postgres",):
+        return
+    kept = [i for i in items if "store" in getattr(i, "fixturenames", ())]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept
+
+
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Any]:
     """A throwaway PostgreSQL server for the session (tests/pg/server.py)."""

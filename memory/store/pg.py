@@ -110,6 +110,10 @@ def _coerce(value: Any, type_name: str) -> Any:
         if not isinstance(value, (str, bytes)):
             return float(value)
     elif type_name in _TEXTS:
+        if isinstance(value, str) and "\x00" in value:
+            # PostgreSQL's text holds no NUL (SQLite's does); what is stored was cleaned before,
+            # so this is a search term or a name: a NUL in it matches nothing either way.
+            return value.replace("\x00", "\ufffd")
         if isinstance(value, bool):
             return str(int(value))
         if isinstance(value, (int, float)):

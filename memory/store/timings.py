@@ -75,13 +75,17 @@ async def record(
         )
         # A seek on the primary key: nothing to delete on all but one turn a day.
         await tx.execute("DELETE FROM turn_days WHERE day < ?", (day - TIMINGS_DAYS,))
-        if plan is not None and turn_id > 0:
+        if plan is None or turn_id <= 0:
+            return
+        if await tx.fetchone("SELECT 1 FROM turns WHERE id = ?", (turn_id,)) is not None:
             await tx.execute(
-                "INSERT OR REPLACE INTO turn_plans"
-                " (turn_id, latency_ms, strategy, tokens, budget, decisions)"
-                " SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM turns WHERE id = ?)",
+                "INSERT INTO turn_plans (turn_id, latency_ms, strategy, tokens, budget, decisions)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (turn_id) DO UPDATE SET"
+                " latency_ms = excluded.latency_ms, strategy = excluded.strategy,"
+                " tokens = excluded.tokens, budget = excluded.budget,"
+                " decisions = excluded.decisions",
                 (turn_id, max(0.0, latency_ms), plan.strategy, plan.tokens, plan.budget,
-                 _blocks_json(plan.blocks), turn_id),
+                 _blocks_json(plan.blocks)),
             )  # fmt: skip
 
     await store.transact(run)
