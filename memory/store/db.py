@@ -10,12 +10,13 @@ upgrade. A started write is never cancelled half way: it runs shielded in its ow
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import sqlite3
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -338,6 +339,12 @@ class Store:
         except sqlite3.Error:
             # SQLite may already have rolled back (SQLITE_FULL, some IO errors).
             log.debug("rollback after a failed write found no transaction")
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self, job: str) -> AsyncIterator[bool]:
+        """Run `job` (e.g. "indexer") in one process at a time: yield whether this process may.
+        One process owns an SQLite file, so always; PostgreSQL takes an advisory lock."""
+        yield True
 
     async def check_writable(self) -> None:
         """Take and release the write lock once: raise StoreError if the database refuses."""

@@ -22,7 +22,7 @@ import logging
 import operator
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
@@ -242,7 +242,9 @@ class PgStore(Store):
                 server_settings={"lock_timeout": str(int(busy_timeout_ms))},
             )  # fmt: skip
         except (*_PG_ERRORS, OSError, ValueError) as exc:
-            raise StoreError(f"cannot open the database at {redacted(url)}: {describe(exc)}") from exc
+            raise StoreError(
+                f"cannot open the database at {redacted(url)}: {describe(exc)}"
+            ) from exc
         store = cls(url, pool)
         store.busy_timeout_ms = busy_timeout_ms
         try:
@@ -250,7 +252,9 @@ class PgStore(Store):
         except BaseException as exc:
             await store.close()
             if isinstance(exc, _PG_ERRORS):
-                raise StoreError(f"cannot open the database at {store.path}: {describe(exc)}") from exc
+                raise StoreError(
+                    f"cannot open the database at {store.path}: {describe(exc)}"
+                ) from exc
             raise
         return store
 
@@ -356,17 +360,6 @@ class PgStore(Store):
         return not older
 
 
-@contextlib.asynccontextmanager
-async def exclusive(store: Store, job: str) -> AsyncIterator[bool]:
-    """Run `job` in one process at a time: on PostgreSQL an advisory lock (False: another
-    process runs it now); on SQLite one process owns the file, so always True."""
-    if isinstance(store, PgStore):
-        async with store.exclusive(job) as held:
-            yield held
-    else:
-        yield True
-
-
 async def _prepare_connection(conn: asyncpg.Connection) -> None:
     await conn.set_type_codec(
         "numeric", encoder=str, decoder=_number, schema="pg_catalog", format="text"
@@ -379,4 +372,3 @@ async def _apply(tx: Tx, *, version: int, sql: str) -> None:
     await tx.execute(
         "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", (version, time.time())
     )
-

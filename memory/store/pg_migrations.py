@@ -79,7 +79,7 @@ def _sixteen() -> str:
 def _fifteen() -> str:
     sql = dict(MIGRATIONS)[15]
     # Everything after the vectors_checked table is plain; the table and triggers are ours.
-    end = sql.index("checked_at REAL NOT NULL\n        );") + len("checked_at REAL NOT NULL\n        );")
+    end = sql.index(");", sql.index("CREATE TABLE vectors_checked")) + len(");")
     return _VECTORS_DUE + for_postgres(sql[end:])
 
 
@@ -105,8 +105,8 @@ _TYPES = (
 
 # SQLite words that would reach PostgreSQL untranslated: refuse them instead.
 _UNTRANSLATED = re.compile(
-    r"\b(GLOB|json_(?!array_length\(\w+::json\))\w+|AUTOINCREMENT|VIRTUAL|fts5|TRIGGER|PRAGMA|OR IGNORE|OR REPLACE|"
-    r"julianday|strftime|rowid)\b",
+    r"\b(GLOB|json_(?!array_length\(\w+::json\))\w+|AUTOINCREMENT|VIRTUAL|fts5|TRIGGER|PRAGMA|"
+    r"OR IGNORE|OR REPLACE|julianday|strftime|rowid)\b",
     re.IGNORECASE,
 )
 
