@@ -36,11 +36,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On PostgreSQL alone, run only the tests that get their database from `store`: the others
-    would run on SQLite again."""
+    """On PostgreSQL alone, run only the tests that get their database from `store` or
+    `database`: the others would run on SQLite again."""
     if BACKENDS != ("postgres",):
         return
-    kept = [i for i in items if "store" in getattr(i, "fixturenames", ())]
+    kept = [i for i in items if {"store", "database"} & set(getattr(i, "fixturenames", ()))]
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = kept
@@ -86,3 +86,18 @@ async def ollama() -> AsyncIterator[FakeOllama]:
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(timeout=httpx.Timeout(30.0)) as client:
         yield client
+
+
+@pytest.fixture(params=BACKENDS)
+async def database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Path | str]:
+    """Where a test opens, and opens again, its own database (an old schema, a restart): an
+    SQLite file's path, or an empty PostgreSQL database's URL."""
+    if request.param == "sqlite":
+        yield tmp_path / "echo.sqlite3"
+        return
+    server = request.getfixturevalue("postgres")
+    url = await server.create(empty=True)
+    try:
+        yield url
+    finally:
+        await server.drop(url)

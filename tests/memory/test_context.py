@@ -54,9 +54,9 @@ def _prompts(ollama: FakeOllama) -> list[list[dict[str, str]]]:
 
 
 async def test_prompts_fit_and_the_condensed_history_survives_a_restart(
-    tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient
+    database: Path | str, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
-    path = tmp_path / "echo.sqlite3"
+    path = database
     async with await Store.open(path) as store:
         engine = _engine(store, http, ollama)
         for i in range(30):
@@ -79,9 +79,9 @@ async def test_prompts_fit_and_the_condensed_history_survives_a_restart(
 
 
 async def test_the_estimator_calibrates_on_reported_counts_and_keeps_them(
-    tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient
+    database: Path | str, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
-    path = tmp_path / "echo.sqlite3"
+    path = database
     async with await Store.open(path) as store:
         engine = _engine(store, http, ollama)
         for i in range(8):

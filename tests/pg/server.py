@@ -35,15 +35,16 @@ class Server:
         base, _, query = self.uri.partition("?")
         return f"{base.rsplit('/', 1)[0]}/{database}?{query}"
 
-    async def create(self) -> str:
-        """A new database, copied from the migrated template; its URL."""
-        if not self._migrated:
+    async def create(self, *, empty: bool = False) -> str:
+        """A new database, copied from the migrated template (or empty); its URL."""
+        if not self._migrated and not empty:
             await _template(self)
             self._migrated = True
         name = next(self._names)
         conn = await asyncpg.connect(self.url("postgres"))
         try:
-            await conn.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+            template = "template0" if empty else TEMPLATE
+            await conn.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
         finally:
             await conn.close()
         return self.url(name)

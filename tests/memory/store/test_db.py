@@ -34,8 +34,8 @@ async def test_every_connection_sets_the_pragmas(store: Store) -> None:
         assert row is not None and row[0] == expected
 
 
-async def test_old_database_is_migrated_forward_and_keeps_its_data(tmp_path: Path) -> None:
-    path = tmp_path / "old.sqlite3"
+async def test_old_database_is_migrated_forward_and_keeps_its_data(database: Path | str) -> None:
+    path = database
     async with await Store.open(path, migrate_to=1) as old:
         assert await old.schema_version() == 1
         memory_id = await old.transact(_insert_memory)
@@ -52,8 +52,8 @@ async def test_old_database_is_migrated_forward_and_keeps_its_data(tmp_path: Pat
         assert [v[0] for v in versions] == list(range(1, LATEST + 1))
 
 
-async def test_a_newer_database_is_refused_with_a_clear_error(tmp_path: Path) -> None:
-    path = tmp_path / "future.sqlite3"
+async def test_a_newer_database_is_refused_with_a_clear_error(database: Path | str) -> None:
+    path = database
     async with await Store.open(path) as store:
         await store.transact(
             lambda tx: tx.execute(

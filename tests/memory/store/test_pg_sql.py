@@ -66,7 +66,7 @@ def test_a_plain_new_migration_needs_no_postgresql_words() -> None:
         CREATE TABLE person_generations (
             user_id INTEGER PRIMARY KEY,
             generation INTEGER NOT NULL DEFAULT 0 CHECK (generation >= 0),
-            notes TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(notes) AND json_type(notes) = 'array')
+            ids TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(ids) AND json_type(ids) = 'array')
         ) WITHOUT ROWID;
     """
     assert (
@@ -76,7 +76,7 @@ def test_a_plain_new_migration_needs_no_postgresql_words() -> None:
         CREATE TABLE person_generations (
             user_id BIGINT PRIMARY KEY,
             generation BIGINT NOT NULL DEFAULT 0 CHECK (generation >= 0),
-            notes TEXT NOT NULL DEFAULT '[]' CHECK (notes IS JSON ARRAY)
+            ids TEXT NOT NULL DEFAULT '[]' CHECK (ids IS JSON ARRAY)
         );
     """
     )
