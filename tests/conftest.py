@@ -36,11 +36,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On PostgreSQL alone, run only the tests that get their database from `store` or
-    `database`: the others would run on SQLite again."""
+    """On PostgreSQL alone, run only the tests that get their database from `store`,
+    `database` or `postgres`: the others would run on SQLite again."""
     if BACKENDS != ("postgres",):
         return
-    kept = [i for i in items if {"store", "database"} & set(getattr(i, "fixturenames", ()))]
+    kept = [
+        i for i in items if {"store", "database", "postgres"} & set(getattr(i, "fixturenames", ()))
+    ]
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = kept
@@ -49,6 +51,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Any]:
     """A throwaway PostgreSQL server for the session (tests/pg/server.py)."""
+    if "postgres" not in BACKENDS:
+        pytest.skip("PostgreSQL runs with make test-pg (ECHO_TEST_BACKEND=postgres)")
     from tests.pg.server import running
 
     with running() as server:
