@@ -187,13 +187,17 @@ async def _plugin_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 async def test_a_strategy_plugged_in_through_the_entry_point_group(
-    tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    database: Path | str,
+    ollama: FakeOllama,
+    http: httpx.AsyncClient,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     async with _plugin_installed(tmp_path, monkeypatch):
         registry = load_registry()
     assert "newest-only" in registry.names()
     assert any(e.startswith("missing: cannot be loaded") for e in registry.errors)
-    async with await Store.open(tmp_path / "echo.sqlite3") as store:
+    async with await Store.open(database) as store:
         engine = _engine(store, http, ollama, strategies=registry, context=ContextConfig())
         assert await engine.context.set_strategy(STORY, "newest-only") == "newest-only"
         for i in range(4):

@@ -6,6 +6,7 @@ import asyncio
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -54,7 +55,7 @@ class Naive:
             self.semantic[s.memory.id] += s.reason is Reason.SEMANTIC
 
 
-async def _run(ops: list[tuple[object, ...]], path: Path) -> None:
+async def _run(ops: list[tuple[object, ...]], path: Path | str) -> None:
     naive = Naive()
     created: list[int] = []
     async with await Store.open(path) as store:
@@ -122,6 +123,24 @@ async def _run(ops: list[tuple[object, ...]], path: Path) -> None:
 def test_bucketed_counters_equal_naive_increments(ops: list[tuple[object, ...]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         asyncio.run(_run(ops, Path(tmp) / "c.sqlite3"))
+
+
+def test_bucketed_counters_equal_naive_increments_on_postgresql(postgres: Any) -> None:
+    """The same oracle on PostgreSQL (make test-pg), each example on a fresh database."""
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(_ops)
+    def check(ops: list[tuple[object, ...]]) -> None:
+        async def run() -> None:
+            url = await postgres.create()
+            try:
+                await _run(ops, url)
+            finally:
+                await postgres.drop(url)
+
+        asyncio.run(run())
+
+    check()
 
 
 @pytest.mark.sqlite_only("counts written rows with SQLite's total_changes()")

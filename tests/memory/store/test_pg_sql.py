@@ -14,7 +14,7 @@ from memory.store.pg_sql import translate
 
 
 @pytest.mark.parametrize(
-    ("sqlite", "postgres"),
+    ("sqlite_sql", "postgres_sql"),
     [
         ("SELECT a FROM t WHERE b = ? AND c = ?", "SELECT a FROM t WHERE b = $1 AND c = $2"),
         # Numbered ones keep their number; a plain one after them takes the next.
@@ -42,8 +42,8 @@ from memory.store.pg_sql import translate
         ),
     ],
 )
-def test_a_statement_reads_the_same_on_postgresql(sqlite: str, postgres: str) -> None:
-    assert translate(sqlite).sql == postgres
+def test_a_statement_reads_the_same_on_postgresql(sqlite_sql: str, postgres_sql: str) -> None:
+    assert translate(sqlite_sql).sql == postgres_sql
 
 
 def test_a_statement_counts_its_parameters_and_names_the_table_it_inserts_into() -> None:
