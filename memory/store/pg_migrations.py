@@ -35,7 +35,10 @@ DO $$ BEGIN
 END $$;
 ALTER TABLE memories ADD COLUMN words tsvector
     GENERATED ALWAYS AS (to_tsvector('echo_folded'::regconfig, text)) STORED;
-CREATE INDEX memories_words ON memories USING gin (words);
+-- Per person (btree_gin puts user_id in the same index): a term's bitmap holds that person's
+-- memories only, not every person's who wrote the word.
+CREATE EXTENSION IF NOT EXISTS btree_gin;
+CREATE INDEX memories_words ON memories USING gin (user_id, words);
 """
 
 _VECTORS_DUE = """
