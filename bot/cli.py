@@ -190,7 +190,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         raise ConfigError(NO_TOKEN)
     # A file that is not an export is said before the database is even opened.
     exported = files.exported(files.read(args.file), args.file) if command == "import" else None
-    if command in _NEEDS_DATABASE and not files.database_exists(settings.storage.path):
+    if command in _NEEDS_DATABASE and not files.database_exists(settings.storage.database):
         # An empty database made here would only hide a wrong path ([storage] path).
         then = _NEEDS_DATABASE[command]
         print(f"echo-bot: no database at {settings.storage.path} ([storage] path): {then}",
@@ -235,7 +235,9 @@ async def _card(args: argparse.Namespace, settings: Settings) -> int:
     card = load_card(path, played_as=played_as(settings))
     print(render.render_card(card))
     if args.card_command == "import":
-        async with await Store.open(settings.storage.path) as store:
+        async with await Store.open(
+            settings.storage.database, password=settings.storage.database_password()
+        ) as store:
             changed = await manage_context.sync_card_lore(store, card)
         print(f"Lore: {len(card.lore)} entries stored" if changed else "Lore: already up to date")
         configured = settings.character.card
@@ -276,7 +278,7 @@ async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False
 async def doctor(settings: Settings, config_path: str) -> int:
     """Check each thing the bot needs; print one line each, OK or the fix (calibration too)."""
     results: list[tuple[bool | None, str]] = [(True, f"config {config_path} is valid")]
-    results.append(await _check_database(settings.storage.path))
+    results.append(await _check_database(settings.storage.database, settings))
     llm = settings.llm
     async with httpx.AsyncClient(timeout=httpx.Timeout(10.0)) as http:
         for label, url, model in (
@@ -306,19 +308,24 @@ async def doctor(settings: Settings, config_path: str) -> int:
     return 0 if all(status is not False for status, _ in results) else 1
 
 
-async def _check_database(path: Path) -> tuple[bool | None, str]:
+async def _check_database(path: Path | str, settings: Settings) -> tuple[bool | None, str]:
     """Open the database as it is: a check neither creates one nor migrates it."""
-    if not files.database_exists(path):
+    if isinstance(path, Path) and not files.database_exists(path):
         folder = next(p for p in path.absolute().parents if p.exists())
         if os.access(folder, os.W_OK | os.X_OK):
             return None, f"database {path} does not exist yet → `echo-bot run` or `chat` creates it"
         return False, f"database {path} does not exist, and {folder} is not writable → " \
             "choose another [storage] path or fix the permissions"  # fmt: skip
     try:
-        async with await Store.open(path, migrate_to=0) as store:
+        password = settings.storage.database_password()
+        async with await Store.open(path, migrate_to=0, password=password) as store:
             await store.check_writable()
     except (EchoError, OSError) as exc:
-        fix = "check the path and its permissions ([storage] path)"
+        fix = (
+            "check the path and its permissions ([storage] path)"
+            if isinstance(path, Path)
+            else "check the server, the URL and ECHO_STORAGE__PASSWORD ([storage] url)"
+        )
         return False, f"database {path}: {exc} → {fix}"
     return True, f"database {path} is writable"
 
@@ -352,10 +359,14 @@ async def _calibration(
         reports = await calibrate(embedder)
     except BackendError as exc:
         return [(False, f"calibration skipped: the embedding backend failed ({exc})")]
-    path = settings.storage.path
+    path, password = settings.storage.database, settings.storage.database_password()
     try:
         if not checking or files.database_exists(path):
-            opened = Store.open(path, migrate_to=0) if checking else Store.open(path)
+            opened = (
+                Store.open(path, migrate_to=0, password=password)
+                if checking
+                else Store.open(path, password=password)
+            )
             async with await opened as store:
                 await save_calibration(store, embedder.model, reports, now=time.time())
     except EchoError as exc:

@@ -14,6 +14,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast, get_origin
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -151,8 +152,40 @@ class ContextSettings(_Section):
         return self
 
 
+# What selects PostgreSQL in [storage] url; anything else is refused rather than read as a file.
+PG_SCHEMES = ("postgresql://", "postgres://")
+
+
 class StorageSettings(_Section):
+    # The SQLite database; with a url, the folder of this process's own files (log, heartbeat).
     path: Path = Path("data/echo.sqlite3")
+    # A PostgreSQL database instead of SQLite: postgresql://user@host:port/database.
+    url: str | None = None
+    # PostgreSQL's password: from ECHO_STORAGE__PASSWORD or the secret file storage__password.
+    password: Key = None
+
+    @field_validator("url")
+    @classmethod
+    def _postgresql(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        if not value.startswith(PG_SCHEMES):
+            raise ValueError("must start with postgresql:// (leave it out for SQLite)")
+        if urlsplit(value).password is not None:
+            raise ValueError(
+                "holds a password: put it in ECHO_STORAGE__PASSWORD or the secret file"
+                " storage__password instead; the URL is not shown"
+            )
+        return value
+
+    @property
+    def database(self) -> Path | str:
+        """What the store opens: the PostgreSQL URL, else the SQLite file."""
+        return self.url if self.url is not None else self.path
+
+    def database_password(self) -> str | None:
+        return None if self.password is None else self.password.get_secret_value()
 
 
 QuotaKind = Literal["fact", "preference", "promise", "episode"]

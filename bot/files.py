@@ -49,6 +49,9 @@ def exported(text: str, path: str) -> object:
     return data
 
 
-def database_exists(database: Path) -> bool:
-    """Whether the database file is there (an in-memory one always is)."""
+def database_exists(database: Path | str) -> bool:
+    """Whether the database file is there (an in-memory one always is; a PostgreSQL URL names
+    a server, which says so itself when it has no such database)."""
+    if isinstance(database, str):
+        return True
     return str(database) == ":memory:" or database.exists()

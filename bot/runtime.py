@@ -106,11 +106,13 @@ async def structured_output(settings: Settings, http: httpx.AsyncClient) -> tupl
     """Learn or check the chat server's structured-output mode (saved when the database can
     be opened); one line for `doctor`, and whether the mode works."""
     unsaved = Negotiator(override=override(settings))
-    if not database_exists(settings.storage.path):  # a check makes no database
+    if not database_exists(settings.storage.database):  # a check makes no database
         return await _probe(settings, http, unsaved)
     try:
         # As found: `run` migrates the schema, not a check.
-        async with await Store.open(settings.storage.path, migrate_to=0) as store:
+        async with await Store.open(
+            settings.storage.database, migrate_to=0, password=settings.storage.database_password()
+        ) as store:
             return await _probe(settings, http, await negotiator(settings, store))
     except (EchoError, OSError):  # the database line of `doctor` says what is wrong with it
         return await _probe(settings, http, unsaved)
@@ -196,7 +198,9 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     card = load_card(settings)
     async with (
         http_client() as http,
-        await Store.open(settings.storage.path) as store,
+        await Store.open(
+            settings.storage.database, password=settings.storage.database_password()
+        ) as store,
         heartbeat.beating(heartbeat.path_for(settings.storage.path)),
     ):
         if card is not None:

@@ -86,8 +86,13 @@ class Indexer:
         """Embed every stale memory, batch by batch; return how many vectors were written.
 
         One pass at a time: a call while a pass runs waits for it, then finds what is still
-        stale (nothing is embedded twice by two passes at once)."""
-        async with self._lock:
+        stale (nothing is embedded twice by two passes at once). Processes sharing a
+        PostgreSQL database take turns too: a pass while another process runs one does nothing
+        (that process embeds what is due)."""
+        async with self._lock, self.store.exclusive("indexer") as ours:
+            if not ours:
+                log.debug("re-indexing left to the process running it now")
+                return 0
             return await self._pass()
 
     async def _pass(self) -> int:

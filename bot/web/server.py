@@ -238,6 +238,9 @@ async def if_enabled(
 
 async def serve_alone(settings: Settings) -> int:
     """`echo-bot web`: the page on its own against the database, until interrupted."""
-    async with await board.Store.open(settings.storage.path) as store, serving(settings, store):
+    opened = board.Store.open(
+        settings.storage.database, password=settings.storage.database_password()
+    )
+    async with await opened as store, serving(settings, store):
         await asyncio.Event().wait()
     return 0

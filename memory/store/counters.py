@@ -12,7 +12,7 @@ async def bump(tx: Tx, name: str, by: int = 1) -> None:
     if by:
         await tx.execute(
             "INSERT INTO counters (name, value) VALUES (?, ?)"
-            " ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
+            " ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value",
             (name, by),
         )
 

@@ -203,8 +203,8 @@ async def served_ratios(store: Store, origin: str | None) -> tuple[list[int], Re
     rows = await store.fetchall(
         f"SELECT CASE WHEN {CANDIDATES} > 0"
         f" THEN min(CAST({RATIO} * {RATIO_BINS} AS INTEGER), {RATIO_BINS - 1}) END AS bin,"
-        f" count(*), sum({CANDIDATES} <= 0), sum({SERVED} = 0),"
-        f" sum({SERVED} > 0 AND {SEMANTIC} = 0), sum({SEMANTIC} > 0)"
+        f" count(*), {_count_if(f'{CANDIDATES} <= 0')}, {_count_if(f'{SERVED} = 0')},"
+        f" {_count_if(f'{SERVED} > 0 AND {SEMANTIC} = 0')}, {_count_if(f'{SEMANTIC} > 0')}"
         f" {MEMORY_FROM} {where} GROUP BY bin",
         params,
     )
@@ -241,3 +241,8 @@ async def reasons_served(store: Store) -> dict[str, int]:
     """Why the memories of the turns still kept (for /why) were selected: reason → count."""
     rows = await store.fetchall("SELECT reason, count(*) FROM turn_selections GROUP BY reason")
     return {str(r[0]): int(r[1]) for r in rows}
+
+
+def _count_if(condition: str) -> str:
+    """How many rows meet `condition` (PostgreSQL does not sum booleans as SQLite does)."""
+    return f"sum(CASE WHEN {condition} THEN 1 ELSE 0 END)"

@@ -85,7 +85,7 @@ async def people(store: Store, *, limit: int, offset: int) -> tuple[list[PersonR
         f"SELECT p.user_id, {_LAST_NAME.format(uid='p.user_id')},"
         " (SELECT count(*) FROM memories WHERE user_id = p.user_id),"
         " (SELECT max(created_at) FROM turns WHERE user_id = p.user_id) AS last_turn"
-        f" FROM ({ids}) p ORDER BY last_turn IS NULL, last_turn DESC, p.user_id"
+        f" FROM ({ids}) p ORDER BY last_turn DESC NULLS LAST, p.user_id"
         " LIMIT ? OFFSET ?",
         (limit, offset),
     )
@@ -195,7 +195,7 @@ async def stories(store: Store, *, limit: int) -> list[StoryRow]:
         " UNION SELECT story_id FROM story_summaries)"
         " SELECT i.story_id, (SELECT count(*) FROM messages WHERE story_id = i.story_id),"
         " (SELECT max(created_at) FROM messages WHERE story_id = i.story_id) AS last"
-        " FROM ids i ORDER BY last IS NULL, last DESC, i.story_id LIMIT ?",
+        " FROM ids i ORDER BY last DESC NULLS LAST, i.story_id LIMIT ?",
         (limit,),
     )
     return [StoryRow(int(r[0]), int(r[1]), r[2]) for r in rows]

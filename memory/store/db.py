@@ -14,11 +14,12 @@ a process's caches see another's commits (`sync_generation`; memory.store.genera
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -43,6 +44,9 @@ Params = Sequence[Any] | dict[str, Any]
 # lasts milliseconds; one held longer (another process, a backup) would keep the person who
 # asked waiting, so the erasure is left pending and the scheduler completes it later.
 CHECKPOINT_PATIENCE_MS = 500
+
+# A target that starts with one of these is a PostgreSQL URL, anything else an SQLite file.
+PG_SCHEMES = ("postgresql://", "postgres://")
 
 
 async def _connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
@@ -70,6 +74,9 @@ async def _connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
 
 class Tx:
     """One write transaction: the only place SQL that changes data runs."""
+
+    # Which SQL this transaction speaks: "sqlite" here, "postgres" in memory.store.pg.
+    dialect = "sqlite"
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self._conn = conn
@@ -132,6 +139,8 @@ class Tx:
 class Store:
     """The database: one reader connection, one writer connection behind a lock."""
 
+    dialect = "sqlite"
+
     def __init__(
         self,
         path: str,
@@ -156,12 +165,20 @@ class Store:
         migrate_to: int = LATEST,
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
         max_pages: int | None = None,
+        password: str | None = None,
     ) -> Store:
         """Open (creating if needed) the database at `path` and migrate it to `migrate_to`.
 
-        `max_pages` caps the file's size (SQLITE_FULL beyond it).
+        `max_pages` caps the file's size (SQLITE_FULL beyond it). A `postgresql://` URL opens
+        PostgreSQL instead (memory.store.pg), with `password` if the URL has none.
         """
         path = str(path)
+        if path.startswith(PG_SCHEMES):
+            from memory.store.pg import PgStore
+
+            return await PgStore.open(
+                path, migrate_to=migrate_to, busy_timeout_ms=busy_timeout_ms, password=password
+            )
         try:
             if path != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -308,6 +325,12 @@ class Store:
         except sqlite3.Error:
             # SQLite may already have rolled back (SQLITE_FULL, some IO errors).
             log.debug("rollback after a failed write found no transaction")
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self, job: str) -> AsyncIterator[bool]:
+        """Run `job` (e.g. "indexer") in one process at a time: yield whether this process may.
+        One process owns an SQLite file, so always; PostgreSQL takes an advisory lock."""
+        yield True
 
     async def check_writable(self) -> None:
         """Take and release the write lock once: raise StoreError if the database refuses."""

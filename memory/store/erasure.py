@@ -118,7 +118,7 @@ async def _collect(tx: Tx, erasure_id: int, target: Target, stories: list[int] |
             (target.exchange_id, erasure_id, target.story_id or 0),
         )
         return
-    where = "" if stories is None else " AND story_id IN (SELECT value FROM json_each(?3))"
+    where = "" if stories is None else f" AND story_id IN ({_each(tx, '?3')})"
     params: tuple[object, ...] = (erasure_id, target.user_id)
     if stories is not None:
         params += (json.dumps(stories),)
@@ -227,7 +227,7 @@ async def _turns(tx: Tx, target: Target, stories: list[int] | None) -> int:
     removed = await tx.changes()
     await tx.execute(
         "DELETE FROM turn_buckets WHERE user_id = ? AND bucket IN"
-        " (SELECT 'story:' || value FROM json_each(?))",
+        f" (SELECT 'story:' || value FROM ({_each(tx, '?')}) AS stories)",
         (target.user_id, json.dumps(stories)),
     )
     return removed
@@ -250,8 +250,22 @@ async def story_erased_since(tx: Tx, story_id: int, since: float) -> bool:
 
 
 async def purge_keyword_segments(tx: Tx) -> None:
-    """Merge the keyword index's segments: old ones keep a deleted text's terms until then."""
-    await tx.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+    """Merge the keyword index's segments: old ones keep a deleted text's terms until then.
+
+    PostgreSQL keeps a memory's words in its own row, gone with it; the vacuum after an erasure
+    (Store.checkpoint) clears the dead entries of the index."""
+    if tx.dialect == "sqlite":
+        await tx.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+
+
+def _each(tx: Tx, param: str) -> str:
+    """A query of the integers of a JSON array parameter, in a column named value."""
+    if tx.dialect == "postgres":
+        return (
+            f"SELECT CAST(v AS BIGINT) AS value FROM jsonb_array_elements_text(CAST({param} AS"
+            " jsonb)) AS v"
+        )
+    return f"SELECT value FROM json_each({param})"
 
 
 async def record(tx: Tx, kind: str, *, now: float) -> int:

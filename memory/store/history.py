@@ -35,15 +35,14 @@ async def add_user_message(
     now: float,
 ) -> int | None:
     """Store a user's message; return its row id, or None if this source id was already stored."""
-    await tx.execute(
+    row_id = await tx.execute(
         "INSERT INTO messages (source_id, story_id, user_id, role, author_name, content,"
         " created_at) VALUES (?, ?, ?, 'user', ?, ?, ?) ON CONFLICT (source_id) DO NOTHING",
         (source_id, story_id, user_id, author_name, content, now),
     )
     if await tx.changes() == 0:
         return None
-    row = await tx.fetchone("SELECT last_insert_rowid()")
-    return int(row[0]) if row else None
+    return row_id
 
 
 async def has_spoken(tx: Tx, story_id: int, user_id: int) -> bool:
@@ -68,7 +67,11 @@ async def add_reply(
 async def move_source(tx: Tx, old: str, new: str) -> None:
     """Give a stored message another source id (a greeting sent with a later message than the
     one it was stored with); nothing changes when `new` is taken."""
-    await tx.execute("UPDATE OR IGNORE messages SET source_id = ? WHERE source_id = ?", (new, old))
+    await tx.execute(
+        "UPDATE messages SET source_id = ?1 WHERE source_id = ?2"
+        " AND NOT EXISTS (SELECT 1 FROM messages WHERE source_id = ?1)",
+        (new, old),
+    )
 
 
 _MESSAGE = (

@@ -27,7 +27,7 @@ def _entry(row: Sequence[Any]) -> LoreEntry:
 
 async def insert(tx: Tx, entry: LoreEntry, *, created_by: int | None, now: float) -> int:
     """Store an entry (its id is ignored); return the new id."""
-    await tx.execute(
+    return await tx.execute(
         f"INSERT INTO lore_entries ({_COLUMNS.removeprefix('id, ')}, created_by, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
@@ -39,9 +39,6 @@ async def insert(tx: Tx, entry: LoreEntry, *, created_by: int | None, now: float
             json.dumps(entry.extra, ensure_ascii=False), created_by, now,
         ),
     )  # fmt: skip
-    row = await tx.fetchone("SELECT last_insert_rowid()")
-    assert row is not None
-    return int(row[0])
 
 
 async def applicable(store: Store, guild_id: int | None) -> list[LoreEntry]:

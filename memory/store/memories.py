@@ -94,7 +94,7 @@ def visible_where(origin: str, *, everywhere: bool = False) -> str:
     if not everywhere:
         place = "m.origin = ?"
     elif origin == DM_ORIGIN:
-        place = "(m.origin = ? OR 1)"
+        place = "(m.origin = ? OR 1 = 1)"
     else:
         place = "(m.origin = ? OR m.origin <> 'dm')"
     return f"m.user_id = ? AND (m.scope = 'global' OR m.story_id = ?) AND {place}"

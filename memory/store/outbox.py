@@ -238,7 +238,7 @@ async def mark_failed(tx: Tx, row_id: int, *, error: str, next_attempt_at: float
     """Record a failed attempt; drop the row when `next_attempt_at` is None."""
     await tx.execute(
         "UPDATE outbox SET attempts = attempts + 1, last_error = ?,"
-        " status = CASE WHEN ? IS NULL THEN 'dropped' ELSE 'pending' END,"
+        " status = CASE WHEN CAST(? AS DOUBLE PRECISION) IS NULL THEN 'dropped' ELSE 'pending' END,"
         " next_attempt_at = coalesce(?, next_attempt_at), leased_by = NULL, lease_until = NULL"
         " WHERE id = ? AND status = 'pending'",
         (error[:500], next_attempt_at, next_attempt_at, row_id),

@@ -180,8 +180,8 @@ class Leftovers:
 async def memory_sources(store: Store, user_id: int, memory_id: int) -> list[str]:
     """The exchanges that created or confirmed one of this person's memories."""
     rows = await store.fetchall(
-        "SELECT DISTINCT e.exchange_id FROM memory_events e JOIN memories m ON m.id = e.memory_id"
-        " WHERE e.memory_id = ? AND m.user_id = ? ORDER BY e.id",
+        "SELECT e.exchange_id FROM memory_events e JOIN memories m ON m.id = e.memory_id"
+        " WHERE e.memory_id = ? AND m.user_id = ? GROUP BY e.exchange_id ORDER BY min(e.id)",
         (memory_id, user_id),
     )
     return [str(r[0]) for r in rows]

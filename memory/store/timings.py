@@ -70,18 +70,22 @@ async def record(
         day = int(now // DAY)
         await tx.execute(
             "INSERT INTO turn_days (day, degraded, bucket, turns) VALUES (?, ?, ?, 1)"
-            " ON CONFLICT (day, degraded, bucket) DO UPDATE SET turns = turns + 1",
+            " ON CONFLICT (day, degraded, bucket) DO UPDATE SET turns = turn_days.turns + 1",
             (day, degraded, bucket(latency_ms)),
         )
         # A seek on the primary key: nothing to delete on all but one turn a day.
         await tx.execute("DELETE FROM turn_days WHERE day < ?", (day - TIMINGS_DAYS,))
-        if plan is not None and turn_id > 0:
+        if plan is None or turn_id <= 0:
+            return
+        if await tx.fetchone("SELECT 1 FROM turns WHERE id = ?", (turn_id,)) is not None:
             await tx.execute(
-                "INSERT OR REPLACE INTO turn_plans"
-                " (turn_id, latency_ms, strategy, tokens, budget, decisions)"
-                " SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM turns WHERE id = ?)",
+                "INSERT INTO turn_plans (turn_id, latency_ms, strategy, tokens, budget, decisions)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (turn_id) DO UPDATE SET"
+                " latency_ms = excluded.latency_ms, strategy = excluded.strategy,"
+                " tokens = excluded.tokens, budget = excluded.budget,"
+                " decisions = excluded.decisions",
                 (turn_id, max(0.0, latency_ms), plan.strategy, plan.tokens, plan.budget,
-                 _blocks_json(plan.blocks), turn_id),
+                 _blocks_json(plan.blocks)),
             )  # fmt: skip
 
     await store.transact(run)
@@ -94,7 +98,7 @@ async def count_reflection(tx: Tx, outcomes: Sequence[tuple[str, str]], *, now: 
     await tx.executemany(
         "INSERT INTO reflection_days (day, action, reason, candidates) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (day, action, reason) DO UPDATE SET"
-        " candidates = candidates + excluded.candidates",
+        " candidates = reflection_days.candidates + excluded.candidates",
         [(int(now // DAY), action, reason, n) for (action, reason), n in sorted(amounts.items())],
     )
     await tx.execute("DELETE FROM reflection_days WHERE day < ?", (int(now // DAY) - KEPT_DAYS,))

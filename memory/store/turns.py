@@ -82,7 +82,7 @@ _BY_MEANING = (Reason.SEMANTIC, Reason.CONVERSATION)
 async def _count(tx: Tx, where: TurnRecord, selected: Sequence[Selected]) -> None:
     await tx.executemany(
         "INSERT INTO turn_buckets (user_id, bucket, turns) VALUES (?, ?, 1)"
-        " ON CONFLICT (user_id, bucket) DO UPDATE SET turns = turns + 1",
+        " ON CONFLICT (user_id, bucket) DO UPDATE SET turns = turn_buckets.turns + 1",
         [(where.user_id, b) for b in turn_buckets(where.story_id, where.origin)],
     )
     await tx.executemany(

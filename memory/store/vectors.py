@@ -77,7 +77,7 @@ async def memories_after(store: Store, after: int, limit: int) -> list[tuple[int
 
 async def mark_due(tx: Tx, memory_ids: Iterable[int]) -> None:
     await tx.executemany(
-        "INSERT OR IGNORE INTO vectors_due (memory_id) SELECT ? WHERE EXISTS"
+        "INSERT OR IGNORE INTO vectors_due (memory_id) SELECT CAST(? AS BIGINT) WHERE EXISTS"
         " (SELECT 1 FROM memories WHERE id = ?)",
         [(i, i) for i in memory_ids],
     )

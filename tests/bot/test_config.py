@@ -177,3 +177,25 @@ def test_every_renamed_key_points_at_a_real_setting_and_is_gone() -> None:
 
     for (old_section, old_key), (section, key) in RENAMED.items():
         assert key in keys(section) and old_key not in keys(old_section)
+
+
+def test_a_postgresql_url_selects_it_and_its_password_comes_from_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[storage]\nurl = "postgresql://echo@db:5432/echo"\n', encoding="utf-8")
+    monkeypatch.setenv("ECHO_STORAGE__PASSWORD", "s3cret-pw")
+    settings = load_settings(path)
+    assert settings.storage.database == "postgresql://echo@db:5432/echo"
+    assert settings.storage.database_password() == "s3cret-pw"
+    assert "s3cret-pw" not in repr(settings)
+    # The process's own files stay in the folder of [storage] path.
+    assert settings.storage.path == tmp_path / "data" / "echo.sqlite3"
+
+
+def test_a_url_holding_its_password_is_refused_without_showing_it(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[storage]\nurl = "postgresql://echo:hunter22@db/echo"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"storage\.url: .*ECHO_STORAGE__PASSWORD") as caught:
+        load_settings(path)
+    assert "hunter22" not in str(caught.value)

@@ -54,9 +54,9 @@ def _prompts(ollama: FakeOllama) -> list[list[dict[str, str]]]:
 
 
 async def test_prompts_fit_and_the_condensed_history_survives_a_restart(
-    tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient
+    database: Path | str, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
-    path = tmp_path / "echo.sqlite3"
+    path = database
     async with await Store.open(path) as store:
         engine = _engine(store, http, ollama)
         for i in range(30):
@@ -79,9 +79,9 @@ async def test_prompts_fit_and_the_condensed_history_survives_a_restart(
 
 
 async def test_the_estimator_calibrates_on_reported_counts_and_keeps_them(
-    tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient
+    database: Path | str, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
-    path = tmp_path / "echo.sqlite3"
+    path = database
     async with await Store.open(path) as store:
         engine = _engine(store, http, ollama)
         for i in range(8):
@@ -187,13 +187,17 @@ async def _plugin_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 async def test_a_strategy_plugged_in_through_the_entry_point_group(
-    tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    database: Path | str,
+    ollama: FakeOllama,
+    http: httpx.AsyncClient,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     async with _plugin_installed(tmp_path, monkeypatch):
         registry = load_registry()
     assert "newest-only" in registry.names()
     assert any(e.startswith("missing: cannot be loaded") for e in registry.errors)
-    async with await Store.open(tmp_path / "echo.sqlite3") as store:
+    async with await Store.open(database) as store:
         engine = _engine(store, http, ollama, strategies=registry, context=ContextConfig())
         assert await engine.context.set_strategy(STORY, "newest-only") == "newest-only"
         for i in range(4):

@@ -36,9 +36,9 @@ async def _add(store: Store, text: str) -> int:
 
 
 async def test_memories_written_before_the_marks_are_checked_once(
-    tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient
+    database: Path | str, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
-    path = tmp_path / "v14.sqlite3"
+    path = database
     async with await Store.open(path, migrate_to=14) as old:
 
         async def run(tx: Tx) -> None:
@@ -52,8 +52,8 @@ async def test_memories_written_before_the_marks_are_checked_once(
             # The first one already has its current vector: it is not embedded again.
             await tx.execute(
                 "INSERT INTO embeddings (memory_id, model, content_hash, dim, vector)"
-                " VALUES (1, ?, ?, 1, zeroblob(4))",
-                (MODEL, vector_hash(MODEL, "Keeps bees")),
+                " VALUES (1, ?, ?, 1, ?)",
+                (MODEL, vector_hash(MODEL, "Keeps bees"), bytes(4)),
             )
 
         await old.transact(run)

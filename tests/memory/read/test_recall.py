@@ -130,8 +130,8 @@ async def test_the_relative_cutoff_is_read_from_the_query_scores(store: Store) -
     assert len(eligible) < len(everything)
 
 
-async def test_migration_6_indexes_memories_written_before_it(tmp_path: Path) -> None:
-    path = tmp_path / "v5.sqlite3"
+async def test_migration_6_indexes_memories_written_before_it(database: Path | str) -> None:
+    path = database
     async with await Store.open(path, migrate_to=5) as old:
         await old.transact(
             lambda tx: tx.execute(

@@ -6,7 +6,9 @@ import asyncio
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -53,7 +55,7 @@ class Naive:
             self.semantic[s.memory.id] += s.reason is Reason.SEMANTIC
 
 
-async def _run(ops: list[tuple[object, ...]], path: Path) -> None:
+async def _run(ops: list[tuple[object, ...]], path: Path | str) -> None:
     naive = Naive()
     created: list[int] = []
     async with await Store.open(path) as store:
@@ -123,6 +125,25 @@ def test_bucketed_counters_equal_naive_increments(ops: list[tuple[object, ...]])
         asyncio.run(_run(ops, Path(tmp) / "c.sqlite3"))
 
 
+def test_bucketed_counters_equal_naive_increments_on_postgresql(postgres: Any) -> None:
+    """The same oracle on PostgreSQL (make test-pg), each example on a fresh database."""
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(_ops)
+    def check(ops: list[tuple[object, ...]]) -> None:
+        async def run() -> None:
+            url = await postgres.create()
+            try:
+                await _run(ops, url)
+            finally:
+                await postgres.drop(url)
+
+        asyncio.run(run())
+
+    check()
+
+
+@pytest.mark.sqlite_only("counts written rows with SQLite's total_changes()")
 async def test_a_turn_writes_rows_for_what_it_selected_not_for_every_candidate(
     store: Store,
 ) -> None:

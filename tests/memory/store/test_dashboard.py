@@ -120,8 +120,10 @@ async def test_a_persons_memories_are_ordered_filtered_and_paged_like_brute_forc
     assert len(everything) == 40
 
 
-async def test_reflections_applied_before_schema_17_are_counted_per_day(tmp_path: Path) -> None:
-    path = tmp_path / "old.sqlite3"
+async def test_reflections_applied_before_schema_17_are_counted_per_day(
+    database: Path | str,
+) -> None:
+    path = database
     rng = random.Random(3)
     outcomes = [("created", None), ("merged", None), ("absorbed", None),
                 ("rejected", "low_confidence"), ("rejected", "about_character")]  # fmt: skip

@@ -22,6 +22,7 @@ async def _insert_memory(tx: Tx, user_id: int = 1, text: str = "Aime le jazz") -
     )
 
 
+@pytest.mark.sqlite_only("reads SQLite's PRAGMAs")
 async def test_every_connection_sets_the_pragmas(store: Store) -> None:
     for pragma, expected in [
         ("journal_mode", "wal"),
@@ -33,8 +34,8 @@ async def test_every_connection_sets_the_pragmas(store: Store) -> None:
         assert row is not None and row[0] == expected
 
 
-async def test_old_database_is_migrated_forward_and_keeps_its_data(tmp_path: Path) -> None:
-    path = tmp_path / "old.sqlite3"
+async def test_old_database_is_migrated_forward_and_keeps_its_data(database: Path | str) -> None:
+    path = database
     async with await Store.open(path, migrate_to=1) as old:
         assert await old.schema_version() == 1
         memory_id = await old.transact(_insert_memory)
@@ -52,8 +53,8 @@ async def test_old_database_is_migrated_forward_and_keeps_its_data(tmp_path: Pat
         assert [v[0] for v in versions] == [version for version, _ in MIGRATIONS]
 
 
-async def test_a_newer_database_is_refused_with_a_clear_error(tmp_path: Path) -> None:
-    path = tmp_path / "future.sqlite3"
+async def test_a_newer_database_is_refused_with_a_clear_error(database: Path | str) -> None:
+    path = database
     async with await Store.open(path) as store:
         await store.transact(
             lambda tx: tx.execute(
@@ -165,8 +166,8 @@ async def test_deleting_a_memory_cascades_to_its_vector(store: Store) -> None:
     await store.transact(
         lambda tx: tx.execute(
             "INSERT INTO embeddings (memory_id, model, content_hash, dim, vector)"
-            " VALUES (?, 'm', ?, 2, zeroblob(8))",
-            (memory_id, HASH),
+            " VALUES (?, 'm', ?, 2, ?)",
+            (memory_id, HASH, bytes(8)),
         )
     )
     await store.transact(lambda tx: tx.execute("DELETE FROM memories WHERE id = ?", (memory_id,)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx
 
@@ -99,11 +100,9 @@ async def test_invalid_json_and_timeouts_are_retried(
 
 
 async def test_the_outbox_survives_a_restart(
-    tmp_path: object, ollama: FakeOllama, http: httpx.AsyncClient
+    database: Path | str, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
-    from pathlib import Path
-
-    path = Path(str(tmp_path)) / "restart.sqlite3"
+    path = database
     async with await Store.open(path) as store:
         await _queue(store)
     ollama.chat_replies = [json.dumps(REFLECTION)]

@@ -1,0 +1,376 @@
+"""The PostgreSQL store: the same surface as the SQLite `Store`, over an asyncpg pool.
+
+The store modules keep one SQL text per statement, written for SQLite; `pg_sql.translate`
+rewrites the few spellings PostgreSQL does not share, and the statements whose meaning differs
+(full-text search, JSON, replacing upserts) have a PostgreSQL variant chosen by `dialect`. One
+translator and a handful of variants instead of a second copy of every query: a query changed
+for one backend cannot silently drift from the other.
+
+Values are typed as SQLite types them, loosely: each parameter is converted to the type
+PostgreSQL inferred for it (learned once per statement), numeric results come back as int or
+float. Writes in one process still go one transaction at a time, as on SQLite, so a
+read-then-write transaction keeps the meaning it has there; reads share the pool. Across
+processes, PostgreSQL's row locks and the advisory locks below do the ordering.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import operator
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar, cast
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+
+from memory.errors import MigrationError, StoreError
+from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Store, Tx
+from memory.store.generations import GENERATIONS_SCHEMA, Generations
+from memory.store.migrations import LATEST
+from memory.store.pg_migrations import ID_TABLES, PG_MIGRATIONS
+from memory.store.pg_sql import translate
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Connections per process: reads run concurrently on them, writes take one at a time. Eight kept
+# a turn's reads from queueing behind the indexer's and the operator page's.
+POOL_SIZE = 8
+
+# Keys of the advisory locks (one namespace for Écho): the migrations, and named jobs.
+_MIGRATION_LOCK = 0x45_63_68_6F_00_01
+LOCKS = {"indexer": 0x45_63_68_6F_00_02}
+
+# The tables that hold a person's words, vacuumed after an erasure (see checkpoint).
+TEXT_TABLES = (
+    "memories", "messages", "outbox", "summary_revisions", "story_summaries", "story_context",
+    "anchors", "positions", "lore_entries", "applied_exchanges",
+)  # fmt: skip
+
+_INTS = frozenset({"int2", "int4", "int8"})
+_FLOATS = frozenset({"float4", "float8"})
+_TEXTS = frozenset({"text", "varchar", "bpchar", "name"})
+_PG_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError)
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for errors and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    user = f"{parts.username}@" if parts.username else ""
+    return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
+
+
+def describe(exc: BaseException) -> str:
+    """A PostgreSQL error in one line, without its DETAIL: PostgreSQL quotes the failing row
+    there, and a row holds a person's words. A broken CHECK says so as SQLite does."""
+    if isinstance(exc, asyncpg.CheckViolationError):
+        return f"CHECK constraint failed: {exc.constraint_name}"
+    if isinstance(exc, asyncpg.NotNullViolationError):
+        return f"NOT NULL constraint failed: {exc.table_name}.{exc.column_name}"
+    if isinstance(exc, asyncpg.UniqueViolationError):
+        return f"UNIQUE constraint failed: {exc.constraint_name}"
+    if isinstance(exc, asyncpg.ForeignKeyViolationError):
+        return f"FOREIGN KEY constraint failed: {exc.constraint_name}"
+    if isinstance(exc, asyncpg.PostgresError):
+        return str(exc.args[0]) if exc.args else type(exc).__name__
+    return str(exc)
+
+
+def _number(text: str) -> int | float:
+    """A numeric result (sum, avg of integers) as SQLite returns it: int or float."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def _coerce(value: Any, type_name: str) -> Any:
+    """One parameter as PostgreSQL's inferred type wants it (SQLite takes any)."""
+    if value is None:
+        return None
+    if type_name in _INTS:
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and value.lstrip("-").isdigit():
+            return int(value)
+        if not isinstance(value, (float, str, bytes)):
+            return operator.index(value)
+    elif type_name in _FLOATS or type_name == "numeric":
+        if not isinstance(value, (str, bytes)):
+            return float(value)
+    elif type_name in _TEXTS:
+        if isinstance(value, str) and "\x00" in value:
+            # PostgreSQL's text holds no NUL (SQLite's does); what is stored was cleaned before,
+            # so this is a search term or a name: a NUL in it matches nothing either way.
+            return value.replace("\x00", "\ufffd")
+        if isinstance(value, bool):
+            return str(int(value))
+        if isinstance(value, (int, float)):
+            return str(value)
+    elif type_name == "bytea":
+        if isinstance(value, (bytearray, memoryview)):
+            return bytes(value)
+    elif type_name == "bool":
+        return bool(value)
+    return value
+
+
+class _Statements:
+    """Each translated statement's parameter types, learned once per statement."""
+
+    def __init__(self) -> None:
+        self._types: dict[str, tuple[str, ...]] = {}
+
+    async def args(self, conn: asyncpg.Connection, sql: str, params: Params) -> list[Any]:
+        if isinstance(params, dict):
+            raise TypeError("named parameters are not supported on PostgreSQL")
+        if not params:
+            return []
+        types = self._types.get(sql)
+        if types is None:
+            statement = await conn.prepare(sql)
+            types = tuple(t.name for t in statement.get_parameters())
+            self._types[sql] = types
+        return [_coerce(v, t) for v, t in zip(params, types, strict=True)]
+
+
+def _changed_rows(status: str) -> int | None:
+    """The rows an INSERT/UPDATE/DELETE changed, from its status ('UPDATE 3'); None otherwise."""
+    word, _, rest = status.partition(" ")
+    if word not in ("INSERT", "UPDATE", "DELETE", "MERGE"):
+        return None
+    return int(rest.rsplit(" ", 1)[-1])
+
+
+class PgTx(Tx):
+    """One write transaction on PostgreSQL, with the methods of the SQLite `Tx`."""
+
+    dialect = "postgres"
+
+    def __init__(self, conn: asyncpg.Connection, statements: _Statements) -> None:
+        self._pg = conn
+        self._statements = statements
+        self._changed_rows = 0
+        self.changed: dict[int, set[int] | None] = {}
+        self.embedded: dict[int, set[int] | None] = {}
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        """Run one statement; return the id of the row an INSERT added (0: none)."""
+        translated = translate(sql)
+        query = translated.sql
+        args = await self._statements.args(self._pg, query, params)
+        if translated.inserts_into in ID_TABLES and " RETURNING " not in query.upper():
+            rows = await self._pg.fetch(query + " RETURNING id", *args)
+            self._changed_rows = len(rows)
+            return int(rows[0][0]) if rows else 0
+        status = await self._pg.execute(query, *args)
+        changed = _changed_rows(status)
+        if changed is not None:
+            self._changed_rows = changed
+        return 0
+
+    async def script(self, sql: str) -> None:
+        """Run a script of PostgreSQL statements as written (a migration), no parameters."""
+        await self._pg.execute(sql)
+
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
+        query = translate(sql).sql
+        converted = [await self._statements.args(self._pg, query, row) for row in rows]
+        if converted:
+            await self._pg.executemany(query, converted)
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+        query = translate(sql).sql
+        args = await self._statements.args(self._pg, query, params)
+        rows = await self._pg.fetch(query, *args)
+        if " RETURNING " in query.upper():
+            self._changed_rows = len(rows)
+        # asyncpg's Record reads as sqlite3.Row does: by position, by name, keys().
+        return cast("list[sqlite3.Row]", rows)
+
+    async def changes(self) -> int:
+        return self._changed_rows
+
+
+class PgStore(Store):
+    """PostgreSQL: a pool of connections; writes one transaction at a time per process."""
+
+    dialect = "postgres"
+
+    def __init__(self, url: str, pool: asyncpg.Pool) -> None:
+        # Not Store.__init__: no SQLite connections. The same per-user generations.
+        self.path = redacted(url)
+        self.busy_timeout_ms = BUSY_TIMEOUT_MS
+        self._pool = pool
+        self._statements = _Statements()
+        self._write_lock = asyncio.Lock()
+        self._orphans: set[asyncio.Task[Any]] = set()
+        self._generations = Generations()
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | Path,
+        *,
+        migrate_to: int = LATEST,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+        max_pages: int | None = None,
+        password: str | None = None,
+    ) -> PgStore:
+        """Connect to the PostgreSQL database at the URL `path` and migrate it to `migrate_to`.
+
+        `max_pages` is SQLite's and refused here; `busy_timeout_ms` bounds lock waits."""
+        url = str(path)
+        if max_pages is not None:
+            raise StoreError("max_pages applies to SQLite only")
+        try:
+            pool = await asyncpg.create_pool(
+                url, password=password, min_size=1, max_size=POOL_SIZE,
+                init=_prepare_connection,
+                server_settings={"lock_timeout": str(int(busy_timeout_ms))},
+            )  # fmt: skip
+        except (*_PG_ERRORS, OSError, ValueError) as exc:
+            raise StoreError(
+                f"cannot open the database at {redacted(url)}: {describe(exc)}"
+            ) from exc
+        store = cls(url, pool)
+        store.busy_timeout_ms = busy_timeout_ms
+        try:
+            await store._migrate(migrate_to)
+            store._generations.shared = await store.schema_version() >= GENERATIONS_SCHEMA
+        except BaseException as exc:
+            await store.close()
+            if isinstance(exc, _PG_ERRORS):
+                raise StoreError(
+                    f"cannot open the database at {store.path}: {describe(exc)}"
+                ) from exc
+            raise
+        return store
+
+    async def close(self) -> None:
+        """Finish pending writes and close the pool."""
+        try:
+            if self._orphans:
+                await asyncio.gather(*self._orphans, return_exceptions=True)
+        finally:
+            await self._pool.close()
+
+    async def _migrate(self, target: int) -> None:
+        # One process migrates at a time; the others wait, then find the work done.
+        async with self._pool.acquire() as conn:
+            await conn.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
+            try:
+                await conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                    " version BIGINT PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
+                )
+                current = await self.schema_version()
+                if current > LATEST:
+                    raise MigrationError(
+                        f"database schema {current} is newer than this program's {LATEST}:"
+                        " upgrade Écho"
+                    )
+                for version, sql in PG_MIGRATIONS:
+                    if current < version <= target:
+                        await self.transact(functools.partial(_apply, version=version, sql=sql))
+                        log.info("database migrated to schema %d", version)
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+        """Run a read-only query on a pooled connection."""
+        query = translate(sql).sql
+        try:
+            async with self._pool.acquire() as conn:
+                args = await self._statements.args(conn, query, params)
+                rows = await conn.fetch(query, *args)
+        except _PG_ERRORS as exc:
+            raise StoreError(describe(exc)) from exc
+        return cast("list[sqlite3.Row]", rows)
+
+    async def _run(self, fn: Callable[[Tx], Awaitable[T]]) -> T:
+        async with self._write_lock:
+            try:
+                conn = await self._pool.acquire()
+            except (*_PG_ERRORS, OSError) as exc:
+                raise StoreError(f"cannot start a write: {describe(exc)}") from exc
+            try:
+                transaction = conn.transaction()
+                await transaction.start()
+                tx = PgTx(conn, self._statements)
+                try:
+                    result = await fn(tx)
+                    bumped = await self._generations.bump(tx)
+                    await transaction.commit()
+                except BaseException as exc:
+                    with contextlib.suppress(*_PG_ERRORS):
+                        await transaction.rollback()
+                    if isinstance(exc, _PG_ERRORS):
+                        raise StoreError(describe(exc)) from exc
+                    raise
+            finally:
+                await self._pool.release(conn)
+            self._generations.committed(tx, bumped)
+            return result
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self, job: str) -> AsyncIterator[bool]:
+        """Hold the advisory lock of `job` while the block runs; yield False (and hold
+        nothing) when another process holds it."""
+        async with self._pool.acquire() as conn:
+            held = bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)", LOCKS[job]))
+            try:
+                yield held
+            finally:
+                if held:
+                    await conn.execute("SELECT pg_advisory_unlock($1)", LOCKS[job])
+
+    async def checkpoint(self, *, patience_ms: int = CHECKPOINT_PATIENCE_MS) -> bool:
+        """Vacuum the tables that hold words (after an erasure), so the dead row versions of
+        what was erased are removed from their pages and indexes; False when a transaction
+        that began before the vacuum still holds a snapshot (those versions stay until it
+        ends: the scheduler completes the erasure later)."""
+        started = time.time()
+        try:
+            async with self._pool.acquire() as conn:
+                await conn.execute(f"SET lock_timeout = {int(patience_ms)}")
+                try:
+                    await conn.execute("VACUUM " + ", ".join(TEXT_TABLES))
+                finally:
+                    await conn.execute("RESET lock_timeout")
+                older = await conn.fetchval(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    " AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL"
+                    " AND xact_start < to_timestamp($1)",
+                    started,
+                )
+        except _PG_ERRORS as exc:
+            log.warning("vacuum after an erasure failed: %s", type(exc).__name__)
+            return False
+        return not older
+
+
+async def _prepare_connection(conn: asyncpg.Connection) -> None:
+    await conn.set_type_codec(
+        "numeric", encoder=str, decoder=_number, schema="pg_catalog", format="text"
+    )
+
+
+async def _apply(tx: Tx, *, version: int, sql: str) -> None:
+    assert isinstance(tx, PgTx)
+    await tx.script(sql)
+    await tx.execute(
+        "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", (version, time.time())
+    )

@@ -1,0 +1,104 @@
+"""What only PostgreSQL has: several processes on one database, VACUUM after an erasure, the
+refusal of a newer schema through the advisory-locked migration. Run by `make test-pg`."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from memory import manage_erasure
+from memory.errors import MigrationError
+from memory.indexer import Indexer
+from memory.llm import OllamaEmbedder
+from memory.model import Kind, Scope
+from memory.store import memories
+from memory.store.db import Store, Tx
+from memory.store.migrations import LATEST
+from tests.fakes.ollama import FakeOllama
+
+USER, STORY, GUILD = 1, 10, "111"
+CANARY = "ZQXCANARY4242"
+
+
+@pytest.fixture
+def url(store: Store) -> str:
+    if store.dialect != "postgres":
+        pytest.skip("PostgreSQL only (ECHO_TEST_BACKEND=postgres)")
+    # The test servers take no password: the store's URL is the whole URL.
+    return store.path
+
+
+async def _add(store: Store, text: str) -> int:
+    async def run(tx: Tx) -> int:
+        memory = await memories.insert(
+            tx, user_id=USER, text=text, kind=Kind.FACT, scope=Scope.GLOBAL, story_id=STORY,
+            origin=GUILD, confidence=0.9, now=1.0,
+        )  # fmt: skip
+        return memory.id
+
+    return await store.transact(run)
+
+
+async def test_one_process_at_a_time_runs_the_indexer(
+    store: Store, url: str, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    await _add(store, "I keep bees on the roof")
+    async with await Store.open(url) as other:
+        embedder = OllamaEmbedder(http, ollama.url, "nomic-embed-text")
+        async with store.exclusive("indexer") as ours:
+            assert ours
+            assert await Indexer(other, embedder).run_once() == 0
+            async with other.exclusive("indexer") as theirs:
+                assert not theirs
+        assert await Indexer(other, embedder).run_once() == 1
+        assert await Indexer(store, embedder).run_once() == 0
+
+
+async def test_a_schema_newer_than_the_code_is_refused(store: Store, url: str) -> None:
+    await store.transact(
+        lambda tx: tx.execute(
+            "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", (LATEST + 1, 0.0)
+        )
+    )
+    with pytest.raises(MigrationError, match="newer than this program"):
+        await Store.open(url)
+
+
+async def test_a_forgotten_memory_leaves_no_word_in_any_live_row(
+    store: Store, url: str, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    memory_id = await _add(store, f"my locker code is {CANARY}")
+    await Indexer(store, OllamaEmbedder(http, ollama.url, "nomic-embed-text")).run_once()
+    assert CANARY.lower() in await _everything(store)
+
+    forgotten = await manage_erasure.forget_memory(store, USER, memory_id)
+
+    assert forgotten.complete
+    assert CANARY.lower() not in await _everything(store)
+    # Vacuumed: no transaction that began before the erasure holds the dead row's version.
+    assert await store.checkpoint()
+
+
+async def test_an_erasure_stays_pending_while_an_older_snapshot_could_read_it(
+    store: Store, url: str
+) -> None:
+    async with await Store.open(url) as other:
+        pool = other._pool  # type: ignore[attr-defined]
+        async with pool.acquire() as conn, conn.transaction(isolation="repeatable_read"):
+            await conn.fetch("SELECT count(*) FROM memories")
+            time.sleep(0.01)
+            assert not await store.checkpoint()
+    assert await store.checkpoint()
+
+
+async def _everything(store: Store) -> str:
+    """Every live row of every table as text, with each tsvector's words."""
+    tables = await store.fetchall(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+    )
+    out: list[str] = []
+    for (table,) in tables:
+        out += [repr(tuple(r)) for r in await store.fetchall(f"SELECT * FROM {table}")]
+    return "\n".join(out).lower()
