@@ -113,8 +113,11 @@ Calibration = tuple[float, tuple[float, ...], int, int]
 async def calibration(store: Store | Tx, model: str) -> Calibration | None:
     """(factor, recent ratios, samples, rejected) for a chat model, or None before any report;
     read in a write transaction, what every process learned so far."""
+    # In a write transaction on PostgreSQL, the row stays locked until the commit that saves
+    # what this read learns on top of it: two processes never both learn from the same row.
+    lock = store.for_update() if isinstance(store, Tx) else ""
     row = await store.fetchone(
-        "SELECT factor, recent, samples, rejected FROM token_calibration WHERE model = ?",
+        "SELECT factor, recent, samples, rejected FROM token_calibration WHERE model = ?" + lock,
         (model,),
     )
     if row is None:

@@ -131,6 +131,15 @@ class Tx:
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
 
+    async def serialize(self, job: str) -> None:
+        """Hold `job`'s lock until this transaction ends, across processes. SQLite's write
+        transactions are one at a time already (BEGIN IMMEDIATE); PostgreSQL's are not."""
+
+    def for_update(self) -> str:
+        """The clause that locks the rows a read inside this transaction returns until it
+        ends: none on SQLite (one writer at a time), FOR UPDATE on PostgreSQL."""
+        return ""
+
     async def changes(self) -> int:
         row = await self.fetchone("SELECT changes()")
         return int(row[0]) if row else 0
@@ -300,7 +309,9 @@ class Store:
     async def generation_in(self, tx: Tx, user_id: int) -> int:
         """This user's generation inside a write transaction: no other process's commit can
         change it before this one ends."""
-        return await self._generations.read(tx, user_id)
+        # PostgreSQL: the row stays locked to the commit, so no other process raises it
+        # between this read and the writes it vouches for.
+        return await self._generations.read(tx, user_id, lock=tx.for_update())
 
     def generation(self, user_id: int) -> int:
         """The highest generation of this user this process knows: raised by every commit

@@ -27,8 +27,9 @@ GENERATIONS_SCHEMA = 17
 
 _BUMP = (
     "INSERT INTO person_generations (user_id, generation, rows_generation) VALUES (?1, 1, ?2)"
-    " ON CONFLICT (user_id) DO UPDATE SET generation = generation + 1,"
-    " rows_generation = CASE WHEN ?2 = 0 THEN rows_generation ELSE generation + 1 END"
+    " ON CONFLICT (user_id) DO UPDATE SET generation = person_generations.generation + 1,"
+    " rows_generation = CASE WHEN ?2 = 0 THEN person_generations.rows_generation"
+    " ELSE person_generations.generation + 1 END"
     " RETURNING generation, rows_generation"
 )
 _READ = "SELECT generation, rows_generation FROM person_generations WHERE user_id = ?"
@@ -81,12 +82,12 @@ class Generations:
                 None if vectors is None else frozenset(vectors),
             ))  # fmt: skip
 
-    async def read(self, db: _Reads, user_id: int) -> int:
-        """Read the user's generation through `db` (the store, or a write transaction) and
-        return the highest known."""
+    async def read(self, db: _Reads, user_id: int, *, lock: str = "") -> int:
+        """Read the user's generation through `db` (the store, or a write transaction, whose
+        row `lock` clause keeps it until the commit) and return the highest known."""
         if not self.shared:
             return self.current(user_id)
-        row = await db.fetchone(_READ, (user_id,))
+        row = await db.fetchone(_READ + lock, (user_id,))
         return self._learn(user_id, *((int(row[0]), int(row[1])) if row else (0, 0)))
 
     def _learn(self, user_id: int, generation: int, rows_at: int) -> int:

@@ -126,12 +126,12 @@ async def get(store: Store, exchange_id: str) -> OutboxRow | None:
 # reflection reads the story's summary, anchors and positions that the one before it writes.
 _CLAIMABLE = (
     "WITH busy AS (SELECT user_id, story_id FROM outbox"
-    " WHERE lease_until > :now AND status = 'pending')"
+    " WHERE lease_until > ?1 AND status = 'pending')"
     f" SELECT {_COLUMNS}, leased_by FROM (SELECT *, row_number() OVER"
     " (PARTITION BY user_id ORDER BY next_attempt_at, id) AS place,"
     " min(next_attempt_at) OVER (PARTITION BY user_id) AS first_due"
-    " FROM outbox WHERE status = 'pending' AND next_attempt_at <= :now)"
-    " WHERE (lease_until IS NULL OR lease_until <= :now)"
+    " FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?1)"
+    " WHERE (lease_until IS NULL OR lease_until <= ?1)"
     " AND user_id NOT IN (SELECT user_id FROM busy)"
     " AND story_id NOT IN (SELECT story_id FROM busy)"
 )
@@ -147,8 +147,11 @@ async def claim(
     A row taken over from an expired lease counts a failed attempt (its holder died or hung),
     and one whose attempts that takes to `max_attempts` is dropped, counted: a row that kills
     every process that reflects on it does not kill them forever. Runs in one write
-    transaction: SQLite's single writer serialises the claims of every process.
+    transaction, alone: SQLite's single writer serialises the claims of every process, an
+    advisory lock held to the commit does on PostgreSQL (a claim reads then writes, and a row
+    lock would not stop two processes from taking two rows of one person).
     """
+    await tx.serialize("outbox")
     await tx.execute(
         "UPDATE outbox SET status = 'dropped', attempts = attempts + 1, last_error = ?,"
         " leased_by = NULL, lease_until = NULL"
@@ -162,7 +165,7 @@ async def claim(
         log.error("%d reflections dropped: their lease expired on the last attempt", dropped)
     row = await tx.fetchone(
         f"{_CLAIMABLE} ORDER BY place, first_due, user_id, next_attempt_at, id LIMIT 1",
-        {"now": now},
+        (now,),
     )
     return None if row is None else await _lease(tx, row, holder=holder, now=now, lease=lease)
 

@@ -46,7 +46,7 @@ POOL_SIZE = 8
 
 # Keys of the advisory locks (one namespace for Écho): the migrations, and named jobs.
 _MIGRATION_LOCK = 0x45_63_68_6F_00_01
-LOCKS = {"indexer": 0x45_63_68_6F_00_02}
+LOCKS = {"indexer": 0x45_63_68_6F_00_02, "outbox": 0x45_63_68_6F_00_03}
 
 # The tables that hold a person's words, vacuumed after an erasure (see checkpoint).
 TEXT_TABLES = (
@@ -158,6 +158,12 @@ class PgTx(Tx):
     """One write transaction on PostgreSQL, with the methods of the SQLite `Tx`."""
 
     dialect = "postgres"
+
+    async def serialize(self, job: str) -> None:
+        await self.execute("SELECT pg_advisory_xact_lock(?)", (LOCKS[job],))
+
+    def for_update(self) -> str:
+        return " FOR UPDATE"
 
     def __init__(self, conn: asyncpg.Connection, statements: _Statements) -> None:
         self._pg = conn
