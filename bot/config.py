@@ -33,6 +33,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from bot import shards as sharding
 from bot.config_errors import describe, describe_source_error
 from memory import admission
 from memory.context import ContextConfig
@@ -89,6 +90,28 @@ class DiscordSettings(_Section):
     # Seconds before the first login is tried again when Discord is unreachable; the wait
     # doubles at each try, up to bot.startup.LOGIN_RETRY_CAP.
     login_retry: float = Field(2.0, gt=0, le=300)
+    # Sharding (bot.shards): the number of shards across every process, and this process's
+    # own; unset, one connection without shards.
+    shard_count: int | None = Field(None, ge=1, le=100_000)
+    shard_ids: list[int] | None = None
+
+    @model_validator(mode="after")
+    def _shards_agree(self) -> DiscordSettings:
+        wrong = sharding.problem(self.shard_count, self.shard_ids)
+        if wrong is not None:
+            raise ValueError(wrong)
+        return self
+
+    @property
+    def shards(self) -> sharding.Shards | None:
+        """This process's shards; None: no sharding."""
+        return sharding.of(self.shard_count, self.shard_ids)
+
+    @property
+    def file_tag(self) -> str:
+        """What this process puts in the names of its files beside the database."""
+        shards = self.shards
+        return "" if shards is None else shards.tag
 
 
 class CharacterSettings(_Section):

@@ -197,7 +197,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     async with (
         http_client() as http,
         await Store.open(settings.storage.path) as store,
-        heartbeat.beating(heartbeat.path_for(settings.storage.path)),
+        heartbeat.beating(heartbeat.path_for(settings.storage.path, settings.discord.file_tag)),
     ):
         if card is not None:
             await manage_context.sync_card_lore(store, card)
