@@ -108,9 +108,7 @@ async def tree_digest(bot: commands.Bot) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def make_bot(
-    runtime: Runtime, *, sync: Sync = Sync.CHANGED, background: bool = True
-) -> EchoBot:
+def make_bot(runtime: Runtime, *, sync: Sync = Sync.CHANGED, background: bool = True) -> EchoBot:
     """The bot the settings ask for: one connection without [discord] shard_count, else this
     process's shards (bot.shards)."""
     shards = runtime.settings.discord.shards
