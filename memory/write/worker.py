@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from memory.errors import BackendError, StoreError, unexpected
 from memory.llm import ChatBackend
+from memory.read.cache import CacheBudget
 from memory.store import counters, history, outbox
 from memory.store.db import Store, Tx
 from memory.write import reflection, stances, summary
@@ -44,6 +45,7 @@ class ReflectionWorker:
         character_name: str,
         deadline: float = REFLECTION_DEADLINE,
         clock: Callable[[], float] = time.time,
+        caches: CacheBudget | None = None,
     ) -> None:
         self.store = store
         self.chat = chat
@@ -51,7 +53,8 @@ class ReflectionWorker:
         self.deadline = deadline
         self.clock = clock
         self._lock = asyncio.Lock()
-        self.indexes = IndexCache()
+        # Bounded with the engine's caches when given its budget (`engine.caches`).
+        self.indexes = IndexCache(caches)
 
     async def run_due(self, *, limit: int = 10) -> int:
         """Reflect on the due exchanges; return how many were applied. One run at a time."""
