@@ -142,3 +142,11 @@ bench-web: $(LOAD_STAMP)
 # side. About 15 minutes on 2 cores; needs git and a few GB of free disk.
 bench-loop: $(LOAD_STAMP)
 	$(PY) -m bench.loop
+
+# 1M memories over 2,000 people: turn latency, throughput, the idle indexer pass and one
+# process's resident memory, per target and process count (bench/results/scale.*). The build is
+# kept in ~/.cache/echo-bench (about 2 GB; the first build takes tens of minutes on 2 cores).
+# Targets: BENCH_SCALE_TARGETS=sqlite (default) or postgresql://... (see bench/scale.py).
+.PHONY: bench-scale
+bench-scale: $(LOAD_STAMP)
+	$(PY) -m bench.scale
