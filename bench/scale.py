@@ -173,18 +173,13 @@ async def worker(
         async def converse() -> None:
             while queue:
                 person = queue.pop()
-                for n, (text, into) in enumerate(
-                    (
-                        (f"Do you remember the {_WORDS[person % len(_WORDS)]}?", cold),
-                        ("And what else did I tell you?", warm),
-                    )  # fmt: skip
-                ):
+                first = f"Do you remember the {_WORDS[person % len(_WORDS)]}?"
+                for n, text in enumerate((first, "And what else did I tell you?")):
                     began = time.perf_counter()
-                    await engine.turn(Incoming(
-                        f"bench:{person}:{n}:{start_at}", person, f"P{person}", STORY, ORIGIN,
-                        text,
-                    ))  # fmt: skip
-                    into.append(time.perf_counter() - began)
+                    message = Incoming(f"bench:{person}:{n}:{start_at}", person, f"P{person}",
+                                       STORY, ORIGIN, text)  # fmt: skip
+                    await engine.turn(message)
+                    (warm if n else cold).append(time.perf_counter() - began)
 
         await asyncio.sleep(max(0.0, start_at - time.time()))
         await asyncio.gather(*(converse() for _ in range(CONCURRENCY)))
@@ -226,24 +221,11 @@ def run_config(
     start_at = time.time() + 3.0 + processes  # room for every process to open the store
     command = [sys.executable, "-m", "bench.scale", "--worker", "--target", target,
                "--people", str(args.people), "--dim", str(args.dim)]  # fmt: skip
-    procs = [
-        subprocess.Popen(
-            [
-                *command,
-                "--index",
-                str(k),
-                "--count",
-                str(processes),
-                "--cache-mb",
-                str(cache_mb),
-                "--start-at",
-                repr(start_at),
-            ],
-            stdout=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        for k in range(processes)
-    ]
+    procs = []
+    for k in range(processes):
+        own = ["--index", str(k), "--count", str(processes), "--cache-mb", str(cache_mb),
+               "--start-at", repr(start_at)]  # fmt: skip
+        procs.append(subprocess.Popen([*command, *own], stdout=subprocess.PIPE, text=True))
     outs = []
     for proc in procs:
         out, _ = proc.communicate()
@@ -371,8 +353,9 @@ def report(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]],
     lines += ["", "Idle indexer pass (nothing to embed), median and longest of "
               f"{IDLE_PASSES}:", ""]  # fmt: skip
     for label, figures in idle.items():
-        lines.append(f"- {label}, {figures['memories']:,.0f} memories: "
-                     f"{figures['median_ms']:.2f} ms (longest {figures['max_ms']:.2f} ms)")  # fmt: skip
+        median, longest = figures["median_ms"], figures["max_ms"]
+        lines.append(f"- {label}, {figures['memories']:,.0f} memories: {median:.2f} ms "
+                     f"(longest {longest:.2f} ms)")  # fmt: skip
     lines += ["", "RSS is one process's (the first): with several processes, each holds its "
               "own caches for its share of the people.", ""]  # fmt: skip
     (RESULTS / "scale.md").write_text("\n".join(lines), encoding="utf-8")
