@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,10 @@ from hypothesis import strategies as st
 
 from bot import cli, heartbeat, i18n, logs
 from bot.app import EchoBot, Sync, make_bot
-from bot.config import ConfigError, Settings, load_settings
+from bot.config import ConfigError, Settings, WebSettings, load_settings
 from bot.runtime import open_runtime
 from bot.shards import Shards
+from bot.web.server import TOKEN_FILE, resolve_token
 from tests.bot import discord_fakes as fakes
 from tests.fakes.ollama import FakeOllama
 
@@ -189,3 +191,12 @@ def test_one_process_keeps_the_file_names_of_an_unsharded_bot() -> None:
         "/data/echo.sqlite3.shards-0-1.heartbeat"
     )
     assert logs.chat_log(database, Shards(2, (1,)).tag) == Path("/data/echo.shards-1.log")
+
+
+def test_processes_sharing_a_folder_agree_on_one_generated_web_token(tmp_path: Path) -> None:
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: resolve_token(WebSettings(), tmp_path), range(8)))
+    assert len({token for token, _ in results}) == 1
+    assert sum(generated for _, generated in results) == 1
+    assert (tmp_path / TOKEN_FILE).read_text().strip() == results[0][0]
+    assert [p.name for p in tmp_path.iterdir()] == [TOKEN_FILE]  # no partial file left
