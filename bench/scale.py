@@ -377,8 +377,10 @@ def _plot(rows: list[dict[str, Any]]) -> None:
     labels = [f"{r['target']}\n{r['processes']} proc, {r['cache_mb']} MB" for r in rows]
     x = np.arange(len(rows))
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
-    for offset, key, name in ((-0.2, "p50_ms", "p50"), (0.2, "p95_ms", "p95")):
-        axes[0].bar(x + offset, [r[key] for r in rows], 0.4, label=name)
+    latencies = (("cold_p50_ms", "cold p50"), ("cold_p95_ms", "cold p95"),
+                 ("warm_p50_ms", "warm p50"), ("warm_p95_ms", "warm p95"))  # fmt: skip
+    for k, (key, name) in enumerate(latencies):
+        axes[0].bar(x + (k - 1.5) * 0.2, [r[key] for r in rows], 0.2, label=name)
     axes[0].set_title("turn latency (ms)")
     axes[0].legend()
     axes[1].bar(x, [r["throughput"] for r in rows], 0.6)
