@@ -334,8 +334,9 @@ def report(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]],
     lines = [
         f"# Scale: {total:,} memories over {args.people:,} people ({args.per_person} each, "
         f"{args.dim}-d vectors)", "",
-        f"`make bench-scale`, one run; {os.cpu_count()} cores. Each person: two turns (cold, "
-        f"then warm), {CONCURRENCY} people at once per process, an instant fake chat.", "",
+        f"One invocation of bench.scale (configurations in the order of the table); "
+        f"{os.cpu_count()} cores. Each person: two turns (cold, then warm), {CONCURRENCY} "
+        "people at once per process, an instant fake chat.", "",
         "| target | processes | cache_mb | turns | p50 ms | p95 ms | cold p50/p95 ms | "
         "warm p50/p95 ms | turns/s | RSS MB (start → end, peak) | caches held MB "
         "(entries, evictions) |",
