@@ -203,3 +203,12 @@ def test_each_bot_health_check_reads_its_own_heartbeat(
         assert probe == ["CMD", "python", "-m", "bot.heartbeat", str(expected)]
         probes.add(str(expected))
     assert len(probes) == len(_BOTS)  # one folder, two heartbeats
+
+
+def test_every_service_of_the_bot_image_can_build_it() -> None:
+    # An image only another service builds would be pulled from a registry, where it is not.
+    services = _compose()["services"]
+    for name in ("echo", *_BOTS):
+        assert (
+            services[name]["build"] == "." and services[name]["image"] == services["echo"]["image"]
+        )
