@@ -154,3 +154,11 @@ $(PG_STAMP): $(STAMP)
 .PHONY: test-pg
 test-pg: $(PG_STAMP)
 	ECHO_TEST_BACKEND=postgres $(VENV)/bin/pytest -p no:cacheprovider
+
+# 1M memories over 2,000 people: turn latency, throughput, the idle indexer pass and one
+# process's resident memory, per target and process count (bench/results/scale.*). The build is
+# kept in ~/.cache/echo-bench (about 2 GB; the first build takes tens of minutes on 2 cores).
+# Targets: BENCH_SCALE_TARGETS=sqlite (default) or postgresql://... (see bench/scale.py).
+.PHONY: bench-scale
+bench-scale: $(LOAD_STAMP)
+	$(PY) -m bench.scale

@@ -15,6 +15,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import discord
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -22,6 +23,7 @@ from discord.ext import commands
 
 from bot.i18n import FrenchTranslator
 from bot.runtime import Runtime
+from bot.shards import Shards
 from bot.startup import channel_warnings
 from bot.ui import EchoTree
 from memory import manage_erasure
@@ -106,11 +108,25 @@ async def tree_digest(bot: commands.Bot) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def make_bot(runtime: Runtime, *, sync: Sync = Sync.CHANGED, background: bool = True) -> EchoBot:
+    """The bot the settings ask for: one connection without [discord] shard_count, else this
+    process's shards (bot.shards)."""
+    shards = runtime.settings.discord.shards
+    if shards is None:
+        return EchoBot(runtime, sync=sync, background=background)
+    return ShardedEchoBot(runtime, shards, sync=sync, background=background)
+
+
 class EchoBot(commands.Bot):
     """The character on Discord."""
 
     def __init__(
-        self, runtime: Runtime, *, sync: Sync = Sync.CHANGED, background: bool = True
+        self,
+        runtime: Runtime,
+        *,
+        sync: Sync = Sync.CHANGED,
+        background: bool = True,
+        shards: Shards | None = None,
     ) -> None:
         intents = discord.Intents.default()
         intents.message_content = True
@@ -120,8 +136,13 @@ class EchoBot(commands.Bot):
             allowed_mentions=discord.AllowedMentions.none(),
             help_command=None,
             tree_cls=EchoTree,
+            **_shard_options(shards),
         )
         self.runtime = runtime
+        self.sharding = shards
+        if shards is not None and not shards.sends_commands and sync is Sync.CHANGED:
+            # The process holding shard 0 sends them; `echo-bot sync` (ALWAYS) still may.
+            sync = Sync.NEVER
         self.sync = sync
         # How many commands this start sent to Discord (0: none; `echo-bot sync` says it).
         self.commands_sent = 0
@@ -137,6 +158,9 @@ class EchoBot(commands.Bot):
             self.scheduler = start_background(self.runtime)
         if self.sync is not Sync.NEVER:
             await self.sync_commands(force=self.sync is Sync.ALWAYS)
+        elif self.sharding is not None and not self.sharding.sends_commands:
+            log.info("%s: the slash commands are sent by the process holding shard 0",
+                     self.sharding.describe())  # fmt: skip
 
     async def sync_commands(self, *, force: bool = False) -> bool:
         """Send the command tree to Discord if it changed since it was last sent (or `force`);
@@ -184,3 +208,21 @@ class EchoBot(commands.Bot):
         if self.scheduler is not None and self.scheduler.running:
             self.scheduler.shutdown(wait=False)
         await super().close()
+
+
+class ShardedEchoBot(EchoBot, commands.AutoShardedBot):
+    """The character on Discord over several gateway connections: this process's shards."""
+
+    def __init__(
+        self, runtime: Runtime, shards: Shards, *, sync: Sync = Sync.CHANGED,
+        background: bool = True,
+    ) -> None:  # fmt: skip
+        super().__init__(runtime, sync=sync, background=background, shards=shards)
+
+
+def _shard_options(shards: Shards | None) -> dict[str, Any]:
+    """What discord.py's AutoShardedClient takes: the count, and the ids unless all are here."""
+    if shards is None:
+        return {}
+    return {"shard_count": shards.count,
+            "shard_ids": None if shards.ids is None else list(shards.ids)}  # fmt: skip

@@ -130,7 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     chat = args.command == "chat" or (args.command == "run" and settings.discord.token is None)
     # The terminal chat's screen is the conversation: its log goes to a file.
     args.log = logs.configure(
-        verbose=args.verbose, file=logs.chat_log(settings.storage.path) if chat else None
+        verbose=args.verbose,
+        file=logs.chat_log(settings.storage.path, settings.discord.file_tag) if chat else None,
     )
     try:
         return asyncio.run(_dispatch(args, settings))
@@ -250,7 +251,7 @@ async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False
     """`run`: stay connected; `sync`: send the slash commands, whether they changed or not."""
     # discord.py is only imported when the bot really runs.
     from bot import startup
-    from bot.app import EchoBot, Sync, start_background
+    from bot.app import EchoBot, Sync, make_bot, start_background
 
     discord_settings = runtime.settings.discord
     token = discord_settings.token
@@ -265,7 +266,7 @@ async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False
                   "minute to show them)")  # fmt: skip
             return 0
         await startup.start(
-            lambda: EchoBot(runtime), token.get_secret_value(), token_source=source,
+            lambda: make_bot(runtime), token.get_secret_value(), token_source=source,
             first_delay=discord_settings.login_retry,
             background=lambda: start_background(runtime),
         )  # fmt: skip

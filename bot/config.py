@@ -34,6 +34,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from bot import shards as sharding
 from bot.config_errors import describe, describe_source_error
 from memory import admission
 from memory.context import ContextConfig
@@ -90,6 +91,28 @@ class DiscordSettings(_Section):
     # Seconds before the first login is tried again when Discord is unreachable; the wait
     # doubles at each try, up to bot.startup.LOGIN_RETRY_CAP.
     login_retry: float = Field(2.0, gt=0, le=300)
+    # Sharding (bot.shards): the number of shards across every process, and this process's
+    # own; unset, one connection without shards.
+    shard_count: int | None = Field(None, ge=1, le=100_000)
+    shard_ids: list[int] | None = None
+
+    @model_validator(mode="after")
+    def _shards_agree(self) -> DiscordSettings:
+        wrong = sharding.problem(self.shard_count, self.shard_ids)
+        if wrong is not None:
+            raise ValueError(wrong)
+        return self
+
+    @property
+    def shards(self) -> sharding.Shards | None:
+        """This process's shards; None: no sharding."""
+        return sharding.of(self.shard_count, self.shard_ids)
+
+    @property
+    def file_tag(self) -> str:
+        """What this process puts in the names of its files beside the database."""
+        shards = self.shards
+        return "" if shards is None else shards.tag
 
 
 class CharacterSettings(_Section):
@@ -225,6 +248,8 @@ class LimitSettings(_Section):
     slow_down_interval: float = Field(_MEMORY.slow_down_interval, ge=0)
     reflection_backlog: int = Field(_MEMORY.reflection_backlog, ge=1, le=10_000)
     max_reply_chars: int = Field(_MEMORY.max_reply_chars, ge=100, le=100_000)
+    # Megabytes of memory the per-person caches take together (memory.read.cache).
+    cache_mb: int = Field(_MEMORY.cache_mb, ge=16, le=1_048_576)
 
 
 class PrivacySettings(_Section):
@@ -310,6 +335,7 @@ class Settings(BaseSettings):
             max_reply_chars=limits.max_reply_chars,
             reflection_backlog=limits.reflection_backlog,
             memories_served=self.privacy.memories_served,
+            cache_mb=limits.cache_mb,
         )
 
 

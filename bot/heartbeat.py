@@ -27,9 +27,10 @@ BEAT_INTERVAL = 30.0
 STALE_AFTER = 4 * BEAT_INTERVAL
 
 
-def path_for(database: Path) -> Path:
-    """Where the bot that uses `database` writes its heartbeat."""
-    return database.with_name(database.name + ".heartbeat")
+def path_for(database: Path, tag: str = "") -> Path:
+    """Where the bot that uses `database` writes its heartbeat; `tag` names the process among
+    several sharing the folder (bot.shards: `.shards-1`)."""
+    return database.with_name(database.name + tag + ".heartbeat")
 
 
 def write(path: Path, now: float) -> None:

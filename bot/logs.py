@@ -49,10 +49,11 @@ def configure(*, verbose: bool, file: Path | None = None, screen: TextIO = sys.s
     return where
 
 
-def chat_log(database: Path) -> Path:
-    """The terminal chat's log file: beside the database (in the folder for `:memory:`)."""
+def chat_log(database: Path, tag: str = "") -> Path:
+    """The terminal chat's log file: beside the database (in the folder for `:memory:`);
+    `tag` names the process among several sharing the folder (`echo.shards-1.log`)."""
     folder = Path.cwd() if str(database) == ":memory:" else database.parent
-    return folder / LOG_NAME
+    return folder / (LOG_NAME.removesuffix(".log") + tag + ".log")
 
 
 # The prompt the chat shows while it waits for a line, and where: (None while it does not wait).

@@ -201,7 +201,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         await Store.open(
             settings.storage.database, password=settings.storage.database_password()
         ) as store,
-        heartbeat.beating(heartbeat.path_for(settings.storage.path)),
+        heartbeat.beating(heartbeat.path_for(settings.storage.path, settings.discord.file_tag)),
     ):
         if card is not None:
             await manage_context.sync_card_lore(store, card)
@@ -222,7 +222,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         )
         worker = ReflectionWorker(
             store, Deadlined(chat, "reflection_timeout"), character_name=engine.character.name,
-            deadline=settings.llm.reflection_timeout,
+            deadline=settings.llm.reflection_timeout, caches=engine.caches,
         )  # fmt: skip
         loop_lag.start()
         try:

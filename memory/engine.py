@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 
@@ -33,8 +33,9 @@ from memory.looplag import LoopLag
 from memory.model import Exchange
 from memory.read import calibrate, conversation, recall, scoring, selection
 from memory.read.budget import ContextPlan
+from memory.read.cache import MIB, POOL_BYTES_PER_MEMORY, CacheBudget, SizedCache
 from memory.read.prompt import Character
-from memory.read.semantic import MATRIX_CACHE_SIZE, VectorCache
+from memory.read.semantic import VectorCache
 from memory.read.strategies import Registry
 from memory.reply_cap import MAX_REPLY_CHARS as MAX_REPLY_CHARS
 from memory.reply_cap import cap_reply as cap_reply
@@ -46,11 +47,9 @@ from memory.turn_timing import record_timing
 
 log = logging.getLogger(__name__)
 
-# (user, story) candidate pools kept in memory; the least recently used goes first.
-POOL_CACHE_SIZE = 1024
-# Warmed at start-up: the (person, story, place) of the most recent turns of the last week, as
-# many as the matrix cache holds.
-WARM_PLACES = MATRIX_CACHE_SIZE
+# Warmed at start-up: the (person, story, place) of the most recent turns of the last week, at
+# most this many (the caches' bound in bytes may keep fewer: the first warmed go first).
+WARM_PLACES = 64
 WARM_DAYS = 7.0
 # Message ids remembered in memory against replays (the database remembers them all).
 REMEMBERED_MESSAGE_IDS = 4096
@@ -58,6 +57,11 @@ REMEMBERED_MESSAGE_IDS = 4096
 # calibration saved by another process (`echo calibrate` beside a running bot) reaches the
 # turns within this, for one small read a minute.
 UNFIT_TTL = 60.0
+
+
+def _pool_bytes(entry: tuple[int, selection.RankedPool, bool]) -> int:
+    pool = entry[1]
+    return POOL_BYTES_PER_MEMORY * (len(pool.ordered) + len(pool.rules))
 
 
 class Engine:
@@ -83,7 +87,10 @@ class Engine:
         self.character = character or Character(name="Écho", persona="")
         self.config = config or MemoryConfig()
         self.clock = clock
-        self.vectors = VectorCache(store)
+        # Every per-person cache of this engine (and of a reflection worker given it) together
+        # stays under [limits] cache_mb (memory.read.cache).
+        self.caches = CacheBudget(self.config.cache_mb * MIB)
+        self.vectors = VectorCache(store, budget=self.caches)
         self.context = ContextBuilder(
             store, character=self.character, chat_model=chat.model if chat else "none",
             config=context, registry=strategies, clock=clock,
@@ -100,8 +107,8 @@ class Engine:
         self._answered: deque[str] = deque(maxlen=REMEMBERED_MESSAGE_IDS)
         # (user, story, origin) -> (generation, pool, whether the person's memories are
         # served everywhere): a change of their choice bumps the generation too.
-        self._pools: OrderedDict[tuple[int, int, str], tuple[int, selection.RankedPool, bool]] = (
-            OrderedDict()
+        self._pools: SizedCache[tuple[int, int, str], tuple[int, selection.RankedPool, bool]] = (
+            SizedCache(self.caches, _pool_bytes)
         )
         self.greetings = Greetings(store, self.character, clock)
 
@@ -116,9 +123,9 @@ class Engine:
         commit rebuilds it too, and the vector matrix checked after it in the turn."""
         generation = await self.store.sync_generation(user_id)
         key = (user_id, story_id, origin)
-        cached = self._pools.get(key)
+        cached = self._pools.peek(key)
         if cached is not None and cached[0] == generation:
-            self._pools.move_to_end(key)
+            self._pools.get(key)  # just used
             return cached[1], cached[2]
         changed = None if cached is None else self.store.changed_since(user_id, cached[0])
         if cached is not None and changed is not None:
@@ -142,12 +149,10 @@ class Engine:
             # event loop serves everyone else meanwhile.
             pool = await asyncio.to_thread(quiet(selection.RankedPool.build), visible)
         # Another turn may have stored a newer pool while this one awaited the database.
-        newer = self._pools.get(key)
+        newer = self._pools.peek(key)
         if newer is not None and newer[0] > generation:
             return pool, everywhere
-        self._pools[key] = (generation, pool, everywhere)
-        if len(self._pools) > POOL_CACHE_SIZE:
-            self._pools.popitem(last=False)
+        self._pools.put(key, (generation, pool, everywhere))
         return pool, everywhere
 
     @property

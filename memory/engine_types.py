@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from memory.admission import NOTICE_INTERVAL, TURN_QUEUE, AdmissionStatus
 from memory.model import Kind, Origin, Selected
 from memory.read import selection
+from memory.read.cache import CACHE_MB
 from memory.read.semantic import COSINE_FLOOR, RELATIVE_SD, TURN_EMBEDDING_TIMEOUT
 from memory.reply_cap import MAX_REPLY_CHARS
 from memory.store import privacy
@@ -39,6 +40,8 @@ class MemoryConfig:
     reflection_backlog: int = BACKLOG_PER_PERSON
     # Where memories are served unless a person chose otherwise (`[privacy]`, /privacy).
     memories_served: str = privacy.WHERE_LEARNED
+    # Megabytes the per-person caches (pools, vector matrices, dedup indexes) hold together.
+    cache_mb: int = CACHE_MB
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from bot import heartbeat
-from bot.config import Settings, load_settings
+from bot.config import Settings, StorageSettings, load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -104,3 +104,111 @@ def test_the_settings_compose_gives_are_real_settings(
         section, key = name.removeprefix("ECHO_").lower().split("__")
         assert str(getattr(getattr(settings, section), key)) == str(value)
     assert settings != Settings()
+
+
+# The profile that runs the bot as several processes on one PostgreSQL.
+_BOTS = ("echo-shard-0", "echo-shard-1")
+
+
+def _profile(name: str) -> dict[str, dict[str, object]]:
+    return {
+        service: spec
+        for service, spec in _compose()["services"].items()
+        if name in spec.get("profiles", [])  # type: ignore[operator]
+    }
+
+
+def test_the_postgres_profile_runs_pgvector_and_two_bots_that_wait_for_it() -> None:
+    services = _profile("postgres")
+    assert set(services) == {"postgres", *_BOTS}
+    image = str(services["postgres"]["image"])
+    assert re.fullmatch(r"pgvector/pgvector:\d+\.\d+\.\d+-pg\d+", image), image
+    for bot in _BOTS:
+        assert services[bot]["image"] == _compose()["services"]["echo"]["image"]
+        assert services[bot]["depends_on"] == {
+            "postgres": {"condition": "service_healthy"},
+            "ollama": {"condition": "service_healthy"},
+        }
+    # The SQLite bot stays the default: it has no profile.
+    assert "profiles" not in _compose()["services"]["echo"]
+
+
+def _bot_settings(
+    service: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Settings, dict[str, str]]:
+    """The settings a bot service of the profile starts with (no config file mounted)."""
+    environment = _compose()["services"][service]["environment"]
+    assert isinstance(environment, dict)
+    empty = tmp_path / "config.toml"
+    empty.write_text("")
+    for name, value in environment.items():
+        section, key = name.removeprefix("ECHO_").lower().split("__")
+        # [storage] url comes with the PostgreSQL backend; until it is there, it is not read.
+        if (section, key) == ("storage", "url") and "url" not in StorageSettings.model_fields:
+            continue
+        monkeypatch.setenv(name, str(value))
+    return load_settings(empty), {str(k): str(v) for k, v in environment.items()}
+
+
+def test_the_two_bots_split_the_shards_between_them_on_one_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[int] = []
+    counts, urls, senders = set(), set(), 0
+    for bot in _BOTS:
+        with monkeypatch.context() as m:
+            settings, environment = _bot_settings(bot, tmp_path, m)
+        shards = settings.discord.shards
+        assert shards is not None and shards.ids is not None
+        seen += shards.ids
+        counts.add(shards.count)
+        urls.add(environment["ECHO_STORAGE__URL"])
+        senders += shards.sends_commands
+    [count] = counts
+    assert sorted(seen) == list(range(count)) and count == len(_BOTS)  # disjoint, covering
+    assert senders == 1  # one process sends the slash commands
+    [url] = urls
+    assert url.startswith("postgresql://") and "@postgres:" in url
+
+
+def test_no_password_is_written_in_the_compose_file() -> None:
+    text = (ROOT / "compose.yaml").read_text(encoding="utf-8")
+    # A user:password@ in a URL, or a password given as a value.
+    assert not re.search(r"://[^/@\s:]+:[^/@\s]+@", text)
+    assert not re.search(r"^\s*(POSTGRES_PASSWORD|PGPASSWORD)\s*:", text, re.M)
+    services = _profile("postgres")
+    assert services["postgres"]["environment"]["POSTGRES_PASSWORD_FILE"] == (  # type: ignore[index]
+        "/run/secrets/postgres_password"
+    )
+    assert "postgres_password" in services["postgres"]["secrets"]  # type: ignore[operator]
+    assert _compose()["secrets"]["postgres_password"] == {"file": "./secrets/postgres_password"}
+    for bot in _BOTS:
+        # The bots read the same secret as [storage] password (secret files are section__key).
+        assert {"source": "postgres_password", "target": "storage__password"} in services[bot][
+            "secrets"
+        ]  # type: ignore[operator]
+
+
+def test_each_bot_health_check_reads_its_own_heartbeat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = re.search(r"^ENV ECHO_STORAGE__PATH=(\S+)$", _dockerfile(), re.M)
+    assert database is not None
+    probes = set()
+    for bot in _BOTS:
+        with monkeypatch.context() as m:
+            settings, _ = _bot_settings(bot, tmp_path, m)
+        probe = _compose()["services"][bot]["healthcheck"]["test"]  # type: ignore[index]
+        expected = heartbeat.path_for(Path(database[1]), settings.discord.file_tag)
+        assert probe == ["CMD", "python", "-m", "bot.heartbeat", str(expected)]
+        probes.add(str(expected))
+    assert len(probes) == len(_BOTS)  # one folder, two heartbeats
+
+
+def test_every_service_of_the_bot_image_can_build_it() -> None:
+    # An image only another service builds would be pulled from a registry, where it is not.
+    services = _compose()["services"]
+    for name in ("echo", *_BOTS):
+        assert (
+            services[name]["build"] == "." and services[name]["image"] == services["echo"]["image"]
+        )

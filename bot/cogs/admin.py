@@ -49,6 +49,9 @@ class Admin(commands.Cog):
                 "**Bot-wide** (you own the bot)\n"
                 + render.render_stats(everything, runtime.indexer.status(), runtime.engine.status())
             )
+            if self.bot.sharding is not None:
+                # The figures above are the database's; what this process serves is its shards.
+                parts[-1] += f"\nThis process: {self.bot.sharding.describe()}"
         await send_ephemeral(interaction, "\n\n".join(parts))
 
 

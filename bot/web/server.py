@@ -182,9 +182,18 @@ def resolve_token(settings: WebSettings, data_dir: Path) -> tuple[str, bool]:
         path.unlink()  # an empty or cut file: a new token replaces it
     token = secrets.token_urlsafe(32)
     data_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as out:
-        out.write(token + "\n")
+    # Written whole under a name of its own, then linked in place: several processes sharing
+    # the folder (bot.shards) agree on the first token linked, never read a half-written one.
+    partial = data_dir / f"{TOKEN_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as out:
+            out.write(token + "\n")
+        os.link(partial, path)
+    except FileExistsError:
+        return path.read_text(encoding="ascii").strip(), False
+    finally:
+        partial.unlink()
     return token, True
 
 

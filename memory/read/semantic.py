@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -27,6 +27,7 @@ import numpy.typing as npt
 from memory.bulk import paused, quiet
 from memory.errors import BackendResponseError, EchoError, unexpected
 from memory.llm import Embedder
+from memory.read.cache import HASH_BYTES, CacheBudget, SizedCache
 from memory.read.matrix_splice import spliced
 from memory.read.prefixes import prefixes_of
 from memory.read.selection import eligibility_cutoff
@@ -46,9 +47,6 @@ TURN_EMBEDDING_TIMEOUT = 5.0
 RELATIVE_SD = 1.5
 # The absolute floor under the relative threshold (configurable).
 COSINE_FLOOR = 0.10
-
-# Users whose vector matrix stays in memory (least recently used evicted).
-MATRIX_CACHE_SIZE = 64
 
 # Characters of the message that are embedded.
 MAX_QUERY_CHARS = 2_000
@@ -73,6 +71,11 @@ class UserMatrix:
     ids: npt.NDArray[np.int64]
     rows: npt.NDArray[np.float32]
     hashes: Mapping[int, str]
+
+    @property
+    def nbytes(self) -> int:
+        """About what it holds in memory (memory.read.cache)."""
+        return int(self.ids.nbytes + self.rows.nbytes) + HASH_BYTES * len(self.hashes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,11 +103,16 @@ class VectorCache:
     100k 768-d vectors is 300 MB, and the event loop serves everyone else meanwhile.
     """
 
-    def __init__(self, store: Store, *, wait_rows: int = WAIT_ROWS) -> None:
+    def __init__(
+        self, store: Store, *, wait_rows: int = WAIT_ROWS, budget: CacheBudget | None = None
+    ) -> None:
         self.store = store
         self.wait_rows = wait_rows
         self.turns_before_vectors = 0
-        self._matrices: OrderedDict[int, UserMatrix] = OrderedDict()
+        # Bounded in bytes with the engine's other per-person caches (memory.read.cache).
+        self._matrices: SizedCache[int, UserMatrix] = SizedCache(
+            budget or CacheBudget(), lambda m: m.nbytes
+        )
         self._updating: dict[tuple[int, str, int], _Update] = {}
 
     def status(self) -> VectorStatus:
@@ -130,10 +138,10 @@ class VectorCache:
         return await asyncio.shield(update.task)
 
     def _fresh(self, user_id: int, model: str) -> UserMatrix | None:
-        cached = self._matrices.get(user_id)
+        cached = self._matrices.peek(user_id)
         current = self.store.generation(user_id)
         if cached is not None and cached.model == model and cached.generation == current:
-            self._matrices.move_to_end(user_id)
+            self._matrices.get(user_id)  # just used
             return cached
         return None
 
@@ -143,7 +151,7 @@ class VectorCache:
         update = self._updating.get(key)
         if update is None:
             rows: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-            cached = self._matrices.get(user_id)
+            cached = self._matrices.peek(user_id)
             task = asyncio.create_task(self._update(user_id, model, generation, cached, rows))
             update = self._updating[key] = _Update(task, rows)
             task.add_done_callback(lambda t: self._updated(key, t, rows))
@@ -212,12 +220,9 @@ class VectorCache:
 
     def _keep(self, user_id: int, model: str, generation: int, built: UserMatrix) -> UserMatrix:
         # Another update may have stored a newer matrix while this one read the database.
-        newer = self._matrices.get(user_id)
+        newer = self._matrices.peek(user_id)
         if newer is None or newer.model != model or newer.generation <= generation:
-            self._matrices[user_id] = built
-            self._matrices.move_to_end(user_id)
-            if len(self._matrices) > MATRIX_CACHE_SIZE:
-                self._matrices.popitem(last=False)
+            self._matrices.put(user_id, built)
         return built
 
     async def _fetch(

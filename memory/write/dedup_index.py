@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import sys
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -33,6 +32,7 @@ import numpy.typing as npt
 
 from memory.bulk import quiet
 from memory.model import Memory
+from memory.read.cache import DEDUP_BYTES_PER_MEMORY, CacheBudget, SizedCache
 from memory.text import content_words, fold
 from memory.write.dedup import (
     MIN_CONTAINED_WORDS,
@@ -314,37 +314,45 @@ class IndexCache:
 
     Building an index is the costly part (seconds at 100k memories); keeping it is exact as long
     as nobody else changed that user's memories: the cached entry carries the store generation
-    its content matches, so any other write (a /forget, a /remember) forces a rebuild.
+    its content matches, so any other write (a /forget, a /remember) forces a rebuild. The
+    indexes count against `budget` in bytes with the engine's caches (memory.read.cache).
     """
 
-    def __init__(self, size: int = 64) -> None:
-        self.size = size
-        self._entries: OrderedDict[IndexKey, tuple[int, DedupIndex]] = OrderedDict()
+    def __init__(self, budget: CacheBudget | None = None) -> None:
+        # What the budget evicted (possibly to make room in another cache), for `release`.
+        self._evicted: list[DedupIndex] = []
+        self._entries: SizedCache[IndexKey, tuple[int, DedupIndex]] = SizedCache(
+            budget or CacheBudget(),
+            lambda entry: DEDUP_BYTES_PER_MEMORY * (entry[1]._base + len(entry[1]._added)),
+            evicted=lambda entry: self._evicted.append(entry[1]),
+        )
 
     def get(self, key: IndexKey, generation: int) -> DedupIndex | None:
         """Return the cached index if it matches `generation`."""
-        entry = self._entries.get(key)
+        entry = self._entries.peek(key)
         if entry is None or entry[0] != generation:
             return None
-        self._entries.move_to_end(key)
+        self._entries.get(key)  # just used
         return entry[1]
 
     def put(self, key: IndexKey, generation: int, index: DedupIndex) -> list[DedupIndex]:
         """Cache `index` as matching the store at `generation`; return the indexes it no
         longer holds, for `release` (nothing else refers to them)."""
         dropped = []
-        old = self._entries.pop(key, None)
+        old = self._entries.pop(key)
         if old is not None and old[1] is not index:
             dropped.append(old[1])
-        self._entries[key] = (generation, index)
-        while len(self._entries) > self.size:
-            dropped.append(self._entries.popitem(last=False)[1][1])
+        self._entries.put(key, (generation, index))
+        dropped += self._evicted
+        self._evicted = []
         return dropped
 
     def discard(self, key: IndexKey) -> list[DedupIndex]:
-        """Forget the index of `key`; return it (if any) for `release`."""
-        old = self._entries.pop(key, None)
-        return [] if old is None else [old[1]]
+        """Forget the index of `key`; return it (if any) and what was evicted, for `release`."""
+        old = self._entries.pop(key)
+        dropped = ([] if old is None else [old[1]]) + self._evicted
+        self._evicted = []
+        return dropped
 
 
 async def release(dropped: list[DedupIndex]) -> None:

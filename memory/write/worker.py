@@ -29,6 +29,7 @@ from collections.abc import Callable
 
 from memory.errors import BackendError, StoreError, unexpected
 from memory.llm import ChatBackend
+from memory.read.cache import CacheBudget
 from memory.store import counters, history, outbox
 from memory.store.db import Store, Tx
 from memory.write import reflection, stances, summary
@@ -61,6 +62,7 @@ class ReflectionWorker:
         clock: Callable[[], float] = time.time,
         lease: float | None = None,
         name: str | None = None,
+        caches: CacheBudget | None = None,
     ) -> None:
         self.store = store
         self.chat = chat
@@ -72,7 +74,8 @@ class ReflectionWorker:
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self._claims = itertools.count(1)
         self._lock = asyncio.Lock()
-        self.indexes = IndexCache()
+        # Bounded with the engine's caches when given its budget (`engine.caches`).
+        self.indexes = IndexCache(caches)
         self.builder = IndexBuilder()
 
     async def close(self) -> None:

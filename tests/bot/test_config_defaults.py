@@ -24,7 +24,10 @@ EXAMPLE = ROOT / "config.example.toml"
 # Settings read outside the engine's two configs, and who reads them. A new setting that reaches
 # neither config must be added here, with its reader, or the walk below fails.
 ELSEWHERE = {
-    "discord": {"token", "channels", "api_url", "gateway_url", "login_retry"},  # bot.startup
+    "discord": {
+        "token", "channels", "api_url", "gateway_url", "login_retry",  # bot.startup
+        "shard_count", "shard_ids",  # bot.app.make_bot
+    },
     "character": {"name", "persona", "rules", "card"},  # runtime.character()
     "llm": {
         "backend", "base_url", "chat_model", "embedding_base_url", "embedding_model",

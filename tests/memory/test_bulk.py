@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from memory import bulk
 from memory.model import Kind, Memory, Scope
 from memory.read import selection
+from memory.read.cache import CacheBudget
 from memory.write.dedup_index import IndexCache, build_index, release
 
 TEXTS = (
@@ -117,7 +118,7 @@ class Noted(Memory):
 
 async def test_a_dedup_index_the_cache_drops_is_freed_off_the_event_loop() -> None:
     FREED_IN.clear()
-    cache = IndexCache(size=1)
+    cache = IndexCache(CacheBudget(1))  # room for one index: the newest
     cache.put((1, 1, False), 1, build_index(_memories(50, Noted)))
     # The same index again drops nothing; a newer one drops the old one, for `release`.
     kept = cache.get((1, 1, False), 1)

@@ -1,0 +1,401 @@
+"""Scale: turns, throughput, the idle indexer pass and resident memory at 1M memories over 2,000
+people, for each target and number of processes, side by side in one run.
+
+The database (2,000 people x 500 memories, 384-d vectors) is written once through the store's
+own functions (memories.insert, then the real indexer with a deterministic fake embedder: no
+SQL here) and kept under ~/.cache/echo-bench; a SQLite run works on a copy of it, so every run
+starts from the same file. For each configuration, N worker processes each drive an Engine on
+the database over their share of the people, with an instant fake chat: each person has a
+conversation of two turns (the first builds their caches: cold; the second finds them: warm),
+CONCURRENCY people at once per process. Reported per configuration: turn latency p50/p95
+(cold, warm), throughput (turns per second, all processes together, from the common start to
+the last turn), the resident memory of one process (after the turns, and its peak) with what
+the caches estimate they hold; and per target the idle indexer pass (nothing to embed).
+Reflections are not run: the fake chat answers turns only.
+
+Targets: a SQLite file (default: the cached build) or, once the PostgreSQL backend is in the
+tree, a postgresql:// URL (built in place when it holds no memory). Process counts and cache
+bounds are lists: SQLite runs 1 process; PostgreSQL is meant for 1, 2 and 4.
+Run: make bench-scale; smaller: BENCH_SCALE_PEOPLE=200 BENCH_SCALE_PER_PERSON=50 make bench-scale.
+Options: python -m bench.scale --help.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+RESULTS = Path(__file__).parent / "results"
+CACHE = Path(os.environ.get("ECHO_BENCH_CACHE", Path.home() / ".cache" / "echo-bench"))
+MODEL = "bench-scale-embed"
+STORY, ORIGIN = 1, "1"
+# People in conversation at once in each process.
+CONCURRENCY = 8
+# Memories written per transaction while building.
+BUILD_CHUNK = 5_000
+# Part of the cached build's name: raise it when what `build` writes changes.
+BUILD_VERSION = 1
+IDLE_PASSES = 7
+_WORDS = ("tea garden cello Lyon brother nurse piano Saturday train sister cat flight "
+          "birthday March bakery river novel chess ferry violin market autumn").split()  # fmt: skip
+
+
+class Embedder:
+    """Deterministic unit-free vectors from the text's hash; instant next to a real model."""
+
+    def __init__(self, dim: int) -> None:
+        self.model = MODEL
+        self.dim = dim
+
+    async def embed(self, texts: Any, *, deadline: float) -> list[list[float]]:
+        out = []
+        for text in texts:
+            seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+            rng = np.random.default_rng(seed)
+            out.append(rng.standard_normal(self.dim, dtype=np.float32).tolist())
+        return out
+
+
+class Chat:
+    model = "bench-chat"
+
+    async def chat(self, messages: Any, **_: Any) -> Any:
+        from memory.llm import ChatResult
+
+        return ChatResult("I see. Tell me more.")
+
+
+def _text(person: int, i: int) -> str:
+    words = [_WORDS[(person * 7 + i * k) % len(_WORDS)] for k in (1, 3, 5, 11)]
+    return f"Person {person} mentioned {' '.join(words)} (note {i})"
+
+
+async def open_store(target: str) -> Any:
+    """The store at `target`: a SQLite path, or a postgresql:// URL."""
+    if target.startswith(("postgresql://", "postgres://")):
+        raise SystemExit(
+            "bench.scale: a postgresql:// target needs the PostgreSQL backend, which is not in "
+            "this tree: once it is, open its store here (bench.scale.open_store)"
+        )
+    from memory.store.db import Store
+
+    return await Store.open(target)
+
+
+async def _count(store: Any) -> int:
+    from memory import manage
+
+    return int((await manage.stats(store)).memories)
+
+
+async def build(target: str, people: int, per_person: int, dim: int) -> None:
+    """Write `people` x `per_person` memories through the store, then embed them all."""
+    from memory.indexer import Indexer
+    from memory.model import Kind, Scope
+    from memory.store import memories
+
+    kinds = (Kind.FACT, Kind.PREFERENCE, Kind.PROMISE, Kind.EPISODE)
+    rows = [(p, i) for p in range(1, people + 1) for i in range(per_person)]
+    began = time.perf_counter()
+    async with await open_store(target) as store:
+        for start in range(0, len(rows), BUILD_CHUNK):
+            part = rows[start : start + BUILD_CHUNK]
+
+            async def run(tx: Any, part: list[tuple[int, int]] = part) -> None:
+                for person, i in part:
+                    await memories.insert(
+                        tx, user_id=person, text=_text(person, i), kind=kinds[i % 4],
+                        scope=Scope.STORY if i % 5 == 0 else Scope.GLOBAL, story_id=STORY,
+                        origin=ORIGIN, confidence=0.9, now=float(i),
+                    )  # fmt: skip
+
+            await store.transact(run)
+            if (start // BUILD_CHUNK) % 20 == 19 or start + len(part) == len(rows):
+                print(f"  written {start + len(part):,} / {len(rows):,} "
+                      f"({time.perf_counter() - began:,.0f} s)", file=sys.stderr)  # fmt: skip
+        print(f"  embedding (fake, {dim}-d) ...", file=sys.stderr)
+        await Indexer(store, Embedder(dim), batch_size=512).run_once()
+    print(f"  built in {time.perf_counter() - began:,.0f} s", file=sys.stderr)
+
+
+def cached_build(people: int, per_person: int, dim: int) -> Path:
+    """The SQLite build for these sizes, made once and kept under CACHE."""
+    path = CACHE / f"scale-v{BUILD_VERSION}-{people}x{per_person}-{dim}d.sqlite3"
+    if not path.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".partial")
+        for leftover in CACHE.glob(partial.name + "*"):
+            leftover.unlink()
+        print(f"building {people:,} x {per_person:,} memories in {path} (once)", file=sys.stderr)
+        asyncio.run(build(str(partial), people, per_person, dim))
+        os.replace(partial, path)
+    return path
+
+
+def _memory_kb() -> dict[str, int]:
+    """This process's resident memory now and at its peak (kB, Linux)."""
+    fields = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            fields[name] = int(value.split()[0])
+    return fields
+
+
+async def worker(
+    target: str, index: int, count: int, people: int, dim: int, cache_mb: int, start_at: float
+) -> dict[str, Any]:
+    """Serve this process's share of the people, two turns each; latencies and memory."""
+    from memory.engine import Engine, Incoming, MemoryConfig
+
+    mine = list(range(1 + index, people + 1, count))
+    async with await open_store(target) as store:
+        engine = Engine(store, embedder=Embedder(dim), chat=Chat(),
+                        config=MemoryConfig(cache_mb=cache_mb))  # fmt: skip
+        before = _memory_kb()
+        cold: list[float] = []
+        warm: list[float] = []
+        queue = list(reversed(mine))
+
+        async def converse() -> None:
+            while queue:
+                person = queue.pop()
+                first = f"Do you remember the {_WORDS[person % len(_WORDS)]}?"
+                for n, text in enumerate((first, "And what else did I tell you?")):
+                    began = time.perf_counter()
+                    message = Incoming(f"bench:{person}:{n}:{start_at}", person, f"P{person}",
+                                       STORY, ORIGIN, text)  # fmt: skip
+                    await engine.turn(message)
+                    (warm if n else cold).append(time.perf_counter() - began)
+
+        await asyncio.sleep(max(0.0, start_at - time.time()))
+        await asyncio.gather(*(converse() for _ in range(CONCURRENCY)))
+        finished = time.time()
+        await engine.flush_pending()
+        return {
+            "cold": cold, "warm": warm, "finished": finished, "people": len(mine),
+            "rss_before_kb": before["VmRSS"], **_memory_kb(),
+            "cache_bytes": engine.caches.total, "cache_entries": engine.caches.entries,
+            "evictions": engine.caches.evictions,
+        }  # fmt: skip
+
+
+async def idle_pass(target: str, dim: int) -> dict[str, float]:
+    """An indexer pass with nothing to embed: median and longest of IDLE_PASSES (ms)."""
+    from memory.indexer import Indexer
+
+    async with await open_store(target) as store:
+        indexer = Indexer(store, Embedder(dim))
+        await indexer.run_once()  # whatever a previous run left
+        times = []
+        for _ in range(IDLE_PASSES):
+            began = time.perf_counter()
+            written = await indexer.run_once()
+            times.append((time.perf_counter() - began) * 1000)
+            assert written == 0
+        memories = await _count(store)
+    return {"median_ms": statistics.median(times), "max_ms": max(times), "memories": memories}
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) * 1000 if values else float("nan")
+
+
+def run_config(
+    target: str, processes: int, args: argparse.Namespace, cache_mb: int
+) -> dict[str, Any]:
+    """N worker processes on `target`, started together; their figures combined."""
+    start_at = time.time() + 3.0 + processes  # room for every process to open the store
+    command = [sys.executable, "-m", "bench.scale", "--worker", "--target", target,
+               "--people", str(args.people), "--dim", str(args.dim)]  # fmt: skip
+    procs = []
+    for k in range(processes):
+        own = ["--index", str(k), "--count", str(processes), "--cache-mb", str(cache_mb),
+               "--start-at", repr(start_at)]  # fmt: skip
+        procs.append(subprocess.Popen([*command, *own], stdout=subprocess.PIPE, text=True))
+    outs = []
+    for proc in procs:
+        out, _ = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"bench.scale: a worker failed (exit {proc.returncode})")
+        outs.append(json.loads(out))
+    cold = [t for o in outs for t in o["cold"]]
+    warm = [t for o in outs for t in o["warm"]]
+    wall = max(o["finished"] for o in outs) - start_at
+    first = outs[0]
+    return {
+        "processes": processes, "cache_mb": cache_mb, "turns": len(cold) + len(warm),
+        "p50_ms": _percentile(cold + warm, 50), "p95_ms": _percentile(cold + warm, 95),
+        "cold_p50_ms": _percentile(cold, 50), "cold_p95_ms": _percentile(cold, 95),
+        "warm_p50_ms": _percentile(warm, 50), "warm_p95_ms": _percentile(warm, 95),
+        "throughput": (len(cold) + len(warm)) / wall, "wall_s": wall,
+        "people_per_process": first["people"],
+        "rss_mb": first["VmRSS"] / 1024, "peak_rss_mb": first["VmHWM"] / 1024,
+        "rss_before_mb": first["rss_before_kb"] / 1024,
+        "cache_mb_held": first["cache_bytes"] / 2**20, "cache_entries": first["cache_entries"],
+        "evictions": first["evictions"],
+    }  # fmt: skip
+
+
+def _ints(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def _parser() -> argparse.ArgumentParser:
+    env = os.environ.get
+    parser = argparse.ArgumentParser(prog="bench.scale", description=__doc__.split("\n")[0])
+    parser.add_argument("--target", action="append", default=None,
+                        help="sqlite (the cached build, copied), a SQLite path, or a "
+                        "postgresql:// URL; repeat for several (env BENCH_SCALE_TARGETS, "
+                        "comma-separated)")  # fmt: skip
+    parser.add_argument("--processes", default=env("BENCH_SCALE_PROCESSES", ""),
+                        help="process counts, comma-separated (default: 1 for SQLite, "
+                        "1,2,4 for PostgreSQL)")  # fmt: skip
+    parser.add_argument(
+        "--cache-mb",
+        default=env("BENCH_SCALE_CACHE_MB", "1024,256"),
+        help="cache bounds ([limits] cache_mb) to compare, comma-separated",
+    )
+    parser.add_argument("--people", type=int, default=int(env("BENCH_SCALE_PEOPLE", "2000")))
+    parser.add_argument("--per-person", type=int,
+                        default=int(env("BENCH_SCALE_PER_PERSON", "500")))  # fmt: skip
+    parser.add_argument("--dim", type=int, default=int(env("BENCH_SCALE_DIM", "384")))
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    for name in ("--index", "--count"):
+        parser.add_argument(name, type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    if args.worker:
+        [target] = args.target
+        figures = asyncio.run(worker(target, args.index, args.count, args.people, args.dim,
+                                     int(args.cache_mb), args.start_at))  # fmt: skip
+        print(json.dumps(figures))
+        return
+    targets = args.target or os.environ.get("BENCH_SCALE_TARGETS", "sqlite").split(",")
+    rows: list[dict[str, Any]] = []
+    idle: dict[str, dict[str, float]] = {}
+    for target in targets:
+        postgres = target.startswith(("postgresql://", "postgres://"))
+        counts = _ints(args.processes) or ([1, 2, 4] if postgres else [1])
+        with tempfile.TemporaryDirectory(dir=CACHE if not postgres else None) as tmp:
+            if postgres:
+                where, label = target, "PostgreSQL"
+                if asyncio.run(_empty(target)):
+                    asyncio.run(build(target, args.people, args.per_person, args.dim))
+            else:
+                built = (cached_build(args.people, args.per_person, args.dim)
+                         if target == "sqlite" else Path(target))  # fmt: skip
+                where, label = str(Path(tmp) / "run.sqlite3"), "SQLite"
+            idle[label] = asyncio.run(idle_pass(built_copy(built, where) if not postgres
+                                                else where, args.dim))  # fmt: skip
+            for processes in counts:
+                for cache_mb in _ints(args.cache_mb):
+                    if not postgres:
+                        built_copy(built, where)  # every configuration from the same file
+                    print(f"{label}, {processes} process(es), cache {cache_mb} MB ...",
+                          file=sys.stderr)  # fmt: skip
+                    rows.append({"target": label, **run_config(where, processes, args, cache_mb)})
+    report(rows, idle, args)
+
+
+async def _empty(target: str) -> bool:
+    async with await open_store(target) as store:
+        return await _count(store) == 0
+
+
+def built_copy(built: Path, where: str) -> str:
+    """A fresh copy of the build at `where` (a run writes its turns into it)."""
+    shutil.copyfile(built, where)
+    return where
+
+
+def report(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]],
+           args: argparse.Namespace) -> None:  # fmt: skip
+    """scale.md (the table), scale.json (every figure), scale.png (the plot)."""
+    RESULTS.mkdir(exist_ok=True)
+    total = args.people * args.per_person
+    lines = [
+        f"# Scale: {total:,} memories over {args.people:,} people ({args.per_person} each, "
+        f"{args.dim}-d vectors)", "",
+        f"One invocation of bench.scale (configurations in the order of the table); "
+        f"{os.cpu_count()} cores. Each person: two turns (cold, then warm), {CONCURRENCY} "
+        "people at once per process, an instant fake chat.", "",
+        "| target | processes | cache_mb | turns | p50 ms | p95 ms | cold p50/p95 ms | "
+        "warm p50/p95 ms | turns/s | RSS MB (start → end, peak) | caches held MB "
+        "(entries, evictions) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]  # fmt: skip
+    for r in rows:
+        lines.append(
+            f"| {r['target']} | {r['processes']} | {r['cache_mb']} | {r['turns']:,} | "
+            f"{r['p50_ms']:.0f} | {r['p95_ms']:.0f} | {r['cold_p50_ms']:.0f} / "
+            f"{r['cold_p95_ms']:.0f} | {r['warm_p50_ms']:.0f} / {r['warm_p95_ms']:.0f} | "
+            f"{r['throughput']:.1f} | {r['rss_before_mb']:.0f} → {r['rss_mb']:.0f}, "
+            f"{r['peak_rss_mb']:.0f} | {r['cache_mb_held']:.0f} ({r['cache_entries']:,}, "
+            f"{r['evictions']:,}) |"
+        )
+    lines += ["", "Idle indexer pass (nothing to embed), median and longest of "
+              f"{IDLE_PASSES}:", ""]  # fmt: skip
+    for label, figures in idle.items():
+        median, longest = figures["median_ms"], figures["max_ms"]
+        lines.append(f"- {label}, {figures['memories']:,.0f} memories: {median:.2f} ms "
+                     f"(longest {longest:.2f} ms)")  # fmt: skip
+    lines += ["", "RSS is one process's (the first): with several processes, each holds its "
+              "own caches for its share of the people.", ""]  # fmt: skip
+    (RESULTS / "scale.md").write_text("\n".join(lines), encoding="utf-8")
+    (RESULTS / "scale.json").write_text(
+        json.dumps({"rows": rows, "idle": idle, "people": args.people,
+                    "per_person": args.per_person, "dim": args.dim}, indent=1) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    _plot(rows)
+    print("\n".join(lines))
+
+
+def _plot(rows: list[dict[str, Any]]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{r['target']}\n{r['processes']} proc, {r['cache_mb']} MB" for r in rows]
+    x = np.arange(len(rows))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
+    latencies = (("cold_p50_ms", "cold p50"), ("cold_p95_ms", "cold p95"),
+                 ("warm_p50_ms", "warm p50"), ("warm_p95_ms", "warm p95"))  # fmt: skip
+    for k, (key, name) in enumerate(latencies):
+        axes[0].bar(x + (k - 1.5) * 0.2, [r[key] for r in rows], 0.2, label=name)
+    axes[0].set_title("turn latency (ms)")
+    axes[0].legend()
+    axes[1].bar(x, [r["throughput"] for r in rows], 0.6)
+    axes[1].set_title("throughput (turns/s, all processes)")
+    for offset, key, name in ((-0.2, "rss_mb", "RSS after"), (0.2, "peak_rss_mb", "peak")):
+        axes[2].bar(x + offset, [r[key] for r in rows], 0.4, label=name)
+    axes[2].plot(x, [r["cache_mb"] for r in rows], "k_", markersize=30, label="cache_mb")
+    axes[2].set_title("resident memory of one process (MB)")
+    axes[2].legend()
+    for ax in axes:
+        ax.set_xticks(x, labels, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "scale.png", dpi=110)
+
+
+if __name__ == "__main__":
+    main()
