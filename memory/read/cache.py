@@ -30,9 +30,10 @@ CACHE_MB = 1024
 # the pool's tuples and position map: 560-760 B for texts of 27-228 characters (tracemalloc,
 # 500 and 5,000 memories).
 POOL_BYTES_PER_MEMORY = 650
-# Bytes per memory in a dedup index, the Memory included: 2.2-3.9 kB for texts of 27-228
-# characters (word sets, postings, character histograms; tracemalloc as above).
-DEDUP_BYTES_PER_MEMORY = 3_000
+# Bytes per memory in a dedup index (numpy columns of word ids, lengths and character
+# histograms, and the word and group tables): 640-860 B for texts of 20-230 characters
+# (tracemalloc, 2,000 memories).
+DEDUP_BYTES_PER_MEMORY = 750
 # Bytes per vector hash a matrix remembers (a dict entry, an int, a 64-character str): 165-175.
 HASH_BYTES = 175
 

@@ -169,6 +169,11 @@ class DedupIndex:
     def __len__(self) -> int:
         return int(self._alive.view().sum())
 
+    @property
+    def stored(self) -> int:
+        """The memories its arrays hold, removed ones included until it is built again."""
+        return self._base + len(self._added)
+
     def add(self, memory: Memory) -> None:
         """Index a memory (a new one, or the new wording of a replaced one)."""
         self.remove(memory.id)
@@ -323,7 +328,7 @@ class IndexCache:
         self._evicted: list[DedupIndex] = []
         self._entries: SizedCache[IndexKey, tuple[int, DedupIndex]] = SizedCache(
             budget or CacheBudget(),
-            lambda entry: DEDUP_BYTES_PER_MEMORY * (entry[1]._base + len(entry[1]._added)),
+            lambda entry: DEDUP_BYTES_PER_MEMORY * entry[1].stored,
             evicted=lambda entry: self._evicted.append(entry[1]),
         )
 

@@ -124,7 +124,7 @@ def test_the_size_estimates_are_within_a_factor_of_two_of_what_is_allocated() ->
         spent, _ = _allocated(lambda w: RankedPool.build(_memories(n, w)), words)
         assert 0.5 < POOL_BYTES_PER_MEMORY * n / spent < 2, (words, spent / n)
         spent, index = _allocated(lambda w: build_index(_memories(n, w)), words)
-        assert 0.5 < DEDUP_BYTES_PER_MEMORY * len(index._where) / spent < 2, (words, spent / n)
+        assert 0.5 < DEDUP_BYTES_PER_MEMORY * index.stored / spent < 2, (words, spent / n)
     spent, matrix = _allocated(_matrix, n)
     assert 0.5 < matrix.nbytes / spent < 2
 
@@ -190,5 +190,5 @@ async def test_the_dedup_indexes_share_the_engines_bound() -> None:
     pools.put(1, 6 * DEDUP_BYTES_PER_MEMORY)
     assert indexes.get((1, 1, False), 1) is None
     dropped = indexes.put((2, 1, False), 1, build_index([_memory(i, 5, rng) for i in range(2)]))
-    assert len(dropped) == 1 and len(dropped[0]._where) == 6
+    assert len(dropped) == 1 and dropped[0].stored == 6
     assert budget.total <= budget.limit
