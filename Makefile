@@ -160,5 +160,5 @@ test-pg: $(PG_STAMP)
 # kept in ~/.cache/echo-bench (about 2 GB; the first build takes tens of minutes on 2 cores).
 # Targets: BENCH_SCALE_TARGETS=sqlite (default) or postgresql://... (see bench/scale.py).
 .PHONY: bench-scale
-bench-scale: $(LOAD_STAMP)
+bench-scale: $(LOAD_STAMP) $(PG_STAMP)
 	$(PY) -m bench.scale

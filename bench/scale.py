@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -38,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from bench import scale_pg
+
 RESULTS = Path(__file__).parent / "results"
 CACHE = Path(os.environ.get("ECHO_BENCH_CACHE", Path.home() / ".cache" / "echo-bench"))
 MODEL = "bench-scale-embed"
@@ -49,6 +52,9 @@ BUILD_CHUNK = 5_000
 # Part of the cached build's name: raise it when what `build` writes changes.
 BUILD_VERSION = 1
 IDLE_PASSES = 7
+# People whose recall is compared on both backends after the copy, and what they ask.
+CHECKED = 12
+CHECK_TEXT = "Person {p}, tell me about note 17 and note 342"
 _WORDS = ("tea garden cello Lyon brother nurse piano Saturday train sister cat flight "
           "birthday March bakery river novel chess ferry violin market autumn").split()  # fmt: skip
 
@@ -85,11 +91,6 @@ def _text(person: int, i: int) -> str:
 
 async def open_store(target: str) -> Any:
     """The store at `target`: a SQLite path, or a postgresql:// URL."""
-    if target.startswith(("postgresql://", "postgres://")):
-        raise SystemExit(
-            "bench.scale: a postgresql:// target needs the PostgreSQL backend, which is not in "
-            "this tree: once it is, open its store here (bench.scale.open_store)"
-        )
     from memory.store.db import Store
 
     return await Store.open(target)
@@ -266,7 +267,7 @@ def _parser() -> argparse.ArgumentParser:
                         "1,2,4 for PostgreSQL)")  # fmt: skip
     parser.add_argument(
         "--cache-mb",
-        default=env("BENCH_SCALE_CACHE_MB", "1024,256"),
+        default=env("BENCH_SCALE_CACHE_MB", "1024"),
         help="cache bounds ([limits] cache_mb) to compare, comma-separated",
     )
     parser.add_argument("--people", type=int, default=int(env("BENCH_SCALE_PEOPLE", "2000")))
@@ -288,31 +289,73 @@ def main(argv: list[str] | None = None) -> None:
                                      int(args.cache_mb), args.start_at))  # fmt: skip
         print(json.dumps(figures))
         return
-    targets = args.target or os.environ.get("BENCH_SCALE_TARGETS", "sqlite").split(",")
+    targets = args.target or os.environ.get("BENCH_SCALE_TARGETS", "sqlite,postgres").split(",")
     rows: list[dict[str, Any]] = []
     idle: dict[str, dict[str, float]] = {}
+    notes: list[str] = []
     for target in targets:
-        postgres = target.startswith(("postgresql://", "postgres://"))
+        postgres = target == "postgres" or target.startswith(_URLS)
         counts = _ints(args.processes) or ([1, 2, 4] if postgres else [1])
-        with tempfile.TemporaryDirectory(dir=CACHE if not postgres else None) as tmp:
-            if postgres:
-                where, label = target, "PostgreSQL"
-                if asyncio.run(_empty(target)):
-                    asyncio.run(build(target, args.people, args.per_person, args.dim))
-            else:
-                built = (cached_build(args.people, args.per_person, args.dim)
-                         if target == "sqlite" else Path(target))  # fmt: skip
-                where, label = str(Path(tmp) / "run.sqlite3"), "SQLite"
-            idle[label] = asyncio.run(idle_pass(built_copy(built, where) if not postgres
-                                                else where, args.dim))  # fmt: skip
+        if postgres:
+            with contextlib.ExitStack() as stack:
+                url = target if target != "postgres" else stack.enter_context(scale_pg.server()).uri
+                run_postgres(url, target != "postgres", counts, args, rows, idle, notes)
+            continue
+        with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+            built = (cached_build(args.people, args.per_person, args.dim)
+                     if target == "sqlite" else Path(target))  # fmt: skip
+            where = str(Path(tmp) / "run.sqlite3")
+            idle["SQLite"] = asyncio.run(idle_pass(built_copy(built, where), args.dim))
             for processes in counts:
                 for cache_mb in _ints(args.cache_mb):
-                    if not postgres:
-                        built_copy(built, where)  # every configuration from the same file
-                    print(f"{label}, {processes} process(es), cache {cache_mb} MB ...",
+                    built_copy(built, where)  # every configuration from the same file
+                    print(f"SQLite, {processes} process(es), cache {cache_mb} MB ...",
                           file=sys.stderr)  # fmt: skip
-                    rows.append({"target": label, **run_config(where, processes, args, cache_mb)})
-    report(rows, idle, args)
+                    rows.append(
+                        {"target": "SQLite", **run_config(where, processes, args, cache_mb)}
+                    )
+    report(rows, idle, args, notes)
+
+
+_URLS = ("postgresql://", "postgres://")
+
+
+def run_postgres(
+    url: str, given: bool, counts: list[int], args: argparse.Namespace,
+    rows: list[dict[str, Any]], idle: dict[str, dict[str, float]], notes: list[str],
+) -> None:  # fmt: skip
+    """A given URL is run as it is (filled first when it holds no memory); on the throwaway
+    server, the copy of the SQLite build is made once into a base database and every
+    configuration runs on a fresh copy of it (CREATE DATABASE ... TEMPLATE)."""
+    label = "PostgreSQL"
+    base = url if given else asyncio.run(scale_pg.recreate(url, scale_pg.BASE))
+    if not given or asyncio.run(_empty(base)):
+        built = cached_build(args.people, args.per_person, args.dim)
+        print(f"filling PostgreSQL from {built.name} ...", file=sys.stderr)
+        filled = asyncio.run(scale_pg.fill(base, built))
+        notes.append(
+            f"PostgreSQL filled from the SQLite build by COPY in {filled['seconds']:,.0f} s "
+            f"({', '.join(f'{t} {n:,}' for t, n in filled['rows'].items())} rows)."
+        )
+        with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+            lite = built_copy(built, str(Path(tmp) / "check.sqlite3"))
+            sample = [1 + (k * 997) % args.people for k in range(CHECKED)]
+            checked = asyncio.run(scale_pg.same_recall(lite, base, sample, CHECK_TEXT, MODEL))
+        notes.append(
+            f"Consistency: {checked} people recall the same memories (keyword recall "
+            "and the vectors' content hashes) on SQLite and PostgreSQL."
+        )
+    if not given:
+        copy = "echo_scale_run"
+        fresh = lambda: asyncio.run(scale_pg.recreate(url, copy, scale_pg.BASE))  # noqa: E731
+        idle[label] = asyncio.run(idle_pass(fresh(), args.dim))
+    else:
+        idle[label] = asyncio.run(idle_pass(base, args.dim))
+    for processes in counts:
+        for cache_mb in _ints(args.cache_mb):
+            where = fresh() if not given else base
+            print(f"{label}, {processes} process(es), cache {cache_mb} MB ...", file=sys.stderr)
+            rows.append({"target": label, **run_config(where, processes, args, cache_mb)})
 
 
 async def _empty(target: str) -> bool:
@@ -327,7 +370,7 @@ def built_copy(built: Path, where: str) -> str:
 
 
 def report(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]],
-           args: argparse.Namespace) -> None:  # fmt: skip
+           args: argparse.Namespace, notes: list[str]) -> None:  # fmt: skip
     """scale.md (the table), scale.json (every figure), scale.png (the plot)."""
     RESULTS.mkdir(exist_ok=True)
     total = args.people * args.per_person
@@ -359,9 +402,17 @@ def report(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]],
                      f"(longest {longest:.2f} ms)")  # fmt: skip
     lines += ["", "RSS is one process's (the first): with several processes, each holds its "
               "own caches for its share of the people.", ""]  # fmt: skip
+    cores = os.cpu_count() or 1
+    lines += [f"This machine has {cores} cores, shared by the workers and the database server "
+              "(PostgreSQL's backends, or SQLite inside each worker). Processes beyond the "
+              "cores cannot add CPU: with more processes than cores, throughput shows whether "
+              "the store lets them work side by side without errors or lock waits, and how "
+              "much the contention costs in latency, not how far more machines or cores "
+              "would scale.", ""] if cores < 4 else []  # fmt: skip
+    lines += [*notes, ""] if notes else []
     (RESULTS / "scale.md").write_text("\n".join(lines), encoding="utf-8")
     (RESULTS / "scale.json").write_text(
-        json.dumps({"rows": rows, "idle": idle, "people": args.people,
+        json.dumps({"rows": rows, "idle": idle, "notes": notes, "people": args.people,
                     "per_person": args.per_person, "dim": args.dim}, indent=1) + "\n",
         encoding="utf-8",
     )  # fmt: skip
