@@ -13,9 +13,13 @@ the last turn), the resident memory of one process (after the turns, and its pea
 the caches estimate they hold; and per target the idle indexer pass (nothing to embed).
 Reflections are not run: the fake chat answers turns only.
 
-Targets: a SQLite file (default: the cached build) or, once the PostgreSQL backend is in the
-tree, a postgresql:// URL (built in place when it holds no memory). Process counts and cache
-bounds are lists: SQLite runs 1 process; PostgreSQL is meant for 1, 2 and 4.
+Targets (BENCH_SCALE_TARGETS, default "sqlite,postgres"): `sqlite` is the cached build, copied
+for each configuration; `postgres` starts a throwaway PostgreSQL 18 (bench.scale_pg, as make
+test-pg does), copies the SQLite build into it by COPY, checks that a sample of people recall the
+same on both, and runs each configuration on a fresh copy of that database; a postgresql:// URL
+is used as it is (filled the same way first when it holds no memory). Process counts
+(BENCH_SCALE_PROCESSES) default to 1 for SQLite and 1, 2, 4 for PostgreSQL; cache bounds
+(BENCH_SCALE_CACHE_MB) are a list too.
 Run: make bench-scale; smaller: BENCH_SCALE_PEOPLE=200 BENCH_SCALE_PER_PERSON=50 make bench-scale.
 Options: python -m bench.scale --help.
 """
@@ -259,9 +263,9 @@ def _parser() -> argparse.ArgumentParser:
     env = os.environ.get
     parser = argparse.ArgumentParser(prog="bench.scale", description=__doc__.split("\n")[0])
     parser.add_argument("--target", action="append", default=None,
-                        help="sqlite (the cached build, copied), a SQLite path, or a "
-                        "postgresql:// URL; repeat for several (env BENCH_SCALE_TARGETS, "
-                        "comma-separated)")  # fmt: skip
+                        help="sqlite (the cached build, copied), a SQLite path, postgres (a "
+                        "throwaway server) or a postgresql:// URL; repeat for several (env "
+                        "BENCH_SCALE_TARGETS, comma-separated: sqlite,postgres)")  # fmt: skip
     parser.add_argument("--processes", default=env("BENCH_SCALE_PROCESSES", ""),
                         help="process counts, comma-separated (default: 1 for SQLite, "
                         "1,2,4 for PostgreSQL)")  # fmt: skip
@@ -314,6 +318,8 @@ def main(argv: list[str] | None = None) -> None:
                     rows.append(
                         {"target": "SQLite", **run_config(where, processes, args, cache_mb)}
                     )
+    from bench.scale_report import report
+
     report(rows, idle, args, notes)
 
 
@@ -367,85 +373,6 @@ def built_copy(built: Path, where: str) -> str:
     """A fresh copy of the build at `where` (a run writes its turns into it)."""
     shutil.copyfile(built, where)
     return where
-
-
-def report(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]],
-           args: argparse.Namespace, notes: list[str]) -> None:  # fmt: skip
-    """scale.md (the table), scale.json (every figure), scale.png (the plot)."""
-    RESULTS.mkdir(exist_ok=True)
-    total = args.people * args.per_person
-    lines = [
-        f"# Scale: {total:,} memories over {args.people:,} people ({args.per_person} each, "
-        f"{args.dim}-d vectors)", "",
-        f"One invocation of bench.scale (configurations in the order of the table); "
-        f"{os.cpu_count()} cores. Each person: two turns (cold, then warm), {CONCURRENCY} "
-        "people at once per process, an instant fake chat.", "",
-        "| target | processes | cache_mb | turns | p50 ms | p95 ms | cold p50/p95 ms | "
-        "warm p50/p95 ms | turns/s | RSS MB (start → end, peak) | caches held MB "
-        "(entries, evictions) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]  # fmt: skip
-    for r in rows:
-        lines.append(
-            f"| {r['target']} | {r['processes']} | {r['cache_mb']} | {r['turns']:,} | "
-            f"{r['p50_ms']:.0f} | {r['p95_ms']:.0f} | {r['cold_p50_ms']:.0f} / "
-            f"{r['cold_p95_ms']:.0f} | {r['warm_p50_ms']:.0f} / {r['warm_p95_ms']:.0f} | "
-            f"{r['throughput']:.1f} | {r['rss_before_mb']:.0f} → {r['rss_mb']:.0f}, "
-            f"{r['peak_rss_mb']:.0f} | {r['cache_mb_held']:.0f} ({r['cache_entries']:,}, "
-            f"{r['evictions']:,}) |"
-        )
-    lines += ["", "Idle indexer pass (nothing to embed), median and longest of "
-              f"{IDLE_PASSES}:", ""]  # fmt: skip
-    for label, figures in idle.items():
-        median, longest = figures["median_ms"], figures["max_ms"]
-        lines.append(f"- {label}, {figures['memories']:,.0f} memories: {median:.2f} ms "
-                     f"(longest {longest:.2f} ms)")  # fmt: skip
-    lines += ["", "RSS is one process's (the first): with several processes, each holds its "
-              "own caches for its share of the people.", ""]  # fmt: skip
-    cores = os.cpu_count() or 1
-    lines += [f"This machine has {cores} cores, shared by the workers and the database server "
-              "(PostgreSQL's backends, or SQLite inside each worker). Processes beyond the "
-              "cores cannot add CPU: with more processes than cores, throughput shows whether "
-              "the store lets them work side by side without errors or lock waits, and how "
-              "much the contention costs in latency, not how far more machines or cores "
-              "would scale.", ""] if cores < 4 else []  # fmt: skip
-    lines += [*notes, ""] if notes else []
-    (RESULTS / "scale.md").write_text("\n".join(lines), encoding="utf-8")
-    (RESULTS / "scale.json").write_text(
-        json.dumps({"rows": rows, "idle": idle, "notes": notes, "people": args.people,
-                    "per_person": args.per_person, "dim": args.dim}, indent=1) + "\n",
-        encoding="utf-8",
-    )  # fmt: skip
-    _plot(rows)
-    print("\n".join(lines))
-
-
-def _plot(rows: list[dict[str, Any]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    labels = [f"{r['target']}\n{r['processes']} proc, {r['cache_mb']} MB" for r in rows]
-    x = np.arange(len(rows))
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
-    latencies = (("cold_p50_ms", "cold p50"), ("cold_p95_ms", "cold p95"),
-                 ("warm_p50_ms", "warm p50"), ("warm_p95_ms", "warm p95"))  # fmt: skip
-    for k, (key, name) in enumerate(latencies):
-        axes[0].bar(x + (k - 1.5) * 0.2, [r[key] for r in rows], 0.2, label=name)
-    axes[0].set_title("turn latency (ms)")
-    axes[0].legend()
-    axes[1].bar(x, [r["throughput"] for r in rows], 0.6)
-    axes[1].set_title("throughput (turns/s, all processes)")
-    for offset, key, name in ((-0.2, "rss_mb", "RSS after"), (0.2, "peak_rss_mb", "peak")):
-        axes[2].bar(x + offset, [r[key] for r in rows], 0.4, label=name)
-    axes[2].plot(x, [r["cache_mb"] for r in rows], "k_", markersize=30, label="cache_mb")
-    axes[2].set_title("resident memory of one process (MB)")
-    axes[2].legend()
-    for ax in axes:
-        ax.set_xticks(x, labels, fontsize=8)
-    fig.tight_layout()
-    fig.savefig(RESULTS / "scale.png", dpi=110)
 
 
 if __name__ == "__main__":
