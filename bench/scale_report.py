@@ -69,7 +69,9 @@ def _plot(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]]) -> None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [f"{r['target']}\n{r['processes']} proc, {r['cache_mb']} MB" for r in rows]
+    bounds = {r["cache_mb"] for r in rows}
+    labels = [f"{r['target']}\n{r['processes']} proc"
+              + (f", {r['cache_mb']} MB" if len(bounds) > 1 else "") for r in rows]  # fmt: skip
     x = np.arange(len(rows))
     fig, axes = plt.subplots(1, 4, figsize=(16, 4.2), width_ratios=(3, 3, 3, 1.2))
     latencies = (("cold_p50_ms", "cold p50"), ("cold_p95_ms", "cold p95"),
@@ -83,8 +85,11 @@ def _plot(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]]) -> None
     for offset, key, name in ((-0.2, "rss_mb", "RSS after"), (0.2, "peak_rss_mb", "peak")):
         axes[2].bar(x + offset, [r[key] for r in rows], 0.4, label=name)
     axes[2].plot(x, [r["cache_mb"] for r in rows], "k_", markersize=30, label="cache_mb")
-    axes[2].set_title("resident memory of one process (MB)")
-    axes[2].legend()
+    axes[2].set_title(
+        "resident memory of one process (MB)"
+        + (f"\ncache_mb {next(iter(bounds))}" if len(bounds) == 1 else "")
+    )
+    axes[2].legend(loc="lower left")
     for ax in axes[:3]:
         ax.set_xticks(x, labels, fontsize=8)
     names = list(idle)
