@@ -166,3 +166,43 @@ async def test_the_matrix_follows_what_changed_without_reading_every_vector_agai
     await manage_privacy.choose(store, 1, "everywhere", default="where_learned")
     await cache.matrix(1, MODEL)
     assert listings == 2
+
+
+async def test_queries_scored_together_equal_each_scored_alone(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    """The message and the conversation share one pass over the matrix: what each query keeps
+    (ids, cosines, cutoff) is what scoring it alone keeps; a null query scores nothing."""
+    from memory.read.semantic import Query
+
+    embedder = OllamaEmbedder(http, ollama.url, MODEL)
+    rng = random.Random(3)
+    words = " ".join(TEXTS).split()
+    for _ in range(60):
+        await _remember(store, 1, " ".join(rng.sample(words, 6)))
+    await Indexer(store, embedder).run_once()
+    cache = VectorCache(store)
+    await cache.matrix(1, MODEL)
+    texts = ["ginger cat Felix", "night nurse cello", "flight brother medicine"]
+    vectors_ = await embedder.embed(texts, deadline=asyncio.get_running_loop().time() + 30)
+    queries = [
+        Query(vectors_[0], floor=0.1, relative_sd=1.5, places=5),
+        Query(vectors_[1], floor=0.2),
+        Query(vectors_[2], floor=-1.0, relative_sd=3.0),
+        Query([0.0] * len(vectors_[0]), floor=0.3),
+    ]
+    together = await cache.scores_of(1, MODEL, queries)
+    for query, (scores, cutoff) in zip(queries, together, strict=True):
+        alone, alone_cutoff = await cache.scores(
+            1, MODEL, query.vector, floor=query.floor, relative_sd=query.relative_sd,
+            places=query.places,
+        )  # fmt: skip
+        assert scores is not None and alone is not None
+        assert cutoff == pytest.approx(alone_cutoff, abs=1e-5)
+        # A cosine within float32 rounding of the cutoff may fall either side of it.
+        near = {i for i, s in (scores | alone).items() if abs(s - cutoff) < 1e-5}
+        assert set(scores) - near == set(alone) - near
+        for memory_id in set(scores) & set(alone):
+            assert scores[memory_id] == pytest.approx(alone[memory_id], abs=1e-5)
+    assert together[3] == ({}, 0.3)
+    assert any(together[i][0] for i in range(3))
