@@ -19,7 +19,7 @@ from memory.engine_types import MemoryConfig
 from memory.errors import BackendResponseError
 from memory.llm import Embedder
 from memory.read import conversation, selection
-from memory.read.semantic import Query, VectorCache
+from memory.read.semantic import VectorCache
 from memory.store import timings
 
 log = logging.getLogger(__name__)
@@ -75,15 +75,16 @@ async def score(
             config.limit, config.semantic_slots, every_memory_scored=every
         )
         places = selection.recall_places(config.limit, config.semantic_slots) + spare
-        queries = [Query(query, floor, relative, places)]
-        if heard_query is not None and config.conversation_slots > 0:
-            # The weaker query: only what it points at far above the rest, never lowered. In
-            # the same pass over the matrix as the message (a warm turn at 100k memories: 33 ms
-            # with a pass each, make bench-loop).
-            queries.append(Query(heard_query, config.cosine_floor, conversation.CONVERSATION_SD))
-        scored = await vectors.scores_of(user_id, model, queries)
-        scores, threshold = scored[0]
-        heard = scored[1][0] if len(scored) > 1 and scores is not None else None
+        scores, threshold = await vectors.scores(
+            user_id, model, query, floor=floor, relative_sd=relative, places=places
+        )
+        heard = None
+        if heard_query is not None and scores is not None and config.conversation_slots > 0:
+            # The weaker query: only what it points at far above the rest, never lowered.
+            heard, _ = await vectors.scores(
+                user_id, model, heard_query, floor=config.cosine_floor,
+                relative_sd=conversation.CONVERSATION_SD,
+            )  # fmt: skip
     except BackendResponseError as exc:
         # The query cannot be scored against the stored vectors (another dimension).
         log.warning("degraded turn: user %d, story %d (%s)", user_id, story_id, type(exc).__name__)

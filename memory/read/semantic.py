@@ -255,64 +255,39 @@ class VectorCache:
         nothing the model ranks among the recall places is cut (selection.eligibility_cutoff).
         None instead of the cosines while the user's matrix loads in the background (see
         `ready`): counted in `turns_before_vectors`."""
-        [scored] = await self.scores_of(user_id, model, [Query(query, floor, relative_sd, places)])
-        return scored
-
-    async def scores_of(
-        self, user_id: int, model: str, queries: Sequence[Query]
-    ) -> list[tuple[dict[int, float] | None, float]]:
-        """`scores` for several queries in one pass over the matrix (reading 300 MB at 100k
-        768-d rows is most of a pass's cost: two queries in one product cost about one)."""
         matrix = await self.ready(user_id, model)
         if matrix is None:
             self.turns_before_vectors += 1
             log.info("user %d served before their vectors were loaded", user_id)
-            return [(None, q.floor) for q in queries]
-        vectors = [_query_vector(q.vector, model) for q in queries]
-        for q in vectors:
-            if matrix.ids.size and q.shape[0] != matrix.rows.shape[1]:
-                # The model behind the name changed (re-pulled, or another server): no score
-                # is meaningful until the indexer re-embeds. Raised so the turn is counted as
-                # degraded.
-                raise BackendResponseError(
-                    f"{model} answered {q.shape[0]} dimensions, its stored vectors have "
-                    f"{matrix.rows.shape[1]}"
-                )
-        norms = [float(np.linalg.norm(q)) for q in vectors]
-        if not matrix.ids.size or max(norms) == 0.0:
-            return [({}, q.floor) for q in queries]
-        # A null query (norm 0) scores nothing; its column is zeros, then set aside.
-        units = np.stack([q / (n or 1.0) for q, n in zip(vectors, norms, strict=True)], axis=1)
+            return None, floor
+        q = _query_vector(query, model)
+        if matrix.ids.size and q.shape[0] != matrix.rows.shape[1]:
+            # The model behind the name changed (re-pulled, or another server): no score is
+            # meaningful until the indexer re-embeds. Raised so the turn is counted as degraded.
+            raise BackendResponseError(
+                f"{model} answered {q.shape[0]} dimensions, its stored vectors have "
+                f"{matrix.rows.shape[1]}"
+            )
+        norm = float(np.linalg.norm(q))
+        if not matrix.ids.size or norm == 0.0:
+            return {}, floor
         # One pass over the whole matrix (30+ ms at 100k 768-d rows): off the loop.
-        scored = await asyncio.to_thread(_cosines, matrix, units, queries)
-        return [s if n else ({}, q.floor) for s, n, q in zip(scored, norms, queries, strict=True)]
-
-
-@dataclass(frozen=True, slots=True)
-class Query:
-    """One query vector and how its eligible cosines are cut (see `VectorCache.scores`)."""
-
-    vector: Sequence[float]
-    floor: float = -1.0
-    relative_sd: float | None = None
-    places: int = 0
+        return await asyncio.to_thread(_cosines, matrix, q / norm, floor, relative_sd, places)
 
 
 def _cosines(
-    matrix: UserMatrix, units: npt.NDArray[np.float32], queries: Sequence[Query]
-) -> list[tuple[dict[int, float], float]]:
-    every = matrix.rows @ units  # one column per query
-    out = []
-    for column, query in enumerate(queries):
-        sims = np.ascontiguousarray(every[:, column])
-        cutoff = query.floor
-        if query.relative_sd is not None and sims.size > 1:
-            cutoff = eligibility_cutoff(
-                sims, floor=query.floor, relative_sd=query.relative_sd, places=query.places
-            )
-        keep = np.flatnonzero(sims >= cutoff)
-        out.append((dict(zip(matrix.ids[keep].tolist(), sims[keep].tolist(), strict=True)), cutoff))
-    return out
+    matrix: UserMatrix,
+    unit: npt.NDArray[np.float32],
+    floor: float,
+    relative_sd: float | None,
+    places: int,
+) -> tuple[dict[int, float], float]:
+    sims = matrix.rows @ unit
+    cutoff = floor
+    if relative_sd is not None and sims.size > 1:
+        cutoff = eligibility_cutoff(sims, floor=floor, relative_sd=relative_sd, places=places)
+    keep = np.flatnonzero(sims >= cutoff)
+    return dict(zip(matrix.ids[keep].tolist(), sims[keep].tolist(), strict=True)), cutoff
 
 
 def _changes(
