@@ -166,4 +166,3 @@ async def test_the_matrix_follows_what_changed_without_reading_every_vector_agai
     await manage_privacy.choose(store, 1, "everywhere", default="where_learned")
     await cache.matrix(1, MODEL)
     assert listings == 2
-
