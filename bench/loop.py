@@ -423,13 +423,15 @@ LEFT = [
     " 20,000 memories (after only, a loaded machine), the same index built in a thread instead"
     " (BENCH_LOOP_PROCESS_MIN=1000000000): that turn 140 ms and a p99 lateness of 121 ms, against"
     " 19 ms and 11 ms with the process.",
-    "What is left: the loop's own work (the loop CPU column) is at most 16 ms in every step. The"
-    " stalls above it are waits for a core: the machine's two were shared with other jobs during"
-    " this run (the first row: the ticker alone, doing nothing, 80 ms), and a build process, at a"
-    " lower priority, still takes one of them; the longest, 163 ms during the rebuild, with a p99"
-    " of 5 ms, is above that row, so no step is shown under 50 ms on this machine. The first"
-    " turn after a /forget still takes about a second at 100k memories (its pool and matrix"
-    " patched in worker threads: O(N) Python copies), without stalling the others.",
+    "On a quiet machine (the ticker alone: 2 ms) no step stalls the loop over 40 ms: the cold"
+    " turn and the turn during a rebuild 40 ms, every other step 11 ms or less; on a loaded one"
+    " (an earlier run of this round, the ticker alone 80 ms) the loop waited up to 163 ms for a"
+    " core, its own work never over 16 ms. What is left: a warm turn with a word in every memory"
+    " takes 36 ms of wall time (24 ms before the recent conversation became a second query:"
+    " its pass over the 100,000 vectors costs about as much as the message's; two queries in"
+    " one matrix product were slower, not faster, with this BLAS on 2 cores); the first turn"
+    " after a /forget takes 0.3-1.2 s at 100k memories (its pool and matrix patched in worker"
+    " threads: O(N) Python copies), without stalling the others.",
 ]
 
 
