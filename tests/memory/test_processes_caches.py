@@ -1,8 +1,9 @@
 """Each process's caches see what another process wrote: a memory forgotten through one is never
 served by the other after the forget returned; one remembered or pinned there is served here.
 
-Two engines on two `Store`s opened on one SQLite file stand for two processes: their candidate
-pools, vector matrices and dedup indexes are their own, only the database is shared.
+Two engines on two `Store`s opened on one database stand for two processes (one SQLite file, or
+one PostgreSQL database under `make test-pg`): their candidate pools, vector matrices and dedup
+indexes are their own, only the database is shared.
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ TEXTS = [
 
 
 @pytest.fixture
-async def stores(tmp_path: Path) -> AsyncIterator[tuple[Store, Store]]:
-    path = tmp_path / "shared.sqlite3"
-    async with await Store.open(path) as a, await Store.open(path) as b:
+async def stores(shared_database: Path | str) -> AsyncIterator[tuple[Store, Store]]:
+    target = shared_database
+    async with await Store.open(target) as a, await Store.open(target) as b:
         yield a, b
 
 

@@ -1,5 +1,6 @@
 """The store functions several processes share: claiming outbox rows under leases, and each
-person's generation in the database. Two `Store`s on one file stand for two processes."""
+person's generation in the database. Two `Store`s on one database (an SQLite file, or a
+PostgreSQL database under `make test-pg`) stand for two processes."""
 
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ MAX = 5
 
 
 @pytest.fixture
-async def two(tmp_path: Path) -> AsyncIterator[tuple[Store, Store]]:
-    path = tmp_path / "shared.sqlite3"
-    async with await Store.open(path) as a, await Store.open(path) as b:
+async def two(shared_database: Path | str) -> AsyncIterator[tuple[Store, Store]]:
+    target = shared_database
+    async with await Store.open(target) as a, await Store.open(target) as b:
         yield a, b
 
 
@@ -157,9 +158,9 @@ async def test_each_process_sees_the_others_generations_and_no_ids_of_its_commit
 
 
 async def test_a_database_from_before_the_leases_is_migrated_with_its_pending_rows(
-    tmp_path: Path,
+    database: Path | str,
 ) -> None:
-    path = tmp_path / "old.sqlite3"
+    path = database
     async with await Store.open(path, migrate_to=16) as old:
         await old.transact(lambda tx: tx.execute(
             "INSERT INTO outbox (exchange_id, user_id, story_id, origin, user_name, user_message,"
