@@ -86,6 +86,9 @@ class Tx:
         # Per user: the memory ids whose vector alone changed (None: unknown), for the caches
         # of vectors, which a memory change makes stale too.
         self.embedded: dict[int, set[int] | None] = {}
+        # Per user: the rows generation a read inside this transaction relied on (the commit
+        # verifies it; memory.store.generations).
+        self.vouched: dict[int, int] = {}
 
     @property
     def touched_users(self) -> set[int]:
@@ -307,11 +310,10 @@ class Store:
             raise StoreError(str(exc)) from exc
 
     async def generation_in(self, tx: Tx, user_id: int) -> int:
-        """This user's generation inside a write transaction: no other process's commit can
-        change it before this one ends."""
-        # PostgreSQL: the row stays locked to the commit, so no other process raises it
-        # between this read and the writes it vouches for.
-        return await self._generations.read(tx, user_id, lock=tx.for_update())
+        """This user's generation inside a write transaction. If the transaction writes their
+        memories, its commit fails with GenerationMoved when another process changed their
+        memory rows after this read (never on SQLite: one writer at a time)."""
+        return await self._generations.read_in(tx, user_id)
 
     def generation(self, user_id: int) -> int:
         """The highest generation of this user this process knows: raised by every commit
