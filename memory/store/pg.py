@@ -281,7 +281,11 @@ class PgStore(Store):
     async def _migrate(self, target: int) -> None:
         # One process migrates at a time; the others wait, then find the work done.
         async with self._pool.acquire() as conn:
+            # As long as the migrating process takes (at millions of rows, longer than the
+            # lock timeout that bounds a turn's waits): shards started together all open.
+            await conn.execute("SET lock_timeout = 0")
             await conn.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
+            await conn.execute("RESET lock_timeout")
             try:
                 await conn.execute(
                     "CREATE TABLE IF NOT EXISTS schema_migrations ("
