@@ -35,14 +35,15 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+_DATABASE_FIXTURES = {"store", "database", "shared_database", "postgres"}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """On PostgreSQL alone, run only the tests that get their database from `store`,
-    `database` or `postgres`: the others would run on SQLite again."""
+    `database`, `shared_database` or `postgres`: the others would run on SQLite again."""
     if BACKENDS != ("postgres",):
         return
-    kept = [
-        i for i in items if {"store", "database", "postgres"} & set(getattr(i, "fixturenames", ()))
-    ]
+    kept = [i for i in items if _DATABASE_FIXTURES & set(getattr(i, "fixturenames", ()))]
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = kept
@@ -101,6 +102,23 @@ async def database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncItera
         return
     server = request.getfixturevalue("postgres")
     url = await server.create(empty=True)
+    try:
+        yield url
+    finally:
+        await server.drop(url)
+
+
+@pytest.fixture(params=BACKENDS)
+async def shared_database(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[Path | str]:
+    """One database several processes open (each its own `Store.open`, its own connections and
+    caches): an SQLite file's path, or a fresh PostgreSQL database's URL, already migrated."""
+    if request.param == "sqlite":
+        yield tmp_path / "shared.sqlite3"
+        return
+    server = request.getfixturevalue("postgres")
+    url = await server.create()
     try:
         yield url
     finally:

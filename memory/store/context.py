@@ -113,11 +113,14 @@ Calibration = tuple[float, tuple[float, ...], int, int]
 async def calibration(store: Store | Tx, model: str) -> Calibration | None:
     """(factor, recent ratios, samples, rejected) for a chat model, or None before any report;
     read in a write transaction, what every process learned so far."""
-    # In a write transaction on PostgreSQL, the row stays locked until the commit that saves
-    # what this read learns on top of it: two processes never both learn from the same row.
-    lock = store.for_update() if isinstance(store, Tx) else ""
+    # In a write transaction, what this read returns stays current until the commit that saves
+    # what it learns on top of it: two processes never both learn from the same value. A lock
+    # on the job, not on the row: before the first save there is no row to lock, and two
+    # first samples at once lost one (PostgreSQL; SQLite has one writer at a time).
+    if isinstance(store, Tx):
+        await store.serialize("calibration")
     row = await store.fetchone(
-        "SELECT factor, recent, samples, rejected FROM token_calibration WHERE model = ?" + lock,
+        "SELECT factor, recent, samples, rejected FROM token_calibration WHERE model = ?",
         (model,),
     )
     if row is None:

@@ -54,8 +54,9 @@ async def _connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
     conn.row_factory = sqlite3.Row
     try:
         for pragma in (
-            "PRAGMA journal_mode = WAL",
+            # First: a new file turned to WAL by another process at the same moment is locked.
             f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
+            "PRAGMA journal_mode = WAL",
             "PRAGMA foreign_keys = ON",
             "PRAGMA secure_delete = ON",
             # WAL + NORMAL: a commit survives a killed process (what the crash harness checks);
@@ -86,6 +87,9 @@ class Tx:
         # Per user: the memory ids whose vector alone changed (None: unknown), for the caches
         # of vectors, which a memory change makes stale too.
         self.embedded: dict[int, set[int] | None] = {}
+        # Per user: the rows generation a read inside this transaction relied on (the commit
+        # verifies it; memory.store.generations).
+        self.vouched: dict[int, int] = {}
 
     @property
     def touched_users(self) -> set[int]:
@@ -245,8 +249,13 @@ class Store:
             )
         for version, sql in MIGRATIONS:
             if current < version <= target:
-                await self.transact(functools.partial(_apply, version=version, sql=sql))
-                log.info("database migrated to schema %d", version)
+                # Several processes may open a new file at once: each migration checks the
+                # version again under the write lock, so one of them applies it.
+                applied = await self.transact(
+                    functools.partial(_apply_once, version=version, sql=sql)
+                )
+                if applied:
+                    log.info("database migrated to schema %d", version)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
         """Run a read-only query on the reader connection."""
@@ -307,11 +316,10 @@ class Store:
             raise StoreError(str(exc)) from exc
 
     async def generation_in(self, tx: Tx, user_id: int) -> int:
-        """This user's generation inside a write transaction: no other process's commit can
-        change it before this one ends."""
-        # PostgreSQL: the row stays locked to the commit, so no other process raises it
-        # between this read and the writes it vouches for.
-        return await self._generations.read(tx, user_id, lock=tx.for_update())
+        """This user's generation inside a write transaction. If the transaction writes their
+        memories, its commit fails with GenerationMoved when another process changed their
+        memory rows after this read (never on SQLite: one writer at a time)."""
+        return await self._generations.read_in(tx, user_id)
 
     def generation(self, user_id: int) -> int:
         """The highest generation of this user this process knows: raised by every commit
@@ -369,6 +377,16 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
     return str(exc)
+
+
+async def _apply_once(tx: Tx, *, version: int, sql: str) -> bool:
+    """Apply migration `version` unless another process did since this one read the version
+    (read again here, inside the write transaction); return whether it was applied here."""
+    row = await tx.fetchone("SELECT max(version) FROM schema_migrations")
+    if row is not None and int(row[0] or 0) >= version:
+        return False
+    await _apply(tx, version=version, sql=sql)
+    return True
 
 
 async def _apply(tx: Tx, *, version: int, sql: str) -> None:

@@ -9,12 +9,22 @@ one indexed read). It also remembers, for its own last commits, the ids they cha
 cache built a few commits ago is patched instead of rebuilt; a generation it did not commit
 itself has no ids here, and the cache falls back to a full rebuild or a comparison of hashes.
 On a schema older than 17 the generations are counted in this process only.
+
+A write that relies on a cache (the dedup index) reads the generation inside its transaction
+(`read_in`) and the commit verifies it (`bump`): on SQLite nothing can commit in between (one
+writer at a time); on PostgreSQL another process can, so `bump` locks the person's row and
+refuses the commit (`GenerationMoved`) when their memory rows changed since the read. The row is
+locked at the end of the transaction, not at the read: every writer raises the generation last,
+after its own row locks, so the generation rows are always locked last and in the order of the
+user ids; a lock taken at the read, before the rows a concurrent forget had locked, deadlocked.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from typing import TYPE_CHECKING, Any, Protocol
+
+from memory.errors import StoreError
 
 if TYPE_CHECKING:
     from memory.store.db import Tx
@@ -33,6 +43,12 @@ _BUMP = (
     " RETURNING generation, rows_generation"
 )
 _READ = "SELECT generation, rows_generation FROM person_generations WHERE user_id = ?"
+
+
+class GenerationMoved(StoreError):
+    """Another process changed the person's memories between the read of their generation in
+    a write transaction and its commit: what the transaction wrote against a cache built before
+    that change is rolled back, to be done again."""
 
 
 class _Reads(Protocol):
@@ -57,6 +73,9 @@ class Generations:
         return each one's (generation, rows_generation) for `committed`."""
         bumped: dict[int, tuple[int, int]] = {}
         for user_id in sorted(tx.changed):
+            first = False
+            if self.shared and user_id in tx.vouched and tx.dialect != "sqlite":
+                first = await self._verify(tx, user_id)
             ids = tx.changed[user_id]
             rows = ids is None or bool(ids)  # else only vectors changed
             if not self.shared:
@@ -66,8 +85,21 @@ class Generations:
                 continue
             row = await tx.fetchone(_BUMP, (user_id, int(rows)))
             assert row is not None
+            if first and int(row[0]) != 1:  # another process's first commit came in between
+                raise GenerationMoved(f"the memories of user {user_id} changed in another process")
             bumped[user_id] = (int(row[0]), int(row[1]))
         return bumped
+
+    async def _verify(self, tx: Tx, user_id: int) -> bool:
+        """Lock the user's row to the commit and check no other commit changed their memory
+        rows since `read_in` (one that changed only vectors leaves a dedup index current).
+        Return whether the row is still absent: the bump that creates it must find it so."""
+        row = await tx.fetchone(_READ + tx.for_update(), (user_id,))
+        if row is None:
+            return True
+        if int(row[1]) != tx.vouched[user_id]:
+            raise GenerationMoved(f"the memories of user {user_id} changed in another process")
+        return False
 
     def committed(self, tx: Tx, bumped: dict[int, tuple[int, int]]) -> None:
         """Remember what a committed transaction changed, at the generations it took."""
@@ -82,13 +114,22 @@ class Generations:
                 None if vectors is None else frozenset(vectors),
             ))  # fmt: skip
 
-    async def read(self, db: _Reads, user_id: int, *, lock: str = "") -> int:
-        """Read the user's generation through `db` (the store, or a write transaction, whose
-        row `lock` clause keeps it until the commit) and return the highest known."""
+    async def read(self, db: _Reads, user_id: int) -> int:
+        """Read the user's generation through `db` and return the highest known."""
         if not self.shared:
             return self.current(user_id)
-        row = await db.fetchone(_READ + lock, (user_id,))
+        row = await db.fetchone(_READ, (user_id,))
         return self._learn(user_id, *((int(row[0]), int(row[1])) if row else (0, 0)))
+
+    async def read_in(self, tx: Tx, user_id: int) -> int:
+        """Read the user's generation inside a write transaction and return the highest known;
+        the commit verifies that no other process changed their memory rows since (`bump`)."""
+        if not self.shared:
+            return self.current(user_id)
+        row = await tx.fetchone(_READ, (user_id,))
+        generation, rows_at = (int(row[0]), int(row[1])) if row else (0, 0)
+        tx.vouched.setdefault(user_id, rows_at)
+        return self._learn(user_id, generation, rows_at)
 
     def _learn(self, user_id: int, generation: int, rows_at: int) -> int:
         known = max(generation, self._known.get(user_id, 0))

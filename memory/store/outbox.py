@@ -163,11 +163,23 @@ async def claim(
         await counters.bump(tx, "reflection_failed:LeaseExpired", dropped)
         await counters.bump(tx, "reflection_dropped_after_retries:LeaseExpired", dropped)
         log.error("%d reflections dropped: their lease expired on the last attempt", dropped)
-    row = await tx.fetchone(
-        f"{_CLAIMABLE} ORDER BY place, first_due, user_id, next_attempt_at, id LIMIT 1",
-        (now,),
-    )
-    return None if row is None else await _lease(tx, row, holder=holder, now=now, lease=lease)
+    for _ in range(_CLAIM_TRIES):
+        row = await tx.fetchone(
+            f"{_CLAIMABLE} ORDER BY place, first_due, user_id, next_attempt_at, id LIMIT 1",
+            (now,),
+        )
+        if row is None:
+            return None
+        taken = await _lease(tx, row, holder=holder, now=now, lease=lease)
+        if taken is not None:
+            return taken
+    return None
+
+
+# A row read as claimable may be completed meanwhile by the transaction of its expired lease's
+# holder (PostgreSQL: that transaction does not take the claims' lock); the claim then reads
+# again, a few times at most.
+_CLAIM_TRIES = 3
 
 
 async def claim_exchange(
@@ -183,14 +195,22 @@ async def claim_exchange(
     return None if row is None else await _lease(tx, row, holder=holder, now=now, lease=lease)
 
 
-async def _lease(tx: Tx, row: sqlite3.Row, *, holder: str, now: float, lease: float) -> Lease:
+async def _lease(
+    tx: Tx, row: sqlite3.Row, *, holder: str, now: float, lease: float
+) -> Lease | None:
+    """Lease `row` as it was read, or None when it changed since (on PostgreSQL another
+    process's transaction may complete it or claim it between the read and this write: the
+    update waits for that transaction, then finds the row no longer as read)."""
     taken_over = row["leased_by"] is not None
     await tx.execute(
         "UPDATE outbox SET leased_by = ?, lease_until = ?,"
         " attempts = attempts + ?, last_error = CASE WHEN ? THEN ? ELSE last_error END"
-        " WHERE id = ?",
-        (holder, now + lease, int(taken_over), int(taken_over), LEASE_EXPIRED, row["id"]),
-    )
+        " WHERE id = ? AND status = 'pending' AND leased_by IS ?",
+        (holder, now + lease, int(taken_over), int(taken_over), LEASE_EXPIRED, row["id"],
+         row["leased_by"]),
+    )  # fmt: skip
+    if not await tx.changes():
+        return None
     claimed = _row(row)
     if taken_over:
         claimed = OutboxRow(claimed.id, claimed.exchange, claimed.attempts + 1)
@@ -206,8 +226,11 @@ LEASE_EXPIRED = "lease expired: its process died or hung"
 async def holds(tx: Tx, lease: Lease) -> bool:
     """Whether `lease` still holds its row: pending and claimed by nobody since (an expired
     lease nobody took over still holds)."""
+    # Locked to the commit on PostgreSQL: a claim cannot take the row over between this check
+    # and the completion it vouches for (its update waits, then finds the row done).
     row = await tx.fetchone(
-        "SELECT 1 FROM outbox WHERE id = ? AND status = 'pending' AND leased_by = ?",
+        "SELECT 1 FROM outbox WHERE id = ? AND status = 'pending' AND leased_by = ?"
+        + tx.for_update(),
         (lease.row.id, lease.holder),
     )
     return row is not None

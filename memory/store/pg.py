@@ -31,7 +31,7 @@ import asyncpg
 
 from memory.errors import MigrationError, StoreError
 from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Store, Tx
-from memory.store.generations import GENERATIONS_SCHEMA, Generations
+from memory.store.generations import GENERATIONS_SCHEMA, GenerationMoved, Generations
 from memory.store.migrations import LATEST
 from memory.store.pg_migrations import ID_TABLES, PG_MIGRATIONS
 from memory.store.pg_sql import translate
@@ -46,7 +46,11 @@ POOL_SIZE = 8
 
 # Keys of the advisory locks (one namespace for Écho): the migrations, and named jobs.
 _MIGRATION_LOCK = 0x45_63_68_6F_00_01
-LOCKS = {"indexer": 0x45_63_68_6F_00_02, "outbox": 0x45_63_68_6F_00_03}
+LOCKS = {
+    "indexer": 0x45_63_68_6F_00_02,
+    "outbox": 0x45_63_68_6F_00_03,
+    "calibration": 0x45_63_68_6F_00_04,
+}
 
 # The tables that hold a person's words, vacuumed after an erasure (see checkpoint).
 TEXT_TABLES = (
@@ -171,6 +175,7 @@ class PgTx(Tx):
         self._changed_rows = 0
         self.changed: dict[int, set[int] | None] = {}
         self.embedded: dict[int, set[int] | None] = {}
+        self.vouched: dict[int, int] = {}
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement; return the id of the row an INSERT added (0: none)."""
@@ -276,7 +281,11 @@ class PgStore(Store):
     async def _migrate(self, target: int) -> None:
         # One process migrates at a time; the others wait, then find the work done.
         async with self._pool.acquire() as conn:
+            # As long as the migrating process takes (at millions of rows, longer than the
+            # lock timeout that bounds a turn's waits): shards started together all open.
+            await conn.execute("SET lock_timeout = 0")
             await conn.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
+            await conn.execute("RESET lock_timeout")
             try:
                 await conn.execute(
                     "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -324,6 +333,8 @@ class PgStore(Store):
                     with contextlib.suppress(*_PG_ERRORS):
                         await transaction.rollback()
                     if isinstance(exc, _PG_ERRORS):
+                        if await _moved(conn, tx):
+                            raise GenerationMoved(describe(exc)) from exc
                         raise StoreError(describe(exc)) from exc
                     raise
             finally:
@@ -366,6 +377,22 @@ class PgStore(Store):
             log.warning("vacuum after an erasure failed: %s", type(exc).__name__)
             return False
         return not older
+
+
+async def _moved(conn: asyncpg.Connection, tx: PgTx) -> bool:
+    """Whether a failed transaction relied on a generation another process has moved since:
+    its failure (a merge into a memory a concurrent forget deleted: a foreign key) is then a
+    conflict, tried again with current data, not a fault."""
+    for user_id, rows_at in tx.vouched.items():
+        try:
+            now = await conn.fetchval(
+                "SELECT rows_generation FROM person_generations WHERE user_id = $1", user_id
+            )
+        except _PG_ERRORS:
+            return False
+        if (now or 0) != rows_at:
+            return True
+    return False
 
 
 async def _prepare_connection(conn: asyncpg.Connection) -> None:

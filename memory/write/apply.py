@@ -17,6 +17,7 @@ from typing import TypeVar
 from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
 from memory.store import applied, counters, erasure, memories, outbox, timings
 from memory.store.db import Store, Tx
+from memory.store.generations import GenerationMoved
 from memory.write.dedup import Action
 from memory.write.dedup_index import DedupIndex, IndexCache, IndexKey, release
 from memory.write.dedup_pool import IndexBuilder, build_in_thread
@@ -173,7 +174,9 @@ async def with_index(
     transaction, by `builder` (another process when large) or in a worker thread: the write
     lock and the event loop never wait on it.
     Inside, the store's generation says whether it is still current; if not, it is patched
-    with the memories changed since, or (changes no longer known) built again outside.
+    with the memories changed since, or (changes no longer known) built again outside. A commit
+    of another process between that read and this commit (PostgreSQL) fails this one
+    (GenerationMoved): it is tried again the same way.
     """
     if not needed:
         return await store.transact(lambda tx: fn(tx, DedupIndex()))
@@ -181,7 +184,7 @@ async def with_index(
     for attempt in range(1, BUILD_ATTEMPTS):
         try:
             return await _attempt(store, key, origin, fn, indexes, builder, last=False)
-        except _Moved:
+        except (_Moved, GenerationMoved):
             log.info("user %d: memories changed while their dedup index was built (%d)",
                      user_id, attempt)  # fmt: skip
     return await _attempt(store, key, origin, fn, indexes, builder, last=True)
@@ -207,8 +210,8 @@ async def _attempt(
 
     async def run(tx: Tx) -> T:
         current = index
-        # Read inside the write transaction: no commit of this process or another can slip in
-        # before ours.
+        # Read inside the write transaction: no commit of this process can slip in before ours,
+        # and the commit fails if another process's did (the store verifies it).
         generation = await store.generation_in(tx, user_id)
         if generation != built_at:
             changed = store.changed_since(user_id, built_at)

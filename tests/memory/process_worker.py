@@ -1,5 +1,5 @@
 """A second process for tests/memory/test_processes_outbox.py: a reflection worker on a shared
-database file, to be SIGKILLed while its model call is open.
+database (an SQLite file or a PostgreSQL URL), to be SIGKILLed while its model call is open.
 
 Usage: python -m tests.memory.process_worker DB CHAT_URL LEASE_SECONDS
 """

@@ -1,8 +1,9 @@
 """Each process's caches see what another process wrote: a memory forgotten through one is never
 served by the other after the forget returned; one remembered or pinned there is served here.
 
-Two engines on two `Store`s opened on one SQLite file stand for two processes: their candidate
-pools, vector matrices and dedup indexes are their own, only the database is shared.
+Two engines on two `Store`s opened on one database stand for two processes (one SQLite file, or
+one PostgreSQL database under `make test-pg`): their candidate pools, vector matrices and dedup
+indexes are their own, only the database is shared.
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ TEXTS = [
 
 
 @pytest.fixture
-async def stores(tmp_path: Path) -> AsyncIterator[tuple[Store, Store]]:
-    path = tmp_path / "shared.sqlite3"
-    async with await Store.open(path) as a, await Store.open(path) as b:
+async def stores(shared_database: Path | str) -> AsyncIterator[tuple[Store, Store]]:
+    target = shared_database
+    async with await Store.open(target) as a, await Store.open(target) as b:
         yield a, b
 
 
@@ -264,3 +265,22 @@ async def test_a_calibration_saved_by_another_process_reaches_the_turns_within_a
     await save(b, MODEL, [unfit], now=1.0)
     clock[0] += UNFIT_TTL
     assert await score() is None
+
+
+async def test_replies_through_both_processes_at_once_are_each_one_sample(
+    stores: tuple[Store, Store], ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    """Twelve people talk through A and B at the same moment, before any calibration is
+    stored: every reply is one sample (two first samples at once, neither overwrites the
+    other's; on PostgreSQL the two processes' transactions truly overlap)."""
+    rng = random.Random(3)
+    engines = [engine(s, ollama, http) for s in stores]
+
+    async def talk(n: int) -> None:
+        await asyncio.sleep(rng.uniform(0, 0.02))
+        message = Incoming(f"m{n}", n, "Sam", STORY + n, GUILD, f"Tell me about harbour {n}")
+        assert await engines[n % 2].turn(message) is not None
+
+    await asyncio.gather(*(talk(n) for n in range(1, 13)))
+    saved = await context_store.calibration(stores[0], "m")
+    assert saved is not None and saved[2] == 12

@@ -1,8 +1,9 @@
 """Several processes drain one outbox: every exchange is reflected once, whoever dies.
 
-Two `Store`s opened on one SQLite file stand for two processes (each with its own connections,
-its own caches and its own chat backend: a loopback fake Ollama each); one test runs a real
-second process and SIGKILLs it mid-reflection.
+Two `Store`s opened on one database stand for two processes (each with its own connections,
+its own caches and its own chat backend: a loopback fake Ollama each): one SQLite file, or one
+PostgreSQL database under `make test-pg` (two pools, their transactions truly concurrent). One
+test runs a real second process and SIGKILLs it mid-reflection.
 """
 
 from __future__ import annotations
@@ -72,9 +73,9 @@ async def events_per_exchange(store: Store) -> Counter[str]:
 
 
 @pytest.fixture
-async def two(tmp_path: Path) -> AsyncIterator[tuple[Store, Store]]:
-    path = tmp_path / "shared.sqlite3"
-    async with await Store.open(path) as a, await Store.open(path) as b:
+async def two(shared_database: Path | str) -> AsyncIterator[tuple[Store, Store]]:
+    target = shared_database
+    async with await Store.open(target) as a, await Store.open(target) as b:
         yield a, b
 
 
@@ -194,12 +195,12 @@ async def test_a_worker_stopped_mid_reflection_gives_its_row_back_at_once(
 
 
 async def test_a_killed_process_row_is_reflected_by_the_other_after_its_lease(
-    tmp_path: Path, backends: tuple[FakeOllama, FakeOllama], http: httpx.AsyncClient
+    shared_database: Path | str, backends: tuple[FakeOllama, FakeOllama], http: httpx.AsyncClient
 ) -> None:
     """A real second process claims the row and is SIGKILLed while its model call is open:
     this process reflects the row once the lease has ended, not before, and only once."""
     fake_child, fake_here = backends
-    path = tmp_path / "shared.sqlite3"
+    target = str(shared_database)
     claimed = asyncio.Event()
 
     async def hold(payload: dict[str, Any]) -> None:
@@ -207,10 +208,10 @@ async def test_a_killed_process_row_is_reflected_by_the_other_after_its_lease(
         await fake_child.released.wait()
 
     fake_child.pause = hold
-    async with await Store.open(path) as store:
+    async with await Store.open(target) as store:
         await queue(store, 1)
         child = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tests.memory.process_worker", str(path), fake_child.url,
+            sys.executable, "-m", "tests.memory.process_worker", target, fake_child.url,
             "1.5", cwd=ROOT, stdin=asyncio.subprocess.DEVNULL,
         )  # fmt: skip
         try:

@@ -3,8 +3,11 @@ refusal of a newer schema through the advisory-locked migration. Run by `make te
 
 from __future__ import annotations
 
+import asyncio
 import time
+from pathlib import Path
 
+import asyncpg
 import httpx
 import pytest
 
@@ -16,6 +19,7 @@ from memory.model import Kind, Scope
 from memory.store import memories
 from memory.store.db import Store, Tx
 from memory.store.migrations import LATEST
+from memory.store.pg import _MIGRATION_LOCK
 from tests.fakes.ollama import FakeOllama
 
 USER, STORY, GUILD = 1, 10, "111"
@@ -102,3 +106,23 @@ async def _everything(store: Store) -> str:
     for (table,) in tables:
         out += [repr(tuple(r)) for r in await store.fetchall(f"SELECT * FROM {table}")]
     return "\n".join(out).lower()
+
+
+async def test_a_process_opening_while_another_migrates_waits_past_its_lock_timeout(
+    database: Path | str,
+) -> None:
+    """A shard starting while another migrates a large database waits for the migration,
+    however long it takes, not only its lock timeout (here 0.1 s), then finds it done."""
+    if not str(database).startswith("postgresql"):
+        pytest.skip("PostgreSQL only (ECHO_TEST_BACKEND=postgres)")
+    holder = await asyncpg.connect(str(database))
+    try:
+        await holder.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
+        opening = asyncio.create_task(Store.open(database, busy_timeout_ms=100))
+        await asyncio.sleep(0.5)
+        assert not opening.done()
+        await holder.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
+        async with await asyncio.wait_for(opening, 60) as opened:
+            assert await opened.schema_version() == LATEST
+    finally:
+        await holder.close()

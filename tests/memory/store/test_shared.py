@@ -1,9 +1,12 @@
 """The store functions several processes share: claiming outbox rows under leases, and each
-person's generation in the database. Two `Store`s on one file stand for two processes."""
+person's generation in the database. Two `Store`s on one database (an SQLite file, or a
+PostgreSQL database under `make test-pg`) stand for two processes."""
 
 from __future__ import annotations
 
+import asyncio
 import random
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -16,12 +19,13 @@ from memory.store.db import Store, Tx
 from memory.store.migrations import LATEST
 
 MAX = 5
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
-async def two(tmp_path: Path) -> AsyncIterator[tuple[Store, Store]]:
-    path = tmp_path / "shared.sqlite3"
-    async with await Store.open(path) as a, await Store.open(path) as b:
+async def two(shared_database: Path | str) -> AsyncIterator[tuple[Store, Store]]:
+    target = shared_database
+    async with await Store.open(target) as a, await Store.open(target) as b:
         yield a, b
 
 
@@ -157,9 +161,9 @@ async def test_each_process_sees_the_others_generations_and_no_ids_of_its_commit
 
 
 async def test_a_database_from_before_the_leases_is_migrated_with_its_pending_rows(
-    tmp_path: Path,
+    database: Path | str,
 ) -> None:
-    path = tmp_path / "old.sqlite3"
+    path = database
     async with await Store.open(path, migrate_to=16) as old:
         await old.transact(lambda tx: tx.execute(
             "INSERT INTO outbox (exchange_id, user_id, story_id, origin, user_name, user_message,"
@@ -174,3 +178,53 @@ async def test_a_database_from_before_the_leases_is_migrated_with_its_pending_ro
         assert await new.sync_generation(7) == 0
         await _touch(new, [1])
         assert await new.sync_generation(7) == 1
+
+
+OPEN_AND_CLOSE = (
+    "import asyncio, sys\n"
+    "from memory.store.db import Store\n"
+    "async def main():\n"
+    "    async with await Store.open(sys.argv[1]) as store:\n"
+    "        print(await store.schema_version())\n"
+    "asyncio.run(main())\n"
+)
+
+
+async def _migrated_once(target: Path | str) -> None:
+    async with await Store.open(target) as store:
+        rows = await store.fetchall("SELECT version FROM schema_migrations ORDER BY version")
+        assert [int(r[0]) for r in rows] == list(range(1, LATEST + 1))
+
+
+async def test_several_stores_opening_a_new_database_at_once_migrate_it_once(
+    database: Path | str,
+) -> None:
+    """Four pools (or SQLite connections) open a database nobody migrated, at the same moment:
+    each opens it, one migration of each number is applied, none fails half way."""
+    opened = await asyncio.gather(*(Store.open(database) for _ in range(4)), return_exceptions=True)
+    stores = [s for s in opened if isinstance(s, Store)]
+    try:
+        assert len(stores) == 4, [repr(e) for e in opened if not isinstance(e, Store)]
+        assert [await s.schema_version() for s in stores] == [LATEST] * 4
+    finally:
+        for s in stores:
+            await s.close()
+    await _migrated_once(database)
+
+
+async def test_processes_starting_at_once_on_a_new_database_migrate_it_once(
+    database: Path | str,
+) -> None:
+    """Four real processes start on one new database at the same moment (several shards
+    started together): all four open it, and every migration is applied once."""
+    pipe = asyncio.subprocess.PIPE
+    argv = (sys.executable, "-c", OPEN_AND_CLOSE, str(database))
+    children = [
+        await asyncio.create_subprocess_exec(*argv, cwd=ROOT, stdout=pipe, stderr=pipe)
+        for _ in range(4)
+    ]
+    results = [await asyncio.wait_for(c.communicate(), 120) for c in children]
+    for child, (out, err) in zip(children, results, strict=True):
+        assert child.returncode == 0, err.decode()[-2000:]
+        assert out.decode().split() == [str(LATEST)]
+    await _migrated_once(database)
