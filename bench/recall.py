@@ -57,8 +57,8 @@ from memory.indexer import Indexer
 from memory.model import Kind, Scope
 from memory.read import recall as recall_module
 from memory.read.calibrate import LanguageReport, calibrate
+from memory.read.conversation import embed_with_conversation
 from memory.read.prefixes import Prefixed, TaskPrefixes, known_prefixes
-from memory.read.semantic import embed_query
 from memory.store import memories as store_memories
 from memory.store.db import Store, Tx
 
@@ -355,8 +355,9 @@ async def _stages(
     the 24th best score, as the engine does when every memory has a vector), among the keyword
     hits, and the eligible or keyword-recalled ones that the selection still did not serve."""
     assert engine.embedder is not None
-    query = await embed_query(engine.embedder, text, timeout=600)
-    assert query is not None
+    embedded = await embed_with_conversation(engine.embedder, text, "", timeout=600)
+    assert embedded is not None
+    query = embedded[0]
     scores, _ = await engine.vectors.scores(1, engine.embedder.model, query)
     eligible, _ = await engine.vectors.scores(
         1, engine.embedder.model, query, floor=engine.config.cosine_floor,

@@ -25,11 +25,9 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.bulk import paused, quiet
-from memory.errors import BackendResponseError, EchoError, unexpected
-from memory.llm import Embedder
+from memory.errors import BackendResponseError, unexpected
 from memory.read.cache import HASH_BYTES, CacheBudget, SizedCache
 from memory.read.matrix_splice import spliced
-from memory.read.prefixes import prefixes_of
 from memory.read.selection import eligibility_cutoff
 from memory.store import vectors
 from memory.store.db import Store
@@ -377,25 +375,3 @@ def _unit_rows(
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return ids, (matrix / norms).astype(np.float32)
-
-
-async def embed_query(
-    embedder: Embedder, text: str, *, timeout: float = TURN_EMBEDDING_TIMEOUT
-) -> list[float] | None:
-    """Embed the message for this turn, after the model's query prefix: one attempt, `timeout`
-    for everything; None on failure."""
-    query = text.strip()[:MAX_QUERY_CHARS]
-    if not query:
-        return None
-    query = prefixes_of(embedder).query + query
-    try:
-        # wait_for bounds the whole operation, including the lock the indexer may hold for
-        # minutes; the deadline given to the client only bounds the HTTP request.
-        embedded = await asyncio.wait_for(embedder.embed([query], deadline=timeout), timeout)
-    except TimeoutError:
-        log.warning("turn embedding timed out after %.1f s: degraded turn", timeout)
-        return None
-    except EchoError as exc:
-        log.warning("turn embedding failed (%s): degraded turn", type(exc).__name__)
-        return None
-    return embedded[0]
