@@ -179,6 +179,10 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
 
     if command == "web":
         return await operator_page.serve_alone(settings)
+    if command == "run" and settings.discord.token is None and not is_interactive():
+        # A container or a service: no terminal to chat in. A chat on an empty stdin would end
+        # at once with exit code 0, and a restart policy would start it again, forever.
+        raise ConfigError(f"{NO_TOKEN}, and no terminal for the chat: set the token")
     if command == "run" and settings.discord.token is None:
         print(
             "No Discord token configured (ECHO_DISCORD__TOKEN or [discord] token): "

@@ -283,3 +283,19 @@ async def test_the_memory_keeps_working_while_discord_is_unreachable(
         assert [m.text for m in await memories.list_for_user(runtime.store, 7)] == [
             "Joue du violoncelle"
         ]
+
+
+async def test_run_without_a_token_and_without_a_terminal_stops_with_one_line(
+    tmp_path: Path, discord_api: FakeDiscord
+) -> None:
+    """In a container or a service (stdin is not a terminal), `run` without a token does not
+    fall back to a chat that would end at once with exit code 0 (a restart policy would start
+    it again forever): one line naming the token's settings, exit code 2, no database made."""
+    config = _config(tmp_path, discord_api.url)
+    proc = await _start(config, _env(token=False))
+    code, err = await _finish(proc)
+    assert code == 2
+    [line] = err.splitlines()
+    assert "ECHO_DISCORD__TOKEN" in line and "no terminal" in line
+    assert not list(tmp_path.glob("*.sqlite3*"))
+    assert discord_api.requests == []
