@@ -179,10 +179,15 @@ class Store:
         *,
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
     ):
-        self.path = path
-        self.busy_timeout_ms = busy_timeout_ms
+        self._begin(path, busy_timeout_ms)
         self._reader = reader
         self._writer = writer
+
+    def _begin(self, path: str, busy_timeout_ms: int) -> None:
+        """The state every backend's store keeps, whatever its connections: one place, so a
+        backend cannot miss a field added here (memory.store.pg calls it too)."""
+        self.path = path
+        self.busy_timeout_ms = busy_timeout_ms
         self._write_lock = asyncio.Lock()
         self._orphans: set[asyncio.Task[Any]] = set()
         self._generations = Generations()

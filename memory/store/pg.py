@@ -31,7 +31,7 @@ import asyncpg
 
 from memory.errors import MigrationError, StoreError
 from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Store, Tx
-from memory.store.generations import GENERATIONS_SCHEMA, GenerationMoved, Generations
+from memory.store.generations import GENERATIONS_SCHEMA, GenerationMoved
 from memory.store.migrations import LATEST
 from memory.store.pg_migrations import ID_TABLES, PG_MIGRATIONS
 from memory.store.pg_sql import translate
@@ -221,14 +221,10 @@ class PgStore(Store):
     dialect = "postgres"
 
     def __init__(self, url: str, pool: asyncpg.Pool) -> None:
-        # Not Store.__init__: no SQLite connections. The same per-user generations.
-        self.path = redacted(url)
-        self.busy_timeout_ms = BUSY_TIMEOUT_MS
+        # Not Store.__init__ (no SQLite connections): the state both stores keep, then the pool.
+        self._begin(redacted(url), BUSY_TIMEOUT_MS)
         self._pool = pool
         self._statements = _Statements()
-        self._write_lock = asyncio.Lock()
-        self._orphans: set[asyncio.Task[Any]] = set()
-        self._generations = Generations()
 
     @classmethod
     async def open(
