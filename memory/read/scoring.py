@@ -2,9 +2,10 @@
 conversation's, and how many places recall holds.
 
 The message and the person's messages just before it are embedded in one request
-(memory.read.conversation) and scored against the same matrix (memory.read.semantic). Recall
-lets the message's cosine top 24 take the rank fallback's places when every candidate has a vector
-(selection.spare_places): those places wait for a memory written a moment ago, and none waits.
+(memory.read.conversation) and scored against the same matrix in one pass over it
+(memory.read.cosines). Recall lets the message's cosine top 24 take the rank fallback's places
+when every candidate has a vector (selection.spare_places): those places wait for a memory written
+a moment ago, and none waits.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from memory.engine_types import MemoryConfig
 from memory.errors import BackendResponseError
 from memory.llm import Embedder
 from memory.read import conversation, selection
+from memory.read.cosines import Query
 from memory.read.semantic import VectorCache
 from memory.store import timings
 
@@ -75,16 +77,13 @@ async def score(
             config.limit, config.semantic_slots, every_memory_scored=every
         )
         places = selection.recall_places(config.limit, config.semantic_slots) + spare
-        scores, threshold = await vectors.scores(
-            user_id, model, query, floor=floor, relative_sd=relative, places=places
-        )
-        heard = None
-        if heard_query is not None and scores is not None and config.conversation_slots > 0:
+        asks = [Query(query, floor, relative, places)]
+        if heard_query is not None and config.conversation_slots > 0:
             # The weaker query: only what it points at far above the rest, never lowered.
-            heard, _ = await vectors.scores(
-                user_id, model, heard_query, floor=config.cosine_floor,
-                relative_sd=conversation.CONVERSATION_SD,
-            )  # fmt: skip
+            asks.append(Query(heard_query, config.cosine_floor, conversation.CONVERSATION_SD))
+        found = await vectors.scores_of(user_id, model, asks)
+        scores, threshold = (None, floor) if found is None else found[0]
+        heard = found[1][0] if found is not None and len(found) > 1 else None
     except BackendResponseError as exc:
         # The query cannot be scored against the stored vectors (another dimension).
         log.warning("degraded turn: user %d, story %d (%s)", user_id, story_id, type(exc).__name__)

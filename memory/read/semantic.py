@@ -3,7 +3,7 @@
 The matrix is built from the embeddings table once, then kept in step with it: when the store
 says that user's memories or vectors changed (its per-user generation), the next turn reads the
 vector hashes (no vectors) and fetches only the rows whose hash changed. A memory the indexer
-has just embedded is scored by the very next turn. A turn costs one matrix-vector product.
+has just embedded is scored by the very next turn. A turn reads the matrix once.
 Decoding, building, patching and scoring run in worker threads: the event loop is everyone's.
 A turn waits for an update of at most WAIT_ROWS vectors; a larger one (a first turn at 100k
 memories) goes on in the background and the turn is served without cosines, counted.
@@ -26,9 +26,10 @@ import numpy.typing as npt
 
 from memory.bulk import paused, quiet
 from memory.errors import BackendResponseError, unexpected
+from memory.read import cosines
 from memory.read.cache import HASH_BYTES, CacheBudget, SizedCache
+from memory.read.cosines import Query
 from memory.read.matrix_splice import spliced
-from memory.read.selection import eligibility_cutoff
 from memory.store import vectors
 from memory.store.db import Store
 
@@ -253,39 +254,40 @@ class VectorCache:
         nothing the model ranks among the recall places is cut (selection.eligibility_cutoff).
         None instead of the cosines while the user's matrix loads in the background (see
         `ready`): counted in `turns_before_vectors`."""
+        found = await self.scores_of(user_id, model, [Query(query, floor, relative_sd, places)])
+        return (None, floor) if found is None else found[0]
+
+    async def scores_of(
+        self, user_id: int, model: str, queries: Sequence[Query]
+    ) -> list[tuple[dict[int, float], float]] | None:
+        """`scores` of several queries against the same matrix, read once (memory.read.cosines);
+        None while the user's matrix loads in the background, counted once."""
         matrix = await self.ready(user_id, model)
         if matrix is None:
             self.turns_before_vectors += 1
             log.info("user %d served before their vectors were loaded", user_id)
-            return None, floor
-        q = _query_vector(query, model)
-        if matrix.ids.size and q.shape[0] != matrix.rows.shape[1]:
-            # The model behind the name changed (re-pulled, or another server): no score is
-            # meaningful until the indexer re-embeds. Raised so the turn is counted as degraded.
-            raise BackendResponseError(
-                f"{model} answered {q.shape[0]} dimensions, its stored vectors have "
-                f"{matrix.rows.shape[1]}"
-            )
-        norm = float(np.linalg.norm(q))
-        if not matrix.ids.size or norm == 0.0:
-            return {}, floor
-        # One pass over the whole matrix (30+ ms at 100k 768-d rows): off the loop.
-        return await asyncio.to_thread(_cosines, matrix, q / norm, floor, relative_sd, places)
-
-
-def _cosines(
-    matrix: UserMatrix,
-    unit: npt.NDArray[np.float32],
-    floor: float,
-    relative_sd: float | None,
-    places: int,
-) -> tuple[dict[int, float], float]:
-    sims = matrix.rows @ unit
-    cutoff = floor
-    if relative_sd is not None and sims.size > 1:
-        cutoff = eligibility_cutoff(sims, floor=floor, relative_sd=relative_sd, places=places)
-    keep = np.flatnonzero(sims >= cutoff)
-    return dict(zip(matrix.ids[keep].tolist(), sims[keep].tolist(), strict=True)), cutoff
+            return None
+        vectors = [_query_vector(q.vector, model) for q in queries]
+        for q in vectors:
+            if matrix.ids.size and q.shape[0] != matrix.rows.shape[1]:
+                # The model behind the name changed (re-pulled, or another server): no score is
+                # meaningful until the indexer re-embeds. Raised: the turn is counted degraded.
+                raise BackendResponseError(
+                    f"{model} answered {q.shape[0]} dimensions, its stored vectors have "
+                    f"{matrix.rows.shape[1]}"
+                )
+        norms = [float(np.linalg.norm(q)) for q in vectors]
+        scored = [i for i, norm in enumerate(norms) if matrix.ids.size and norm != 0.0]
+        out: list[tuple[dict[int, float], float]] = [({}, q.floor) for q in queries]
+        if scored:
+            # One pass over the whole matrix (15+ ms at 100k 768-d rows): off the loop.
+            found = await asyncio.to_thread(
+                cosines.eligible, matrix.ids, matrix.rows, [queries[i] for i in scored],
+                [vectors[i] / norms[i] for i in scored],
+            )  # fmt: skip
+            for i, result in zip(scored, found, strict=True):
+                out[i] = result
+        return out
 
 
 def _changes(
