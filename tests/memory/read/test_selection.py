@@ -346,3 +346,18 @@ def test_never_below_plain_cosine_within_the_recall_places(
     for s in selected:
         if s.reason is Reason.SEMANTIC:  # /why shows the real cosine
             assert s.score == float(sims[memories.index(s.memory)])
+
+
+@given(
+    st.sets(st.integers(1, 40), max_size=25),
+    st.sets(st.integers(1, 40), max_size=30),
+    st.booleans(),
+)
+def test_every_candidate_has_a_vector_exactly_when_its_id_is_in_the_matrix(
+    pool_ids: set[int], matrix_ids: set[int], shuffled: bool
+) -> None:
+    pool = RankedPool.build([mem(memory_id=i) for i in pool_ids])
+    ids = sorted(matrix_ids)
+    if shuffled:  # a matrix in any order answers the same
+        random.Random(len(ids)).shuffle(ids)
+    assert pool.all_among(np.array(ids, dtype=np.int64)) == (pool_ids <= matrix_ids)
