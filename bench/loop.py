@@ -49,6 +49,8 @@ MILLION_DIM = 8
 TICK = 0.001
 USER, STORY, ORIGIN = 1, 1, "1"
 MODEL = "bench-embed"
+# Warm turns of each kind, their median reported (3 and 5 before: one slow wake swung it).
+TURNS = 9
 # Every memory of the bench person ends with it: the "frequent word" turn asks for it.
 COMMON = "noted"
 STEPS = (
@@ -281,10 +283,10 @@ async def one_run() -> dict[str, dict[str, Any]]:
                 step.extra["turns_before_vectors"] = engine.vectors.status().turns_before_vectors
             out[STEPS[1]] = step.__dict__
             runs = [await _timed(ticker, lambda: engine.turn(message("qzxv wplk?")))
-                    for _ in range(5)]  # fmt: skip
+                    for _ in range(TURNS)]  # fmt: skip
             out[STEPS[2]] = _summary([r[0] for r in runs])
             runs = [await _timed(ticker, lambda: engine.turn(message(f"Anything {COMMON} lately?")))
-                    for _ in range(3)]  # fmt: skip
+                    for _ in range(TURNS)]  # fmt: skip
             out[STEPS[3]] = _summary([r[0] for r in runs])
             indexer = Indexer(store, embedder)
             await indexer.run_once()
@@ -414,24 +416,32 @@ LEFT = [
     " after a /forget 149 ms, a turn during a dedup index rebuild 277 ms of stall and 7.5 s for"
     " its answer: the rebuild's pure-Python work in a worker thread shared the interpreter lock"
     " with the turn's threads and the loop.",
-    "This round: the dedup index is numpy arrays, and the pure-Python part of its build (folding,"
-    " carriers and content words of each text, ~100 µs each) runs in another process, at a lower"
-    " priority (memory/write/dedup_pool.py); the reads of 100,000 rows pause the collector like"
-    " the builds; a vector matrix patched after a /forget is spliced in one copy instead of"
-    " re-sorted (a gather of 300 MB: 0.85-3.2 s of the next turn). The first turn after a"
-    " /forget is now its own row, so the turn during a rebuild is a warm turn. Side by side at"
-    " 20,000 memories (after only, a loaded machine), the same index built in a thread instead"
-    " (BENCH_LOOP_PROCESS_MIN=1000000000): that turn 140 ms and a p99 lateness of 121 ms, against"
-    " 19 ms and 11 ms with the process.",
-    "On a quiet machine (the ticker alone: 2 ms) no step stalls the loop over 40 ms: the cold"
-    " turn and the turn during a rebuild 40 ms, every other step 11 ms or less; on a loaded one"
-    " (an earlier run of this round, the ticker alone 80 ms) the loop waited up to 163 ms for a"
-    " core, its own work never over 16 ms. What is left: a warm turn with a word in every memory"
-    " takes 36 ms of wall time (24 ms before the recent conversation became a second query:"
-    " its pass over the 100,000 vectors costs about as much as the message's; two queries in"
-    " one matrix product were slower, not faster, with this BLAS on 2 cores); the first turn"
-    " after a /forget takes 0.3-1.2 s at 100k memories (its pool and matrix patched in worker"
-    " threads: O(N) Python copies), without stalling the others.",
+    "The previous round (86c086e): the dedup index is numpy arrays, and the pure-Python part of"
+    " its build (folding, carriers and content words of each text, ~100 µs each) runs in "
+    "another process, at a lower priority (memory/write/dedup_pool.py); the reads of 100,000 "
+    "rows pause the collector like the builds; a vector matrix patched after a /forget is "
+    "spliced in one copy instead of re-sorted (a gather of 300 MB: 0.85-3.2 s of the next "
+    "turn). The first turn after a /forget is now its own row, so the turn during a rebuild is "
+    "a warm turn. Side by side at 20,000 memories (after only, a loaded machine), the same "
+    "index built in a thread instead (BENCH_LOOP_PROCESS_MIN=1000000000): that turn 140 ms and "
+    "a p99 lateness of 121 ms, against 19 ms and 11 ms with the process.",
+    "Then, on a quiet machine (the ticker alone: 2 ms), no step stalled the loop over 40 ms;"
+    " on a loaded one (the ticker alone 80 ms) the loop waited up to 163 ms for a"
+    " core, its own work never over 16 ms. What it left: a warm turn with a word in every memory"
+    " took 36 ms of wall time (target 30 ms), 24 ms before the recent conversation became a"
+    " second query: a second pass over the 100,000 vectors.",
+    "This round: the message and the conversation are scored in one pass over the matrix, in"
+    " blocks of 4 MB that every query reads while they are in the cache (memory/read/cosines.py:"
+    " 100k x 768, 22 -> 15 ms; `python -m bench.cosines`), and whether every candidate has a"
+    " vector is one compare instead of np.isin (1.2 ms). Three runs of this bench on this"
+    " machine (quiet, the ticker alone 3-4 ms; the table is the last): the turn with a word in"
+    " every memory 31, 29 and 33 ms (medians of 3, 3 and 9 turns), the warm turn 27, 26 and"
+    " 35 ms; in one process, alternating with nothing else running, 27.6 and 24.0 ms (medians"
+    " of 30). The two passes' floor is this machine's memory bandwidth (one pass alone: 11 ms),"
+    " and the runs differ by as much as the target's margin. No step stalled the loop over"
+    " 50 ms in any run (the cold turn 44-48 ms, every other step 14 ms or less). The first turn"
+    " after a /forget takes 0.2-0.9 s at 100k memories (its pool and matrix patched in worker"
+    " threads), without stalling the others.",
 ]
 
 
