@@ -22,7 +22,7 @@ from memory import manage, manage_privacy
 from memory.engine import Engine, MemoryConfig
 from memory.indexer import Indexer
 from memory.model import Candidate, Exchange, Kind, Scope
-from memory.read import selection, semantic
+from memory.read import cosines, selection, semantic
 from memory.store import memories
 from memory.store.db import Store, Tx
 from memory.text import words
@@ -152,6 +152,27 @@ async def test_a_matrix_load_runs_off_the_loop(
     await _crowd_served(engine, heavy)
     gate.opened.set()
     recall = await heavy  # a small matrix: the turn waited for it and used it
+    assert any(s.score is not None for s in recall.selected)
+    assert threading.get_ident() not in gate.threads
+
+
+async def test_a_turns_pass_over_the_matrix_runs_off_the_loop(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = await _engine(store)
+    heavy_ids = {m.id for m in await memories.list_for_user(store, HEAVY)}
+    await engine.vectors.matrix(HEAVY, "words")  # loaded: only the scoring pass is held
+    gate = Gate()
+    scoring = gate.wrap(cosines.eligible, lambda ids, *_: bool(heavy_ids & set(ids.tolist())))
+    monkeypatch.setattr(cosines, "eligible", scoring)
+    heavy = asyncio.ensure_future(engine.recall(
+        user_id=HEAVY, story_id=STORY, origin=GUILD, text=CLOSE,
+        earlier=["What do I do on weekends?"],  # two queries: the message and the conversation
+    ))  # fmt: skip
+    await gate.held()
+    await _crowd_served(engine, heavy)
+    gate.opened.set()
+    recall = await heavy
     assert any(s.score is not None for s in recall.selected)
     assert threading.get_ident() not in gate.threads
 
