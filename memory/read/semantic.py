@@ -267,8 +267,8 @@ class VectorCache:
             self.turns_before_vectors += 1
             log.info("user %d served before their vectors were loaded", user_id)
             return None
-        vectors = [_query_vector(q.vector, model) for q in queries]
-        for q in vectors:
+        asked = [_query_vector(q.vector, model) for q in queries]
+        for q in asked:
             if matrix.ids.size and q.shape[0] != matrix.rows.shape[1]:
                 # The model behind the name changed (re-pulled, or another server): no score is
                 # meaningful until the indexer re-embeds. Raised: the turn is counted degraded.
@@ -276,14 +276,14 @@ class VectorCache:
                     f"{model} answered {q.shape[0]} dimensions, its stored vectors have "
                     f"{matrix.rows.shape[1]}"
                 )
-        norms = [float(np.linalg.norm(q)) for q in vectors]
+        norms = [float(np.linalg.norm(q)) for q in asked]
         scored = [i for i, norm in enumerate(norms) if matrix.ids.size and norm != 0.0]
         out: list[tuple[dict[int, float], float]] = [({}, q.floor) for q in queries]
         if scored:
             # One pass over the whole matrix (15+ ms at 100k 768-d rows): off the loop.
             found = await asyncio.to_thread(
                 cosines.eligible, matrix.ids, matrix.rows, [queries[i] for i in scored],
-                [vectors[i] / norms[i] for i in scored],
+                [asked[i] / norms[i] for i in scored],
             )  # fmt: skip
             for i, result in zip(scored, found, strict=True):
                 out[i] = result
