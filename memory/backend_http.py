@@ -16,8 +16,9 @@ because both send their requests through it, and neither reads what an answer me
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import httpx
@@ -38,18 +39,14 @@ async def post_json(
 ) -> Any:
     """POST `payload` and return the JSON answer; every failure is a BackendError whose text
     carries no credential."""
-    try:
-        async with asyncio.timeout(deadline):
-            async with http.stream(
-                "POST", url, json=payload, headers=headers, timeout=timeouts(http, deadline)
-            ) as response:
-                status = response.status_code
-                body = await read_capped(response, cap)
-    except TimeoutError:
-        raise BackendUnavailable(redact(f"{url}: no answer within {deadline:g} s")) from None
-    except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
-        # UnicodeError: a header value outside ASCII (an API key pasted with a stray character).
-        raise BackendUnavailable(redact(f"{url}: {type(exc).__name__}: {exc}")) from exc
+    async with (
+        bounded(url, deadline),
+        http.stream(
+            "POST", url, json=payload, headers=headers, timeout=timeouts(http, deadline)
+        ) as response,
+    ):
+        status = response.status_code
+        body = await read_capped(response, cap)
     data, problem = decode(body, cap)
     error = answered_error(url, status, data)
     if error is not None:
@@ -57,6 +54,20 @@ async def post_json(
     if data is None:
         raise BackendResponseError(redact(f"{url}: {problem}"))
     return data
+
+
+@contextlib.asynccontextmanager
+async def bounded(url: str, deadline: float) -> AsyncIterator[None]:
+    """Bound the block by `deadline`; turn what the transport raises (unreachable, too slow,
+    a bad header) into BackendUnavailable naming `url`."""
+    try:
+        async with asyncio.timeout(deadline):
+            yield
+    except TimeoutError:
+        raise BackendUnavailable(redact(f"{url}: no answer within {deadline:g} s")) from None
+    except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
+        # UnicodeError: a header value outside ASCII (an API key pasted with a stray character).
+        raise BackendUnavailable(redact(f"{url}: {type(exc).__name__}: {exc}")) from exc
 
 
 def timeouts(http: httpx.AsyncClient, deadline: float) -> httpx.Timeout:

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from memory.backend_http import decode, post_json, read_capped, timeouts
+from memory.backend_http import bounded, decode, post_json, read_capped, timeouts
 from memory.errors import BackendResponseError, BackendUnavailable
 from memory.redact import redact
 from memory.structured import (
@@ -168,17 +168,12 @@ async def ollama_health(http: httpx.AsyncClient, base_url: str, *, deadline: flo
     """Return the models an Ollama server has (after checking `/api/version` answers)."""
     base = base_url.rstrip("/")
     body: bytes | None = None
-    try:
-        async with asyncio.timeout(deadline):
-            for path in ("/api/version", "/api/tags"):
-                timeout = timeouts(http, deadline)
-                async with http.stream("GET", base + path, timeout=timeout) as response:
-                    response.raise_for_status()
-                    body = await read_capped(response, MAX_CHAT_BODY)
-    except TimeoutError:
-        raise BackendUnavailable(redact(f"{base}: no answer within {deadline:g} s")) from None
-    except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
-        raise BackendUnavailable(redact(f"{base}: {type(exc).__name__}: {exc}")) from exc
+    async with bounded(base, deadline):
+        for path in ("/api/version", "/api/tags"):
+            timeout = timeouts(http, deadline)
+            async with http.stream("GET", base + path, timeout=timeout) as response:
+                response.raise_for_status()
+                body = await read_capped(response, MAX_CHAT_BODY)
     tags, problem = decode(body, MAX_CHAT_BODY)
     if tags is None:
         raise BackendUnavailable(redact(f"{base}/api/tags: {problem}"))
