@@ -1,5 +1,5 @@
 """The `echo-bot` command line: run | chat | sync | doctor | reindex | calibrate | export |
-import | card show/import | check-config."""
+import | card show/import | check-config. What doctor and calibrate check is bot/doctor.py."""
 
 from __future__ import annotations
 
@@ -11,41 +11,23 @@ import json
 import logging
 import os
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
 
-from bot import files, logs, render
+from bot import doctor, files, logs, render
 from bot.config import ConfigError, Settings, load_settings, token_source
-from bot.runtime import (
-    Runtime,
-    backends,
-    open_runtime,
-    played_as,
-    strategies,
-    structured_output,
-    with_prefixes,
-)
+from bot.runtime import Runtime, open_runtime, played_as, strategies
 from bot.terminal import Terminal, is_interactive, terminal_user_id
 from memory import manage_context, manage_export
 from memory.cards import load_card
-from memory.errors import BackendError, EchoError
-from memory.llm import ollama_health
+from memory.errors import EchoError
 from memory.manage_setup import Store
-from memory.read.calibrate import LanguageReport, calibrate
-from memory.read.calibrate import save as save_calibration
-from memory.redact import redact
 
 log = logging.getLogger(__name__)
 
 DEFAULT_SECRETS_DIR = Path("/run/secrets")
-# A doctor line is OK, FAIL (the exit code is 1) or WARN: it may work, and the fix is given.
-_MARKS: dict[bool | None, str] = {True: "OK  ", False: "FAIL", None: "WARN"}
-# How long doctor waits for Discord's API: it answers within a second from anywhere it is
-# reachable; a black-holed route would otherwise hold doctor for the OS's connect timeout.
-DISCORD_DEADLINE = 5.0
 NO_TOKEN = "no Discord token (ECHO_DISCORD__TOKEN or [discord] token)"
 
 
@@ -166,10 +148,10 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
               f"{settings.context.strategy!r} of {', '.join(registry.names())})")  # fmt: skip
         return 0
     if command == "doctor":
-        return await doctor(settings, args.config)
+        return await doctor.doctor(settings, args.config)
     if command == "calibrate":
         async with httpx.AsyncClient(timeout=httpx.Timeout(30.0)) as http:
-            checked = await _calibration(settings, http)
+            checked = await doctor.calibration(settings, http)
         print("\n".join(line for _, line in checked))
         return 0 if all(ok for ok, _ in checked) else 1
     if command == "card":
@@ -278,168 +260,6 @@ async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False
         print(f"echo-bot: {exc}", file=sys.stderr)
         return 2
     return 0
-
-
-async def doctor(settings: Settings, config_path: str) -> int:
-    """Check each thing the bot needs; print one line each, OK or the fix (calibration too)."""
-    results: list[tuple[bool | None, str]] = [(True, f"config {config_path} is valid")]
-    results.append(await _check_database(settings.storage.database, settings))
-    llm = settings.llm
-    async with httpx.AsyncClient(timeout=httpx.Timeout(10.0)) as http:
-        for label, url, model in (
-            ("chat", llm.base_url, llm.chat_model),
-            ("embedding", llm.embeddings_url, llm.embedding_model),
-        ):
-            results.append(await _check_model(http, llm.backend, label, url, model))
-        results.extend(await _calibration(settings, http, checking=True))
-        structured = await structured_output(settings, http)
-    try:
-        registry = strategies(settings)
-        results.append((True, f"context strategies: {', '.join(registry.names())}"))
-        results.extend((False, f"strategy plugin {error}") for error in registry.errors)
-    except ConfigError as exc:
-        results.append((False, str(exc)))
-    results.append(structured)
-    if settings.discord.token is None:
-        # No token is a working setup (`run` starts the terminal chat), not a failure.
-        results.append((None, "Discord token not set: `run` starts the terminal chat → set "
-                              "ECHO_DISCORD__TOKEN for Discord"))  # fmt: skip
-    else:
-        results.append((True, "Discord token is set"))
-        results.append(await _check_discord(settings.discord.api_url))
-    for status, line in results:
-        # Its lines name the servers as configured: a user:password in a URL is not shown.
-        print(f"{_MARKS[status]} {redact(line)}")
-    return 0 if all(status is not False for status, _ in results) else 1
-
-
-async def _check_database(path: Path | str, settings: Settings) -> tuple[bool | None, str]:
-    """Open the database as it is: a check neither creates one nor migrates it."""
-    if isinstance(path, Path) and not files.database_exists(path):
-        folder = next(p for p in path.absolute().parents if p.exists())
-        if os.access(folder, os.W_OK | os.X_OK):
-            return None, f"database {path} does not exist yet → `echo-bot run` or `chat` creates it"
-        return False, f"database {path} does not exist, and {folder} is not writable → " \
-            "choose another [storage] path or fix the permissions"  # fmt: skip
-    try:
-        password = settings.storage.database_password()
-        async with await Store.open(path, migrate_to=0, password=password) as store:
-            await store.check_writable()
-    except (EchoError, OSError) as exc:
-        fix = (
-            "check the path and its permissions ([storage] path)"
-            if isinstance(path, Path)
-            else "check the server, the URL and ECHO_STORAGE__PASSWORD ([storage] url)"
-        )
-        return False, f"database {path}: {exc} → {fix}"
-    return True, f"database {path} is writable"
-
-
-async def _check_discord(api_url: str) -> tuple[bool | None, str]:
-    """Reach Discord's API as `run` will (the token is not sent: only the route is tested)."""
-    url = api_url.rstrip("/") + "/gateway"
-    try:
-        # trust_env=False: discord.py's aiohttp ignores HTTPS_PROXY, so the test does too.
-        timeout = httpx.Timeout(DISCORD_DEADLINE)
-        async with httpx.AsyncClient(timeout=timeout, trust_env=False) as http:
-            response = await http.get(url)
-    except httpx.HTTPError as exc:
-        reason = str(exc) or type(exc).__name__
-        return False, (f"Discord API {api_url} unreachable ({reason}) → check the network, DNS "
-                       "and firewall; `run` retries until it answers")  # fmt: skip
-    if response.status_code >= 500:
-        return None, f"Discord API {api_url} answered {response.status_code} → Discord may be down"
-    return True, f"Discord API {api_url} is reachable"
-
-
-async def _calibration(
-    settings: Settings, http: httpx.AsyncClient, *, checking: bool = False
-) -> list[tuple[bool, str]]:
-    """Embed the built-in probes; one line per language, fit or not, and the fix if any. The
-    verdict is saved in the database; when `checking` (doctor), only in one that is already
-    there and at its current schema."""
-    _, raw = backends(settings, http)
-    embedder = with_prefixes(settings, raw)
-    try:
-        reports = await calibrate(embedder)
-    except BackendError as exc:
-        return [(False, f"calibration skipped: the embedding backend failed ({exc})")]
-    path, password = settings.storage.database, settings.storage.database_password()
-    try:
-        if not checking or files.database_exists(path):
-            opened = (
-                Store.open(path, migrate_to=0, password=password)
-                if checking
-                else Store.open(path, password=password)
-            )
-            async with await opened as store:
-                await save_calibration(store, embedder.model, reports, now=time.time())
-    except EchoError as exc:
-        log.warning("calibration not saved: %s", exc)
-    checked = [(r.fit, r.line(embedder.model)) for r in reports]
-    unfit = [r.language for r in reports if not r.fit]
-    if unfit:
-        checked.append((False, _calibration_fix(embedder.model, reports)))
-    return checked
-
-
-def _calibration_fix(model: str, reports: list[LanguageReport]) -> str:
-    """What to do about the languages the model does not separate."""
-    unfit = [r.language for r in reports if not r.fit]
-    said = f"→ {model} is unfit for {', '.join(unfit)}: memory recalls by keywords only there; "
-    english = next((r for r in reports if r.language == "en"), None)
-    if english is not None and english.fit and all(r.fit == (r is english) for r in reports):
-        return said + "prefer a multilingual embedding model ([llm] embedding_model)"
-    # The model reads a language other than English, or none: a multilingual model is no fix.
-    return said + (
-        "check its task prefixes ([llm] query_prefix, document_prefix) or choose another "
-        "embedding model ([llm] embedding_model)"
-    )
-
-
-async def _check_model(
-    http: httpx.AsyncClient, backend: str, label: str, url: str, model: str
-) -> tuple[bool | None, str]:
-    try:
-        if backend == "ollama":
-            models = await ollama_health(http, url, deadline=10.0)
-        else:
-            response = await http.get(url.rstrip("/") + "/v1/models")
-            response.raise_for_status()
-            models = [str(m.get("id")) for m in response.json().get("data", [])]
-    except (BackendError, httpx.HTTPError, ValueError) as exc:
-        setting = "[llm] base_url" if label == "chat" else "[llm] embedding_base_url or base_url"
-        return (
-            False,
-            f"{label} backend {url} unreachable ({exc}) → is the server running? ({setting})",
-        )
-    names = {m.split(":")[0] for m in models} | set(models)
-    if model in names or model.split(":")[0] in names:
-        return True, f"{label} model {model} is available at {url}"
-    if backend == "ollama":
-        return False, f"{label} model {model} is missing at {url} → ollama pull {model}"
-    if not models:
-        return False, f"{label} model {model}: the server at {url} lists no model → load one"
-    listed = ", ".join(models[:3]) + (f" and {len(models) - 3} more" if len(models) > 3 else "")
-    setting = f'[llm] {label}_model = "{models[0]}"'
-    if any(_is_model_file(m) for m in models):
-        # llama.cpp's servers (llama-server, llama-cpp-python) list the file they were started
-        # with and answer to any model name: the name may work, but cannot be checked here.
-        return None, (
-            f"{label} model {model} is not listed at {url}, which lists {listed} (servers such "
-            f"as llama-cpp-python answer to any name) → to match, set {setting}"
-        )
-    return False, (
-        f"{label} model {model} is missing at {url}, which lists {listed} → load it in the "
-        f"server, or set {setting}"
-    )
-
-
-def _is_model_file(model_id: str) -> bool:
-    """Tell whether a listed model id is a file path (a GGUF file, an absolute path)."""
-    return model_id.lower().endswith((".gguf", ".bin")) or model_id.startswith(
-        ("/", "./", "../", "~")
-    )
 
 
 if __name__ == "__main__":

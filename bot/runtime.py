@@ -15,18 +15,11 @@ from memory import cards, manage_context, manage_setup
 from memory.admission import BoundedChat
 from memory.cards import Card
 from memory.context import ContextConfig
+from memory.embedders import OllamaEmbedder, OpenAIEmbedder
 from memory.engine import Engine
 from memory.errors import BackendError, CardError, EchoError
 from memory.indexer import Indexer
-from memory.llm import (
-    ChatBackend,
-    Deadlined,
-    Embedder,
-    OllamaChat,
-    OllamaEmbedder,
-    OpenAIChat,
-    OpenAIEmbedder,
-)
+from memory.llm import ChatBackend, Deadlined, Embedder, OllamaChat, OpenAIChat
 from memory.looplag import LoopLag
 from memory.manage_setup import ReflectionWorker, Store
 from memory.read.prefixes import Prefixed, resolve

@@ -2,28 +2,26 @@
 JSON or inside a PNG, read into our character, its greetings, example dialogue and lore entries.
 
 A PNG card carries its JSON base64-encoded in a text chunk: `chara` (V2) or `ccv3` (V3, preferred
-when both exist). The chunks are read here without decoding the image: only its header's size is
-checked. Every string of the card is made well-formed Unicode before anything else, and a card
-larger than the caps below is refused in one line naming the cap. The card's text is persona,
-never memory: nothing here writes about a user. `{{char}}` is replaced by the character's name at
-import, in every text the card brings (lore entries and their keys too); `{{user}}` stays a
-placeholder, filled with the speaker's display name each time a prompt is built (a lore entry is
-stored once and shared by everyone who talks to the character).
+when both exist), read by memory.card_png without decoding the image. Every string of the card
+is made well-formed Unicode before anything else, and a card larger than the caps below is
+refused in one line naming the cap. The card's text is persona, never memory: nothing here
+writes about a user. `{{char}}` is replaced by the character's name at import, in every text the
+card brings (lore entries and their keys too); `{{user}}` stays a placeholder, filled with the
+speaker's display name each time a prompt is built (a lore entry is stored once and shared by
+everyone who talks to the character).
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import re
-import struct
-import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from memory.card_png import PNG_SIGNATURE, png_payload, utf8
 from memory.errors import CardError
 from memory.model import LoreEntry, LoreScope
 from memory.read.lore import MAX_CONTENT_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS, character_key
@@ -32,9 +30,6 @@ from memory.text import clean, clean_message, well_formed
 
 # A card is text and one portrait: an SDXL portrait (832x1216) is about 2 MB, a 2x upscale 6 MB.
 MAX_CARD_BYTES = 20 * 1024 * 1024
-# 4096x4096: twice the side of the largest portraits cards carry; decoded as RGBA it would be
-# 64 MB at most (the 88-megapixel PNG Pillow let through took 367 MB).
-MAX_IMAGE_PIXELS = 4096 * 4096
 # Every entry is matched against every message: 1,000 entries cost ~33 ms per turn in
 # activate() on the dev machine (100,000 took 4.3 s and blocked the event loop each turn).
 MAX_LORE_ENTRIES = 1000
@@ -42,9 +37,6 @@ MAX_LORE_ENTRIES = 1000
 # the whole default context_length, so a longer one leaves no room for the conversation.
 MAX_PERSONA_CHARS = 32_000
 PRIORITY_LIMIT = 10**9
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-_CARD_CHUNKS = ("ccv3", "chara")
-_TEXT_CHUNKS = frozenset({b"tEXt", b"zTXt", b"iTXt"})
 
 # The spellings the specs give, case ignored: V1 lists {{char}}/<BOT> and {{user}}/<USER>, V3
 # adds <char>.
@@ -122,10 +114,10 @@ def load_card(path: str | Path, *, played_as: str | None = None) -> Card:
         raise CardError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     try:
         if raw.startswith(PNG_SIGNATURE):
-            payload, container = _png_payload(raw)
+            payload, container = png_payload(raw, max_bytes=MAX_CARD_BYTES)
         else:
             payload, container = raw.removeprefix(b"\xef\xbb\xbf"), "JSON file"
-        text, replaced = _utf8(payload)
+        text, replaced = utf8(payload)
         try:
             return parse_card(
                 text, container=container, played_as=played_as,
@@ -137,96 +129,6 @@ def load_card(path: str | Path, *, played_as: str | None = None) -> Card:
             raise
     except CardError as exc:
         raise CardError(f"{path}: {exc}") from None
-
-
-def _utf8(raw: bytes) -> tuple[str, bool]:
-    """The text of `raw`, invalid UTF-8 replaced by U+FFFD; and whether any was."""
-    try:
-        return raw.decode("utf-8"), False
-    except UnicodeDecodeError:
-        return raw.decode("utf-8", "replace"), True
-
-
-def _png_payload(raw: bytes) -> tuple[bytes, str]:
-    """The card JSON inside a PNG's text chunks: `ccv3` first, then `chara`."""
-    chunks = _png_text(raw)
-    for keyword in _CARD_CHUNKS:
-        if keyword in chunks:
-            try:
-                decoded = base64.b64decode(chunks[keyword], validate=False)
-            except ValueError:  # binascii.Error, or a character outside ASCII
-                raise CardError(f"the PNG's {keyword!r} chunk is not base64 JSON text") from None
-            return decoded, f"PNG chunk {keyword!r}"
-    raise CardError("a PNG without a character card (no 'chara' or 'ccv3' text chunk)")
-
-
-def _png_text(raw: bytes) -> dict[str, str]:
-    """The card's text chunks (tEXt, zTXt, iTXt), after checking the image's declared size;
-    the image data itself is never decoded."""
-    found: dict[str, str] = {}
-    for index, (kind, data) in enumerate(_png_chunks(raw)):
-        if index == 0:
-            if kind != b"IHDR" or len(data) != 13:
-                raise CardError("a damaged PNG (no image header)")
-            width, height = struct.unpack(">II", data[:8])
-            if width * height > MAX_IMAGE_PIXELS:
-                raise CardError(
-                    f"the PNG's image is {width}x{height}, over the {MAX_IMAGE_PIXELS:,}-pixel "
-                    "cap for a card portrait"
-                )
-        elif kind in _TEXT_CHUNKS:
-            keyword, _, body = data.partition(b"\0")
-            name = keyword.decode("latin-1")
-            if name in _CARD_CHUNKS and name not in found:
-                found[name] = _chunk_text(kind, body)
-    return found
-
-
-def _png_chunks(raw: bytes) -> Iterator[tuple[bytes, bytes]]:
-    """Each chunk's type and data, in order, until IEND (checksums checked on those read)."""
-    at = len(PNG_SIGNATURE)
-    while at + 8 <= len(raw):
-        length, kind = struct.unpack(">I4s", raw[at : at + 8])
-        end = at + 8 + length + 4
-        if end > len(raw):
-            raise CardError("a damaged PNG (cut off in its middle)")
-        data = raw[at + 8 : end - 4]
-        if (kind == b"IHDR" or kind in _TEXT_CHUNKS) and zlib.crc32(kind + data) != int.from_bytes(
-            raw[end - 4 : end], "big"
-        ):
-            raise CardError(f"a damaged PNG (the {kind.decode('latin-1')} chunk fails its CRC)")
-        yield kind, data
-        if kind == b"IEND":
-            return
-        at = end
-    if at == len(PNG_SIGNATURE):
-        raise CardError("a damaged PNG (nothing after its signature)")
-
-
-def _chunk_text(kind: bytes, body: bytes) -> str:
-    """The text of a tEXt (Latin-1), zTXt (compressed Latin-1) or iTXt (UTF-8) chunk's body."""
-    if kind == b"tEXt":
-        return body.decode("latin-1")
-    if kind == b"zTXt":
-        return _inflate(body[1:]).decode("latin-1")
-    # iTXt: compression flag, method, language tag NUL, translated keyword NUL, text.
-    flag, rest = body[:1], body[2:]
-    text = rest.split(b"\0", 2)[-1] if rest.count(b"\0") >= 2 else b""
-    return _utf8(_inflate(text) if flag == b"\1" else text)[0]
-
-
-def _inflate(data: bytes) -> bytes:
-    """Decompress a text chunk, refusing one that inflates past the card size cap."""
-    inflater = zlib.decompressobj()
-    try:
-        out = inflater.decompress(data, MAX_CARD_BYTES)
-    except zlib.error:
-        raise CardError("a damaged PNG (a compressed text chunk is corrupt)") from None
-    if inflater.unconsumed_tail:
-        raise CardError(
-            f"a PNG text chunk inflates past the {MAX_CARD_BYTES:,}-byte cap for a character card"
-        )
-    return out
 
 
 def parse_card(

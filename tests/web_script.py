@@ -11,9 +11,10 @@ from typing import Any
 import httpx
 
 from memory import manage
+from memory.embedders import OllamaEmbedder
 from memory.engine import Engine, Incoming
 from memory.indexer import Indexer
-from memory.llm import OllamaChat, OllamaEmbedder
+from memory.llm import OllamaChat
 from memory.model import Turn
 from memory.read.prompt import Character
 from memory.store.db import Store

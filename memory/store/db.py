@@ -1,10 +1,12 @@
-"""The SQLite store: connections, migrations, and the single writer.
+"""The SQLite store and its single writer: the transaction API every store module writes through.
 
 SQLite is the only truth. Every connection runs in WAL mode with a busy timeout, foreign keys and
-secure_delete (a forgotten memory's bytes are overwritten). Reads use their own connection; every
-write goes through `Store.transact`, one transaction at a time, opened with BEGIN IMMEDIATE so a
-read-then-write transaction takes the write lock first instead of failing with SQLITE_BUSY on
-upgrade. A started write is never cancelled half way: it runs shielded in its own task.
+secure_delete, so a forgotten memory's bytes are overwritten (memory.store.sqlite_connect opens
+them); `Store.open` migrates the file (memory.store.migrate). Reads use their own connection;
+every write goes through `Store.transact`, one transaction at a time, opened with BEGIN
+IMMEDIATE so a read-then-write transaction takes the write lock first instead of failing with
+SQLITE_BUSY on upgrade. A started write is never cancelled half way: it runs shielded in its
+own task.
 
 Several processes may open one file: SQLite lets one of them write at a time. Each person has a
 generation in the database, raised in the same transaction as any change to their memories, so
@@ -15,20 +17,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import sqlite3
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import aiosqlite
 
-from memory.errors import MigrationError, StoreError
+from memory.errors import StoreError
 from memory.store.generations import CHANGE_LOG as CHANGE_LOG
 from memory.store.generations import GENERATIONS_SCHEMA, Generations
-from memory.store.migrations import LATEST, MIGRATIONS
+from memory.store.migrate import migrate
+from memory.store.migrations import LATEST
+from memory.store.sqlite_connect import connect, reason
 
 log = logging.getLogger(__name__)
 
@@ -47,47 +49,6 @@ CHECKPOINT_PATIENCE_MS = 500
 
 # A target that starts with one of these is a PostgreSQL URL, anything else an SQLite file.
 PG_SCHEMES = ("postgresql://", "postgres://")
-
-
-async def _connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
-    conn = await aiosqlite.connect(path, isolation_level=None)
-    conn.row_factory = sqlite3.Row
-    try:
-        await conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        await _into_wal(conn, busy_timeout_ms)
-        for pragma in (
-            "PRAGMA foreign_keys = ON",
-            "PRAGMA secure_delete = ON",
-            # WAL + NORMAL: a commit survives a killed process (what the crash harness checks);
-            # only a power cut can lose the last transactions. FULL added an fsync to every turn
-            # (~3 ms, the largest cost of a turn at 3k memories in bench/latency.py).
-            "PRAGMA synchronous = NORMAL",
-        ):
-            await conn.execute(pragma)
-    except BaseException:
-        # The connection's worker thread is not a daemon: left open, the process never exits
-        # (a garbage or truncated file connects, then fails here).
-        await conn.close()
-        raise
-    return conn
-
-
-async def _into_wal(conn: aiosqlite.Connection, busy_timeout_ms: int) -> None:
-    """Turn the file to WAL, waiting up to the busy timeout while another connection holds it:
-    a new file being turned to WAL by another process at the same moment answers "database is
-    locked" at once, without the busy handler (4 stores opening one new file together: 5 runs
-    of 60 failed so, none with this wait)."""
-    deadline = time.monotonic() + busy_timeout_ms / 1000
-    pause = 0.005
-    while True:
-        try:
-            await conn.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
-                raise
-        await asyncio.sleep(pause)
-        pause = min(pause * 2, 0.2)
 
 
 class Tx:
@@ -217,11 +178,11 @@ class Store:
         try:
             if path != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
-            writer = await _connect(path, busy_timeout_ms)
+            writer = await connect(path, busy_timeout_ms)
         except (sqlite3.Error, OSError) as exc:
-            raise StoreError(f"cannot open the database at {path}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot open the database at {path}: {reason(exc)}") from exc
         try:
-            reader = await _connect(path, busy_timeout_ms)
+            reader = await connect(path, busy_timeout_ms)
         except BaseException as exc:
             await writer.close()
             if isinstance(exc, sqlite3.Error):
@@ -264,20 +225,7 @@ class Store:
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
             " version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
         )
-        current = await self.schema_version()
-        if current > LATEST:
-            raise MigrationError(
-                f"database schema {current} is newer than this program's {LATEST}: upgrade Écho"
-            )
-        for version, sql in MIGRATIONS:
-            if current < version <= target:
-                # Several processes may open a new file at once: each migration checks the
-                # version again under the write lock, so one of them applies it.
-                applied = await self.transact(
-                    functools.partial(_apply_once, version=version, sql=sql)
-                )
-                if applied:
-                    log.info("database migrated to schema %d", version)
+        await migrate(self, target)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
         """Run a read-only query on the reader connection."""
@@ -392,42 +340,3 @@ class Store:
             finally:
                 await self._writer.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
         return row is not None and row[0] == 0
-
-
-def _reason(exc: BaseException) -> str:
-    """An OS error's reason and file name, without the errno prefix."""
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
-    return str(exc)
-
-
-async def _apply_once(tx: Tx, *, version: int, sql: str) -> bool:
-    """Apply migration `version` unless another process did since this one read the version
-    (read again here, inside the write transaction); return whether it was applied here."""
-    row = await tx.fetchone("SELECT max(version) FROM schema_migrations")
-    if row is not None and int(row[0] or 0) >= version:
-        return False
-    await _apply(tx, version=version, sql=sql)
-    return True
-
-
-async def _apply(tx: Tx, *, version: int, sql: str) -> None:
-    for statement in _statements(sql):
-        await tx.execute(statement)
-    await tx.execute(
-        "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", (version, time.time())
-    )
-
-
-def _statements(sql: str) -> list[str]:
-    """Split a migration script into statements (sqlite3.complete_statement aware)."""
-    out: list[str] = []
-    buffer = ""
-    for line in sql.splitlines(keepends=True):
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            out.append(buffer.strip())
-            buffer = ""
-    if buffer.strip():
-        out.append(buffer.strip())
-    return out

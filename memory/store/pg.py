@@ -8,9 +8,9 @@ for one backend cannot silently drift from the other.
 
 Values are typed as SQLite types them, loosely: each parameter is converted to the type
 PostgreSQL inferred for it (learned once per statement), numeric results come back as int or
-float. Writes in one process still go one transaction at a time, as on SQLite, so a
-read-then-write transaction keeps the meaning it has there; reads share the pool. Across
-processes, PostgreSQL's row locks and the advisory locks below do the ordering.
+float (memory.store.pg_values). Writes in one process still go one transaction at a time, as
+on SQLite, so a read-then-write transaction keeps the meaning it has there; reads share the
+pool. Across processes, PostgreSQL's row locks and the advisory locks below do the ordering.
 """
 
 from __future__ import annotations
@@ -19,12 +19,11 @@ import asyncio
 import contextlib
 import functools
 import logging
-import operator
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -35,6 +34,7 @@ from memory.store.generations import GENERATIONS_SCHEMA, GenerationMoved
 from memory.store.migrations import LATEST
 from memory.store.pg_migrations import ID_TABLES, PG_MIGRATIONS
 from memory.store.pg_sql import translate
+from memory.store.pg_values import Statements, changed_rows, prepare_connection
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +58,6 @@ TEXT_TABLES = (
     "anchors", "positions", "lore_entries", "applied_exchanges",
 )  # fmt: skip
 
-_INTS = frozenset({"int2", "int4", "int8"})
-_FLOATS = frozenset({"float4", "float8"})
-_TEXTS = frozenset({"text", "varchar", "bpchar", "name"})
 _PG_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError)
 
 
@@ -92,72 +89,6 @@ def describe(exc: BaseException) -> str:
     return str(exc)
 
 
-def _number(text: str) -> int | float:
-    """A numeric result (sum, avg of integers) as SQLite returns it: int or float."""
-    try:
-        return int(text)
-    except ValueError:
-        return float(text)
-
-
-def _coerce(value: Any, type_name: str) -> Any:
-    """One parameter as PostgreSQL's inferred type wants it (SQLite takes any)."""
-    if value is None:
-        return None
-    if type_name in _INTS:
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str) and value.lstrip("-").isdigit():
-            return int(value)
-        if not isinstance(value, (float, str, bytes)):
-            return operator.index(value)
-    elif type_name in _FLOATS or type_name == "numeric":
-        if not isinstance(value, (str, bytes)):
-            return float(value)
-    elif type_name in _TEXTS:
-        if isinstance(value, str) and "\x00" in value:
-            # PostgreSQL's text holds no NUL (SQLite's does); what is stored was cleaned before,
-            # so this is a search term or a name: a NUL in it matches nothing either way.
-            return value.replace("\x00", "\ufffd")
-        if isinstance(value, bool):
-            return str(int(value))
-        if isinstance(value, (int, float)):
-            return str(value)
-    elif type_name == "bytea":
-        if isinstance(value, (bytearray, memoryview)):
-            return bytes(value)
-    elif type_name == "bool":
-        return bool(value)
-    return value
-
-
-class _Statements:
-    """Each translated statement's parameter types, learned once per statement."""
-
-    def __init__(self) -> None:
-        self._types: dict[str, tuple[str, ...]] = {}
-
-    async def args(self, conn: asyncpg.Connection, sql: str, params: Params) -> list[Any]:
-        if isinstance(params, dict):
-            raise TypeError("named parameters are not supported on PostgreSQL")
-        if not params:
-            return []
-        types = self._types.get(sql)
-        if types is None:
-            statement = await conn.prepare(sql)
-            types = tuple(t.name for t in statement.get_parameters())
-            self._types[sql] = types
-        return [_coerce(v, t) for v, t in zip(params, types, strict=True)]
-
-
-def _changed_rows(status: str) -> int | None:
-    """The rows an INSERT/UPDATE/DELETE changed, from its status ('UPDATE 3'); None otherwise."""
-    word, _, rest = status.partition(" ")
-    if word not in ("INSERT", "UPDATE", "DELETE", "MERGE"):
-        return None
-    return int(rest.rsplit(" ", 1)[-1])
-
-
 class PgTx(Tx):
     """One write transaction on PostgreSQL, with the methods of the SQLite `Tx`."""
 
@@ -169,7 +100,7 @@ class PgTx(Tx):
     def for_update(self) -> str:
         return " FOR UPDATE"
 
-    def __init__(self, conn: asyncpg.Connection, statements: _Statements) -> None:
+    def __init__(self, conn: asyncpg.Connection, statements: Statements) -> None:
         self._pg = conn
         self._statements = statements
         self._changed_rows = 0
@@ -187,7 +118,7 @@ class PgTx(Tx):
             self._changed_rows = len(rows)
             return int(rows[0][0]) if rows else 0
         status = await self._pg.execute(query, *args)
-        changed = _changed_rows(status)
+        changed = changed_rows(status)
         if changed is not None:
             self._changed_rows = changed
         return 0
@@ -224,7 +155,7 @@ class PgStore(Store):
         # Not Store.__init__ (no SQLite connections): the state both stores keep, then the pool.
         self._begin(redacted(url), BUSY_TIMEOUT_MS)
         self._pool = pool
-        self._statements = _Statements()
+        self._statements = Statements()
 
     @classmethod
     async def open(
@@ -245,7 +176,7 @@ class PgStore(Store):
         try:
             pool = await asyncpg.create_pool(
                 url, password=password, min_size=1, max_size=POOL_SIZE,
-                init=_prepare_connection,
+                init=prepare_connection,
                 server_settings={"lock_timeout": str(int(busy_timeout_ms))},
             )  # fmt: skip
         except (*_PG_ERRORS, OSError, ValueError) as exc:
@@ -389,12 +320,6 @@ async def _moved(conn: asyncpg.Connection, tx: PgTx) -> bool:
         if (now or 0) != rows_at:
             return True
     return False
-
-
-async def _prepare_connection(conn: asyncpg.Connection) -> None:
-    await conn.set_type_codec(
-        "numeric", encoder=str, decoder=_number, schema="pg_catalog", format="text"
-    )
 
 
 async def _apply(tx: Tx, *, version: int, sql: str) -> None:

@@ -11,8 +11,8 @@ import httpx
 import numpy as np
 from aiohttp import web
 
-from bot.cli import _calibration
 from bot.config import load_settings
+from bot.doctor import calibration
 from tests.bot.test_cli import _run
 from tests.fakes.loopback import serve
 from tests.memory.read.test_calibrate import FIXTURES
@@ -53,7 +53,7 @@ async def test_minilm_passes_english_fails_french_and_is_told_to_go_multilingual
         config = _config(tmp_path, url, "all-MiniLM-L6-v2")
         code, out, _ = await _run("calibrate", "--config", str(config))
         async with httpx.AsyncClient() as http:
-            checked = await _calibration(load_settings(config), http)
+            checked = await calibration(load_settings(config), http)
     assert code == 1
     lines = out.splitlines()
     assert lines[0].startswith("fr: all-MiniLM-L6-v2 does NOT separate")
@@ -70,7 +70,7 @@ async def test_e5_passes_both_languages_and_gets_no_advice(tmp_path: Path) -> No
         config = _config(tmp_path, url, "multilingual-e5-small")
         code, out, _ = await _run("calibrate", "--config", str(config))
         async with httpx.AsyncClient() as http:
-            checked = await _calibration(load_settings(config), http)
+            checked = await calibration(load_settings(config), http)
     assert code == 0, out
     assert [line[:4] for line in out.splitlines()] == ["fr: ", "en: "]
     assert "multilingual-e5-small separates" in out and "multilingual embedding model" not in out

@@ -20,8 +20,8 @@ import pytest
 
 from bot import startup
 from bot.app import EchoBot, Sync
-from bot.cli import doctor
 from bot.config import Settings
+from bot.doctor import doctor
 from bot.runtime import open_runtime
 from bot.startup import LOGIN_RETRY_CAP, retry_delay
 from tests.bot import discord_fakes as fakes

@@ -15,12 +15,11 @@ from PIL import Image
 from PIL.PngImagePlugin import PngInfo
 
 from memory import manage_context
+from memory.card_png import MAX_IMAGE_PIXELS, PNG_SIGNATURE
 from memory.cards import (
     MAX_CARD_BYTES,
-    MAX_IMAGE_PIXELS,
     MAX_LORE_ENTRIES,
     MAX_PERSONA_CHARS,
-    PNG_SIGNATURE,
     load_card,
     parse_card,
 )

@@ -14,8 +14,9 @@ import httpx
 import pytest
 
 from memory.admission import BoundedChat
+from memory.embedders import OllamaEmbedder
 from memory.errors import BackendError, BackendUnavailable
-from memory.llm import ChatResult, Deadlined, OllamaChat, OllamaEmbedder, OpenAIChat
+from memory.llm import ChatResult, Deadlined, OllamaChat, OpenAIChat
 from memory.model import Exchange
 from memory.store import outbox
 from memory.store.db import Store

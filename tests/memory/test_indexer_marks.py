@@ -9,8 +9,8 @@ from pathlib import Path
 
 import httpx
 
+from memory.embedders import OllamaEmbedder
 from memory.indexer import Indexer, vector_hash
-from memory.llm import OllamaEmbedder
 from memory.model import Kind, Scope
 from memory.store import memories
 from memory.store.db import Store, Tx

@@ -14,18 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory.embedders import MAX_EMBED_BODY, OllamaEmbedder, OpenAIEmbedder, _vectors
 from memory.errors import BackendError, BackendResponseError, BackendUnavailable
-from memory.llm import (
-    MAX_CHAT_BODY,
-    MAX_EMBED_BODY,
-    ChatResult,
-    OllamaChat,
-    OllamaEmbedder,
-    OpenAIChat,
-    OpenAIEmbedder,
-    _vectors,
-    ollama_health,
-)
+from memory.llm import MAX_CHAT_BODY, ChatResult, OllamaChat, OpenAIChat, ollama_health
 from tests.fakes.ollama import FakeOllama
 
 Handler = Callable[[httpx.Request], httpx.Response]

@@ -18,9 +18,10 @@ import httpx
 import pytest
 
 from memory import manage, manage_privacy
+from memory.embedders import OllamaEmbedder
 from memory.engine import UNFIT_TTL, Engine, Incoming, MemoryConfig
 from memory.indexer import Indexer
-from memory.llm import OllamaChat, OllamaEmbedder
+from memory.llm import OllamaChat
 from memory.model import Exchange, Reason
 from memory.read.selection import RankedPool
 from memory.store import context as context_store

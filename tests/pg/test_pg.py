@@ -12,9 +12,9 @@ import httpx
 import pytest
 
 from memory import manage_erasure
+from memory.embedders import OllamaEmbedder
 from memory.errors import MigrationError
 from memory.indexer import Indexer
-from memory.llm import OllamaEmbedder
 from memory.model import Kind, Scope
 from memory.store import memories
 from memory.store.db import Store, Tx

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
+from memory.embedders import OllamaEmbedder
 from memory.engine import Engine, MemoryConfig
 from memory.indexer import Indexer
-from memory.llm import OllamaEmbedder
 from memory.model import Kind, Scope
 from memory.store import counters, memories
 from memory.store.db import Store, Tx

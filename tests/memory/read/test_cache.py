@@ -15,9 +15,9 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memory.embedders import OllamaEmbedder
 from memory.engine import Engine, MemoryConfig
 from memory.indexer import Indexer
-from memory.llm import OllamaEmbedder
 from memory.model import Kind, Memory, Scope
 from memory.read.cache import (
     DEDUP_BYTES_PER_MEMORY,

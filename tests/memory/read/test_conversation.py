@@ -11,10 +11,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from memory.embedders import OllamaEmbedder
 from memory.engine import Engine, Incoming
 from memory.errors import StoreError
 from memory.indexer import Indexer
-from memory.llm import OllamaChat, OllamaEmbedder
+from memory.llm import OllamaChat
 from memory.model import Kind, Reason, Scope
 from memory.read.conversation import CONVERSATION_MESSAGES, query_text, recent_messages
 from memory.read.prompt import Character

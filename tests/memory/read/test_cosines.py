@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory import manage
+from memory.embedders import OllamaEmbedder
 from memory.indexer import Indexer
-from memory.llm import OllamaEmbedder
 from memory.read import cosines
 from memory.read.cosines import Query
 from memory.read.selection import eligibility_cutoff

@@ -13,9 +13,9 @@ import pytest
 from bot.config import load_settings
 from bot.runtime import with_prefixes
 from memory import manage
+from memory.embedders import OllamaEmbedder
 from memory.engine import Engine
 from memory.indexer import Indexer
-from memory.llm import OllamaEmbedder
 from memory.read.prefixes import NONE, Prefixed, TaskPrefixes, known_prefixes, prefixes_of
 from memory.store.db import Store
 from tests.fakes.ollama import FakeOllama

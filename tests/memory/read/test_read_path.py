@@ -7,9 +7,9 @@ import time
 
 import httpx
 
+from memory.embedders import OllamaEmbedder
 from memory.engine import Engine, MemoryConfig
 from memory.indexer import Indexer, start_scheduler
-from memory.llm import OllamaEmbedder
 from memory.model import Kind, Reason, Scope
 from memory.store import counters, memories, turns
 from memory.store.db import Store, Tx

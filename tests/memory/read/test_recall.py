@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory import manage
+from memory.embedders import OllamaEmbedder
 from memory.engine import Engine, MemoryConfig
-from memory.llm import OllamaEmbedder
 from memory.model import Kind, Reason, Scope
 from memory.read.recall import (
     MAX_KEYWORD_HITS,

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from memory import manage, manage_privacy
+from memory.embedders import OllamaEmbedder
 from memory.engine import Engine, MemoryConfig
 from memory.indexer import Indexer
-from memory.llm import OllamaEmbedder
 from memory.read.prefixes import Prefixed, TaskPrefixes
 from memory.read.semantic import VectorCache
 from memory.store import vectors

@@ -1,0 +1,54 @@
+"""Numbered schema migrations, applied in order and recorded in `schema_migrations`.
+
+One module per migration, holding its SQLite script as `SQL`; the code that applies them is in
+memory.store.migrate (SQLite) and memory.store.pg (PostgreSQL, from the scripts
+memory.store.pg_migrations derives from these). A published migration is never edited: the
+next number is a new module, listed below. CHECK constraints hold every enum and range, so an
+invalid row cannot exist whatever the code above does.
+"""
+
+from __future__ import annotations
+
+from memory.store.migrations import (
+    v01_memories,
+    v02_applied_exchanges,
+    v03_read_counters,
+    v04_messages,
+    v05_story_loops,
+    v06_keyword_index,
+    v07_model_calibration,
+    v08_matched_words,
+    v09_lore_and_context,
+    v10_outbox_by_person,
+    v11_structured_output,
+    v12_provenance,
+    v13_privacy,
+    v14_moderation,
+    v15_vectors_due,
+    v16_daily_figures,
+    v17_shared_processes,
+    v18_conversation_reason,
+)
+
+MIGRATIONS: tuple[tuple[int, str], ...] = (
+    (1, v01_memories.SQL),
+    (2, v02_applied_exchanges.SQL),
+    (3, v03_read_counters.SQL),
+    (4, v04_messages.SQL),
+    (5, v05_story_loops.SQL),
+    (6, v06_keyword_index.SQL),
+    (7, v07_model_calibration.SQL),
+    (8, v08_matched_words.SQL),
+    (9, v09_lore_and_context.SQL),
+    (10, v10_outbox_by_person.SQL),
+    (11, v11_structured_output.SQL),
+    (12, v12_provenance.SQL),
+    (13, v13_privacy.SQL),
+    (14, v14_moderation.SQL),
+    (15, v15_vectors_due.SQL),
+    (16, v16_daily_figures.SQL),
+    (17, v17_shared_processes.SQL),
+    (18, v18_conversation_reason.SQL),
+)
+
+LATEST = MIGRATIONS[-1][0]
