@@ -28,6 +28,7 @@ from tests.bot.test_discord_erasure import (
     _next_prompt,
     _press,
     _secret,
+    _stored,
     _story_texts,
     _talk,
 )
@@ -69,11 +70,11 @@ async def _crowd(echo: EchoBot, channel: Any | None) -> None:
 
 
 async def test_a_reply_under_way_is_not_stored_once_its_message_is_forgotten(
-    tmp_path: Path, ollama: FakeOllama
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
     canary.script(ollama)
     ollama.pause = gate = _Gate("HOLD", reflection=False)
-    async with _bot_with(tmp_path, ollama) as (echo, rec):
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
         channel = fakes.text_channel(echo, CHANNEL)
         alices = fakes.message(echo, channel, author_id=ALICE, content=_secret(ALICES) + " HOLD")
         turn = asyncio.create_task(echo.get_cog("Conversation").on_message(alices))  # type: ignore[union-attr]
@@ -86,16 +87,16 @@ async def test_a_reply_under_way_is_not_stored_once_its_message_is_forgotten(
         await asyncio.gather(forget(), _crowd(echo, channel), turn)
         await echo.runtime.worker.run_due()
         assert f"Noté : {ALICES}." in rec.contents()  # it went out on Discord, before
-        assert canary.in_files(tmp_path, ALICES) == 0
+        assert await _stored(echo, tmp_path, ALICES) == 0
         assert await manage.list_memories(echo.runtime.store, ALICE) == []
 
 
 async def test_a_reflection_under_way_writes_nothing_of_a_forgotten_message(
-    tmp_path: Path, ollama: FakeOllama
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
     canary.script(ollama)
     ollama.pause = gate = _Gate("HOLD", reflection=True)
-    async with _bot_with(tmp_path, ollama) as (echo, _):
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, _):
         channel = fakes.text_channel(echo, CHANNEL)
         alices = await _say(echo, channel, ALICE, _secret(ALICES) + " HOLD")
         reflecting = asyncio.create_task(echo.runtime.worker.run_due())
@@ -106,18 +107,18 @@ async def test_a_reflection_under_way_writes_nothing_of_a_forgotten_message(
             gate.open.set()
 
         await asyncio.gather(forget(), _crowd(echo, channel), reflecting)
-        assert canary.in_files(tmp_path, ALICES) == 0
+        assert await _stored(echo, tmp_path, ALICES) == 0
         assert "A pour code" not in json.dumps(await _story_texts(echo))
 
 
 async def test_a_reflection_that_read_the_forgotten_words_leaves_the_story_notes_alone(
-    tmp_path: Path, ollama: FakeOllama
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
     """Carol's reflection read the summary holding Alice's canary, then Alice forgot her
     message: what it proposes for the story may copy the canary, and is not written."""
     canary.script(ollama)
     ollama.pause = gate = _Gate("HOLD", reflection=True)
-    async with _bot_with(tmp_path, ollama) as (echo, _):
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, _):
         channel = fakes.text_channel(echo, CHANNEL)
         alices = await _talk(echo, channel, ALICE, _secret(ALICES))
         await _say(echo, channel, CAROL, "HOLD le jardin pousse bien.")
@@ -129,7 +130,7 @@ async def test_a_reflection_that_read_the_forgotten_words_leaves_the_story_notes
             gate.open.set()
 
         await asyncio.gather(forget(), _crowd(echo, channel), reflecting)
-        assert canary.in_files(tmp_path, ALICES) == 0
+        assert await _stored(echo, tmp_path, ALICES) == 0
         # The crowd's reflections, queued after the erasure, write the summary again.
         while await echo.runtime.worker.run_due():
             pass
@@ -137,13 +138,13 @@ async def test_a_reflection_that_read_the_forgotten_words_leaves_the_story_notes
 
 
 async def test_a_turn_under_way_does_not_condense_a_forgotten_message_back(
-    tmp_path: Path, ollama: FakeOllama
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
     """Carol's turn planned its prompt with Alice's message in the condensed history, then
     Alice forgot it: the condensed history the turn stores afterwards leaves it out."""
     canary.script(ollama)
     ollama.pause = gate = _Gate("HOLD", reflection=False)
-    async with _bot_with(tmp_path, ollama, context=SMALL_CONTEXT) as (echo, _):
+    async with _bot_with(tmp_path, ollama, database=database, context=SMALL_CONTEXT) as (echo, _):
         channel = fakes.text_channel(echo, CHANNEL)
         alices = await _talk(echo, channel, ALICE, _secret(ALICES))
         await _chatter_until_condensed(echo, channel, ALICES)
@@ -162,19 +163,21 @@ async def test_a_turn_under_way_does_not_condense_a_forgotten_message_back(
 
         # The others talk elsewhere: a later turn here would store a newer condensed history.
         await asyncio.gather(forget(), _crowd(echo, None), turn)
-        assert canary.in_files(tmp_path, ALICES) == 0
+        assert await _stored(echo, tmp_path, ALICES) == 0
         condensed = await echo.runtime.store.fetchone("SELECT summary FROM story_context")
         assert condensed is not None and "jardin" in condensed[0]
 
 
-async def test_erasures_while_others_talk(tmp_path: Path, ollama: FakeOllama) -> None:
+async def test_erasures_while_others_talk(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
     """Alice forgets herself and Bob one message while six others talk in two channels and
     their DMs and the reflections run, some of them on Alice's and Bob's exchanges."""
     canary.script(ollama)
     ollama.set("/api/chat", "slow", 0.01)
     others = [3000 + n for n in range(6)]
     theirs = {p: f"P{n}ACANARY{1000 + n}" for n, p in enumerate(others)}
-    async with _bot_with(tmp_path, ollama, context=SMALL_CONTEXT) as (echo, _):
+    async with _bot_with(tmp_path, ollama, database=database, context=SMALL_CONTEXT) as (echo, _):
         channels = [fakes.text_channel(echo, CHANNEL), fakes.text_channel(echo, CHANNEL + 1)]
         await _say(echo, channels[1], BOB, f"<@{fakes.BOT_ID}> Mon jardin a des tomates.",
                    mentions=[fakes.BOT_ID])  # fmt: skip
@@ -207,7 +210,7 @@ async def test_erasures_while_others_talk(tmp_path: Path, ollama: FakeOllama) ->
         assert await manage_erasure.settle_pending(echo.runtime.store) == 0
 
         for code in (ALICES, ALICES_DM, BOBS):
-            assert canary.in_files(tmp_path, code) == 0, code
+            assert await _stored(echo, tmp_path, code) == 0, code
         for p in others:
             [memory] = await manage.list_memories(echo.runtime.store, p)
             assert memory.text.endswith(theirs[p])
