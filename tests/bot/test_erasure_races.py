@@ -1,16 +1,21 @@
 """Erasures while others talk, and what was under way when one ran: a reply being written, a
 reflection of the forgotten exchange, a reflection that read the forgotten words, a turn that
-condensed them. None of them writes the forgotten words back."""
+condensed them. None of them writes the forgotten words back. Each erasure command has its
+twin here: one person erasing while others talk. On the `database` fixture's backend."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import random
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.app import EchoBot
 from bot.cogs.erasure import ConfirmErasure
+from bot.cogs.memories import ConfirmForget
 from memory import manage, manage_erasure
 from tests.bot import discord_fakes as fakes
 from tests.bot.test_discord import ALICE, BOB, CHANNEL, _bot_with, _say
@@ -33,7 +38,7 @@ from tests.bot.test_discord_erasure import (
     _talk,
 )
 from tests.fakes import canary
-from tests.fakes.ollama import FakeOllama
+from tests.fakes.ollama import Chaos, FakeOllama
 
 
 class _Gate:
@@ -218,3 +223,79 @@ async def test_erasures_while_others_talk(
             prompt = await _next_prompt(echo, ollama, channels[0], p)
             assert ALICES not in prompt and BOBS not in prompt
             assert theirs[others[0]] in prompt  # the anchor of the first person's secret
+
+
+# Each Discord erasure command, and what it erases of Alice's two secrets (or of her memory).
+ERASURES = ("forget-me", "forget-member", "forget-this-message", "forget-memory")
+
+
+@pytest.mark.parametrize("command", ERASURES)
+async def test_one_person_erases_while_others_talk(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama, command: str
+) -> None:
+    """Alice erases with one command while four others talk in two channels and their DMs and
+    the reflections run, every LLM call and every message after a random delay: what the
+    command erases is stored nowhere and in no prompt; the rest of hers, and everything of the
+    others, is intact."""
+    canary.script(ollama)
+    seed = ERASURES.index(command)
+    ollama.chaos = Chaos(seed=seed, max_delay=0.02, failure_rate=0.0)
+    delay = random.Random(seed)
+    others = [5000 + n for n in range(4)]
+    theirs = {p: f"O{n}PCANARY{2000 + n}" for n, p in enumerate(others)}
+    async with _bot_with(tmp_path, ollama, database=database, context=SMALL_CONTEXT) as (echo, _):
+        store = echo.runtime.store
+        channels = [fakes.text_channel(echo, CHANNEL), fakes.text_channel(echo, CHANNEL + 1)]
+        alices = await _talk(echo, channels[0], ALICE, _secret(ALICES))
+        await _talk(echo, fakes.dm_channel(echo, DM_CHANNEL, ALICE), ALICE, _secret(ALICES_DM))
+        [learned] = [m for m in await manage.list_memories(store, ALICE) if ALICES in m.text]
+
+        said: list[int] = []
+        talking = asyncio.Event()
+
+        async def person(p: int) -> None:
+            places = [*channels, fakes.dm_channel(echo, 40_000 + p, p)]
+            for n in range(3):
+                await asyncio.sleep(delay.uniform(0, 0.02))
+                text = _secret(theirs[p]) if n == 0 else f"Le jardin {n} de {p} pousse bien."
+                mention = f"<@{fakes.BOT_ID}> " if places[n] is channels[1] else ""
+                await _say(echo, places[n], p, mention + text, mentions=[fakes.BOT_ID])
+                said.append(p)
+                if len(said) == len(others):  # four messages in: Alice erases while eight come
+                    talking.set()
+                await echo.runtime.worker.run_due()
+
+        async def erase() -> None:
+            await talking.wait()
+            await asyncio.sleep(delay.uniform(0, 0.01))
+            if command == "forget-me":
+                await _press(echo, ConfirmErasure(ALICE, ALICE), ALICE)
+            elif command == "forget-member":
+                await _press(echo, ConfirmErasure(CAROL, ALICE, origin=str(fakes.GUILD_ID)), CAROL)
+            elif command == "forget-this-message":
+                await _menu(echo, ALICE, alices)
+            else:
+                press = fakes.component(echo, user_id=ALICE, channel_id=CHANNEL, custom_id="x")
+                await ConfirmForget(ALICE, learned.id).confirm.callback(press)
+
+        await asyncio.gather(*(person(p) for p in others), erase())
+        while await echo.runtime.worker.run_due():
+            pass
+        assert await manage_erasure.settle_pending(store) == 0
+
+        gone = {"forget-me": [ALICES, ALICES_DM], "forget-memory": [learned.text]}.get(
+            command, [ALICES]
+        )
+        kept = [f"A pour code de coffre {ALICES_DM}"] if command != "forget-me" else []
+        for words in gone:
+            assert await _stored(echo, tmp_path, words) == 0, words
+        if command == "forget-memory":  # the message it was learned from stays, as /forget says
+            assert await _stored(echo, tmp_path, ALICES) > 0
+        assert [m.text for m in await manage.list_memories(store, ALICE)] == kept
+        for p in others:
+            [memory] = await manage.list_memories(store, p)
+            assert memory.text == f"A pour code de coffre {theirs[p]}"
+            assert await _stored(echo, tmp_path, theirs[p]) > 0
+        for who in (others[0], ALICE):
+            prompt = await _next_prompt(echo, ollama, channels[0], who)
+            assert not any(words in prompt for words in gone)
