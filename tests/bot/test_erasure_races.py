@@ -136,10 +136,13 @@ async def test_a_reflection_that_read_the_forgotten_words_leaves_the_story_notes
 
         await asyncio.gather(forget(), _crowd(echo, channel), reflecting)
         assert await _stored(echo, tmp_path, ALICES) == 0
-        # The crowd's reflections, queued after the erasure, write the summary again.
+        # An exchange queued after the erasure writes the story's notes again. (The crowd's may
+        # all have been queued before it, and skip them: seen once in about 45 runs.)
+        await _talk(echo, channel, BOB, "Le jardin pousse toujours bien.")
         while await echo.runtime.worker.run_due():
             pass
-        assert await _story_texts(echo)
+        notes = await _story_texts(echo)
+        assert notes and ALICES not in notes
 
 
 async def test_a_turn_under_way_does_not_condense_a_forgotten_message_back(
