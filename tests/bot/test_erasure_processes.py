@@ -16,20 +16,7 @@ from tests.bot.test_discord import ALICE, BOB, CHANNEL, _bot_with, _say
 from tests.bot.test_discord_erasure import ALICES, BOBS, _menu, _secret, _stored, _talk
 from tests.fakes import canary
 from tests.fakes.ollama import FakeOllama
-
-
-async def _waiting(conn: asyncpg.Connection, count: int) -> None:
-    """Until `count` transactions of this database wait for a lock (`conn` outside any
-    transaction: inside one, pg_stat_activity would show the same snapshot every time)."""
-    for _ in range(600):
-        waiting = await conn.fetchval(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-            " AND wait_event_type = 'Lock'"
-        )
-        if waiting >= count:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"never {count} transactions waiting for a lock")
+from tests.pg.server import waiting_for_locks
 
 
 async def test_a_reflection_committing_in_another_process_during_an_erasure_leaves_nothing(
@@ -57,9 +44,11 @@ async def test_a_reflection_committing_in_another_process_during_an_erasure_leav
             holding = holder.transaction()
             await holding.start()
             await holder.execute("LOCK TABLE counters IN EXCLUSIVE MODE")
-            await _waiting(watcher, 1)  # its memory and notes written, its counters waiting
+            await waiting_for_locks(
+                watcher, 1
+            )  # its memory and notes written, its counters waiting
             forgetting = asyncio.create_task(_menu(first, ALICE, alices))
-            await _waiting(watcher, 2)
+            await waiting_for_locks(watcher, 2)
             await holding.commit()
             await asyncio.wait_for(forgetting, 60)
             background = getattr(second.get_cog("Conversation"), "_background", ())
