@@ -15,25 +15,16 @@ from memory import manage_erasure
 from memory.errors import MigrationError
 from memory.indexer import Indexer
 from memory.llm import OllamaEmbedder
-from memory.model import CondensedHistory, Kind, Scope
-from memory.store import context, history, memories
+from memory.model import Kind, Scope
+from memory.store import memories
 from memory.store.db import Store, Tx
 from memory.store.migrations import LATEST
 from memory.store.pg import _MIGRATION_LOCK
 from tests.fakes import canary
 from tests.fakes.ollama import FakeOllama
-from tests.pg.server import waiting_for_locks
 
 USER, STORY, GUILD = 1, 10, "111"
 CANARY = "ZQXCANARY4242"
-
-
-@pytest.fixture
-def url(store: Store) -> str:
-    if store.dialect != "postgres":
-        pytest.skip("PostgreSQL only (ECHO_TEST_BACKEND=postgres)")
-    # The test servers take no password: the store's URL is the whole URL.
-    return store.path
 
 
 async def _add(store: Store, text: str) -> int:
@@ -117,46 +108,3 @@ async def test_a_process_opening_while_another_migrates_waits_past_its_lock_time
             assert await opened.schema_version() == LATEST
     finally:
         await holder.close()
-
-
-async def test_a_turn_condensing_in_another_process_during_an_erasure_keeps_nothing_of_it(
-    store: Store, url: str
-) -> None:
-    """Another process's turn checked that the message is still stored, then waits to write
-    the condensed history holding its sentence (a session holds the table) while the message
-    is forgotten here: once both finish, the condensed history does not hold it."""
-
-    async def said(tx: Tx) -> int | None:
-        return await history.add_user_message(
-            tx, source_id="discord:5", story_id=STORY, user_id=USER, author_name="Alice",
-            content=f"my locker code is {CANARY}", now=1.0,
-        )  # fmt: skip
-
-    message_id = await store.transact(said)
-    assert message_id is not None
-    condensed = CondensedHistory(
-        (f"Alice: my code is {CANARY}",), message_id, sources=(message_id,)
-    )
-    async with await Store.open(url) as other:
-        holder = await asyncpg.connect(url)
-        watcher = await asyncpg.connect(url)
-        try:
-            holding = holder.transaction()
-            await holding.start()
-            await holder.execute("LOCK TABLE story_context IN EXCLUSIVE MODE")
-            condensing = asyncio.create_task(
-                other.transact(lambda tx: context.set_condensed(tx, STORY, condensed, now=2.0))
-            )
-            await waiting_for_locks(watcher, 1)
-            message = await history.by_source(store, "discord:5")
-            forgetting = asyncio.create_task(
-                manage_erasure.forget_message(store, message, actor_id=USER)
-            )
-            await asyncio.wait({forgetting}, timeout=1.0)  # it waits for the turn, or is done
-            await holding.commit()
-            await asyncio.wait_for(asyncio.gather(condensing, forgetting), 60)
-        finally:
-            await holder.close()
-            await watcher.close()
-    assert (await context.condensed(store, STORY)).sentences == ()
-    assert CANARY.lower() not in await canary.rows_text(store)
