@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 
 import asyncpg
-import pytest
 
 from memory import manage_erasure
 from memory.model import CondensedHistory
