@@ -180,11 +180,11 @@ async def with_index(
     """
     if not needed:
 
-        async def alone(tx: Tx) -> T:
+        async def unindexed(tx: Tx) -> T:
             await tx.serialize("erasure", shared=True)  # see _attempt
             return await fn(tx, DedupIndex())
 
-        return await store.transact(alone)
+        return await store.transact(unindexed)
     key = (user_id, story_id, origin == DM_ORIGIN)
     for attempt in range(1, BUILD_ATTEMPTS):
         try:
