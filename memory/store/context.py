@@ -45,6 +45,7 @@ async def set_condensed(tx: Tx, story_id: int, value: CondensedHistory, *, now: 
     """Store the condensed history; an older one (a slower concurrent turn) never wins. A
     sentence whose message is no longer stored (forgotten, or pruned while this turn ran) is
     left out."""
+    await tx.serialize("erasure", shared=True)  # an erasure running commits first: erasure.erase
     gone = await _gone(tx, {value.source_of(i) for i in range(len(value.sentences))} - {0})
     kept = [i for i in range(len(value.sentences)) if value.source_of(i) not in gone]
     await tx.execute(

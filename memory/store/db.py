@@ -113,9 +113,10 @@ class Tx:
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
 
-    async def serialize(self, job: str) -> None:
-        """Hold `job`'s lock until this transaction ends, across processes. SQLite's write
-        transactions are one at a time already (BEGIN IMMEDIATE); PostgreSQL's are not."""
+    async def serialize(self, job: str, *, shared: bool = False) -> None:
+        """Hold `job`'s lock until this transaction ends, across processes (`shared`: with the
+        other shared holders, never with an exclusive one). SQLite's write transactions are
+        one at a time already (BEGIN IMMEDIATE); PostgreSQL's are not."""
 
     def for_update(self) -> str:
         """The clause that locks the rows a read inside this transaction returns until it

@@ -69,6 +69,13 @@ async def erase(
     tx: Tx, target: Target, *, now: float, bounds: Mapping[str, tuple[float, float]]
 ) -> Erased:
     """Erase the target's data and what was derived from it, recording a pending erasure."""
+    # Alone against the transactions that write what may copy the erased words (a reflection,
+    # the condensed history), which take this lock shared before anything else: each either
+    # commits before this one reads (then is erased with the rest) or starts after this one
+    # commits (then sees the erasure). PostgreSQL, several processes: without it, a reflection
+    # that checked before this commit and committed after it kept the words in its memory,
+    # anchor, position and summary (tests/bot/test_erasure_processes.py). SQLite: one writer.
+    await tx.serialize("erasure")
     erasure_id = await tx.execute(
         "INSERT INTO erasures (kind, requested_at) VALUES (?, ?)", (target.kind, now)
     )

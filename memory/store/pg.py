@@ -50,6 +50,9 @@ LOCKS = {
     "indexer": 0x45_63_68_6F_00_02,
     "outbox": 0x45_63_68_6F_00_03,
     "calibration": 0x45_63_68_6F_00_04,
+    # An erasure holds it alone; the writes of what may copy erased words (a reflection, the
+    # condensed history) share it: see erasure.erase.
+    "erasure": 0x45_63_68_6F_00_05,
 }
 
 # The tables that hold a person's words, vacuumed after an erasure (see checkpoint).
@@ -94,8 +97,9 @@ class PgTx(Tx):
 
     dialect = "postgres"
 
-    async def serialize(self, job: str) -> None:
-        await self.execute("SELECT pg_advisory_xact_lock(?)", (LOCKS[job],))
+    async def serialize(self, job: str, *, shared: bool = False) -> None:
+        how = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+        await self.execute(f"SELECT {how}(?)", (LOCKS[job],))
 
     def for_update(self) -> str:
         return " FOR UPDATE"

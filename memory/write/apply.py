@@ -179,7 +179,12 @@ async def with_index(
     (GenerationMoved): it is tried again the same way.
     """
     if not needed:
-        return await store.transact(lambda tx: fn(tx, DedupIndex()))
+
+        async def unindexed(tx: Tx) -> T:
+            await tx.serialize("erasure", shared=True)  # see _attempt
+            return await fn(tx, DedupIndex())
+
+        return await store.transact(unindexed)
     key = (user_id, story_id, origin == DM_ORIGIN)
     for attempt in range(1, BUILD_ATTEMPTS):
         try:
@@ -209,6 +214,10 @@ async def _attempt(
     used: list[tuple[int, bool, DedupIndex]] = []
 
     async def run(tx: Tx) -> T:
+        # First, before any row lock: an erasure running in another process commits before
+        # this reads what it checks (was the exchange, or its story, erased?), or waits for
+        # this commit and erases what it wrote (erasure.erase).
+        await tx.serialize("erasure", shared=True)
         current = index
         # Read inside the write transaction: no commit of this process can slip in before ours,
         # and the commit fails if another process's did (the store verifies it).

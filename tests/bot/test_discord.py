@@ -32,12 +32,17 @@ MANAGE_GUILD = 1 << 5
 
 @asynccontextmanager
 async def _bot_with(
-    tmp_path: Path, ollama: FakeOllama, **sections: Any
+    tmp_path: Path, ollama: FakeOllama, *, database: Path | str | None = None, **sections: Any
 ) -> AsyncIterator[tuple[EchoBot, fakes.Recorder]]:
-    """A bot on a real SQLite file and the loopback fake Ollama, its Discord I/O recorded."""
+    """A bot on a real database (an SQLite file in tmp_path, or the `database` fixture's file
+    or PostgreSQL URL) and the loopback fake Ollama, its Discord I/O recorded."""
+    if isinstance(database, str):
+        storage: dict[str, Any] = {"path": tmp_path / "echo.sqlite3", "url": database}
+    else:
+        storage = {"path": database or tmp_path / "echo.sqlite3"}
     settings = Settings(
         llm={"base_url": ollama.url},  # type: ignore[arg-type]
-        storage={"path": tmp_path / "echo.sqlite3"},  # type: ignore[arg-type]
+        storage=storage,  # type: ignore[arg-type]
         discord={"channels": [CHANNEL]},  # type: ignore[arg-type]
         **sections,
     )

@@ -1,15 +1,20 @@
 """Erasure through conversations: a canary a person wrote, that the model copied into a memory,
 the rolling summary, an anchor and a position (and the condensed history kept it), is in no file
-of the database folder after "Forget this message", /forget-me or /forget-member, and in nobody's
-next prompt; another person's canary in the same channel is untouched."""
+of the database folder after "Forget this message", /forget-me or /forget-member (on PostgreSQL: in
+no column of any row), and in nobody's next prompt; another person's canary in the same channel is
+untouched. Each test runs on the `database` fixture's backend."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import discord
+import pytest
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bot.app import EchoBot, add_privacy_jobs
@@ -34,6 +39,45 @@ SMALL_CONTEXT = {"context_length": 700, "response_tokens": 128, "summary_share":
 
 def _secret(code: str) -> str:
     return f"Mon code de coffre est {code}, ne le dis à personne."
+
+
+@pytest.fixture
+async def bot(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> AsyncIterator[tuple[EchoBot, fakes.Recorder]]:
+    """A bot on the `database` fixture's backend and the loopback fake Ollama."""
+    async with _bot_with(tmp_path, ollama, database=database) as pair:
+        yield pair
+
+
+async def _stored(echo: EchoBot, folder: Path, code: str) -> int:
+    """How many copies of a canary the database still holds (see `canary.stored`)."""
+    return await canary.stored(echo.runtime.store, folder, code)
+
+
+@asynccontextmanager
+async def _older_snapshot(database: Path | str) -> AsyncIterator[None]:
+    """Another process reading (a backup, a second bot) holds a snapshot from before, until
+    the block ends."""
+    if isinstance(database, str):
+        conn = await asyncpg.connect(database)
+        reading = conn.transaction(isolation="repeatable_read")
+        await reading.start()
+        await conn.fetchval("SELECT count(*) FROM messages")
+        try:
+            yield
+        finally:
+            await reading.commit()
+            await conn.close()
+        return
+    reader = sqlite3.connect(database, isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM messages").fetchone()
+    try:
+        yield
+    finally:
+        reader.execute("COMMIT")
+        reader.close()
 
 
 async def _talk(echo: EchoBot, channel: Any, author: int, text: str) -> discord.Message:
@@ -97,10 +141,10 @@ async def _next_prompt(echo: EchoBot, ollama: FakeOllama, channel: Any, who: int
 
 
 async def test_forget_this_message_leaves_no_trace_and_spares_the_other_canary(
-    tmp_path: Path, ollama: FakeOllama
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
     canary.script(ollama)
-    async with _bot_with(tmp_path, ollama, context=SMALL_CONTEXT) as (echo, rec):
+    async with _bot_with(tmp_path, ollama, database=database, context=SMALL_CONTEXT) as (echo, rec):
         channel = fakes.text_channel(echo, CHANNEL)
         await _talk(echo, channel, BOB, _secret(BOBS))
         alices = await _talk(echo, channel, ALICE, _secret(ALICES))
@@ -118,7 +162,7 @@ async def test_forget_this_message_leaves_no_trace_and_spares_the_other_canary(
         )
         assert "1 anchor, 1 position" in said and "1 change of my mood" in said
         assert "went back to before it" in said and "pending" not in said
-        assert canary.in_files(tmp_path, ALICES) == 0
+        assert await _stored(echo, tmp_path, ALICES) == 0
         assert await manage.list_memories(echo.runtime.store, ALICE) == []
         for who in (CAROL, BOB, ALICE):
             prompt = await _next_prompt(echo, ollama, channel, who)
@@ -135,17 +179,20 @@ async def test_forget_this_message_leaves_no_trace_and_spares_the_other_canary(
 
 
 async def test_forget_me_in_a_dm_erases_the_person_everywhere(
-    tmp_path: Path, ollama: FakeOllama
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
     canary.script(ollama)
-    async with _bot_with(tmp_path, ollama, context=SMALL_CONTEXT) as (echo, rec):
+    async with _bot_with(tmp_path, ollama, database=database, context=SMALL_CONTEXT) as (echo, rec):
         channel = fakes.text_channel(echo, CHANNEL)
         dm = fakes.dm_channel(echo, DM_CHANNEL, ALICE)
         await _talk(echo, dm, ALICE, _secret(ALICES_DM))
         await _talk(echo, channel, BOB, _secret(BOBS))
         await _talk(echo, channel, ALICE, _secret(ALICES))
         await _chatter(echo, channel, 6)
-        assert canary.in_files(tmp_path, ALICES_DM) > 0 and canary.in_files(tmp_path, ALICES) > 0
+        assert (
+            await _stored(echo, tmp_path, ALICES_DM) > 0
+            and await _stored(echo, tmp_path, ALICES) > 0
+        )
 
         asked = fakes.interaction(
             echo, "forget-me", user_id=ALICE, channel_id=DM_CHANNEL, in_guild=False
@@ -154,7 +201,7 @@ async def test_forget_me_in_a_dm_erases_the_person_everywhere(
         question = rec.messages()[-1]
         assert "Erase everything I store about you" in question["content"]
         assert question["components"] and question["flags"] == fakes.EPHEMERAL
-        assert canary.in_files(tmp_path, ALICES) > 0  # nothing erased before the button
+        assert await _stored(echo, tmp_path, ALICES) > 0  # nothing erased before the button
 
         view = ConfirmErasure(ALICE, ALICE)
         intruder = fakes.component(echo, user_id=BOB, channel_id=CHANNEL, custom_id="x")
@@ -164,8 +211,8 @@ async def test_forget_me_in_a_dm_erases_the_person_everywhere(
         said = _answer(rec)
         assert said.startswith("Erased everything about you:") and "2 memories" in said
         for code in (ALICES, ALICES_DM):
-            assert canary.in_files(tmp_path, code) == 0
-        assert canary.in_files(tmp_path, BOBS) > 0
+            assert await _stored(echo, tmp_path, code) == 0
+        assert await _stored(echo, tmp_path, BOBS) > 0
         assert ALICES not in await _next_prompt(echo, ollama, channel, BOB)
         assert ALICES_DM not in await _next_prompt(echo, ollama, dm, ALICE)
         assert [m.text for m in await manage.list_memories(echo.runtime.store, BOB)] == [
@@ -181,10 +228,10 @@ async def test_forget_me_in_a_dm_erases_the_person_everywhere(
 
 
 async def test_forget_member_erases_one_servers_data_and_needs_manage_server(
-    tmp_path: Path, ollama: FakeOllama
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
     canary.script(ollama)
-    async with _bot_with(tmp_path, ollama) as (echo, rec):
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
         channel = fakes.text_channel(echo, CHANNEL)
         await _talk(echo, fakes.dm_channel(echo, DM_CHANNEL, ALICE), ALICE, _secret(ALICES_DM))
         await _talk(echo, channel, ALICE, _secret(ALICES))
@@ -206,9 +253,9 @@ async def test_forget_member_erases_one_servers_data_and_needs_manage_server(
         await _press(echo, ConfirmErasure(CAROL, ALICE, origin=str(fakes.GUILD_ID)), CAROL)
 
         assert _answer(rec).startswith(f"Erased what this server held about user {ALICE}:")
-        assert canary.in_files(tmp_path, ALICES) == 0
-        assert canary.in_files(tmp_path, ALICES_DM) > 0  # her DMs are not the server's
-        assert canary.in_files(tmp_path, BOBS) > 0
+        assert await _stored(echo, tmp_path, ALICES) == 0
+        assert await _stored(echo, tmp_path, ALICES_DM) > 0  # her DMs are not the server's
+        assert await _stored(echo, tmp_path, BOBS) > 0
         [left] = await manage.list_memories(echo.runtime.store, ALICE)
         assert left.text.endswith(ALICES_DM)
 
@@ -224,13 +271,13 @@ async def test_only_the_author_or_a_moderator_can_forget_a_message(
     assert rec.contents()[-1] == (
         "You can forget only your own messages and my replies to you (moderators: Manage Messages)."
     )
-    assert canary.in_files(tmp_path, ALICES) > 0
+    assert await _stored(echo, tmp_path, ALICES) > 0
     # A moderator can; and the menu on the character's reply forgets the exchange it answers.
     reply = fakes.message(echo, channel, author_id=fakes.BOT_ID, content=f"Noté : {ALICES}.",
                           reply_to=fakes.payload_of(alices))  # fmt: skip
     await _menu(echo, BOB, reply, permissions=MANAGE_MESSAGES)
     assert rec.contents()[-1].startswith("Forgotten: 2 messages of the history (theirs and")
-    assert canary.in_files(tmp_path, ALICES) == 0
+    assert await _stored(echo, tmp_path, ALICES) == 0
     await _menu(echo, ALICE, alices)
     assert rec.contents()[-1] == "That message is not in my conversation history."
 
@@ -252,34 +299,29 @@ async def test_forget_a_memory_says_what_still_holds_its_words(
         "To remove them and what was made from them: Apps → “Forget this message” on each (or "
         "/forget-me for everything about you)."
     )
-    assert canary.in_files(tmp_path, ALICES) > 0  # as said
+    assert await _stored(echo, tmp_path, ALICES) > 0  # as said
     await _menu(echo, ALICE, alices)
-    assert canary.in_files(tmp_path, ALICES) == 0
+    assert await _stored(echo, tmp_path, ALICES) == 0
 
 
 async def test_an_erasure_a_reader_blocks_is_pending_until_the_scheduler_completes_it(
-    tmp_path: Path, ollama: FakeOllama
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
     canary.script(ollama)
-    async with _bot_with(tmp_path, ollama) as (echo, rec):
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
         channel = fakes.text_channel(echo, CHANNEL)
         alices = await _talk(echo, channel, ALICE, _secret(ALICES))
-        # Another process reading (a backup, a second bot) holds a snapshot from before.
-        reader = sqlite3.connect(tmp_path / "echo.sqlite3", isolation_level=None)
-        reader.execute("BEGIN")
-        reader.execute("SELECT count(*) FROM messages").fetchone()
-        await _menu(echo, ALICE, alices)
-        assert "Its bytes leave the database files as soon as" in rec.contents()[-1]
-        await _command(echo, "stats", CAROL, permissions=MANAGE_GUILD)
-        assert "Erasures pending (bytes still in the database files): 1" in rec.contents()[-1]
-        assert await manage.list_memories(echo.runtime.store, ALICE) == []  # gone for Écho
+        async with _older_snapshot(database):
+            await _menu(echo, ALICE, alices)
+            assert "Its bytes leave the database files as soon as" in rec.contents()[-1]
+            await _command(echo, "stats", CAROL, permissions=MANAGE_GUILD)
+            assert "Erasures pending (bytes still in the database files): 1" in rec.contents()[-1]
+            assert await manage.list_memories(echo.runtime.store, ALICE) == []  # gone for Écho
 
-        reader.execute("COMMIT")
-        reader.close()
         scheduler = AsyncIOScheduler()
         add_privacy_jobs(scheduler, echo.runtime)
         [job] = [j for j in scheduler.get_jobs() if j.id == "erasures"]
         await job.func()
-        assert canary.in_files(tmp_path, ALICES) == 0
+        assert await _stored(echo, tmp_path, ALICES) == 0
         await _command(echo, "stats", CAROL, permissions=MANAGE_GUILD)
         assert "Erasures pending (bytes still in the database files): 0" in rec.contents()[-1]

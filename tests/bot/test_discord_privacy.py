@@ -53,9 +53,9 @@ async def _everywhere_at_once(echo: EchoBot, text: str) -> None:
 
 
 async def test_memories_are_served_where_learned_until_the_person_opts_in(
-    tmp_path: Path, ollama: FakeOllama
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
-    async with _bot_with(tmp_path, ollama) as (echo, rec):
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
         await asyncio.gather(
             _remember(echo, ALICE, CAT, channel_id=CHANNEL),
             _remember(echo, ALICE, SECRET, channel_id=DM_CHANNEL, in_guild=False),
@@ -95,9 +95,11 @@ async def test_memories_are_served_where_learned_until_the_person_opts_in(
 
 
 async def test_the_owner_may_serve_memories_everywhere_by_default(
-    tmp_path: Path, ollama: FakeOllama
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
-    async with _bot_with(tmp_path, ollama, privacy={"memories_served": "everywhere"}) as (
+    async with _bot_with(
+        tmp_path, ollama, database=database, privacy={"memories_served": "everywhere"}
+    ) as (
         echo,
         rec,
     ):
@@ -113,7 +115,7 @@ async def test_the_owner_may_serve_memories_everywhere_by_default(
 
 
 async def test_a_memory_a_reflection_learned_in_one_server_stays_there(
-    tmp_path: Path, ollama: FakeOllama
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
     """Learned from a conversation, not /remember: the reflection's memory is served in the
     server where it was said, and a repeat in another server does not merge into it."""
@@ -128,7 +130,7 @@ async def test_a_memory_a_reflection_learned_in_one_server_stays_there(
                            "summary": "", "state": {}})  # fmt: skip
 
     ollama.chat_reply = answer
-    async with _bot_with(tmp_path, ollama) as (echo, _):
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, _):
         there = fakes.text_channel(echo, OTHER_GUILD_CHANNEL, guild_id=OTHER_GUILD)
         await asyncio.gather(
             _say(echo, fakes.text_channel(echo, CHANNEL), ALICE, "Mon chat s'appelle Felix."),

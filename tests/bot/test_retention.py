@@ -16,17 +16,25 @@ from memory.model import CondensedHistory, Exchange
 from memory.store import context, history, outbox
 from memory.store.db import Store, Tx
 from memory.store.retention import DROPPED_TEXT_SECONDS
-from tests.fakes.canary import in_files
+from tests.fakes.canary import stored
 from tests.fakes.ollama import FakeOllama
 
 DAY = 86_400.0
 OLD, RECENT = "OLDCANARY1111", "NEWCANARY2222"
 
 
-def _settings(tmp_path: Path, ollama: FakeOllama, **privacy: float) -> Settings:
+def _settings(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama, **privacy: float
+) -> Settings:
+    """The `database` fixture's SQLite file, or its PostgreSQL URL (the process's own files
+    then in tmp_path)."""
+    if isinstance(database, str):
+        storage: dict[str, object] = {"path": tmp_path / "echo.sqlite3", "url": database}
+    else:
+        storage = {"path": database}
     return Settings(
         llm={"base_url": ollama.url},  # type: ignore[arg-type]
-        storage={"path": tmp_path / "echo.sqlite3"},  # type: ignore[arg-type]
+        storage=storage,  # type: ignore[arg-type]
         privacy=privacy,  # type: ignore[arg-type]
     )
 
@@ -52,9 +60,9 @@ async def _reflection(store: Store, exchange: Exchange, *, age: float, done: boo
 
 
 async def test_a_dropped_reflection_keeps_its_text_a_week_then_only_ids(
-    tmp_path: Path, ollama: FakeOllama
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
-    async with open_runtime(_settings(tmp_path, ollama)) as runtime:
+    async with open_runtime(_settings(database, tmp_path, ollama)) as runtime:
         store = runtime.store
         for n, (code, age) in enumerate(((OLD, 8 * DAY), (RECENT, 6 * DAY), ("DONCANARY3333", 0))):
             exchange = Exchange(f"x{n}", 1, 5, "dm", "Alice", f"Mon code est {code}.", "Noté.")
@@ -64,20 +72,22 @@ async def test_a_dropped_reflection_keeps_its_text_a_week_then_only_ids(
 
         await _run_job(runtime, "retention")
 
-        rows = await store.fetchall("SELECT exchange_id, user_message, status FROM outbox")
+        rows = await store.fetchall(
+            "SELECT exchange_id, user_message, status FROM outbox ORDER BY id"
+        )
         assert [tuple(r) for r in rows] == [
             ("x0", "", "dropped"),
             ("x1", f"Mon code est {RECENT}.", "dropped"),
             ("x2", "", "done"),
         ]
-        assert in_files(tmp_path, OLD) == 0 and in_files(tmp_path, RECENT) > 0
+        assert await stored(store, tmp_path, OLD) == 0 and await stored(store, tmp_path, RECENT) > 0
     assert DROPPED_TEXT_SECONDS == 7 * DAY
 
 
 async def test_history_past_history_days_leaves_with_its_condensed_sentences(
-    tmp_path: Path, ollama: FakeOllama
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
-    async with open_runtime(_settings(tmp_path, ollama, history_days=30)) as runtime:
+    async with open_runtime(_settings(database, tmp_path, ollama, history_days=30)) as runtime:
         store = runtime.store
         now = time.time()
 
@@ -98,14 +108,14 @@ async def test_history_past_history_days_leaves_with_its_condensed_sentences(
             await context.set_condensed(tx, 5, condensed, now=now)
 
         await store.transact(write)
-        assert in_files(tmp_path, OLD) > 0
+        assert await stored(store, tmp_path, OLD) > 0
 
         await _run_job(runtime, "retention")
 
         kept = await history.recent(store, 5, limit=10)
         assert [m.content for m in kept] == [f"Mon code est {RECENT}.", f"Noté : {RECENT}."]
         assert (await context.condensed(store, 5)).sentences == (f"Alice: Mon code est {RECENT}.",)
-        assert in_files(tmp_path, OLD) == 0
+        assert await stored(store, tmp_path, OLD) == 0
 
 
 def test_the_example_config_states_the_history_default() -> None:

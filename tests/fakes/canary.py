@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from memory.store.db import Store
 from tests.fakes.ollama import FakeOllama
 
 CANARY = re.compile(r"[A-Z0-9]{3}CANARY\d{4}")
@@ -79,3 +80,24 @@ def in_files(folder: Path, canary: str) -> int:
     its WAL and shared memory): the keyword index stores words in lower case."""
     needle = canary.casefold().encode()
     return sum(p.read_bytes().lower().count(needle) for p in folder.iterdir() if p.is_file())
+
+
+async def rows_text(store: Store) -> str:
+    """Every live row of every table of a PostgreSQL database as text, in lower case, with each
+    tsvector's words."""
+    tables = await store.fetchall(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+    )
+    out: list[str] = []
+    for (table,) in tables:
+        out += [repr(tuple(r)) for r in await store.fetchall(f"SELECT * FROM {table}")]
+    return "\n".join(out).lower()
+
+
+async def stored(store: Store, folder: Path, canary: str) -> int:
+    """How many times a canary is still stored: on SQLite, in the bytes of the files of the
+    database's folder (`in_files`, which also sees free pages and the WAL); on PostgreSQL,
+    whose files a test cannot read as one, in every column of every live row (`rows_text`)."""
+    if store.dialect == "sqlite":
+        return in_files(folder, canary)
+    return (await rows_text(store)).count(canary.lower())

@@ -7,6 +7,7 @@ schema is migrated once into a template database, and each test gets a fresh cop
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import shutil
@@ -27,7 +28,9 @@ class Server:
     """A running server: hands out fresh databases migrated to the latest schema."""
 
     def __init__(self, uri: str) -> None:
-        self.uri = uri
+        # The server's URI names an empty password ("postgres:@"); the bot's settings refuse a
+        # URL holding one, so the URLs handed out name none (the server asks for none).
+        self.uri = uri.replace(":@", "@", 1)
         self._names = (f"echo_test_{n}" for n in itertools.count(1))
         self._migrated = False
 
@@ -56,6 +59,20 @@ class Server:
             await conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         finally:
             await conn.close()
+
+
+async def waiting_for_locks(conn: asyncpg.Connection, count: int) -> None:
+    """Return once `count` transactions of this database wait for a lock (`conn` outside any
+    transaction: inside one, pg_stat_activity shows the same snapshot every time)."""
+    for _ in range(600):
+        waiting = await conn.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND wait_event_type = 'Lock'"
+        )
+        if waiting >= count:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never {count} transactions waiting for a lock")
 
 
 async def _template(server: Server) -> None:

@@ -20,18 +20,11 @@ from memory.store import memories
 from memory.store.db import Store, Tx
 from memory.store.migrations import LATEST
 from memory.store.pg import _MIGRATION_LOCK
+from tests.fakes import canary
 from tests.fakes.ollama import FakeOllama
 
 USER, STORY, GUILD = 1, 10, "111"
 CANARY = "ZQXCANARY4242"
-
-
-@pytest.fixture
-def url(store: Store) -> str:
-    if store.dialect != "postgres":
-        pytest.skip("PostgreSQL only (ECHO_TEST_BACKEND=postgres)")
-    # The test servers take no password: the store's URL is the whole URL.
-    return store.path
 
 
 async def _add(store: Store, text: str) -> int:
@@ -75,12 +68,12 @@ async def test_a_forgotten_memory_leaves_no_word_in_any_live_row(
 ) -> None:
     memory_id = await _add(store, f"my locker code is {CANARY}")
     await Indexer(store, OllamaEmbedder(http, ollama.url, "nomic-embed-text")).run_once()
-    assert CANARY.lower() in await _everything(store)
+    assert CANARY.lower() in await canary.rows_text(store)
 
     forgotten = await manage_erasure.forget_memory(store, USER, memory_id)
 
     assert forgotten.complete
-    assert CANARY.lower() not in await _everything(store)
+    assert CANARY.lower() not in await canary.rows_text(store)
     # Vacuumed: no transaction that began before the erasure holds the dead row's version.
     assert await store.checkpoint()
 
@@ -95,17 +88,6 @@ async def test_an_erasure_stays_pending_while_an_older_snapshot_could_read_it(
             time.sleep(0.01)
             assert not await store.checkpoint()
     assert await store.checkpoint()
-
-
-async def _everything(store: Store) -> str:
-    """Every live row of every table as text, with each tsvector's words."""
-    tables = await store.fetchall(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
-    )
-    out: list[str] = []
-    for (table,) in tables:
-        out += [repr(tuple(r)) for r in await store.fetchall(f"SELECT * FROM {table}")]
-    return "\n".join(out).lower()
 
 
 async def test_a_process_opening_while_another_migrates_waits_past_its_lock_timeout(

@@ -21,6 +21,7 @@ from memory.read.prompt import Character
 from memory.store import memories, outbox
 from memory.store.db import Store
 from memory.write.worker import ReflectionWorker
+from tests.fakes.canary import stored
 from tests.fakes.ollama import FakeOllama
 
 REFLECTION = {"memories": [{"text": "Joue du violoncelle", "kind": "fact", "scope": "global",
@@ -82,11 +83,10 @@ async def test_full_database_the_reply_goes_out_and_nothing_is_left_open(
 
 
 async def test_a_forgotten_canary_stays_gone_while_the_indexer_runs(
-    tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient
+    database: Path | str, tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
-    path = tmp_path / "canary.sqlite3"
     canary = "Le code du coffre est XK7-CANARY-4921"
-    async with await Store.open(path) as store:
+    async with await Store.open(database) as store:
         outcome = await manage.remember(
             store, user_id=1, story_id=10, origin="111", text=canary, kind=Kind.FACT,
             scope=Scope.GLOBAL,
@@ -105,10 +105,9 @@ async def test_a_forgotten_canary_stays_gone_while_the_indexer_runs(
         rows = await store.fetchall("SELECT count(*) FROM embeddings WHERE memory_id = ?",
                                     (outcome.memory_id,))  # fmt: skip
         assert rows[0][0] == 0
-        await store.checkpoint()
-        for file in tmp_path.iterdir():
-            data = file.read_bytes().lower()
-            assert b"canary" not in data and b"xk7" not in data, file.name
+        assert await store.checkpoint()
+        for word in ("canary", "xk7"):
+            assert await stored(store, tmp_path, word) == 0, word
 
 
 async def test_a_thousand_hostile_replies_never_ping(tmp_path: Path, ollama: FakeOllama) -> None:

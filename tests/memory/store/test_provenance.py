@@ -9,7 +9,7 @@ from memory import manage_erasure
 from memory.store import history, provenance
 from memory.store.db import Store, Tx
 from memory.write import state
-from tests.fakes.canary import in_files
+from tests.fakes.canary import stored
 
 CODE = "XK7CANARY4921"
 STORY, ALICE = 10, 1001
@@ -77,8 +77,7 @@ async def test_an_old_database_is_migrated_and_its_rows_judged_by_date(
         positions = await store.fetchall("SELECT topic FROM positions")
         assert [r[0] for r in positions] == ["phare"]
         assert await history.summary(store, STORY) == ""  # no revision from before it
-        if isinstance(database, Path):  # SQLite's files; PostgreSQL's: tests/pg
-            assert in_files(tmp_path, CODE) == 0
+        assert await stored(store, tmp_path, CODE) == 0
 
 
 async def test_state_changes_of_a_forgotten_exchange_are_undone(store: Store) -> None:

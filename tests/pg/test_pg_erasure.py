@@ -1,0 +1,61 @@
+"""An erasure on PostgreSQL while another process writes what may copy the erased words: the
+two transactions are not run one at a time there, as SQLite runs them. Run by `make test-pg`."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+
+from memory import manage_erasure
+from memory.model import CondensedHistory
+from memory.store import context, history
+from memory.store.db import Store, Tx
+from tests.fakes import canary
+from tests.pg.server import waiting_for_locks
+
+USER, STORY = 1, 10
+CANARY = "ZQXCANARY4242"
+
+
+async def test_a_turn_condensing_in_another_process_during_an_erasure_keeps_nothing_of_it(
+    store: Store, url: str
+) -> None:
+    """Another process's turn checked that the message is still stored, then waits to write
+    the condensed history holding its sentence (a session holds the table) while the message
+    is forgotten here: once both finish, the condensed history does not hold it."""
+
+    async def said(tx: Tx) -> int | None:
+        return await history.add_user_message(
+            tx, source_id="discord:5", story_id=STORY, user_id=USER, author_name="Alice",
+            content=f"my locker code is {CANARY}", now=1.0,
+        )  # fmt: skip
+
+    message_id = await store.transact(said)
+    assert message_id is not None
+    condensed = CondensedHistory(
+        (f"Alice: my code is {CANARY}",), message_id, sources=(message_id,)
+    )
+    async with await Store.open(url) as other:
+        holder = await asyncpg.connect(url)
+        watcher = await asyncpg.connect(url)
+        try:
+            holding = holder.transaction()
+            await holding.start()
+            await holder.execute("LOCK TABLE story_context IN EXCLUSIVE MODE")
+            condensing = asyncio.create_task(
+                other.transact(lambda tx: context.set_condensed(tx, STORY, condensed, now=2.0))
+            )
+            await waiting_for_locks(watcher, 1)
+            message = await history.by_source(store, "discord:5")
+            forgetting = asyncio.create_task(
+                manage_erasure.forget_message(store, message, actor_id=USER)
+            )
+            await asyncio.wait({forgetting}, timeout=1.0)  # it waits for the turn, or is done
+            await holding.commit()
+            await asyncio.wait_for(asyncio.gather(condensing, forgetting), 60)
+        finally:
+            await holder.close()
+            await watcher.close()
+    assert (await context.condensed(store, STORY)).sentences == ()
+    assert CANARY.lower() not in await canary.rows_text(store)
