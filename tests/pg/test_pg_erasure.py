@@ -59,3 +59,46 @@ async def test_a_turn_condensing_in_another_process_during_an_erasure_keeps_noth
             await watcher.close()
     assert (await context.condensed(store, STORY)).sentences == ()
     assert CANARY.lower() not in await canary.rows_text(store)
+
+
+async def test_a_turn_condensing_in_another_process_during_the_retention_prune_keeps_nothing_of_it(
+    store: Store, url: str
+) -> None:
+    """The same with the hourly retention rules in place of a person's erasure: a message past
+    `history_days` is pruned while another process's turn waits to write its sentence into the
+    condensed history; once both finish, the condensed history does not hold it."""
+
+    async def said(tx: Tx) -> int | None:
+        return await history.add_user_message(
+            tx, source_id="discord:6", story_id=STORY, user_id=USER, author_name="Alice",
+            content=f"my locker code is {CANARY}", now=1.0,
+        )  # fmt: skip
+
+    message_id = await store.transact(said)
+    assert message_id is not None
+    condensed = CondensedHistory(
+        (f"Alice: my code is {CANARY}",), message_id, sources=(message_id,)
+    )
+    async with await Store.open(url) as other:
+        holder = await asyncpg.connect(url)
+        watcher = await asyncpg.connect(url)
+        try:
+            holding = holder.transaction()
+            await holding.start()
+            await holder.execute("LOCK TABLE story_context IN EXCLUSIVE MODE")
+            condensing = asyncio.create_task(
+                other.transact(lambda tx: context.set_condensed(tx, STORY, condensed, now=2.0))
+            )
+            await waiting_for_locks(watcher, 1)
+            tidying = asyncio.create_task(
+                manage_erasure.tidy(store, history_days=1, now=10 * 86_400.0)
+            )
+            await asyncio.wait({tidying}, timeout=1.0)  # it waits for the turn, or is done
+            await holding.commit()
+            await asyncio.wait_for(asyncio.gather(condensing, tidying), 60)
+        finally:
+            await holder.close()
+            await watcher.close()
+    assert tidying.result().messages == 1
+    assert (await context.condensed(store, STORY)).sentences == ()
+    assert CANARY.lower() not in await canary.rows_text(store)
