@@ -55,12 +55,14 @@ LOCKS = {
     "erasure": 0x45_63_68_6F_00_05,
 }
 
-# The tables that hold a person's words, vacuumed after an erasure (see checkpoint); the
-# words of their messages that recalled a memory by keyword are in turn_selections (matched),
-# whose rows go with their turns.
+# The tables that hold a person's words, vacuumed after an erasure (see checkpoint): with
+# embeddings (a memory's vector, and the hash of its text, which confirms a guess of it) and
+# turn_selections (the words of a message that recalled a memory by keyword), whose rows go with
+# their memory and their turn.
 TEXT_TABLES = (
     "memories", "messages", "outbox", "summary_revisions", "story_summaries", "story_context",
-    "anchors", "positions", "lore_entries", "applied_exchanges", "turns", "turn_selections",
+    "anchors", "positions", "lore_entries", "applied_exchanges", "embeddings", "turns",
+    "turn_selections",
 )  # fmt: skip
 
 _PG_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError)

@@ -69,13 +69,27 @@ async def test_a_forgotten_memory_leaves_no_word_in_any_live_row(
     memory_id = await _add(store, f"my locker code is {CANARY}")
     await Indexer(store, OllamaEmbedder(http, ollama.url, "nomic-embed-text")).run_once()
     assert CANARY.lower() in await canary.rows_text(store)
+    before = await _vacuums(url, "memories", "embeddings")
 
     forgotten = await manage_erasure.forget_memory(store, USER, memory_id)
 
     assert forgotten.complete
     assert CANARY.lower() not in await canary.rows_text(store)
+    # The dead row versions of the memory and of its vector (and its text's hash) are gone.
+    after = await _vacuums(url, "memories", "embeddings")
+    assert all(after[t] > before[t] for t in before), (before, after)
     # Vacuumed: no transaction that began before the erasure holds the dead row's version.
     assert await store.checkpoint()
+
+
+async def _vacuums(url: str, *tables: str) -> dict[str, int]:
+    """How many times each table was vacuumed (the statistics' count)."""
+    conn = await asyncpg.connect(url)
+    try:
+        query = "SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = $1"
+        return {t: int(await conn.fetchval(query, t)) for t in tables}
+    finally:
+        await conn.close()
 
 
 async def test_a_forgotten_message_leaves_no_dead_row_of_the_words_that_recalled_a_memory(
@@ -102,16 +116,11 @@ async def test_a_forgotten_message_leaves_no_dead_row_of_the_words_that_recalled
     where = turns.TurnRecord(USER, STORY, GUILD)
     recalled = Selected(memory, Reason.SEMANTIC, 0.5, (CANARY.lower(),))
     await turns.record(store, where, [recalled], degraded=False, now=2.0)
-    watcher = await asyncpg.connect(url)
-    try:
-        vacuums = "SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = $1"
-        before = {t: await watcher.fetchval(vacuums, t) for t in ("turns", "turn_selections")}
-        message = await history.by_source(store, "discord:7")
-        report = await manage_erasure.forget_message(store, message, actor_id=USER)
-        after = {t: await watcher.fetchval(vacuums, t) for t in ("turns", "turn_selections")}
-        matched = await watcher.fetch("SELECT matched FROM turn_selections")
-    finally:
-        await watcher.close()
+    before = await _vacuums(url, "turns", "turn_selections")
+    message = await history.by_source(store, "discord:7")
+    report = await manage_erasure.forget_message(store, message, actor_id=USER)
+    after = await _vacuums(url, "turns", "turn_selections")
+    matched = await store.fetchall("SELECT matched FROM turn_selections")
     assert report.complete
     assert [r["matched"] for r in matched] == [""]  # the memory stays: another message said it
     assert all(after[t] > before[t] for t in before), (before, after)
