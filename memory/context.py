@@ -228,6 +228,11 @@ class ContextBuilder:
         condensed = plan.condensed
 
         async def learn(tx: Tx) -> tuple[Estimator, Observation]:
+            if condensed is not None:
+                # The erasure lock before the calibration's (set_condensed takes it): waiting
+                # for an erasure (PostgreSQL, another process) with the calibration held
+                # stalled every process's turns that condense nothing behind this one.
+                await tx.serialize("erasure", shared=True)
             saved = await stored.calibration(tx, self.chat_model)
             base = loaded if saved is None else Estimator(self.chat_model, *saved)
             updated, observation = base.observe(raw, reported, context_length=length)

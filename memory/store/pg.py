@@ -50,15 +50,19 @@ LOCKS = {
     "indexer": 0x45_63_68_6F_00_02,
     "outbox": 0x45_63_68_6F_00_03,
     "calibration": 0x45_63_68_6F_00_04,
-    # An erasure holds it alone; the writes of what may copy erased words (a reflection, the
-    # condensed history) share it: see erasure.erase.
+    # An erasure (and the retention's prune) holds it alone; the writes of what may copy erased
+    # words (a reflection, the condensed history) share it: see erasure.erase.
     "erasure": 0x45_63_68_6F_00_05,
 }
 
-# The tables that hold a person's words, vacuumed after an erasure (see checkpoint).
+# The tables that hold a person's words, vacuumed after an erasure (see checkpoint): with
+# embeddings (a memory's vector, and the hash of its text, which confirms a guess of it) and
+# turn_selections (the words of a message that recalled a memory by keyword), whose rows go with
+# their memory and their turn.
 TEXT_TABLES = (
     "memories", "messages", "outbox", "summary_revisions", "story_summaries", "story_context",
-    "anchors", "positions", "lore_entries", "applied_exchanges",
+    "anchors", "positions", "lore_entries", "applied_exchanges", "embeddings", "turns",
+    "turn_selections",
 )  # fmt: skip
 
 _PG_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError)

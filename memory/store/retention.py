@@ -35,7 +35,12 @@ async def purge_dropped(tx: Tx, *, now: float) -> int:
 
 async def prune_history(tx: Tx, *, before: float) -> int:
     """Remove up to PRUNE_BATCH messages older than `before`, and the condensed sentences taken
-    from them; return how many messages went (PRUNE_BATCH: call again)."""
+    from them; return how many messages went (PRUNE_BATCH: call again).
+
+    Alone, as an erasure (erasure.erase): a turn condensing the history in another process
+    checked its messages were still stored before this commit, and wrote their sentences back
+    after it (PostgreSQL; tests/pg/test_pg_erasure.py)."""
+    await tx.serialize("erasure")
     rows = await tx.fetchall(
         "SELECT id, story_id FROM messages WHERE created_at < ? ORDER BY id LIMIT ?",
         (before, PRUNE_BATCH),

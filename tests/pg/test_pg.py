@@ -15,8 +15,8 @@ from memory import manage_erasure
 from memory.embedders import OllamaEmbedder
 from memory.errors import MigrationError
 from memory.indexer import Indexer
-from memory.model import Kind, Scope
-from memory.store import memories
+from memory.model import Kind, Reason, Scope, Selected
+from memory.store import history, memories, turns
 from memory.store.db import Store, Tx
 from memory.store.migrations import LATEST
 from memory.store.pg import _MIGRATION_LOCK
@@ -69,13 +69,61 @@ async def test_a_forgotten_memory_leaves_no_word_in_any_live_row(
     memory_id = await _add(store, f"my locker code is {CANARY}")
     await Indexer(store, OllamaEmbedder(http, ollama.url, "nomic-embed-text")).run_once()
     assert CANARY.lower() in await canary.rows_text(store)
+    before = await _vacuums(url, "memories", "embeddings")
 
     forgotten = await manage_erasure.forget_memory(store, USER, memory_id)
 
     assert forgotten.complete
     assert CANARY.lower() not in await canary.rows_text(store)
+    # The dead row versions of the memory and of its vector (and its text's hash) are gone.
+    after = await _vacuums(url, "memories", "embeddings")
+    assert all(after[t] > before[t] for t in before), (before, after)
     # Vacuumed: no transaction that began before the erasure holds the dead row's version.
     assert await store.checkpoint()
+
+
+async def _vacuums(url: str, *tables: str) -> dict[str, int]:
+    """How many times each table was vacuumed (the statistics' count)."""
+    conn = await asyncpg.connect(url)
+    try:
+        query = "SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = $1"
+        return {t: int(await conn.fetchval(query, t)) for t in tables}
+    finally:
+        await conn.close()
+
+
+async def test_a_forgotten_message_leaves_no_dead_row_of_the_words_that_recalled_a_memory(
+    store: Store, url: str
+) -> None:
+    """A turn recorded the words of the message that recalled a memory by keyword (for /why);
+    forgetting the message blanks them (the memory, learned before, stays), and the vacuum that
+    completes the erasure removes the row version that held them, as it does the message's."""
+
+    async def said(tx: Tx) -> int | None:
+        return await history.add_user_message(
+            tx, source_id="discord:7", story_id=STORY, user_id=USER, author_name="Alice",
+            content=f"is {CANARY} still my locker code?", now=1.0,
+        )  # fmt: skip
+
+    async def kept(tx: Tx) -> memories.Memory:
+        return await memories.insert(
+            tx, user_id=USER, text=f"Alice's locker code is {CANARY}", kind=Kind.FACT,
+            scope=Scope.GLOBAL, story_id=STORY, origin=GUILD, confidence=0.9, now=1.0,
+        )  # fmt: skip
+
+    await store.transact(said)
+    memory = await store.transact(kept)
+    where = turns.TurnRecord(USER, STORY, GUILD)
+    recalled = Selected(memory, Reason.SEMANTIC, 0.5, (CANARY.lower(),))
+    await turns.record(store, where, [recalled], degraded=False, now=2.0)
+    before = await _vacuums(url, "turns", "turn_selections")
+    message = await history.by_source(store, "discord:7")
+    report = await manage_erasure.forget_message(store, message, actor_id=USER)
+    after = await _vacuums(url, "turns", "turn_selections")
+    matched = await store.fetchall("SELECT matched FROM turn_selections")
+    assert report.complete
+    assert [r["matched"] for r in matched] == [""]  # the memory stays: another message said it
+    assert all(after[t] > before[t] for t in before), (before, after)
 
 
 async def test_an_erasure_stays_pending_while_an_older_snapshot_could_read_it(

@@ -8,7 +8,11 @@ import asyncio
 import asyncpg
 
 from memory import manage_erasure
+from memory.context import ContextBuilder, ContextConfig
 from memory.model import CondensedHistory
+from memory.read.budget import ContextPlan
+from memory.read.prompt import Character
+from memory.read.tokens import Estimator
 from memory.store import context, history
 from memory.store.db import Store, Tx
 from tests.fakes import canary
@@ -16,6 +20,7 @@ from tests.pg.server import waiting_for_locks
 
 USER, STORY = 1, 10
 CANARY = "ZQXCANARY4242"
+MODEL = "llama3"
 
 
 async def test_a_turn_condensing_in_another_process_during_an_erasure_keeps_nothing_of_it(
@@ -54,6 +59,120 @@ async def test_a_turn_condensing_in_another_process_during_an_erasure_keeps_noth
             await asyncio.wait({forgetting}, timeout=1.0)  # it waits for the turn, or is done
             await holding.commit()
             await asyncio.wait_for(asyncio.gather(condensing, forgetting), 60)
+        finally:
+            await holder.close()
+            await watcher.close()
+    assert (await context.condensed(store, STORY)).sentences == ()
+    assert CANARY.lower() not in await canary.rows_text(store)
+
+
+async def test_a_turn_condensing_in_another_process_during_the_retention_prune_keeps_nothing_of_it(
+    store: Store, url: str
+) -> None:
+    """The same with the hourly retention rules in place of a person's erasure: a message past
+    `history_days` is pruned while another process's turn waits to write its sentence into the
+    condensed history; once both finish, the condensed history does not hold it."""
+
+    async def said(tx: Tx) -> int | None:
+        return await history.add_user_message(
+            tx, source_id="discord:6", story_id=STORY, user_id=USER, author_name="Alice",
+            content=f"my locker code is {CANARY}", now=1.0,
+        )  # fmt: skip
+
+    message_id = await store.transact(said)
+    assert message_id is not None
+    condensed = CondensedHistory(
+        (f"Alice: my code is {CANARY}",), message_id, sources=(message_id,)
+    )
+    async with await Store.open(url) as other:
+        holder = await asyncpg.connect(url)
+        watcher = await asyncpg.connect(url)
+        try:
+            holding = holder.transaction()
+            await holding.start()
+            await holder.execute("LOCK TABLE story_context IN EXCLUSIVE MODE")
+            condensing = asyncio.create_task(
+                other.transact(lambda tx: context.set_condensed(tx, STORY, condensed, now=2.0))
+            )
+            await waiting_for_locks(watcher, 1)
+            tidying = asyncio.create_task(
+                manage_erasure.tidy(store, history_days=1, now=10 * 86_400.0)
+            )
+            await asyncio.wait({tidying}, timeout=1.0)  # it waits for the turn, or is done
+            await holding.commit()
+            await asyncio.wait_for(asyncio.gather(condensing, tidying), 60)
+        finally:
+            await holder.close()
+            await watcher.close()
+    assert tidying.result().messages == 1
+    assert (await context.condensed(store, STORY)).sentences == ()
+    assert CANARY.lower() not in await canary.rows_text(store)
+
+
+def _turn_ended(store: Store) -> ContextBuilder:
+    return ContextBuilder(store, character=Character("Écho", "a character"), chat_model=MODEL)
+
+
+def _plan(condensed: CondensedHistory | None) -> ContextPlan:
+    return ContextPlan(
+        "recent", Estimator(MODEL), ContextConfig().budget, (),
+        ({"role": "user", "content": "hello"},), 1, condensed,
+    )  # fmt: skip
+
+
+async def test_turns_that_condense_nothing_keep_learning_while_an_erasure_waits(
+    store: Store, url: str
+) -> None:
+    """An erasure waits for a turn condensing the history in another process (a session holds
+    the table); a third process's turn ends, condensing too, and waits for the erasure. A
+    fourth's turn that condenses nothing still stores what it learned of the token count at
+    once (its calibration), and once they all finish the condensed history holds nothing of
+    the forgotten message."""
+
+    async def said(tx: Tx) -> int | None:
+        return await history.add_user_message(
+            tx, source_id="discord:8", story_id=STORY, user_id=USER, author_name="Alice",
+            content=f"my locker code is {CANARY}", now=1.0,
+        )  # fmt: skip
+
+    message_id = await store.transact(said)
+    assert message_id is not None
+    condensed = CondensedHistory(
+        (f"Alice: my code is {CANARY}",), message_id, sources=(message_id,)
+    )
+    later = CondensedHistory((f"Alice: {CANARY} it is",), message_id + 1, sources=(message_id,))
+    samples = "SELECT rejected FROM token_calibration WHERE model = $1"
+    async with (
+        await Store.open(url) as second,
+        await Store.open(url) as third,
+        await Store.open(url, busy_timeout_ms=2_000) as fourth,
+    ):
+        holder = await asyncpg.connect(url)
+        watcher = await asyncpg.connect(url)
+        try:
+            holding = holder.transaction()
+            await holding.start()
+            await holder.execute("LOCK TABLE story_context IN EXCLUSIVE MODE")
+            condensing = asyncio.create_task(
+                second.transact(lambda tx: context.set_condensed(tx, STORY, condensed, now=2.0))
+            )
+            await waiting_for_locks(watcher, 1)
+            message = await history.by_source(store, "discord:8")
+            forgetting = asyncio.create_task(
+                manage_erasure.forget_message(store, message, actor_id=USER)
+            )
+            await waiting_for_locks(watcher, 2)
+            ending = asyncio.create_task(_turn_ended(third).after_reply(STORY, _plan(later), None))
+            await waiting_for_locks(watcher, 3)
+            await asyncio.wait_for(
+                _turn_ended(fourth).after_reply(STORY + 1, _plan(None), None), 30
+            )
+            learned = await watcher.fetchval(samples, MODEL)
+            assert not forgetting.done()
+            await holding.commit()
+            await asyncio.wait_for(asyncio.gather(condensing, forgetting, ending), 60)
+            assert learned == 1  # stored while the erasure waited
+            assert await watcher.fetchval(samples, MODEL) == 2
         finally:
             await holder.close()
             await watcher.close()
