@@ -248,6 +248,7 @@ class Engine:
         recalled = await self.recall(
             user_id=message.user_id, story_id=message.story_id, origin=message.origin, text=text,
             earlier=await self._conversation(message.user_id, message.story_id, before_id),
+            exchange_id=message.source_id if before_id is not None else "",
         )  # fmt: skip
         plan = await self.context.plan(
             user_name=message.user_name, story_id=message.story_id, origin=message.origin,
@@ -342,11 +343,13 @@ class Engine:
         text: str,
         record: bool = True,
         earlier: Sequence[str] = (),
+        exchange_id: str = "",
     ) -> Recall:
         """Select this user's memories for a message, record the turn, move the counters.
 
         `earlier`: the person's own messages just before this one, oldest first; they recall
-        by meaning too, as a second, weaker query (memory.read.conversation)."""
+        by meaning too, as a second, weaker query (memory.read.conversation). `exchange_id`: the
+        message's, when it is stored; the turn is not recorded if it is erased meanwhile."""
         candidates, everywhere = await self._pool(user_id, story_id, origin)
         keywords = await recall.keyword_recall(
             self.store, user_id=user_id, story_id=story_id, origin=origin, text=text,
@@ -382,6 +385,7 @@ class Engine:
                 chosen,
                 degraded=degraded,
                 now=self.clock(),
+                exchange_id=exchange_id,
             )
         except StoreError as exc:
             # Counters and /why miss this turn; the reply does not wait for the database.

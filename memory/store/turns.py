@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.model import Reason, Selected, Turn
-from memory.store import counters
+from memory.store import counters, erasure
 from memory.store.db import Store, Tx
 from memory.store.memories import MEMORY_COLUMNS, MEMORY_FROM, from_row, turn_buckets
 
@@ -31,11 +31,26 @@ class TurnRecord:
 
 
 async def record(
-    store: Store, where: TurnRecord, selected: Sequence[Selected], *, degraded: bool, now: float
+    store: Store,
+    where: TurnRecord,
+    selected: Sequence[Selected],
+    *,
+    degraded: bool,
+    now: float,
+    exchange_id: str = "",
 ) -> int:
-    """Record a turn's selection and move the counters; return the turn id."""
+    """Record a turn's selection and move the counters; return the turn id, or 0 when the
+    turn's own message (`exchange_id`) was erased while the turn ran: nothing is recorded."""
 
     async def run(tx: Tx) -> int:
+        if exchange_id:
+            # An erasure of the message, or of its author, that committed while this turn
+            # embedded and scored it: the turn row would keep the person's id, and its keyword
+            # hits the words of the message. After the erasure's commit (the lock, shared, on
+            # PostgreSQL: erasure.erase), or before it, and then the erasure removes the row.
+            await tx.serialize("erasure", shared=True)
+            if await erasure.was_erased(tx, exchange_id):
+                return 0
         turn_id = await tx.execute(
             "INSERT INTO turns (user_id, story_id, origin, degraded, created_at)"
             " VALUES (?, ?, ?, ?, ?)",
