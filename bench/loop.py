@@ -377,6 +377,11 @@ def _child(label: str, target: Path) -> None:
 
 
 def _run(label: str, pythonpath: str) -> dict[str, dict[str, Any]]:
+    # The previous run's databases (gigabytes at 1M memories), deleted as it ended, are written
+    # back and freed first: the next run's warm turns measured 26-27 ms started apart, 35-39 ms
+    # started at once after the other run.
+    os.sync()
+    time.sleep(10)
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / f"{label}.json"
         # `-m` puts the working directory first on sys.path: it is the code measured.
@@ -430,18 +435,20 @@ LEFT = [
     " core, its own work never over 16 ms. What it left: a warm turn with a word in every memory"
     " took 36 ms of wall time (target 30 ms), 24 ms before the recent conversation became a"
     " second query: a second pass over the 100,000 vectors.",
-    "This round: the message and the conversation are scored in one pass over the matrix, in"
-    " blocks of 4 MB that every query reads while they are in the cache (memory/read/cosines.py:"
-    " 100k x 768, 22 -> 15 ms; `python -m bench.cosines`), and whether every candidate has a"
-    " vector is one compare instead of np.isin (1.2 ms). Three runs of this bench on this"
-    " machine (quiet, the ticker alone 3-4 ms; the table is the last): the turn with a word in"
-    " every memory 31, 29 and 33 ms (medians of 3, 3 and 9 turns), the warm turn 27, 26 and"
-    " 35 ms; in one process, alternating with nothing else running, 27.6 and 24.0 ms (medians"
-    " of 30). The two passes' floor is this machine's memory bandwidth (one pass alone: 11 ms),"
-    " and the runs differ by as much as the target's margin. No step stalled the loop over"
-    " 50 ms in any run (the cold turn 44-48 ms, every other step 14 ms or less). The first turn"
-    " after a /forget takes 0.2-0.9 s at 100k memories (its pool and matrix patched in worker"
-    " threads), without stalling the others.",
+    "This round: the message and the conversation are scored in one pass over the matrix, in "
+    "blocks of 4 MB that every query reads while they are in the cache (memory/read/cosines.py:"
+    " 100k x 768, 22 -> 15 ms; `python -m bench.cosines`), and whether every candidate has a "
+    "vector is one compare instead of np.isin (1.2 ms). Each run now starts after the previous "
+    "one's files are written back and freed (os.sync and 10 s): started at once after the "
+    "'before' run, whose deleted databases reach gigabytes, the 'after' warm turns measured "
+    "35-39 ms instead of 25-27, the turn with a word in every memory 33-37 ms instead of 28-30."
+    " The table is such a run: the turn with a word in every memory 28 ms, the warm turn 25 ms "
+    "(medians of 9; the 'after' run alone on a synced machine, another time: 30 and 27 ms). The"
+    " two passes' floor is this machine's memory bandwidth (one pass alone: 11 ms). The longest"
+    " stalls over six runs of this round: the cold turn 44-48 ms; a turn during a rebuild 11-17"
+    " ms, and once 56 ms (the 'after' run alone); every other step 17 ms or less. The first "
+    "turn after a /forget takes 0.2-0.9 s at 100k memories (its pool and matrix patched in "
+    "worker threads), without stalling the others.",
 ]
 
 
