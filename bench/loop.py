@@ -445,8 +445,8 @@ LEFT = [
     " The table is such a run: the turn with a word in every memory 28 ms, the warm turn 25 ms "
     "(medians of 9; the 'after' run alone on a synced machine, another time: 30 and 27 ms). The"
     " two passes' floor is this machine's memory bandwidth (one pass alone: 11 ms). The longest"
-    " stalls over six runs of this round: the cold turn 44-48 ms; a turn during a rebuild 11-17"
-    " ms, and once 56 ms (the 'after' run alone); every other step 17 ms or less. The first "
+    " stalls over six runs of this round: the cold turn 44-48 ms; a turn during a rebuild 11-14"
+    " ms, and once 56 ms (the 'after' run alone); every other step 26 ms or less. The first "
     "turn after a /forget takes 0.2-0.9 s at 100k memories (its pool and matrix patched in "
     "worker threads), without stalling the others.",
 ]
