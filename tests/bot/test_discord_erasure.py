@@ -6,6 +6,7 @@ untouched. Each test runs on the `database` fixture's backend."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,7 +21,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from bot.app import EchoBot, add_privacy_jobs
 from bot.cogs.erasure import ConfirmErasure
 from bot.cogs.memories import ConfirmForget
-from memory import manage
+from memory import manage, manage_erasure
 from memory.write import state
 from tests.bot import discord_fakes as fakes
 from tests.bot.test_discord import ALICE, BOB, CHANNEL, MANAGE_GUILD, _bot_with, _command, _say
@@ -161,7 +162,17 @@ async def test_forget_this_message_leaves_no_trace_and_spares_the_other_canary(
             "Forgotten: 2 messages of the history (yours and my replies), 1 memory"
         )
         assert "1 anchor, 1 position" in said and "1 change of my mood" in said
-        assert "went back to before it" in said and "pending" not in said
+        assert "went back to before it" in said
+        if "pending" in said:
+            # PostgreSQL only: a connection of the bot's own background jobs held a snapshot
+            # older than the vacuum (2 runs in 26 here); the scheduler completes it later.
+            assert isinstance(database, str), said
+            for _ in range(100):  # as the scheduler would, once that transaction ends
+                if not await manage_erasure.settle_pending(echo.runtime.store):
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError("the erasure stayed pending for 5 s")
         assert await _stored(echo, tmp_path, ALICES) == 0
         assert await manage.list_memories(echo.runtime.store, ALICE) == []
         for who in (CAROL, BOB, ALICE):
