@@ -4,8 +4,10 @@ two transactions are not run one at a time there, as SQLite runs them. Run by `m
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import asyncpg
+import pytest
 
 from memory import manage_erasure
 from memory.context import ContextBuilder, ContextConfig
@@ -23,12 +25,14 @@ CANARY = "ZQXCANARY4242"
 MODEL = "llama3"
 
 
+@pytest.mark.parametrize("erasing", ["forget", "prune"])
 async def test_a_turn_condensing_in_another_process_during_an_erasure_keeps_nothing_of_it(
-    store: Store, url: str
+    store: Store, url: str, erasing: str
 ) -> None:
     """Another process's turn checked that the message is still stored, then waits to write
     the condensed history holding its sentence (a session holds the table) while the message
-    is forgotten here: once both finish, the condensed history does not hold it."""
+    is forgotten here, or pruned by the hourly retention rules (past `history_days`): once both
+    finish, the condensed history does not hold it."""
 
     async def said(tx: Tx) -> int | None:
         return await history.add_user_message(
@@ -52,59 +56,23 @@ async def test_a_turn_condensing_in_another_process_during_an_erasure_keeps_noth
                 other.transact(lambda tx: context.set_condensed(tx, STORY, condensed, now=2.0))
             )
             await waiting_for_locks(watcher, 1)
-            message = await history.by_source(store, "discord:5")
-            forgetting = asyncio.create_task(
-                manage_erasure.forget_message(store, message, actor_id=USER)
-            )
-            await asyncio.wait({forgetting}, timeout=1.0)  # it waits for the turn, or is done
+            if erasing == "forget":
+                message = await history.by_source(store, "discord:5")
+                erasure: asyncio.Task[Any] = asyncio.create_task(
+                    manage_erasure.forget_message(store, message, actor_id=USER)
+                )
+            else:
+                erasure = asyncio.create_task(
+                    manage_erasure.tidy(store, history_days=1, now=10 * 86_400.0)
+                )
+            await asyncio.wait({erasure}, timeout=1.0)  # it waits for the turn, or is done
             await holding.commit()
-            await asyncio.wait_for(asyncio.gather(condensing, forgetting), 60)
+            await asyncio.wait_for(asyncio.gather(condensing, erasure), 60)
         finally:
             await holder.close()
             await watcher.close()
-    assert (await context.condensed(store, STORY)).sentences == ()
-    assert CANARY.lower() not in await canary.rows_text(store)
-
-
-async def test_a_turn_condensing_in_another_process_during_the_retention_prune_keeps_nothing_of_it(
-    store: Store, url: str
-) -> None:
-    """The same with the hourly retention rules in place of a person's erasure: a message past
-    `history_days` is pruned while another process's turn waits to write its sentence into the
-    condensed history; once both finish, the condensed history does not hold it."""
-
-    async def said(tx: Tx) -> int | None:
-        return await history.add_user_message(
-            tx, source_id="discord:6", story_id=STORY, user_id=USER, author_name="Alice",
-            content=f"my locker code is {CANARY}", now=1.0,
-        )  # fmt: skip
-
-    message_id = await store.transact(said)
-    assert message_id is not None
-    condensed = CondensedHistory(
-        (f"Alice: my code is {CANARY}",), message_id, sources=(message_id,)
-    )
-    async with await Store.open(url) as other:
-        holder = await asyncpg.connect(url)
-        watcher = await asyncpg.connect(url)
-        try:
-            holding = holder.transaction()
-            await holding.start()
-            await holder.execute("LOCK TABLE story_context IN EXCLUSIVE MODE")
-            condensing = asyncio.create_task(
-                other.transact(lambda tx: context.set_condensed(tx, STORY, condensed, now=2.0))
-            )
-            await waiting_for_locks(watcher, 1)
-            tidying = asyncio.create_task(
-                manage_erasure.tidy(store, history_days=1, now=10 * 86_400.0)
-            )
-            await asyncio.wait({tidying}, timeout=1.0)  # it waits for the turn, or is done
-            await holding.commit()
-            await asyncio.wait_for(asyncio.gather(condensing, tidying), 60)
-        finally:
-            await holder.close()
-            await watcher.close()
-    assert tidying.result().messages == 1
+    if erasing == "prune":
+        assert erasure.result().messages == 1
     assert (await context.condensed(store, STORY)).sentences == ()
     assert CANARY.lower() not in await canary.rows_text(store)
 
