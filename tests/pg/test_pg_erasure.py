@@ -25,6 +25,22 @@ CANARY = "ZQXCANARY4242"
 MODEL = "llama3"
 
 
+async def _told(store: Store, source_id: str) -> tuple[int, CondensedHistory]:
+    """Alice's message holding the canary, and a condensed history made of it."""
+
+    async def said(tx: Tx) -> int | None:
+        return await history.add_user_message(
+            tx, source_id=source_id, story_id=STORY, user_id=USER, author_name="Alice",
+            content=f"my locker code is {CANARY}", now=1.0,
+        )  # fmt: skip
+
+    message_id = await store.transact(said)
+    assert message_id is not None
+    return message_id, CondensedHistory(
+        (f"Alice: my code is {CANARY}",), message_id, sources=(message_id,)
+    )
+
+
 @pytest.mark.parametrize("erasing", ["forget", "prune"])
 async def test_a_turn_condensing_in_another_process_during_an_erasure_keeps_nothing_of_it(
     store: Store, url: str, erasing: str
@@ -34,17 +50,7 @@ async def test_a_turn_condensing_in_another_process_during_an_erasure_keeps_noth
     is forgotten here, or pruned by the hourly retention rules (past `history_days`): once both
     finish, the condensed history does not hold it."""
 
-    async def said(tx: Tx) -> int | None:
-        return await history.add_user_message(
-            tx, source_id="discord:5", story_id=STORY, user_id=USER, author_name="Alice",
-            content=f"my locker code is {CANARY}", now=1.0,
-        )  # fmt: skip
-
-    message_id = await store.transact(said)
-    assert message_id is not None
-    condensed = CondensedHistory(
-        (f"Alice: my code is {CANARY}",), message_id, sources=(message_id,)
-    )
+    _, condensed = await _told(store, "discord:5")
     async with await Store.open(url) as other:
         holder = await asyncpg.connect(url)
         watcher = await asyncpg.connect(url)
@@ -97,17 +103,7 @@ async def test_turns_that_condense_nothing_keep_learning_while_an_erasure_waits(
     once (its calibration), and once they all finish the condensed history holds nothing of
     the forgotten message."""
 
-    async def said(tx: Tx) -> int | None:
-        return await history.add_user_message(
-            tx, source_id="discord:8", story_id=STORY, user_id=USER, author_name="Alice",
-            content=f"my locker code is {CANARY}", now=1.0,
-        )  # fmt: skip
-
-    message_id = await store.transact(said)
-    assert message_id is not None
-    condensed = CondensedHistory(
-        (f"Alice: my code is {CANARY}",), message_id, sources=(message_id,)
-    )
+    message_id, condensed = await _told(store, "discord:8")
     later = CondensedHistory((f"Alice: {CANARY} it is",), message_id + 1, sources=(message_id,))
     samples = "SELECT rejected FROM token_calibration WHERE model = $1"
     async with (
