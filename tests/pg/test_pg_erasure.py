@@ -4,10 +4,14 @@ two transactions are not run one at a time there, as SQLite runs them. Run by `m
 from __future__ import annotations
 
 import asyncio
+from asyncio import Task
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import asyncpg
 import pytest
+from asyncpg.transaction import Transaction
 
 from memory import manage_erasure
 from memory.context import ContextBuilder, ContextConfig
@@ -41,6 +45,28 @@ async def _told(store: Store, source_id: str) -> tuple[int, CondensedHistory]:
     )
 
 
+@asynccontextmanager
+async def _condensing_waits(
+    url: str, writer: Store, condensed: CondensedHistory
+) -> AsyncIterator[tuple[Transaction, Task[None], asyncpg.Connection]]:
+    """Another process's turn (`writer`) writing `condensed`, held on the table by a session
+    until the test commits that session's transaction; with a connection watching the locks."""
+    holder = await asyncpg.connect(url)
+    watcher = await asyncpg.connect(url)
+    try:
+        holding = holder.transaction()
+        await holding.start()
+        await holder.execute("LOCK TABLE story_context IN EXCLUSIVE MODE")
+        condensing = asyncio.create_task(
+            writer.transact(lambda tx: context.set_condensed(tx, STORY, condensed, now=2.0))
+        )
+        await waiting_for_locks(watcher, 1)
+        yield holding, condensing, watcher
+    finally:
+        await holder.close()
+        await watcher.close()
+
+
 @pytest.mark.parametrize("erasing", ["forget", "prune"])
 async def test_a_turn_condensing_in_another_process_during_an_erasure_keeps_nothing_of_it(
     store: Store, url: str, erasing: str
@@ -51,32 +77,22 @@ async def test_a_turn_condensing_in_another_process_during_an_erasure_keeps_noth
     finish, the condensed history does not hold it."""
 
     _, condensed = await _told(store, "discord:5")
-    async with await Store.open(url) as other:
-        holder = await asyncpg.connect(url)
-        watcher = await asyncpg.connect(url)
-        try:
-            holding = holder.transaction()
-            await holding.start()
-            await holder.execute("LOCK TABLE story_context IN EXCLUSIVE MODE")
-            condensing = asyncio.create_task(
-                other.transact(lambda tx: context.set_condensed(tx, STORY, condensed, now=2.0))
+    async with (
+        await Store.open(url) as other,
+        _condensing_waits(url, other, condensed) as (holding, condensing, _),
+    ):
+        if erasing == "forget":
+            message = await history.by_source(store, "discord:5")
+            erasure: Task[Any] = asyncio.create_task(
+                manage_erasure.forget_message(store, message, actor_id=USER)
             )
-            await waiting_for_locks(watcher, 1)
-            if erasing == "forget":
-                message = await history.by_source(store, "discord:5")
-                erasure: asyncio.Task[Any] = asyncio.create_task(
-                    manage_erasure.forget_message(store, message, actor_id=USER)
-                )
-            else:
-                erasure = asyncio.create_task(
-                    manage_erasure.tidy(store, history_days=1, now=10 * 86_400.0)
-                )
-            await asyncio.wait({erasure}, timeout=1.0)  # it waits for the turn, or is done
-            await holding.commit()
-            await asyncio.wait_for(asyncio.gather(condensing, erasure), 60)
-        finally:
-            await holder.close()
-            await watcher.close()
+        else:
+            erasure = asyncio.create_task(
+                manage_erasure.tidy(store, history_days=1, now=10 * 86_400.0)
+            )
+        await asyncio.wait({erasure}, timeout=1.0)  # it waits for the turn, or is done
+        await holding.commit()
+        await asyncio.wait_for(asyncio.gather(condensing, erasure), 60)
     if erasing == "prune":
         assert erasure.result().messages == 1
     assert (await context.condensed(store, STORY)).sentences == ()
@@ -110,35 +126,21 @@ async def test_turns_that_condense_nothing_keep_learning_while_an_erasure_waits(
         await Store.open(url) as second,
         await Store.open(url) as third,
         await Store.open(url, busy_timeout_ms=2_000) as fourth,
+        _condensing_waits(url, second, condensed) as (holding, condensing, watcher),
     ):
-        holder = await asyncpg.connect(url)
-        watcher = await asyncpg.connect(url)
-        try:
-            holding = holder.transaction()
-            await holding.start()
-            await holder.execute("LOCK TABLE story_context IN EXCLUSIVE MODE")
-            condensing = asyncio.create_task(
-                second.transact(lambda tx: context.set_condensed(tx, STORY, condensed, now=2.0))
-            )
-            await waiting_for_locks(watcher, 1)
-            message = await history.by_source(store, "discord:8")
-            forgetting = asyncio.create_task(
-                manage_erasure.forget_message(store, message, actor_id=USER)
-            )
-            await waiting_for_locks(watcher, 2)
-            ending = asyncio.create_task(_turn_ended(third).after_reply(STORY, _plan(later), None))
-            await waiting_for_locks(watcher, 3)
-            await asyncio.wait_for(
-                _turn_ended(fourth).after_reply(STORY + 1, _plan(None), None), 30
-            )
-            learned = await watcher.fetchval(samples, MODEL)
-            assert not forgetting.done()
-            await holding.commit()
-            await asyncio.wait_for(asyncio.gather(condensing, forgetting, ending), 60)
-            assert learned == 1  # stored while the erasure waited
-            assert await watcher.fetchval(samples, MODEL) == 2
-        finally:
-            await holder.close()
-            await watcher.close()
+        message = await history.by_source(store, "discord:8")
+        forgetting = asyncio.create_task(
+            manage_erasure.forget_message(store, message, actor_id=USER)
+        )
+        await waiting_for_locks(watcher, 2)
+        ending = asyncio.create_task(_turn_ended(third).after_reply(STORY, _plan(later), None))
+        await waiting_for_locks(watcher, 3)
+        await asyncio.wait_for(_turn_ended(fourth).after_reply(STORY + 1, _plan(None), None), 30)
+        learned = await watcher.fetchval(samples, MODEL)
+        assert not forgetting.done()
+        await holding.commit()
+        await asyncio.wait_for(asyncio.gather(condensing, forgetting, ending), 60)
+        assert learned == 1  # stored while the erasure waited
+        assert await watcher.fetchval(samples, MODEL) == 2
     assert (await context.condensed(store, STORY)).sentences == ()
     assert CANARY.lower() not in await canary.rows_text(store)
