@@ -183,7 +183,8 @@ async def with_index(
     Inside, the store's generation says whether it is still current; if not, it is patched
     with the memories changed since, or (changes no longer known) built again outside. A commit
     of another process between that read and this commit (PostgreSQL) fails this one
-    (GenerationMoved): it is tried again the same way.
+    (GenerationMoved): it is tried again the same way after a random pause, up to
+    COMMIT_ATTEMPTS times in all.
     """
     if not needed:
 
