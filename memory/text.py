@@ -2,7 +2,8 @@
 
 `clean` is applied to every text before it is stored or compared; it starts with `well_formed`,
 which is all that text coming from outside needs before it can be encoded at all. `fold` is the
-comparison form. `words` and `content_words` tokenise the folded form.
+comparison form. `words` and `content_words` tokenise the folded form. `break_control_tokens` is
+applied to what is sent to a chat model, never to what is stored.
 """
 
 from __future__ import annotations
@@ -42,6 +43,55 @@ def well_formed(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     return text
+
+
+# The control tokens of common chat templates. Ollama and llama.cpp render the template as text
+# and tokenize the result with special tokens allowed, so one of these in a message or a name
+# would become a real role marker. `<|...|>` covers ChatML, Llama 3, Phi, Granite, gpt-oss and
+# DeepSeek (whose full-width bars NFKC folds to "|"); the rest are spelled out.
+_ANGLE_TOKENS = (
+    "s", "/s", "bos", "eos", "pad", "unk", "<sys>", "</sys>", "start_of_turn", "end_of_turn",
+    "think", "/think", "tool_call", "/tool_call", "tool_response", "/tool_response",
+    "start_of_image", "end_of_image",
+)  # fmt: skip
+_BRACKET_TOKENS = (
+    "inst", "/inst", "system_prompt", "/system_prompt", "available_tools", "/available_tools",
+    "tool_calls", "tool_results", "/tool_results", "tool_content", "img", "img_break",
+    "img_end", "think", "/think", "args", "call_id", "prefix", "suffix", "middle",
+)  # fmt: skip
+# What a token's delimiters become: visible look-alikes that NFKC and `clean` leave alone, so
+# the token cannot form again (and `<|...|>` refuses them inside: a broken token nests in none).
+_BROKEN = str.maketrans({"<": "‹", ">": "›", "|": "¦", "[": "⟦", "]": "⟧"})
+# Invisible characters may sit anywhere inside a token: `clean` removes them before storing.
+_GAP = f"{_INVISIBLE.pattern}*"
+
+
+def _spelled(token: str) -> str:
+    return _GAP.join(re.escape(c) for c in token)
+
+
+_CONTROL_TOKEN = re.compile(
+    f"<{_GAP}(?:"
+    + rf"\|[^|<>\s‹›¦⟦⟧]{{0,80}}\|{_GAP}>"
+    + "".join(f"|{_spelled(t)}{_GAP}>" for t in _ANGLE_TOKENS)
+    + rf")|\[{_GAP}(?:"
+    + "|".join(f"{_spelled(t)}{_GAP}\\]" for t in _BRACKET_TOKENS)
+    + ")",
+    re.IGNORECASE,
+)
+
+
+def break_control_tokens(text: str) -> str:
+    """Return `text` in NFKC with every chat-template control token broken (its delimiters
+    replaced by look-alikes), whatever its case; idempotent."""
+    # NFKC first, as a tokenizer may: "＜｜im_start｜＞" is "<|im_start|>" once folded. Stored text
+    # is NFKC already (`clean`); this only changes what the operator or a card wrote.
+    text = unicodedata.normalize("NFKC", text)
+    while True:
+        broken = _CONTROL_TOKEN.sub(lambda m: m.group().translate(_BROKEN), text)
+        if broken == text:
+            return text
+        text = broken
 
 
 def clean(text: str) -> str:
