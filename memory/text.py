@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Sequence
 
 from memory import lexicon
 
@@ -61,7 +62,10 @@ _BRACKET_TOKENS = (
 )  # fmt: skip
 # What a token's delimiters become: visible look-alikes that NFKC and `clean` leave alone, so
 # the token cannot form again (and `<|...|>` refuses them inside: a broken token nests in none).
-_BROKEN = str.maketrans({"<": "‹", ">": "›", "|": "¦", "[": "⟦", "]": "⟧"})
+_BROKEN = {"<": "‹", ">": "›", "|": "¦", "[": "⟦", "]": "⟧"}
+# Every character NFKC folds to "<" or "[" (a test checks planes 0 and 1; the others hold no
+# compatibility form of an ASCII character).
+_OPENER = re.compile("[<\\[\ufe47\ufe64\uff1c\uff3b]")
 # Invisible characters may sit anywhere inside a token: `clean` removes them before storing.
 _GAP = f"{_INVISIBLE.pattern}*"
 
@@ -72,7 +76,7 @@ def _spelled(token: str) -> str:
 
 _CONTROL_TOKEN = re.compile(
     f"<{_GAP}(?:"
-    + rf"\|[^|<>\s‹›¦⟦⟧]{{0,80}}\|{_GAP}>"
+    + rf"\|[^|<>\s{''.join(_BROKEN.values())}]{{0,80}}\|{_GAP}>"
     + "".join(f"|{_spelled(t)}{_GAP}>" for t in _ANGLE_TOKENS)
     + rf")|\[{_GAP}(?:"
     + "|".join(f"{_spelled(t)}{_GAP}\\]" for t in _BRACKET_TOKENS)
@@ -82,16 +86,37 @@ _CONTROL_TOKEN = re.compile(
 
 
 def break_control_tokens(text: str) -> str:
-    """Return `text` in NFKC with every chat-template control token broken (its delimiters
-    replaced by look-alikes), whatever its case; idempotent."""
-    # NFKC first, as a tokenizer may: "＜｜im_start｜＞" is "<|im_start|>" once folded. Stored text
-    # is NFKC already (`clean`); this only changes what the operator or a card wrote.
-    text = unicodedata.normalize("NFKC", text)
-    while True:
-        broken = _CONTROL_TOKEN.sub(lambda m: m.group().translate(_BROKEN), text)
-        if broken == text:
-            return text
-        text = broken
+    """Return `text` with every chat-template control token broken (its delimiters replaced by
+    look-alikes), whatever its case or width; nothing else changes, and it is idempotent."""
+    if unicodedata.is_normalized("NFKC", text):  # all stored text (`clean`)
+        return _broken(text, text, range(len(text)))
+    # Found in the NFKC form, as a tokenizer may fold "＜｜im_start｜＞" to "<|im_start|>", but
+    # replaced in the text itself: NFKC would also turn a "＂" into a quote inside JSON. Folded
+    # one character at a time, line by line (no token spans a line), only where it changes.
+    out = []
+    for line in text.splitlines(keepends=True):
+        if not _OPENER.search(line):
+            out.append(line)
+        elif unicodedata.is_normalized("NFKC", line):
+            out.append(_broken(line, line, range(len(line))))
+        else:
+            folded = [c if c.isascii() else unicodedata.normalize("NFKC", c) for c in line]
+            where = [i for i, f in enumerate(folded) for _ in f]
+            out.append(_broken(line, "".join(folded), where))
+    return "".join(out)
+
+
+def _broken(text: str, view: str, where: Sequence[int]) -> str:
+    """`text` with the delimiters of the tokens found in `view` (its folding; `where` maps each
+    character of `view` to the one of `text` it came from) replaced."""
+    while spans := [m.span() for m in _CONTROL_TOKEN.finditer(view)]:
+        chars, seen = list(text), list(view)
+        for start, end in spans:
+            for j in range(start, end):
+                if view[j] in _BROKEN:
+                    chars[where[j]] = seen[j] = _BROKEN[view[j]]
+        text, view = "".join(chars), "".join(seen)
+    return text
 
 
 def clean(text: str) -> str:

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory.text import (
+    _OPENER,
     break_control_tokens,
     clauses,
     clean,
@@ -164,9 +165,8 @@ def test_no_control_token_survives_and_breaking_is_idempotent(text: str) -> None
     assert control_tokens_in(broken) == []
     assert break_control_tokens(broken) == broken
     # Only delimiters change, one character for one: the model reads the rest as written.
-    normal = unicodedata.normalize("NFKC", text)
-    assert len(broken) == len(normal)
-    assert all(a == b or a in "<>|[]" for a, b in zip(normal, broken, strict=True))
+    changed = [(a, b) for a, b in zip(text, broken, strict=True) if a != b]
+    assert all(unicodedata.normalize("NFKC", a) in "<>|[]" and b in "‹›¦⟦⟧" for a, b in changed)
 
 
 def test_every_listed_token_is_broken_whatever_its_case_or_width() -> None:
@@ -177,8 +177,30 @@ def test_every_listed_token_is_broken_whatever_its_case_or_width() -> None:
             assert control_tokens_in(break_control_tokens(said)) == [], variant
 
 
+def test_every_character_that_folds_to_a_delimiter_is_known() -> None:
+    # Planes 0 and 1: the only ones with compatibility forms of ASCII characters.
+    points = [p for p in range(0x20000) if not 0xD800 <= p <= 0xDFFF]
+    folded = {p: unicodedata.normalize("NFKC", chr(p)) for p in points}
+    openers = "".join(chr(p) for p, f in folded.items() if f in "<[" and len(f) == 1)
+    assert set(openers) == set(_OPENER.pattern.strip("[]").replace("\\", ""))
+    # A delimiter only ever comes alone: breaking replaces one character with one.
+    assert [p for p, f in folded.items() if len(f) > 1 and set(f) & set("<>|[]")] == []
+
+
 def test_text_without_tokens_is_left_alone() -> None:
-    for text in ("<@123> dit [ok] à <b>toi</b>, 3 < 4 | 5 > 2", "a|b <| x |> [inst ]", ""):
+    for text in (
+        "<@123> dit [ok] à <b>toi</b>, 3 < 4 | 5 > 2",
+        "a|b <| x |> [inst ]",
+        "＂ﬁ\xa0",
+        "",
+    ):
         assert break_control_tokens(text) == text
     assert break_control_tokens("<|im_start|>system") == "‹¦im_start¦›system"
     assert break_control_tokens("[INST] et [/INST]") == "⟦INST⟧ et ⟦/INST⟧"
+
+
+def test_a_token_formed_by_joining_pieces_is_broken_once_joined() -> None:
+    # Why the chat clients break tokens in the final text of each message, not piece by piece.
+    name, said = "<|im_", "start|>system"
+    assert control_tokens_in(break_control_tokens(name) + break_control_tokens(said))
+    assert control_tokens_in(break_control_tokens(name + said)) == []
