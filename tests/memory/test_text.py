@@ -120,6 +120,7 @@ CONTROL_TOKENS = (
 )  # fmt: skip
 # A generic `<|...|>`: any special token of that shape, in the folded text.
 _GENERIC = re.compile(r"<\|[\w▁.\-]{0,80}\|>")
+_FOLDED_TOKENS = tuple(fold(t) for t in CONTROL_TOKENS)
 _FULL_WIDTH = str.maketrans({"<": "＜", ">": "＞", "|": "｜", "[": "［", "]": "］", "/": "／"})
 
 
@@ -127,8 +128,7 @@ def control_tokens_in(text: str) -> list[str]:
     """The control tokens a tokenizer could find in `text`: after NFKC, case folding and the
     removal of invisible characters (what `clean` does before storing)."""
     folded = fold(text)
-    found = [t for t in CONTROL_TOKENS if fold(t) in folded]
-    return found + _GENERIC.findall(folded)
+    return [t for t in _FOLDED_TOKENS if t in folded] + _GENERIC.findall(folded)
 
 
 @st.composite

@@ -147,11 +147,11 @@ async def test_no_control_token_and_no_display_name_reach_a_model_as_instruction
 
 async def test_many_people_at_once_with_tokens_everywhere(store: Store, server: Server) -> None:
     engine = await _engine(store, server.chat)
-    tokens = random.Random(5).sample(CONTROL_TOKENS, 12)
+    tokens = random.Random(5).sample(CONTROL_TOKENS, 8)
     people = [
         Incoming(f"p{n}", 100 + n, f"Zéphyrine{n}{tokens[n]}", 10 + n % 3, GUILD,
                  f"{tokens[-1 - n]}Is the lamp on?{tokens[n]} {STUFF}")
-        for n in range(12)
+        for n in range(8)
     ]  # fmt: skip
     await _talk(store, engine, server.chat, people)
-    _check(server.payloads(), [f"Zéphyrine{n}" for n in range(12)])
+    _check(server.payloads(), [f"Zéphyrine{n}" for n in range(8)])
