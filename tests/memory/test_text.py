@@ -102,8 +102,8 @@ def test_well_formed_text_is_left_unchanged(text: str) -> None:
 
 # --- chat-template control tokens ---------------------------------------------------------------
 
-# One of each family the common templates use, as they are spelled (DeepSeek's bars and spaces
-# are full-width U+FF5C and U+2581).
+# One of each family the common templates use, as they are spelled (DeepSeek's bars are the
+# full-width U+FF5C, its spaces U+2581).
 CONTROL_TOKENS = (
     "<|im_start|>", "<|im_end|>", "<|im_sep|>", "<|endoftext|>",  # ChatML, Qwen, Phi-4
     "<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>",  # Llama 3
