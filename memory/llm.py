@@ -6,6 +6,11 @@ server) and sends through memory.backend_http, which bounds each call by its dea
 body's size and turns every failure into the typed errors of memory.errors. A structured
 request goes through memory.structured: the mode each server accepts is learned. The embedding
 clients are in memory.embedders.
+
+Every message goes out with its chat-template control tokens broken (memory.text), whoever wrote
+it: Ollama and llama.cpp apply the model's template to the text and tokenize the result, so a
+`<|im_start|>` or an `[INST]` in a message, a name, a card or a memory would become a real role
+marker. The operator's persona is treated the same, since a card may have written it.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from memory.structured import (
     prompted,
     response_format,
 )
+from memory.text import break_control_tokens
 
 Message = Mapping[str, str]
 
@@ -100,6 +106,7 @@ class _StructuredChat:
         deadline: float,
         max_tokens: int | None = None,
     ) -> ChatResult:
+        messages = [{**m, "content": break_control_tokens(m["content"])} for m in messages]
         if schema is None:
             return await self._send(messages, None, deadline, max_tokens)
 
