@@ -25,7 +25,7 @@ import httpx
 
 from memory.backend_errors import answered_error
 from memory.errors import BackendResponseError, BackendUnavailable
-from memory.redact import redact
+from memory.redact import NO_SECRETS, Secrets
 
 
 async def post_json(
@@ -36,11 +36,12 @@ async def post_json(
     deadline: float,
     cap: int,
     headers: Mapping[str, str] | None = None,
+    secrets: Secrets = NO_SECRETS,
 ) -> Any:
     """POST `payload` and return the JSON answer; every failure is a BackendError whose text
-    carries no credential."""
+    carries no credential (none of `secrets` either)."""
     async with (
-        bounded(url, deadline),
+        bounded(url, deadline, secrets),
         http.stream(
             "POST", url, json=payload, headers=headers, timeout=timeouts(http, deadline)
         ) as response,
@@ -48,26 +49,28 @@ async def post_json(
         status = response.status_code
         body = await read_capped(response, cap)
     data, problem = decode(body, cap)
-    error = answered_error(url, status, data)
+    error = answered_error(url, status, data, secrets)
     if error is not None:
         raise error
     if data is None:
-        raise BackendResponseError(redact(f"{url}: {problem}"))
+        raise BackendResponseError(secrets.redact(f"{url}: {problem}"))
     return data
 
 
 @contextlib.asynccontextmanager
-async def bounded(url: str, deadline: float) -> AsyncIterator[None]:
+async def bounded(url: str, deadline: float, secrets: Secrets = NO_SECRETS) -> AsyncIterator[None]:
     """Bound the block by `deadline`; turn what the transport raises (unreachable, too slow,
-    a bad header) into BackendUnavailable naming `url`."""
+    a bad header) into BackendUnavailable naming `url`, without `secrets`."""
     try:
         async with asyncio.timeout(deadline):
             yield
     except TimeoutError:
-        raise BackendUnavailable(redact(f"{url}: no answer within {deadline:g} s")) from None
+        raise BackendUnavailable(
+            secrets.redact(f"{url}: no answer within {deadline:g} s")
+        ) from None
     except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
         # UnicodeError: a header value outside ASCII (an API key pasted with a stray character).
-        raise BackendUnavailable(redact(f"{url}: {type(exc).__name__}: {exc}")) from exc
+        raise BackendUnavailable(secrets.redact(f"{url}: {type(exc).__name__}: {exc}")) from exc
 
 
 def timeouts(http: httpx.AsyncClient, deadline: float) -> httpx.Timeout:
