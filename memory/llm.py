@@ -17,7 +17,14 @@ from typing import Any, Protocol
 
 import httpx
 
-from memory.backend_http import bounded, decode, post_json, read_capped, timeouts
+from memory.backend_http import (
+    ACCEPT_ENCODING,
+    bounded,
+    decode,
+    post_json,
+    read_capped,
+    timeouts,
+)
 from memory.errors import BackendResponseError, BackendUnavailable
 from memory.redact import NO_SECRETS, Secrets, redact
 from memory.structured import (
@@ -173,14 +180,17 @@ class OllamaChat(_StructuredChat):
 async def ollama_health(http: httpx.AsyncClient, base_url: str, *, deadline: float) -> list[str]:
     """Return the models an Ollama server has (after checking `/api/version` answers)."""
     base = base_url.rstrip("/")
-    body: bytes | None = None
+    body: bytes | str = b""
     async with bounded(base, deadline):
         for path in ("/api/version", "/api/tags"):
             timeout = timeouts(http, deadline)
-            async with http.stream("GET", base + path, timeout=timeout) as response:
+            headers = {"Accept-Encoding": ACCEPT_ENCODING}
+            async with http.stream(
+                "GET", base + path, headers=headers, timeout=timeout
+            ) as response:
                 response.raise_for_status()
                 body = await read_capped(response, MAX_CHAT_BODY)
-    tags, problem = decode(body, MAX_CHAT_BODY)
+    tags, problem = decode(body)
     if tags is None:
         raise BackendUnavailable(redact(f"{base}/api/tags: {problem}"))
     models = tags.get("models") if isinstance(tags, dict) else None
