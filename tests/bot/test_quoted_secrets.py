@@ -17,6 +17,7 @@ import pytest
 
 from bot.app import EchoBot, Sync
 from bot.config import Settings
+from bot.doctor import doctor
 from bot.runtime import open_runtime
 from tests.bot import discord_fakes as fakes
 from tests.bot.test_discord import CHANNEL, _say
@@ -124,3 +125,17 @@ async def test_the_terminal_chat_shows_and_logs_no_quoted_key(tmp_path: Path, qu
     assert "***" in shown and not _leaks(shown), shown
     assert "reflection of exchange" in log and "***" in log
     assert not _leaks(log), log
+
+
+async def test_doctor_prints_no_quoted_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async with serve_quoting(QUOTES["litellm"], {"reflection", "embed"}) as server:
+        settings = Settings(
+            llm={"backend": "openai", "base_url": server.url, "api_key": API_KEY},  # type: ignore[arg-type]
+            storage={"path": tmp_path / "echo.sqlite3"},  # type: ignore[arg-type]
+        )
+        assert await doctor(settings, "config.toml") == 1
+    printed = capsys.readouterr().out
+    assert "structured output at" in printed and "Received API Key = ***" in printed
+    assert not _leaks(printed), printed
