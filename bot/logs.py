@@ -72,8 +72,12 @@ class _Redacting(logging.Filter):
         self.secrets = secrets
 
     def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError, KeyError):  # arguments that do not fit the message
+            message = f"{record.msg} % {record.args!r}"
         # The record is rewritten in place: every handler after this one writes it redacted.
-        record.msg, record.args = self.secrets.redact(record.getMessage()), ()
+        record.msg, record.args = self.secrets.redact(message), ()
         if record.exc_info and not record.exc_text:
             record.exc_text = _TRACEBACKS.formatException(record.exc_info)
         if record.exc_text:

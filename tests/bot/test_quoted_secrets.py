@@ -4,6 +4,7 @@ nor /stats, nor an answer in Discord or the terminal, nor the outbox row in the 
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import os
 import random
@@ -15,10 +16,12 @@ from typing import Any
 
 import pytest
 
+from bot import logs
 from bot.app import EchoBot, Sync
 from bot.config import Settings
 from bot.doctor import doctor
 from bot.runtime import open_runtime
+from memory.redact import Secrets
 from tests.bot import discord_fakes as fakes
 from tests.bot.test_discord import CHANNEL, _say
 from tests.fakes.quoting import QUOTES, REFUSE_MARK, serve_quoting
@@ -139,3 +142,28 @@ async def test_doctor_prints_no_quoted_key(
     printed = capsys.readouterr().out
     assert "structured output at" in printed and "Received API Key = ***" in printed
     assert not _leaks(printed), printed
+
+
+async def test_the_log_drops_a_secret_from_messages_arguments_and_tracebacks() -> None:
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    log = logging.getLogger("some.library")
+    try:
+        async with logs.redacting(Secrets.of(API_KEY, DISCORD_TOKEN)):
+            log.warning("key %s, token %s", API_KEY, DISCORD_TOKEN)
+            log.warning("token %(t)s", {"t": DISCORD_TOKEN})
+            log.warning("sent %r", {"Authorization": f"Bearer {API_KEY}"})
+            log.warning("badly formed %d", DISCORD_TOKEN)  # arguments that do not fit
+            try:
+                raise KeyError(f"no such key {API_KEY}") from OSError(DISCORD_TOKEN)
+            except KeyError:
+                log.exception("lookup failed")
+        log.warning("after: %s", "the filter is gone with the runtime")
+    finally:
+        root.removeHandler(handler)
+    written = out.getvalue()
+    assert "lookup failed" in written and "Traceback" in written and "OSError" in written
+    assert "after: the filter is gone" in written
+    assert API_KEY not in written and DISCORD_TOKEN not in written, written
