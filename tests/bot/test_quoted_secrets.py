@@ -86,6 +86,13 @@ async def test_a_quoted_key_reaches_no_log_stats_answer_or_outbox_row(
         await echo.tree._call(fakes.interaction(echo, "stats", user_id=OWNER, channel_id=CHANNEL))  # type: ignore[arg-type]
         stats = echo.recorder.contents()[-1]  # type: ignore[attr-defined]
         rows = await runtime.store.fetchall("SELECT last_error FROM outbox")
+        # A row an older version stored with the key in it: the answer that shows it drops it.
+        await runtime.store.transact(lambda tx: tx.execute(
+            "UPDATE outbox SET last_error = ? WHERE id = (SELECT max(id) FROM outbox)",
+            (f"BackendRefused: HTTP 401: Incorrect API key provided: {API_KEY}",),
+        ))  # fmt: skip
+        await echo.tree._call(fakes.interaction(echo, "stats", user_id=OWNER, channel_id=CHANNEL))  # type: ignore[arg-type]
+        old = echo.recorder.contents()[-1]  # type: ignore[attr-defined]
     assert server.keys_seen == {API_KEY}
     assert len(rows) == len(people) and all(row[0] for row in rows)
     stored = [str(row[0]) for row in rows]
@@ -94,6 +101,7 @@ async def test_a_quoted_key_reaches_no_log_stats_answer_or_outbox_row(
     assert all("***" in text for text in stored), stored[0]
     assert "Last reflection error:" in stats and "Indexer:" in stats
     assert "***" in stats and not _leaks(stats), stats
+    assert "Incorrect API key provided: ***" in old and not _leaks(old), old
     assert "sent headers" in caplog.text
     assert not _leaks(caplog.text) and DISCORD_TOKEN not in caplog.text
 
