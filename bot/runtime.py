@@ -228,16 +228,9 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         loop_lag.start()
         try:
             yield Runtime(
-                settings,
-                store,
-                http,
-                chat,
-                embedder,
-                engine,
-                worker,
-                Indexer(store, embedder),
+                settings, store, http, chat, embedder, engine, worker, Indexer(store, embedder),
                 secrets,
-            )
+            )  # fmt: skip
         finally:
             try:
                 await loop_lag.stop()

@@ -37,8 +37,8 @@ ACCEPT_ENCODING = "gzip, deflate"
 # What one call to the inflater may write: small beside any cap, large enough that a 4 MB
 # answer takes 64 calls.
 INFLATE_STEP = 64 * 1024
-# zlib's window bits: a gzip header, a zlib header (what "deflate" means), or none (what some
-# servers send as "deflate").
+# zlib's window bits: a gzip header, a zlib header (what "deflate" means; a raw stream, which
+# some servers send instead, is tried when that header is missing).
 _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 
 
