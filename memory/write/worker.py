@@ -22,14 +22,15 @@ import asyncio
 import itertools
 import logging
 import os
-import secrets
 import socket
 import time
 from collections.abc import Callable
+from secrets import token_hex
 
 from memory.errors import BackendError, StoreError, unexpected
 from memory.llm import ChatBackend
 from memory.read.cache import CacheBudget
+from memory.redact import NO_SECRETS, Secrets
 from memory.store import counters, history, outbox
 from memory.store.db import Store, Tx
 from memory.write import reflection, stances, summary
@@ -63,6 +64,7 @@ class ReflectionWorker:
         lease: float | None = None,
         name: str | None = None,
         caches: CacheBudget | None = None,
+        secrets: Secrets = NO_SECRETS,
     ) -> None:
         self.store = store
         self.chat = chat
@@ -71,7 +73,9 @@ class ReflectionWorker:
         self.clock = clock
         self.lease = deadline + LEASE_MARGIN if lease is None else lease
         # Names this worker in the outbox's leases and the logs: host, process, a random tag.
-        self.name = name or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        self.name = name or f"{socket.gethostname()}:{os.getpid()}:{token_hex(3)}"
+        # Out of what a failure's text logs and stores (the outbox's last error).
+        self.secrets = secrets
         self._claims = itertools.count(1)
         self._lock = asyncio.Lock()
         # Bounded with the engine's caches when given its budget (`engine.caches`).
@@ -168,7 +172,7 @@ class ReflectionWorker:
         row = lease.row
         attempts = row.attempts + 1
         reason = type(exc).__name__
-        error = _error_text(exc)
+        error = self.secrets.redact(_error_text(exc))
         retry_at: float | None = None
         if attempts < MAX_ATTEMPTS:
             retry_at = self.clock() + min(MAX_DELAY, BASE_DELAY * 2 ** (attempts - 1))
