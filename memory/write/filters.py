@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from memory import lexicon
 from memory.model import Candidate, Kind
-from memory.text import clauses, clean, is_negated, words
+from memory.text import clauses, clean, content_words, is_negated, words
 
 # Set before measuring; the measurement on the original deployment found no candidate in the
 # 0.60-0.85 band (the model encodes doubt in words, not in the number), so this floor mostly
@@ -185,3 +185,12 @@ def inverts_negation(text: str, *, user_message: str) -> bool:
         (negative if is_negated(clause) else positive).update(_stems(clause))
     specific = negative - positive
     return bool(specific & _stems(tokens))
+
+
+def grounded(text: str, message: str) -> bool:
+    """Tell whether every word of `text` that carries meaning (numbers included) is in the
+    person's `message`, a plural or third-person "s" aside: then a reflection took none of its
+    words from elsewhere in its prompt (another person's summary, anchors or positions).
+    Known misses, on the safe side: a rewording ("I have" -> "has") is not grounded."""
+    said = {_stem(w) for w in content_words(message)}
+    return all(_stem(w) in said for w in content_words(text))

@@ -145,6 +145,47 @@ async def test_a_reflection_that_read_the_forgotten_words_leaves_the_story_notes
         assert notes and ALICES not in notes
 
 
+async def test_a_reflection_shown_the_forgotten_words_writes_none_of_them_for_its_person(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Bob's reflection was shown the summary and anchor holding Alice's canary, and copies it
+    into a memory of Bob's; Alice runs /forget-me while the model answers, others talking. Its
+    answer is not written: Bob's exchange is reflected again from the notes as they are now."""
+    canary.script(ollama, copy=True)
+    ollama.pause = gate = _Gate("HOLD", reflection=True)
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        await _talk(echo, channel, ALICE, _secret(ALICES))
+        await _say(echo, channel, BOB, "HOLD tu te souviens du code ?")
+        reflecting = asyncio.create_task(echo.runtime.worker.run_due())
+        await gate.held.wait()
+        assert ALICES in gate.payload["messages"][-1]["content"]  # what Bob's reflection read
+
+        async def forget_me() -> None:
+            await _press(echo, ConfirmErasure(ALICE, ALICE), ALICE)
+            gate.open.set()
+
+        await asyncio.gather(forget_me(), _crowd(echo, channel), reflecting)
+        while await echo.runtime.worker.run_due():
+            pass
+        assert any(c.startswith("Erased everything about you:") for c in rec.contents())
+        assert await _stored(echo, tmp_path, ALICES) == 0
+        assert ALICES not in " ".join(
+            m.text for m in await manage.list_memories(echo.runtime.store, BOB)
+        )
+        # Asked twice: once shown her words, once without them; applied once.
+        asked = [
+            p for path, p in ollama.calls
+            if path == "/api/chat" and "HOLD" in str((canary.reflection_request(p) or {})
+                                                     .get("user_message"))
+        ]  # fmt: skip
+        assert len(asked) == 2 and ALICES not in asked[1]["messages"][-1]["content"]
+        done = await echo.runtime.store.fetchone(
+            "SELECT count(*) FROM outbox WHERE user_id = ? AND status = 'done'", (BOB,)
+        )
+        assert done is not None and done[0] == 1
+
+
 async def test_a_turn_under_way_does_not_condense_a_forgotten_message_back(
     database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:

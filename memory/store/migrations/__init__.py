@@ -28,6 +28,7 @@ from memory.store.migrations import (
     v16_daily_figures,
     v17_shared_processes,
     v18_conversation_reason,
+    v21_reflection_inputs,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -49,6 +50,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (16, v16_daily_figures.SQL),
     (17, v17_shared_processes.SQL),
     (18, v18_conversation_reason.SQL),
+    (21, v21_reflection_inputs.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]
