@@ -37,7 +37,7 @@ RETENTION_INTERVAL = 3600.0
 FORGET_ME_QUESTION = (
     "Erase everything I store about you, in every server and in DMs? Your memories, your "
     "messages and my replies to them, and what I made from them (anchors, positions, "
-    "summaries). This cannot be undone."
+    "summaries, and what I noted for others from them). This cannot be undone."
 )
 
 _BOUNDS = {name: (low, high) for name, (low, high, _, _) in state.DEFAULT_FIELDS.items()}

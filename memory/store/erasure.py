@@ -120,7 +120,7 @@ async def erase(
         f"DELETE FROM applied_exchanges WHERE exchange_id IN ({_ERASED})", (erasure_id,)
     )
     turns = await _turns(tx, target, stories)
-    if erased:
+    if erased or others:
         await purge_keyword_segments(tx)
     return Erased(
         erasure_id, len(ids), erased, kept, outbox_rows, turns, derived, others + copied.others
