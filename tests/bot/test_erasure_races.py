@@ -269,6 +269,58 @@ async def test_erasures_while_others_talk(
             assert theirs[others[0]] in prompt  # the anchor of the first person's secret
 
 
+async def test_forget_me_while_others_talk_and_copy_her_words(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Five people talk in two channels after Alice's canary reached the first one's summary,
+    and their reflections copy what they are shown into their own memories, while Alice runs
+    /forget-me (every LLM call after a random delay): none of them keeps her canary, each keeps
+    the memory of their own."""
+    canary.script(ollama, copy=True)
+    ollama.set("/api/chat", "slow", 0.01)
+    others = [3000 + n for n in range(5)]
+    theirs = {p: f"P{n}BCANARY{2000 + n}" for n, p in enumerate(others)}
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
+        channels = [fakes.text_channel(echo, CHANNEL), fakes.text_channel(echo, CHANNEL + 1)]
+        await _talk(echo, channels[0], ALICE, _secret(ALICES))
+        rng = random.Random(28)
+
+        async def person(p: int) -> None:
+            said = ("Tu te souviens du code ?", _secret(theirs[p]), "Le jardin pousse bien.")
+            for n, text in enumerate(said):
+                channel = channels[n // 2]
+                mention = f"<@{fakes.BOT_ID}> " if channel is channels[1] else ""
+                await asyncio.sleep(rng.uniform(0, 0.03))
+                await _say(echo, channel, p, mention + text, mentions=[fakes.BOT_ID])
+                await echo.runtime.worker.run_due()
+
+        async def copied() -> bool:
+            rows = await echo.runtime.store.fetchall(
+                "SELECT text FROM memories WHERE user_id <> ?", (ALICE,)
+            )
+            return any(ALICES in str(r[0]) for r in rows)
+
+        async def forget_me() -> None:
+            for _ in range(2000):  # once one has copied her canary, the others at work
+                if await copied():
+                    break
+                await asyncio.sleep(0.005)
+            else:
+                raise AssertionError("no reflection copied her canary")
+            await _press(echo, ConfirmErasure(ALICE, ALICE), ALICE)
+
+        await asyncio.gather(*(person(p) for p in others), forget_me())
+        while await echo.runtime.worker.run_due():
+            pass
+        assert await manage_erasure.settle_pending(echo.runtime.store) == 0
+        assert any(c.startswith("Erased everything about you:") for c in rec.contents())
+        assert await _stored(echo, tmp_path, ALICES) == 0
+        for p in others:
+            texts = [m.text for m in await manage.list_memories(echo.runtime.store, p)]
+            assert f"A pour code de coffre {theirs[p]}" in texts
+            assert ALICES not in " ".join(texts)
+
+
 # Each Discord erasure command, and what it erases of Alice's two secrets (or of her memory).
 ERASURES = ("forget-me", "forget-member", "forget-this-message", "forget-memory")
 
