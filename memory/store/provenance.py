@@ -11,7 +11,7 @@ A reflection is also shown the story's notes that other exchanges made (the summ
 anchors, the positions), and may copy their words into what it writes for its own person.
 `record_shown` keeps, per reflection, which revision and which notes its prompt held;
 `copied_from` then finds the reflections that were shown what an erasure takes out, and takes
-out the notes they made, except those whose every meaningful word is in their own person's
+out the notes they made, except those whose every word but stopwords is in their own person's
 message (those words are that person's). The memories they made go the same way
 (memory/store/erasure.py). Reflections applied before this was recorded are judged by date.
 """
@@ -146,7 +146,8 @@ async def copied_from(
         shown = [str(r[0]) for r in legacy]
         while True:
             shown += [x for x, summary, a, p in waiting if summary or a & gone[0] or p & gone[1]]
-            waiting = [w for w in waiting if w[0] not in shown]
+            taken = set(shown)
+            waiting = [w for w in waiting if w[0] not in taken]
             if not shown:
                 break
             said = await _messages_of(tx, shown)
