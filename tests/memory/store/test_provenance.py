@@ -206,6 +206,10 @@ async def test_what_a_reflection_was_shown_is_followed_from_note_to_note(store: 
     message = await history.by_source(store, "discord:5")
     report = await manage_erasure.forget_message(store, message, actor_id=ALICE)
     assert report.erased.others == 2  # Bob's anchor, Carol's memory
+    assert (
+        "\n2 items of other people went with it: memories, anchors or positions a reflection"
+        " wrote while it was shown what you said" in report.text(heading="Forgotten:")
+    )
     assert await store.fetchall("SELECT text FROM anchors") == []
     assert await _texts(store, CAROL) == []
     assert await _texts(store, DAVE) == ["Salue poliment"]
