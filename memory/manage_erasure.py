@@ -26,7 +26,7 @@ from memory.store.db import Store, Tx
 from memory.store.erasure import Erased, Target
 from memory.store.history import HistoryMessage
 from memory.store.provenance import Leftovers
-from memory.write import state
+from memory.write import filters, state
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ RETENTION_INTERVAL = 3600.0
 FORGET_ME_QUESTION = (
     "Erase everything I store about you, in every server and in DMs? Your memories, your "
     "messages and my replies to them, and what I made from them (anchors, positions, "
-    "summaries). This cannot be undone."
+    "summaries, and what I noted for others from them). This cannot be undone."
 )
 
 _BOUNDS = {name: (low, high) for name, (low, high, _, _) in state.DEFAULT_FIELDS.items()}
@@ -170,6 +170,13 @@ class ErasureReport:
                    f"{self.erased.derived.summaries} conversations")
                 + " went back to before it; the next reflection rewrites it."
             )  # fmt: skip
+        if self.erased.others:
+            said = "you" if self.whose == "your" else "they"
+            lines.append(
+                f"{_plural(self.erased.others, 'item')} of other people went with it: memories, "
+                f"anchors or positions a reflection wrote while it was shown what {said} said "
+                "(in the summary or the conversation's notes)."
+            )
         for memory_id in self.erased.memories_kept:
             if self.whose == "your":
                 lines.append(
@@ -230,10 +237,13 @@ async def forget_person(
 
 async def _erase(store: Store, target: Target) -> ErasureReport:
     erased = await store.transact(
-        lambda tx: erasure.erase(tx, target, now=time.time(), bounds=_BOUNDS)
+        lambda tx: erasure.erase(
+            tx, target, now=time.time(), bounds=_BOUNDS, grounded=filters.grounded
+        )
     )
-    log.info("erasure %d (%s): %d memories, %d messages, %d derived", erased.erasure_id,
-             target.kind, erased.memories, erased.messages, erased.derived.total)  # fmt: skip
+    log.info("erasure %d (%s): %d memories, %d messages, %d derived, %d of other people",
+             erased.erasure_id, target.kind, erased.memories, erased.messages,
+             erased.derived.total, erased.others)  # fmt: skip
     return ErasureReport(erased, await _settle(store, [erased.erasure_id]))
 
 

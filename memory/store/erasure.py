@@ -13,12 +13,12 @@ older snapshot prevents. The erasure stays pending until then (`pending`, `compl
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from memory.store import memories, provenance
 from memory.store.db import Store, Tx
-from memory.store.provenance import Derived
+from memory.store.provenance import Copied, Derived
 
 # The exchanges an erasure removed are remembered this long (ids only): far longer than a
 # reflection takes, retries included (5 attempts, an hour apart at most).
@@ -63,12 +63,26 @@ class Erased:
     outbox: int = 0
     turns: int = 0
     derived: Derived = field(default_factory=Derived)
+    # Memories, anchors and positions of other people, made by reflections shown what this
+    # erasure took out (provenance.copied_from).
+    others: int = 0
+
+
+def _nothing_grounded(text: str, message: str) -> bool:
+    return False
 
 
 async def erase(
-    tx: Tx, target: Target, *, now: float, bounds: Mapping[str, tuple[float, float]]
+    tx: Tx,
+    target: Target,
+    *,
+    now: float,
+    bounds: Mapping[str, tuple[float, float]],
+    grounded: Callable[[str, str], bool] = _nothing_grounded,
 ) -> Erased:
-    """Erase the target's data and what was derived from it, recording a pending erasure."""
+    """Erase the target's data and what was derived from it, recording a pending erasure.
+    `grounded(text, message)`: whether a text's words are all its person's own message's (then
+    a reflection shown the erased words did not take them from there)."""
     # Alone against the transactions that write what may copy the erased words (a reflection,
     # the condensed history), which take this lock shared before anything else: each either
     # commits before this one reads (then is erased with the rest) or starts after this one
@@ -83,10 +97,19 @@ async def erase(
     await _collect(tx, erasure_id, target, stories)
     removed = await _messages(tx, erasure_id)
     since = await provenance.reflected_since(tx, erasure_id)
+    before = await provenance.note_ids(tx, since)
     derived = await provenance.erase_derived(
         tx, erasure_id, since=since, messages=removed, bounds=bounds
     )
     erased, kept = await _memories(tx, erasure_id, target)
+    copied = await provenance.copied_from(
+        tx, erasure_id, since=since, before=before, user_id=target.user_id, grounded=grounded
+    )
+    own, others = await _copied_memories(tx, copied, target.user_id, grounded)
+    erased += own
+    await tx.execute(
+        f"DELETE FROM reflection_inputs WHERE exchange_id IN ({_ERASED})", (erasure_id,)
+    )
     ids = [i for story in removed.values() for i in story]
     for start in range(0, len(ids), memories.ID_BATCH):
         batch = ids[start : start + memories.ID_BATCH]
@@ -97,9 +120,11 @@ async def erase(
         f"DELETE FROM applied_exchanges WHERE exchange_id IN ({_ERASED})", (erasure_id,)
     )
     turns = await _turns(tx, target, stories)
-    if erased:
+    if erased or others:
         await purge_keyword_segments(tx)
-    return Erased(erasure_id, len(ids), erased, kept, outbox_rows, turns, derived)
+    return Erased(
+        erasure_id, len(ids), erased, kept, outbox_rows, turns, derived, others + copied.others
+    )
 
 
 async def _stories_of(tx: Tx, origin: str) -> list[int]:
@@ -190,6 +215,43 @@ async def _memories(tx: Tx, erasure_id: int, target: Target) -> tuple[int, tuple
         (erasure_id,),
     )
     return await _delete_memories(tx, target.user_id, doomed), kept
+
+
+async def _copied_memories(
+    tx: Tx, copied: Copied, user_id: int, grounded: Callable[[str, str], bool]
+) -> tuple[int, int]:
+    """Erase the memories whose wording a reflection shown the erased words wrote, unless
+    their words are all that exchange's person's own (as `_confirmed` judges erased exchanges).
+    Return how many were `user_id`'s and how many other people's."""
+    wanted = sorted(copied.exchanges)
+    events: dict[int, list[tuple[str, bool]]] = {}
+    owners: dict[int, int] = {}
+    for start in range(0, len(wanted), memories.ID_BATCH):
+        batch = wanted[start : start + memories.ID_BATCH]
+        rows = await tx.fetchall(
+            "SELECT e.memory_id, e.action, e.exchange_id, m.user_id, m.text FROM memory_events e"
+            " JOIN memories m ON m.id = e.memory_id WHERE e.memory_id IN (SELECT memory_id FROM"
+            f" memory_events WHERE exchange_id IN ({', '.join('?' * len(batch))}))"
+            " ORDER BY e.memory_id, e.id",
+            batch,
+        )
+        earlier = set(owners)
+        for memory_id, action, exchange_id, owner, text in rows:
+            if int(memory_id) in earlier:
+                continue  # seen whole in an earlier batch
+            said = copied.exchanges.get(str(exchange_id))
+            shown = said is not None and not grounded(str(text), said[1])
+            events.setdefault(int(memory_id), []).append((str(action), shown))
+            owners[int(memory_id)] = int(owner)
+    doomed: dict[int, list[int]] = {}
+    for memory_id, history in events.items():
+        if not _confirmed(history):
+            doomed.setdefault(owners[memory_id], []).append(memory_id)
+    own = others = 0
+    for owner, ids in doomed.items():
+        gone = await _delete_memories(tx, owner, ids)
+        own, others = (own + gone, others) if owner == user_id else (own, others + gone)
+    return own, others
 
 
 def _confirmed(history: list[tuple[str, bool]]) -> bool:

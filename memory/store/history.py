@@ -128,6 +128,14 @@ async def summary(store: Store, story_id: int) -> str:
     return str(row[0]) if row else ""
 
 
+async def summary_dated(store: Store, story_id: int) -> tuple[str, float | None]:
+    """Return the story's rolling summary and when it was written ('' and None: none yet)."""
+    row = await store.fetchone(
+        "SELECT summary, updated_at FROM story_summaries WHERE story_id = ?", (story_id,)
+    )
+    return (str(row[0]), float(row[1])) if row else ("", None)
+
+
 # Revisions of a story's rolling summary kept: forgetting an exchange takes the summary back to
 # the last one written before it. Every reflection rewrites it, so 64 is an evening of a busy
 # channel (a few KB each); forgetting an older message clears the summary instead, until the

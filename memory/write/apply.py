@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
-from memory.store import applied, counters, erasure, memories, outbox, timings
+from memory.store import applied, counters, erasure, memories, outbox, provenance, timings
 from memory.store.db import Store, Tx
 from memory.store.generations import GenerationMoved
 from memory.write.dedup import Action
@@ -84,13 +84,16 @@ async def apply_reflection(
     indexes: IndexCache | None = None,
     lease: outbox.Lease | None = None,
     builder: IndexBuilder | None = None,
+    shown: provenance.Shown | None = None,
 ) -> WriteReport:
     """Apply a parsed reflection for one exchange in one transaction; idempotent per exchange.
 
     `indexes` keeps dedup indexes between calls, `builder` builds them in another process
     (the worker passes its own). With the `lease` of the exchange's outbox row, the same
     transaction first checks that the lease still holds the row (else writes nothing but a
-    counter: a stale result) and then marks it done.
+    counter: a stale result) and then marks it done. `shown`: the story's notes its prompt held,
+    recorded with it (so that forgetting them reaches what it made); ShownErased, with nothing
+    written, when an erasure took part of them out since.
     """
 
     screening = screen(
@@ -112,6 +115,12 @@ async def apply_reflection(
         if await erasure.was_erased(tx, exchange.exchange_id):
             # Forgotten while the model was reflecting on it: nothing of it is written back.
             return WriteReport(exchange.exchange_id, erased=True)
+        if shown is not None:
+            if await provenance.shown_erased(tx, exchange.story_id, shown):
+                raise ShownErased(exchange.exchange_id)
+            await provenance.record_shown(
+                tx, exchange.exchange_id, exchange.story_id, shown, now=now
+            )
         outcomes = [Outcome("rejected", reason) for _, reason in screening.rejected]
         touched: list[Memory] = []
         for candidate in screening.kept:
@@ -157,6 +166,11 @@ async def apply_reflection(
             len(report.dropped),
         )
     return report
+
+
+class ShownErased(Exception):
+    """An erasure took out part of what the reflection was shown (its words may be in what
+    the model proposed) while the model was answering: nothing was written; ask again."""
 
 
 class _Moved(Exception):

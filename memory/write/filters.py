@@ -9,17 +9,20 @@ rejection carries its reason. Corpora: tests/corpora/filters_fr.py and filters_e
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from memory import lexicon
 from memory.model import Candidate, Kind
-from memory.text import clauses, clean, is_negated, words
+from memory.text import clauses, clean, fold, is_negated, words
 
 # Set before measuring; the measurement on the original deployment found no candidate in the
 # 0.60-0.85 band (the model encodes doubt in words, not in the number), so this floor mostly
 # guards against malformed confidences. Kept because it is cheap and documented.
 CONFIDENCE_FLOOR = 0.85
+
+_ALNUM = re.compile(r"[^\W_]+")
 
 
 class Rejection(enum.StrEnum):
@@ -185,3 +188,18 @@ def inverts_negation(text: str, *, user_message: str) -> bool:
         (negative if is_negated(clause) else positive).update(_stems(clause))
     specific = negative - positive
     return bool(specific & _stems(tokens))
+
+
+def grounded(text: str, message: str) -> bool:
+    """Tell whether every word of `text` but stopwords (letters and digits run together, so a
+    code is one word) is in the person's `message`, a plural or third-person "s" aside: then a
+    reflection took none of its words from elsewhere in its prompt (another person's summary,
+    anchors or positions). Known misses, on the safe side: a rewording ("I have" -> "has")."""
+    said = {_stem(w) for w in _whole_words(message)}
+    return all(_stem(w) in said for w in _whole_words(text))
+
+
+def _whole_words(text: str) -> list[str]:
+    # Letters and digits together ("xk7canary4921" one word, not "xk" and "7canary4921"): a
+    # code must not pass for grounded on pieces of other words of the message.
+    return [w for w in _ALNUM.findall(fold(text)) if w not in lexicon.STOPWORDS]

@@ -34,10 +34,10 @@ from memory.errors import BackendError, StoreError, unexpected
 from memory.llm import ChatBackend
 from memory.read.cache import CacheBudget
 from memory.redact import NO_SECRETS, Secrets
-from memory.store import counters, history, outbox
+from memory.store import counters, history, outbox, provenance
 from memory.store.db import Store, Tx
 from memory.write import reflection, stances, summary
-from memory.write.apply import WriteReport, apply_reflection
+from memory.write.apply import ShownErased, WriteReport, apply_reflection
 from memory.write.dedup_index import IndexCache
 from memory.write.dedup_pool import IndexBuilder
 
@@ -172,14 +172,20 @@ class ReflectionWorker:
         exchange = row.exchange
         try:
             story = exchange.story_id
+            said, said_at = await history.summary_dated(self.store, story)
+            held = await summary.active(self.store, story)
+            positions = await stances.for_story(self.store, story)
+            shown = provenance.Shown(
+                said_at, tuple(a.id for a in held), tuple(p.id for p in positions)
+            )
             messages = reflection.build_messages(
                 user_name=exchange.user_name,
                 character_name=self.character_name,
                 user_message=exchange.user_message,
                 reply=exchange.reply,
-                previous_summary=await history.summary(self.store, story),
-                anchors=[(a.id, a.text) for a in await summary.active(self.store, story)],
-                positions=[(p.topic, p.idea) for p in await stances.for_story(self.store, story)],
+                previous_summary=said,
+                anchors=[(a.id, a.text) for a in held],
+                positions=[(p.topic, p.idea) for p in positions],
             )
             result = await self.chat.chat(
                 messages, schema=reflection.json_schema(), deadline=self.deadline
@@ -190,7 +196,15 @@ class ReflectionWorker:
             report = await apply_reflection(
                 self.store, exchange, parsed, character_name=self.character_name,
                 now=self.clock(), indexes=self.indexes, lease=lease, builder=self.builder,
+                shown=shown,
             )  # fmt: skip
+        except ShownErased:
+            # What it was shown changed under it: the row goes back, to be asked again from
+            # the notes as they are now (the attempt is not counted).
+            log.info("exchange %s: an erasure took out part of what its reflection was shown;"
+                     " asking again", exchange.exchange_id)  # fmt: skip
+            await self._release(lease)
+            return None
         except (BackendError, StoreError, _Unusable) as exc:
             await self._failed(lease, exc)
             return None

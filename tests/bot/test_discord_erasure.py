@@ -336,3 +336,50 @@ async def test_an_erasure_a_reader_blocks_is_pending_until_the_scheduler_complet
         assert await _stored(echo, tmp_path, ALICES) == 0
         await _command(echo, "stats", CAROL, permissions=MANAGE_GUILD)
         assert "Erasures pending (bytes still in the database files): 0" in rec.contents()[-1]
+
+
+async def _items_of(echo: EchoBot, user_id: int) -> int:
+    """A person's memories, and the anchors and positions their exchanges made."""
+    store = echo.runtime.store
+    rows = [
+        await store.fetchone("SELECT count(*) FROM memories WHERE user_id = ?", (user_id,)),
+        await store.fetchone("SELECT count(*) FROM anchors WHERE user_id = ?", (user_id,)),
+        await store.fetchone(
+            "SELECT count(DISTINCT position_id) FROM position_sources WHERE user_id = ?",
+            (user_id,),
+        ),
+    ]
+    return sum(int(r[0]) for r in rows if r is not None)
+
+
+async def test_forget_me_takes_what_another_persons_reflection_copied_from_the_summary(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Alice's canary reached the summary; Bob's next reflection, shown it, wrote it into a
+    memory of Bob's, an anchor and a position. /forget-me takes those too, says how many, and
+    keeps Bob's memory of his own canary (its words are all his message's)."""
+    canary.script(ollama, copy=True)
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        await _talk(echo, channel, ALICE, _secret(ALICES))
+        await _talk(echo, channel, BOB, _secret(BOBS))
+        await _talk(echo, channel, BOB, "Tu te souviens du code ?")
+        store = echo.runtime.store
+        bobs = [m.text for m in await manage.list_memories(store, BOB)]
+        assert f"Connaît le code {ALICES}" in bobs  # the copy, in Bob's own memories
+        before = await _items_of(echo, BOB)
+
+        await echo.tree._call(fakes.interaction(echo, "forget-me", user_id=ALICE,
+                                                channel_id=CHANNEL))  # fmt: skip
+        await _press(echo, ConfirmErasure(ALICE, ALICE), ALICE)
+
+        said = _answer(rec)
+        went = before - await _items_of(echo, BOB)
+        assert went >= 3  # the copied memory, anchor and position at least
+        assert f"{went} items of other people went with it" in said, said
+        assert await _stored(echo, tmp_path, ALICES) == 0
+        assert [m.text for m in await manage.list_memories(store, BOB)] == [
+            f"A pour code de coffre {BOBS}"
+        ]
+        assert ALICES not in await _next_prompt(echo, ollama, channel, BOB)
+        assert BOBS in await _next_prompt(echo, ollama, channel, BOB)  # his message, his memory

@@ -145,6 +145,47 @@ async def test_a_reflection_that_read_the_forgotten_words_leaves_the_story_notes
         assert notes and ALICES not in notes
 
 
+async def test_a_reflection_shown_the_forgotten_words_writes_none_of_them_for_its_person(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Bob's reflection was shown the summary and anchor holding Alice's canary, and copies it
+    into a memory of Bob's; Alice runs /forget-me while the model answers, others talking. Its
+    answer is not written: Bob's exchange is reflected again from the notes as they are now."""
+    canary.script(ollama, copy=True)
+    ollama.pause = gate = _Gate("HOLD", reflection=True)
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        await _talk(echo, channel, ALICE, _secret(ALICES))
+        await _say(echo, channel, BOB, "HOLD tu te souviens du code ?")
+        reflecting = asyncio.create_task(echo.runtime.worker.run_due())
+        await gate.held.wait()
+        assert ALICES in gate.payload["messages"][-1]["content"]  # what Bob's reflection read
+
+        async def forget_me() -> None:
+            await _press(echo, ConfirmErasure(ALICE, ALICE), ALICE)
+            gate.open.set()
+
+        await asyncio.gather(forget_me(), _crowd(echo, channel), reflecting)
+        while await echo.runtime.worker.run_due():
+            pass
+        assert any(c.startswith("Erased everything about you:") for c in rec.contents())
+        assert await _stored(echo, tmp_path, ALICES) == 0
+        assert ALICES not in " ".join(
+            m.text for m in await manage.list_memories(echo.runtime.store, BOB)
+        )
+        # Asked twice: once shown her words, once without them; applied once.
+        asked = [
+            p for path, p in ollama.calls
+            if path == "/api/chat" and "HOLD" in str((canary.reflection_request(p) or {})
+                                                     .get("user_message"))
+        ]  # fmt: skip
+        assert len(asked) == 2 and ALICES not in asked[1]["messages"][-1]["content"]
+        done = await echo.runtime.store.fetchone(
+            "SELECT count(*) FROM outbox WHERE user_id = ? AND status = 'done'", (BOB,)
+        )
+        assert done is not None and done[0] == 1
+
+
 async def test_a_turn_under_way_does_not_condense_a_forgotten_message_back(
     database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
@@ -226,6 +267,58 @@ async def test_erasures_while_others_talk(
             prompt = await _next_prompt(echo, ollama, channels[0], p)
             assert ALICES not in prompt and BOBS not in prompt
             assert theirs[others[0]] in prompt  # the anchor of the first person's secret
+
+
+async def test_forget_me_while_others_talk_and_copy_her_words(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Five people talk in two channels after Alice's canary reached the first one's summary,
+    and their reflections copy what they are shown into their own memories, while Alice runs
+    /forget-me (every LLM call after a random delay): none of them keeps her canary, each keeps
+    the memory of their own."""
+    canary.script(ollama, copy=True)
+    ollama.set("/api/chat", "slow", 0.01)
+    others = [3000 + n for n in range(5)]
+    theirs = {p: f"P{n}BCANARY{2000 + n}" for n, p in enumerate(others)}
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
+        channels = [fakes.text_channel(echo, CHANNEL), fakes.text_channel(echo, CHANNEL + 1)]
+        await _talk(echo, channels[0], ALICE, _secret(ALICES))
+        rng = random.Random(28)
+
+        async def person(p: int) -> None:
+            said = ("Tu te souviens du code ?", _secret(theirs[p]), "Le jardin pousse bien.")
+            for n, text in enumerate(said):
+                channel = channels[n // 2]
+                mention = f"<@{fakes.BOT_ID}> " if channel is channels[1] else ""
+                await asyncio.sleep(rng.uniform(0, 0.03))
+                await _say(echo, channel, p, mention + text, mentions=[fakes.BOT_ID])
+                await echo.runtime.worker.run_due()
+
+        async def copied() -> bool:
+            rows = await echo.runtime.store.fetchall(
+                "SELECT text FROM memories WHERE user_id <> ?", (ALICE,)
+            )
+            return any(ALICES in str(r[0]) for r in rows)
+
+        async def forget_me() -> None:
+            for _ in range(2000):  # once one has copied her canary, the others at work
+                if await copied():
+                    break
+                await asyncio.sleep(0.005)
+            else:
+                raise AssertionError("no reflection copied her canary")
+            await _press(echo, ConfirmErasure(ALICE, ALICE), ALICE)
+
+        await asyncio.gather(*(person(p) for p in others), forget_me())
+        while await echo.runtime.worker.run_due():
+            pass
+        assert await manage_erasure.settle_pending(echo.runtime.store) == 0
+        assert any(c.startswith("Erased everything about you:") for c in rec.contents())
+        assert await _stored(echo, tmp_path, ALICES) == 0
+        for p in others:
+            texts = [m.text for m in await manage.list_memories(echo.runtime.store, p)]
+            assert f"A pour code de coffre {theirs[p]}" in texts
+            assert ALICES not in " ".join(texts)
 
 
 # Each Discord erasure command, and what it erases of Alice's two secrets (or of her memory).

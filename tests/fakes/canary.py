@@ -4,7 +4,9 @@ would copy it.
 The reply quotes the canary of the message it answers. The reflection of an exchange turns its
 canary into a memory, an anchor, a position and a line of the rolling summary (rewritten whole
 from the previous one, as the reflection prompt asks, so every later revision carries it), and
-moves the mood. Exchanges without a canary rewrite the summary unchanged.
+moves the mood. Exchanges without a canary rewrite the summary unchanged; with `copy`, they
+also copy the first canary of what they were shown (the summary, the anchors) into a memory of
+their own person, an anchor and a position, as a model mixing up who said what would.
 """
 
 from __future__ import annotations
@@ -30,10 +32,24 @@ def reflection_request(payload: dict[str, Any]) -> dict[str, Any] | None:
     return asked if isinstance(asked, dict) and "user_message" in asked else None
 
 
-def reflection(asked: dict[str, Any], speaker: str) -> dict[str, Any]:
+def reflection(asked: dict[str, Any], speaker: str, *, copy: bool = False) -> dict[str, Any]:
     """What a model copying everything would propose for one exchange."""
     previous = str(asked.get("previous_summary") or "")
     found = CANARY.findall(str(asked["user_message"]))
+    shown = CANARY.findall(previous + json.dumps(asked.get("anchors") or []))
+    if not found and copy and shown:
+        return {
+            "memories": [
+                {"text": f"Connaît le code {shown[0]}", "kind": "fact", "scope": "global",
+                 "confidence": 0.95}
+            ],
+            "summary": previous,
+            "new_anchors": [f"{speaker} connaît le code {shown[0]}"],
+            "positions": [
+                {"topic": f"partage {shown[0]}", "idea": f"Le code {shown[0]} circule",
+                 "justification": f"{speaker} le connaît", "action": "create"}
+            ],
+        }  # fmt: skip
     if not found:
         return {"memories": [], "summary": previous or "On discute.", "state": {}}
     canary = found[0]
@@ -52,14 +68,14 @@ def reflection(asked: dict[str, Any], speaker: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def script(ollama: FakeOllama) -> None:
+def script(ollama: FakeOllama, *, copy: bool = False) -> None:
     """Answer replies and reflections as described above."""
 
     def answer(payload: dict[str, Any]) -> str:
         asked = reflection_request(payload)
         if asked is not None:
             said = _SPEAKER.search(payload["messages"][0]["content"])
-            return json.dumps(reflection(asked, said.group(1) if said else "someone"))
+            return json.dumps(reflection(asked, said.group(1) if said else "someone", copy=copy))
         found = CANARY.findall(payload["messages"][-1]["content"])
         return f"Noté : {found[-1]}." if found else "D'accord."
 

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memory import manage_erasure
-from memory.store import history, provenance
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from memory import lexicon, manage, manage_erasure
+from memory.model import Kind, Scope
+from memory.store import applied, history, memories, provenance
 from memory.store.db import Store, Tx
-from memory.write import state
+from memory.write import filters, state
+from memory.write.filters import _stem
 from tests.fakes.canary import stored
 
 CODE = "XK7CANARY4921"
@@ -100,3 +105,124 @@ async def test_state_changes_of_a_forgotten_exchange_are_undone(store: Store) ->
     assert report.erased.derived.state_changes == 1
     mood = (await state.for_story(store, STORY))["mood"]
     assert abs(mood - -0.1) < 1e-9
+
+
+BOB, CAROL, DAVE = 1002, 1003, 1004
+
+
+async def _exchange(tx: Tx, n: int, user: int, text: str, *, at: float) -> str:
+    """One exchange of STORY: the person's message, its done outbox row, reflected at `at`."""
+    source = f"discord:{n}"
+    await tx.execute(
+        "INSERT INTO messages (source_id, story_id, user_id, role, author_name, content,"
+        " created_at) VALUES (?, ?, ?, 'user', 'x', ?, ?)",
+        (source, STORY, user, text, at - 1),
+    )
+    await tx.execute(
+        "INSERT INTO outbox (exchange_id, user_id, story_id, origin, user_name, user_message,"
+        " reply, status, next_attempt_at, created_at) VALUES (?, ?, ?, '111', '', '', '',"
+        " 'done', 0, ?)",
+        (source, user, STORY, at - 1),
+    )
+    await tx.execute(
+        "INSERT INTO applied_exchanges (exchange_id, applied_at, report) VALUES (?, ?, '{}')",
+        (source, at),
+    )
+    return source
+
+
+async def _memory(tx: Tx, user: int, text: str, exchange_id: str, *, at: float) -> None:
+    memory = await memories.insert(
+        tx, user_id=user, text=text, kind=Kind.FACT, scope=Scope.GLOBAL, story_id=STORY,
+        origin="111", confidence=0.95, now=at,
+    )  # fmt: skip
+    await applied.record_event(tx, memory.id, exchange_id, "created", 1.0, now=at)
+
+
+async def _texts(store: Store, user: int) -> list[str]:
+    return sorted(m.text for m in await manage.list_memories(store, user))
+
+
+async def test_a_reflection_applied_before_schema_21_is_judged_by_date(
+    database: Path | str, tmp_path: Path
+) -> None:
+    """Bob's reflections before the upgrade recorded nothing of what they were shown: the one
+    applied after Alice's exchange was reflected counts as shown her words; what it wrote in
+    his own message's words stays, and so does what he learned before."""
+
+    async def story(tx: Tx) -> None:
+        before = await _exchange(tx, 4, BOB, "Le phare est rouge.", at=900.0)
+        await _memory(tx, BOB, "Le phare est rouge", before, at=900.0)
+        await _exchange(tx, 5, ALICE, f"Mon code est {CODE}.", at=REFLECTED_AT)
+        await tx.execute(
+            "INSERT INTO story_summaries (story_id, summary, updated_at) VALUES (?, ?, ?)",
+            (STORY, f"Alice a donné son code {CODE}.", REFLECTED_AT),
+        )
+        after = await _exchange(tx, 7, BOB, "J'aime le jardin, tu te souviens du code ?", at=1100.0)
+        await _memory(tx, BOB, f"Connaît le code {CODE}", after, at=1100.0)
+        await _memory(tx, BOB, "Aime le jardin", after, at=1100.0)
+
+    async with await Store.open(database, migrate_to=18) as old:
+        await old.transact(story)
+    async with await Store.open(database) as store:
+        report = await manage_erasure.forget_person(store, ALICE)
+        assert await _texts(store, BOB) == ["Aime le jardin", "Le phare est rouge"]
+        assert await stored(store, tmp_path, CODE) == 0
+        assert report.erased.others == 1
+        assert "1 item of other people went with it" in report.text(heading="Erased:")
+
+
+async def test_what_a_reflection_was_shown_is_followed_from_note_to_note(store: Store) -> None:
+    """Bob's reflection was shown Alice's anchor (not the summary) and wrote an anchor of its
+    own; Carol's was shown only Bob's anchor and wrote a memory from it; Dave's was shown
+    neither. Forgetting Alice's message takes Bob's anchor and Carol's memory, not Dave's."""
+
+    async def story(tx: Tx) -> None:
+        alices = await _exchange(tx, 5, ALICE, f"Mon code est {CODE}.", at=REFLECTED_AT)
+        first = await tx.execute(
+            "INSERT INTO anchors (story_id, text, created_at, exchange_id, user_id)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (STORY, f"Le code {CODE}", REFLECTED_AT, alices, ALICE),
+        )
+        bobs = await _exchange(tx, 7, BOB, "Tu te souviens ?", at=1100.0)
+        await provenance.record_shown(
+            tx, bobs, STORY, provenance.Shown(500.0, (first,), ()), now=1100.0
+        )
+        second = await tx.execute(
+            "INSERT INTO anchors (story_id, text, created_at, exchange_id, user_id)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (STORY, f"Bob connaît le code {CODE}", 1100.0, bobs, BOB),
+        )
+        carols = await _exchange(tx, 9, CAROL, "Et Bob ?", at=1200.0)
+        await provenance.record_shown(
+            tx, carols, STORY, provenance.Shown(500.0, (second,), ()), now=1200.0
+        )
+        await _memory(tx, CAROL, f"Sait que Bob connaît le code {CODE}", carols, at=1200.0)
+        daves = await _exchange(tx, 11, DAVE, "Bonjour.", at=1300.0)
+        await provenance.record_shown(tx, daves, STORY, provenance.Shown(500.0), now=1300.0)
+        await _memory(tx, DAVE, "Salue poliment", daves, at=1300.0)
+
+    await store.transact(story)
+    message = await history.by_source(store, "discord:5")
+    report = await manage_erasure.forget_message(store, message, actor_id=ALICE)
+    assert report.erased.others == 2  # Bob's anchor, Carol's memory
+    assert (
+        "\n2 items of other people went with it: memories, anchors or positions a reflection"
+        " wrote while it was shown what you said" in report.text(heading="Forgotten:")
+    )
+    assert await store.fetchall("SELECT text FROM anchors") == []
+    assert await _texts(store, CAROL) == []
+    assert await _texts(store, DAVE) == ["Salue poliment"]
+
+
+_WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=4, max_size=9)
+
+
+@settings(max_examples=60)
+@given(said=st.lists(_WORDS, min_size=1, max_size=8), extra=_WORDS.map(lambda w: "q" + w))
+def test_a_text_is_grounded_only_in_words_its_person_wrote(said: list[str], extra: str) -> None:
+    """Any selection of the message's own words is grounded; one word more is not."""
+    message = " ".join(said)
+    assume(all(_stem(extra) != _stem(w) for w in said))
+    assert filters.grounded(" ".join(reversed(said)), message)
+    assert not filters.grounded(f"{said[0]} {extra}", message) or extra in lexicon.STOPWORDS
