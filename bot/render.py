@@ -195,7 +195,8 @@ def render_stats(
     lines = [
         f"Memories: {stats.memories} (of {count(stats.users, 'person', 'people')})",
         # Two disjoint counts: a degraded turn is not among those recalled by meaning.
-        f"Turns with recall by meaning: {stats.turns} · degraded turns: {stats.degraded_turns}",
+        f"Turns with recall by meaning: {stats.turns} · without it (all time, answered or "
+        f"not): {stats.degraded_turns}",
         f"Reflections waiting: {stats.outbox_pending}",
         f"Erasures pending (bytes still in the database files): {stats.erasures_pending}",
     ]

@@ -7,6 +7,7 @@ decides who may open it (a token); these functions only read.
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from memory import manage_story
@@ -122,6 +123,12 @@ async def health(store: Store, *, origin: str | None = None) -> Health:
 async def people(store: Store, *, page: int = 0) -> tuple[list[PersonRow], int]:
     """One page of people, the latest turn first; and how many people there are."""
     return await dashboard_detail.people(store, limit=PAGE_ROWS, offset=page * PAGE_ROWS)
+
+
+async def names(store: Store, user_ids: Collection[int]) -> dict[int, str]:
+    """The display name each person last wrote under; absent for those with no message kept
+    (an imported person, or one whose messages went)."""
+    return await dashboard_detail.names(store, user_ids)
 
 
 @dataclass(frozen=True, slots=True)

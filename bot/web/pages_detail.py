@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bot.web.html import Html, el, empty, link, page, table, when
-from bot.web.pages import BadParameter, View, number
+from bot.web.pages import BadParameter, View, date, number, person_link
 from memory import manage_dashboard as board
 from memory.model import Memory, Reason, Selected
 
@@ -127,7 +127,7 @@ async def person(view: View, params: Mapping[str, str], user_id: int) -> Html:
         return page(title, covers, form, body, here="/people")
     rows = [
         (f"#{m.id}", m.kind.value, m.scope.value, _usable(m, served), "pinned" if m.pinned else "",
-         m.candidate_count, m.served_count, m.semantic_count, _ratio(m), when(m.created_at),
+         m.candidate_count, m.served_count, m.semantic_count, _ratio(m), date(m.created_at),
          el("span", m.text, class_="memory-text"))
         for m in p.memories
     ]  # fmt: skip
@@ -161,17 +161,19 @@ async def turns(view: View, params: Mapping[str, str]) -> Html:
             "No turn recorded yet: each message the character answers records the memories it "
             "selected, why, and (from schema 16 on) its context plan."
         ), here="/turns")  # fmt: skip
-    return page("Turns", covers, *(_turn(t, i == 0) for i, t in enumerate(found)), here="/turns")
+    names = await board.names(view.store, [t.turn.user_id for t in found])
+    shown = (_turn(t, i == 0, names) for i, t in enumerate(found))
+    return page("Turns", covers, *shown, here="/turns")
 
 
-def _turn(recent: board.RecentTurn, first: bool) -> Html:
+def _turn(recent: board.RecentTurn, first: bool, names: Mapping[int, str]) -> Html:
     t, plan = recent.turn, recent.plan
     place = "DMs" if recent.origin == "dm" else f"server {recent.origin}"
     state = el("span", "degraded", class_="tag bad") if t.degraded else ""
     latency = f" · {plan.latency_ms:,.0f} ms" if plan else ""
     summary = el(
-        "summary", f"Turn #{t.id} · {when(t.created_at)} · ", link(f"/people/{t.user_id}",
-        f"person {t.user_id}"), f" · story {t.story_id} · {place} · {len(t.selected)} memories"
+        "summary", f"Turn #{t.id} · {when(t.created_at)} · ", person_link(t.user_id, names),
+        f" · story {t.story_id} · {place} · {len(t.selected)} memories"
         f"{latency} ", state,
     )  # fmt: skip
     parts: list[Html] = [summary]
@@ -234,8 +236,12 @@ async def story(view: View, params: Mapping[str, str], story_id: int) -> Html:
     held = [a for a in s.anchors if a.dropped_at is None]
     dropped = [a for a in s.anchors if a.dropped_at is not None]
 
-    def who(user_id: int | None) -> str:
-        return "a reflection" if user_id is None else f"person {user_id}"
+    people = [a.added_by for a in s.anchors] + [a.dropped_by for a in s.anchors]
+    people += [d.dropped_by for d in s.positions.dropped] + [c.user_id for c in s.state_changes]
+    names = await board.names(view.store, [p for p in people if p is not None])
+
+    def who(user_id: int | None) -> Html | str:
+        return "a reflection" if user_id is None else person_link(user_id, names)
 
     body: list[Html] = [
         el("h2", "Summary"),

@@ -3,7 +3,7 @@ memories, the last turns with their selections and plans, stories and their hist
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from memory.model import Memory, Reason, Selected, Turn
@@ -96,6 +96,21 @@ async def people(store: Store, *, limit: int, offset: int) -> tuple[list[PersonR
 async def person_name(store: Store, user_id: int) -> str | None:
     row = await store.fetchone(f"SELECT {_LAST_NAME.format(uid='?')}", (user_id,))
     return str(row[0]) if row and row[0] is not None else None
+
+
+async def names(store: Store, user_ids: Collection[int]) -> dict[int, str]:
+    """The display name each of these people last wrote under (those with a message kept)."""
+    wanted = sorted(set(user_ids))
+    found: dict[int, str] = {}
+    for start in range(0, len(wanted), 500):
+        batch = wanted[start : start + 500]
+        rows = await store.fetchall(
+            "SELECT user_id, author_name FROM messages m WHERE id IN (SELECT max(id) FROM"
+            f" messages WHERE user_id IN ({', '.join('?' * len(batch))}) GROUP BY user_id)",
+            tuple(batch),
+        )
+        found.update((int(r[0]), str(r[1])) for r in rows)
+    return found
 
 
 async def person_memories(
