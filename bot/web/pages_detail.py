@@ -173,7 +173,8 @@ def _turn(recent: board.RecentTurn, first: bool, names: Mapping[int, str]) -> Ht
     latency = f" · {plan.latency_ms:,.0f} ms" if plan else ""
     summary = el(
         "summary", f"Turn #{t.id} · {when(t.created_at)} · ", person_link(t.user_id, names),
-        f" · story {t.story_id} · {place} · {len(t.selected)} memories"
+        f" · story {t.story_id} · {place} · {_answered(recent.answered)}"
+        f" · {len(t.selected)} memories"
         f"{latency} ", state,
     )  # fmt: skip
     parts: list[Html] = [summary]
@@ -186,6 +187,12 @@ def _turn(recent: board.RecentTurn, first: bool, names: Mapping[int, str]) -> Ht
         parts.append(empty("No memory selected: the person had none usable here."))
     parts.append(_plan(plan))
     return el("details", *parts, class_="turn", open=first)
+
+
+def _answered(answered: board.Answered | None) -> str:
+    if answered is None:
+        return "its message is no longer stored"
+    return f"answering message #{answered.message_id} of {when(answered.at)}"
 
 
 def _selected(i: int, s: Selected) -> tuple[object, ...]:

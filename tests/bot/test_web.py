@@ -17,7 +17,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.web.pages import View
 from bot.web.server import COOKIE, HEADERS, build_app, session_value
-from memory import manage
+from memory import manage, manage_context
 from memory.engine import Incoming
 from memory.store.db import Store
 from tests.fakes.ollama import FakeOllama
@@ -306,6 +306,11 @@ async def test_people_are_named_with_their_id_beside_and_dates_stay_on_one_line(
     _, turns = await _get(client, "/turns")
     assert f"Marie · {MARIE}" in _text(turns) and f"Paul · {PAUL}" in _text(turns)
     assert f"person {MARIE}" not in _text(turns)
+    # Each turn names the message it answered: its history id and time, never its text.
+    answered = re.findall(r"answering message #(\d+) of \d{4}-\d\d-\d\d \d\d:\d\d", turns)
+    stored = await manage_context.recent_history(store, STORY, limit=50)
+    asked = [str(m.id) for m in reversed(stored) if m.role == "user"]
+    assert answered == asked and len(asked) == 4
     _, story = await _get(client, f"/stories/{STORY}")
     assert f"person {MARIE}" not in _text(story)
     # Dates in the memory tables are kept whole; the text column has room to read.
