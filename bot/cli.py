@@ -193,7 +193,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             source = token_source(args.config, secrets_dir=_secrets_dir(args), environ=os.environ)
             return await _run_discord(runtime, source, sync_only=command == "sync")
         if command == "chat":
-            name = args.user if getattr(args, "user", None) else getpass.getuser()
+            given = getattr(args, "user", None)
+            name = given if given and given.strip() else getpass.getuser()
             terminal = Terminal(runtime, name, out=sys.stdout, interactive=is_interactive())
             print(f"Log: {args.log}", file=sys.stderr)
             await terminal.run(sys.stdin)

@@ -120,6 +120,7 @@ async def test_history_pages_and_says_what_is_hidden(
     _script(ollama)
     monkeypatch.setattr(terminal_module, "HISTORY_PAGE", 3)
     words = ["un", "deux", "trois", "quatre"]  # 8 messages: pages of 3, 3 and 2
+    marie = terminal_user_id("Marie")
     async with _runtime(tmp_path, ollama) as runtime:
         out = await _typed(
             runtime,
@@ -127,6 +128,11 @@ async def test_history_pages_and_says_what_is_hidden(
             [*(f"Mon mot est {w}." for w in words), "/history", "/history 2", "/history 3",
              "/history 4", "/history 0"],
         )  # fmt: skip
+        # The memory learned from the first message, on page 3: the hint after /forget says
+        # where the message it names is.
+        first = min(m.id for m in await manage.list_memories(runtime.store, marie))
+        forgot = await _typed(runtime, "Marie", [f"/forget {first}"])
+    assert "/history 2 and on the older ones." in " ".join(forgot.split())
     pages = out.split("History, ")[1:]
     assert len(pages) == 3
     first, second, third = pages
