@@ -138,6 +138,11 @@ async def names(store: Store, user_ids: Collection[int]) -> dict[int, str]:
     return await dashboard_detail.names(store, user_ids)
 
 
+async def speakers(store: Store, story_ids: Collection[int]) -> dict[int, list[int]]:
+    """The people with a message kept in each of these stories, by id."""
+    return await dashboard_detail.speakers(store, story_ids)
+
+
 @dataclass(frozen=True, slots=True)
 class Person:
     user_id: int

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bot.web.html import Html, el, empty, link, page, table, when
+from bot.web.html import Html, el, empty, esc, link, page, table, when
 from bot.web.pages import BadParameter, View, date, number, person_link
 from memory import manage_dashboard as board
 from memory.model import Memory, Reason, Selected
 
+# People named on a story's row; the rest are counted.
+STORY_PEOPLE = 5
 # What /why calls each reason (the person sees these words).
 REASON_TITLES = {
     Reason.PINNED: "pinned",
@@ -230,9 +232,21 @@ async def stories(view: View, params: Mapping[str, str]) -> Html:
         return page("Stories", covers, empty(
             "No story yet: a story begins with the first message in a channel or a DM."
         ), here="/stories")  # fmt: skip
-    rows = [(link(f"/stories/{s.story_id}", s.story_id), s.messages, when(s.last_message_at))
-            for s in found]  # fmt: skip
-    return page("Stories", covers, table(("story", "messages kept", "last message"), rows),
+    talking = await board.speakers(view.store, [s.story_id for s in found])
+    names = await board.names(view.store, [u for ids in talking.values() for u in ids])
+
+    def who(story_id: int) -> Html | str:
+        ids = talking.get(story_id, [])
+        if not ids:
+            return "—"
+        shown = [person_link(u, names) for u in ids[:STORY_PEOPLE]]
+        more = f" and {len(ids) - STORY_PEOPLE} more" if len(ids) > STORY_PEOPLE else ""
+        return Html(esc(", ").join(shown) + esc(more))
+
+    rows = [(link(f"/stories/{s.story_id}", s.story_id), who(s.story_id), s.messages,
+             when(s.last_message_at)) for s in found]  # fmt: skip
+    return page("Stories", covers,
+                table(("story", "who talks there", "messages kept", "last message"), rows),
                 here="/stories")  # fmt: skip
 
 

@@ -237,6 +237,22 @@ async def stories(store: Store, *, limit: int) -> list[StoryRow]:
     return [StoryRow(int(r[0]), int(r[1]), r[2]) for r in rows]
 
 
+async def speakers(store: Store, story_ids: Collection[int]) -> dict[int, list[int]]:
+    """The people with a message kept in each of these stories, by id."""
+    wanted = sorted(set(story_ids))
+    found: dict[int, list[int]] = {}
+    for start in range(0, len(wanted), 500):
+        batch = wanted[start : start + 500]
+        rows = await store.fetchall(
+            "SELECT DISTINCT story_id, user_id FROM messages WHERE role = 'user' AND story_id IN"
+            f" ({', '.join('?' * len(batch))}) ORDER BY story_id, user_id",
+            tuple(batch),
+        )
+        for r in rows:
+            found.setdefault(int(r[0]), []).append(int(r[1]))
+    return found
+
+
 async def revisions(store: Store, story_id: int, *, limit: int) -> list[Revision]:
     """The story's former rolling summaries, latest first."""
     rows = await store.fetchall(

@@ -311,6 +311,8 @@ async def test_people_are_named_with_their_id_beside_and_dates_stay_on_one_line(
     stored = await manage_context.recent_history(store, STORY, limit=50)
     asked = [str(m.id) for m in reversed(stored) if m.role == "user"]
     assert answered == asked and len(asked) == 4
+    _, stories = await _get(client, "/stories")
+    assert f"Marie · {MARIE} ,  Paul · {PAUL}" in _text(stories)  # two links
     _, story = await _get(client, f"/stories/{STORY}")
     assert f"person {MARIE}" not in _text(story)
     # Dates in the memory tables are kept whole; the text column has room to read.
