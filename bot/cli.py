@@ -19,7 +19,7 @@ import httpx
 from bot import doctor, files, logs, render
 from bot.config import ConfigError, Settings, load_settings, token_source
 from bot.runtime import Runtime, open_runtime, played_as, strategies
-from bot.terminal import Terminal, is_interactive, terminal_user_id
+from bot.terminal import Terminal, earlier_spelling, is_interactive, terminal_user_id
 from memory import manage_context, manage_export
 from memory.cards import load_card
 from memory.errors import EchoError
@@ -193,7 +193,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             source = token_source(args.config, secrets_dir=_secrets_dir(args), environ=os.environ)
             return await _run_discord(runtime, source, sync_only=command == "sync")
         if command == "chat":
-            name = args.user if getattr(args, "user", None) else getpass.getuser()
+            given = getattr(args, "user", None)
+            name = given if given and given.strip() else getpass.getuser()
             terminal = Terminal(runtime, name, out=sys.stdout, interactive=is_interactive())
             print(f"Log: {args.log}", file=sys.stderr)
             await terminal.run(sys.stdin)
@@ -208,10 +209,23 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         default = settings.privacy.memories_served
         if command == "export":
             data = await manage_export.export(runtime.store, user_id, default_served=default)
+            if manage_export.nothing_stored(data):
+                print(f"echo-bot: {await _nobody(runtime, args)}", file=sys.stderr)
+                return 1
             files.write(args.file, json.dumps(data, ensure_ascii=False))
             return 0
-        print(json.dumps(await manage_export.import_memories(runtime.store, user_id, exported)))
+        done = await manage_export.import_memories(runtime.store, user_id, exported)
+        print(render.render_import(done))
         return 0
+
+
+async def _nobody(runtime: Runtime, args: argparse.Namespace) -> str:
+    """Why `export` wrote nothing: no such person, or memories under an earlier spelling."""
+    if args.user_id is not None:
+        return f"nothing is stored about user id {args.user_id}: no such person here"
+    said = f"nothing is stored about {args.user!r} (user id {terminal_user_id(args.user)})"
+    note = await earlier_spelling(runtime, args.user)
+    return f"{said}. {note}" if note else f"{said}: no such person here"
 
 
 async def _card(args: argparse.Namespace, settings: Settings) -> int:

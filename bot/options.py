@@ -22,16 +22,19 @@ Choices = Mapping[str, Sequence[str]]
 REMEMBER: Choices = {"kind": [k.value for k in Kind], "scope": [s.value for s in Scope]}
 CONTEXT: Choices = {"full": ["true", "false"]}
 
-HELP = """\
+REMEMBER_USAGE = "/remember TEXT [kind:fact|preference|promise|episode|rule] [scope:global|story]"
+
+HELP = f"""\
 Commands: /why · /memories [never|TEXT] · /pin ID · /unpin ID · /forget ID
-          /remember TEXT [kind:fact|preference|promise|episode|rule] [scope:global|story]
+          {REMEMBER_USAGE}
           /summary · /positions [drop ID REASON] · /anchors [add TEXT|drop ID REASON]
           /privacy [where_learned|everywhere|default] · /stats · /context [DRAFT] [full:true]
-          /strategy [NAME] · /history · /exclude ID · /include ID
+          /strategy [NAME] · /history [PAGE] · /exclude ID · /include ID · /export [FILE]
           /lore list|add KEYWORDS | CONTENT|remove ID · /forget-message ID · /forget-me
           /help · /quit (or Ctrl-D, Ctrl-C)
 Options go last, as in Discord: /remember Call me Sam kind:rule. To end a text with such a
-word, put a backslash before it: /remember I like \\kind:rule."""
+word, put a backslash before it: /remember I like \\kind:rule. /context's full:true lists each
+history message on a line of its own instead of one line per run (texts stay cut short)."""
 
 
 # The shortest head, then the last whitespace-separated word: the head never ends in a space.

@@ -29,6 +29,11 @@ def for_terminal() -> Iterator[None]:
         _FOR_TERMINAL.reset(token)
 
 
+def in_terminal() -> bool:
+    """Whether what is rendered now is for the terminal (inside `for_terminal`)."""
+    return _FOR_TERMINAL.get()
+
+
 def theirs(text: str) -> str:
     """A person's text in a rendering: marked when rendering for the terminal, as is otherwise.
     Marks already inside (an excerpt within a line marked whole) go: one pair per text."""

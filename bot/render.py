@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from bot.plain import for_terminal as for_terminal
+from bot.plain import in_terminal, theirs
 from bot.plain import plain as plain
-from bot.plain import theirs
 from memory.cards import Card
 from memory.engine import EngineStatus, Reply
 from memory.errors import BackendError, EchoError
@@ -16,7 +16,7 @@ from memory.manage import Stats
 from memory.manage_context import HistoryMessage
 from memory.manage_privacy import served_where
 from memory.manage_story import Summary
-from memory.model import LoreEntry, Memory, Reason, Turn
+from memory.model import DM_ORIGIN, LoreEntry, Memory, Reason, Scope, Turn
 from memory.read.budget import ContextPlan, Decision
 from memory.read.prompt import BlockKind
 from memory.read.strategies import Status
@@ -122,7 +122,8 @@ def memory_line(
     used (when the person's privacy choice is given), text."""
     flags = " 📌" if memory.pinned else ""
     if everywhere is not None:
-        flags += f" · {served_where(memory, everywhere=everywhere)}"
+        where = _where_in_terminal if in_terminal() else served_where
+        flags += f" · {where(memory, everywhere=everywhere)}"
     cosine = f" · cos {score:.2f}" if score is not None else ""
     if matched:
         cosine += " · words: " + ", ".join(matched)
@@ -159,6 +160,18 @@ def render_why(turn: Turn | None, *, everywhere: bool | None = None) -> str:
     return "\n".join(lines)
 
 
+def _where_in_terminal(memory: Memory, *, everywhere: bool) -> str:
+    """Where a memory can be used, in the terminal's terms: its chat is the person's one
+    conversation (a DM); a memory from a server came in an import."""
+    if memory.scope is Scope.STORY and memory.story_id != memory.user_id:
+        return "only in another conversation (not this chat)"
+    if memory.origin == DM_ORIGIN or memory.scope is Scope.STORY:
+        return "used in this chat"
+    if everywhere:
+        return "from a server, used here too (/privacy everywhere)"
+    return f"only in server {memory.origin}, not in this chat"
+
+
 def render_memories(
     page: Sequence[Memory],
     *,
@@ -182,7 +195,8 @@ def render_stats(
     lines = [
         f"Memories: {stats.memories} (of {count(stats.users, 'person', 'people')})",
         # Two disjoint counts: a degraded turn is not among those recalled by meaning.
-        f"Turns with recall by meaning: {stats.turns} · degraded turns: {stats.degraded_turns}",
+        f"Turns with recall by meaning: {stats.turns} · without it (all time, answered or "
+        f"not): {stats.degraded_turns}",
         f"Reflections waiting: {stats.outbox_pending}",
         f"Erasures pending (bytes still in the database files): {stats.erasures_pending}",
     ]
@@ -332,14 +346,40 @@ def render_lore(entries: Sequence[LoreEntry], *, guild_id: int | None) -> str:
     return "\n".join(lines)
 
 
-def render_history(messages: Sequence[HistoryMessage]) -> str:
-    """The last messages of a conversation with their ids, marking those out of the context."""
+def render_import(done: Mapping[str, int]) -> str:
+    """What an import did, in words: new memories, those merged into ones already there, and
+    those the person already had."""
+    total = sum(done.values())
+    if not total:
+        return "The file holds no memories: nothing imported."
+    if done.get("unchanged") == total:
+        held = count(total, "memory", "memories")
+        return f"Nothing to import: you already have the file's {held} as they are."
+    parts = []
+    if done.get("created"):
+        parts.append(f"{count(done['created'], 'new memory', 'new memories')}")
+    merged = done.get("merged", 0) + done.get("absorbed", 0)
+    if merged:
+        parts.append(f"{merged:,} merged into memories already there")
+    if done.get("unchanged"):
+        parts.append(f"{done['unchanged']:,} already there as they are (left alone)")
+    return f"Imported {count(total, 'memory', 'memories')}: " + ", ".join(parts) + "."
+
+
+def render_history(
+    messages: Sequence[HistoryMessage], *, page: int = 1, older: bool = False
+) -> str:
+    """One page of a conversation's messages with their ids, marking those out of the context,
+    and saying which page this is and whether older messages are on the next one."""
     if not messages:
-        return "No messages yet."
-    lines = []
+        return "No messages yet." if page == 1 else f"No page {page}: fewer messages than that."
+    where = "the last messages" if page == 1 else f"page {page}"
+    lines = [f"History, {where} (#{messages[0].id} to #{messages[-1].id}):"]
     for m in messages:
         mark = " [excluded]" if m.excluded else ""
         lines.append(f"`#{m.id}`{mark} {defang(m.author_name)}: {excerpt(m.content, 80)}")
+    if older:
+        lines.append(f"Older messages are not shown: /history {page + 1}.")
     lines.append("/exclude ID keeps a message out of the context; /include ID lets it back in.")
     return "\n".join(lines)
 

@@ -71,7 +71,7 @@ def render_server_stats(stats: ServerStats) -> str:
         [
             f"Memories learned in this server: {stats.memories} "
             f"(of {count(stats.people, 'person', 'people')})",
-            f"Turns here: {stats.turns} · degraded: {stats.degraded_turns}",
+            f"Turns here: {stats.turns} · without recall by meaning: {stats.degraded_turns}",
             f"Reflections waiting from here: {stats.reflections_waiting}",
             f"Erasures pending (bytes still in the database files): {stats.erasures_pending}",
         ]

@@ -10,20 +10,30 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
+import shlex
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
-from bot import logs, options, render, render_data
+from bot import files, logs, options, render, render_data
 from bot.lines import LineReader
 from bot.options import HELP
 from bot.options import number as _id
 from bot.options import yes as _yes
 from bot.runtime import Runtime
-from memory import manage, manage_context, manage_erasure, manage_privacy, manage_story
+from memory import (
+    manage,
+    manage_context,
+    manage_erasure,
+    manage_export,
+    manage_privacy,
+    manage_story,
+)
 from memory.engine import Incoming
 from memory.errors import EchoError, Forbidden, InvalidInput, NotFound, StoreError
 from memory.indexer import start_scheduler
@@ -32,12 +42,43 @@ from memory.model import DM_ORIGIN, Kind, Scope
 log = logging.getLogger(__name__)
 
 PROMPT = "> "
+# Messages per /history page: a screenful.
+HISTORY_PAGE = 20
+
+
+def name_key(name: str) -> str:
+    """The person a terminal user name stands for: `Marie`, `marie` and ` marie ` are one."""
+    return " ".join(name.split()).casefold()
 
 
 def terminal_user_id(name: str) -> int:
-    """A stable id for a terminal user name (memories are keyed on it, never on the name)."""
+    """A stable id for a terminal user name (memories are keyed on it, never on the name);
+    names that differ only by case or spaces get the same id."""
+    return _hashed(name_key(name))
+
+
+def spelled_user_id(name: str) -> int:
+    """The id this name had when ids were made from the name exactly as typed: a name already
+    in its key's form (`marie`) keeps its id; `Marie` had another."""
+    return _hashed(name)
+
+
+def _hashed(name: str) -> int:
     digest = hashlib.sha256(f"terminal-user:{name}".encode()).digest()
     return int.from_bytes(digest[:7], "big")
+
+
+async def earlier_spelling(runtime: Runtime, name: str) -> str | None:
+    """A line for the person when memories are kept under the id this exact spelling had."""
+    old = spelled_user_id(name)
+    if old == terminal_user_id(name) or not await manage.list_memories(runtime.store, old):
+        return None
+    key = name_key(name)
+    return (
+        f"Memories saved as {name!r} before names ignored case and spaces are kept apart from "
+        f"{key!r}'s; to bring them here: echo-bot export --user-id {old} old.json, then "
+        f"echo-bot import --user {shlex.quote(key)} old.json."
+    )
 
 
 class Terminal:
@@ -168,10 +209,16 @@ class Terminal:
         self.say(render.render_why(turn, everywhere=await self._everywhere()))
 
     async def cmd_memories(self, arg: str) -> None:
+        store, never = self.runtime.store, arg == "never"
         found = await manage.list_memories(
-            self.runtime.store, self.user_id, never_served=arg == "never",
-            query="" if arg == "never" else arg,
+            store, self.user_id, never_served=never, query="" if never else arg,
         )  # fmt: skip
+        if not found and arg and await manage.list_memories(store, self.user_id):
+            self.say(
+                "Every memory of yours has been used at least once." if never
+                else f"None of your memories has the words {arg!r}."
+            )  # fmt: skip
+            return
         self.say(render.render_memories(
             found, page_index=0, pages=1, total=len(found), everywhere=await self._everywhere()
         ))  # fmt: skip
@@ -182,7 +229,12 @@ class Terminal:
         return found.everywhere
 
     async def cmd_pin(self, arg: str, pinned: bool = True) -> None:
-        memory = await manage.set_pinned(self.runtime.store, self.user_id, _id(arg), pinned)
+        store = self.runtime.store
+        before = await manage.get(store, self.user_id, _id(arg))
+        if before.pinned == pinned:
+            self.say(f"#{before.id} {'was already pinned' if pinned else 'was not pinned'}.")
+            return
+        memory = await manage.set_pinned(store, self.user_id, before.id, pinned)
         self.say(f"{'Pinned' if memory.pinned else 'Unpinned'} #{memory.id}.")
 
     async def cmd_unpin(self, arg: str) -> None:
@@ -226,6 +278,8 @@ class Terminal:
     async def cmd_remember(self, arg: str) -> None:
         """/remember TEXT [kind:KIND] [scope:global|story]."""
         text, chosen = options.split(arg, options.REMEMBER)
+        if not text.strip():
+            raise InvalidInput(f"write {options.REMEMBER_USAGE} (1 to 500 characters)")
         kind = Kind(chosen.get("kind", Kind.FACT.value))
         outcome = await manage.remember(
             self.runtime.store, user_id=self.user_id, story_id=self.story_id, origin=DM_ORIGIN,
@@ -286,7 +340,7 @@ class Terminal:
             found = await manage_privacy.choose(store, self.user_id, arg, default=default)
         else:
             found = await manage_privacy.get(store, self.user_id, default=default)
-        self.say(found.line())
+        self.say(found.line(terminal=True))
 
     async def cmd_stats(self, arg: str) -> None:
         stats = await manage.stats(self.runtime.store)
@@ -335,8 +389,23 @@ class Terminal:
             raise InvalidInput("write /lore list, /lore add KEYWORDS | CONTENT, or /lore remove ID")
 
     async def cmd_history(self, arg: str) -> None:
-        messages = await manage_context.recent_history(self.runtime.store, self.story_id, limit=20)
-        self.say(render.render_history(messages))
+        """/history [PAGE]: page 1 is the last HISTORY_PAGE messages, page 2 those before."""
+        page = _id(arg) if arg else 1
+        store = self.runtime.store
+        found = await manage_context.history_page(store, self.story_id, page, size=HISTORY_PAGE)
+        self.say(render.render_history(found.messages, page=page, older=found.older))
+
+    async def cmd_export(self, arg: str) -> None:
+        """/export [FILE]: everything stored about the person, as `echo-bot export` writes it."""
+        path = arg or f"echo-export-{self.user_id}.json"
+        default = self.runtime.settings.privacy.memories_served
+        data = await manage_export.export(self.runtime.store, self.user_id, default_served=default)
+        files.write(path, json.dumps(data, ensure_ascii=False))
+        self.say(
+            f"Everything stored about you is in {Path(path).resolve()} "
+            f"({render.count(len(data['memories']), 'memory', 'memories')}, "
+            f"{render.count(len(data['messages']), 'message')} with their replies)."
+        )
 
     async def cmd_exclude(self, arg: str, excluded: bool = True) -> None:
         store = self.runtime.store
@@ -353,6 +422,9 @@ class Terminal:
         """Read lines until end of input, /quit or Ctrl-C; then stop the background work."""
         reader = LineReader(stdin)
         scheduler = None
+        note = await earlier_spelling(self.runtime, self.user_name)
+        if note is not None:
+            self.say(note)
         if self.interactive:
             name = self.runtime.engine.character_name
             self.say(f"Talking to {name} as {self.user_name}. {HELP}")

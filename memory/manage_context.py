@@ -61,6 +61,25 @@ async def recent_history(store: Store, story_id: int, *, limit: int) -> list[His
     return await history.recent(store, story_id, limit=limit, include_excluded=True)
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryPage:
+    """One page of a story's history, oldest first, and whether older messages exist."""
+
+    messages: list[HistoryMessage]
+    older: bool
+
+
+async def history_page(store: Store, story_id: int, page: int, *, size: int) -> HistoryPage:
+    """Page `page` (1: the last `size` messages, 2: the `size` before...), excluded ones too."""
+    if page < 1:
+        raise InvalidInput(f"page {page}? pages start at 1")
+    limit = min(page * size + 1, 2**62)  # a page past the end reads them all, once
+    newest = await history.recent(store, story_id, limit=limit, include_excluded=True)
+    older = len(newest) > page * size
+    tail = newest[-page * size :]
+    return HistoryPage(tail[: max(0, len(tail) - (page - 1) * size)], older)
+
+
 async def stored_message(store: Store, source_id: str) -> HistoryMessage | None:
     """The stored message a front end sent under this source id ("discord:<id>")."""
     return await history.by_source(store, source_id)

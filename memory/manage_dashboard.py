@@ -7,6 +7,7 @@ decides who may open it (a token); these functions only read.
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from memory import manage_story
@@ -23,16 +24,23 @@ from memory.store.dashboard import (
     TokenFit,
     TurnDay,
 )
-from memory.store.dashboard_detail import MemoryFilter, PersonRow, Revision, StateChange, StoryRow
+from memory.store.dashboard_detail import (
+    Answered,
+    MemoryFilter,
+    PersonRow,
+    Revision,
+    StateChange,
+    StoryRow,
+)
 from memory.store.db import Store
 from memory.store.story import HeldAnchor
 from memory.store.timings import DAY, TIMINGS_DAYS, TurnPlan
 from memory.write import state
 
 __all__ = [
-    "DAY", "LanguageFit", "Latency", "MemoryFilter", "OutboxState", "PersonRow", "RecallSplit",
-    "ReflectionDay", "Revision", "StateChange", "Store", "StoryRow", "TokenFit", "TurnDay",
-    "TurnPlan",
+    "DAY", "Answered", "LanguageFit", "Latency", "MemoryFilter", "OutboxState", "PersonRow",
+    "RecallSplit", "ReflectionDay", "Revision", "StateChange", "Store", "StoryRow", "TokenFit",
+    "TurnDay", "TurnPlan",
 ]  # fmt: skip
 
 # The overview's default range, and the longest one timings are kept for.
@@ -124,6 +132,17 @@ async def people(store: Store, *, page: int = 0) -> tuple[list[PersonRow], int]:
     return await dashboard_detail.people(store, limit=PAGE_ROWS, offset=page * PAGE_ROWS)
 
 
+async def names(store: Store, user_ids: Collection[int]) -> dict[int, str]:
+    """The display name each person last wrote under; absent for those with no message kept
+    (an imported person, or one whose messages went)."""
+    return await dashboard_detail.names(store, user_ids)
+
+
+async def speakers(store: Store, story_ids: Collection[int]) -> dict[int, list[int]]:
+    """The people with a message kept in each of these stories, by id."""
+    return await dashboard_detail.speakers(store, story_ids)
+
+
 @dataclass(frozen=True, slots=True)
 class Person:
     user_id: int
@@ -153,13 +172,14 @@ class RecentTurn:
     turn: Turn
     origin: str
     plan: TurnPlan | None
+    answered: Answered | None = None
 
 
 async def recent_turns(store: Store, *, user_id: int | None = None) -> list[RecentTurn]:
     """The last turns recorded, newest first, each with its selection and context plan."""
     found = await dashboard_detail.recent_turns(store, limit=TURNS_SHOWN, user_id=user_id)
-    planned = await dashboard_detail.plans(store, [t.id for t, _ in found])
-    return [RecentTurn(t, origin, planned.get(t.id)) for t, origin in found]
+    planned = await dashboard_detail.plans(store, [t.id for t, _, _ in found])
+    return [RecentTurn(t, origin, planned.get(t.id), answered) for t, origin, answered in found]
 
 
 async def stories(store: Store) -> list[StoryRow]:

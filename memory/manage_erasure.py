@@ -103,7 +103,10 @@ def _made(anchors: int, positions: int, summaries: int, condensed: int) -> str:
 def _next_step(still: Leftovers, *, terminal: bool) -> str:
     if terminal:
         ids = " ".join(f"/forget-message {m.history_id}" for m in still.messages)
-        return f"To remove them and what was made from them: {ids} (or /forget-me for all)."
+        return (
+            f"To remove them and what was made from them: {ids} (or /forget-me for all); "
+            "/history lists the last messages, /history 2 and on the older ones."
+        )
     return (
         "To remove them and what was made from them: Apps → “Forget this message” on each "
         "(or /forget-me for everything about you)."

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from memory.errors import InvalidInput
 from memory.manage_privacy import served_where
-from memory.model import DM_ORIGIN, MANUAL_EXCHANGE, Candidate, Kind, Scope
+from memory.model import DM_ORIGIN, MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope
 from memory.store import counters, memories, personal, privacy
 from memory.store.db import Store, Tx
 from memory.text import clean
@@ -61,6 +61,17 @@ async def export(store: Store, user_id: int, *, default_served: str) -> dict[str
     }  # fmt: skip
 
 
+def nothing_stored(data: Mapping[str, Any]) -> bool:
+    """Whether an export holds nothing at all: no memory, message, derived item or choice."""
+    derived = data["derived"]
+    return (
+        not data["memories"]
+        and not data["messages"]
+        and not any(derived.values())
+        and data["privacy"]["memories_served"] is None
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Imported:
     """One memory of an export file, checked."""
@@ -81,6 +92,14 @@ def parse(data: object) -> list[Imported]:
     items = data.get("memories") if isinstance(data, Mapping) else None
     if not isinstance(items, list):
         raise InvalidInput('not an `echo-bot export` file (no "memories" list)')
+    version = data.get("version", EXPORT_VERSION) if isinstance(data, Mapping) else None
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise InvalidInput(f"version {version!r} is not an export version (a whole number)")
+    if version > EXPORT_VERSION:
+        raise InvalidInput(
+            f"export version {version} is newer than this Écho reads (up to {EXPORT_VERSION}):"
+            " update Écho, then import it"
+        )
     return [_item(index, item) for index, item in enumerate(items)]
 
 
@@ -153,14 +172,20 @@ async def import_memories(
     store: Store, user_id: int, data: object, *, now: float | None = None
 ) -> dict[str, int]:
     """Check the file, then add its memories to the person in one transaction (through dedup,
-    with their pins and dates); return what happened, by action."""
+    with their pins and dates); return what happened, by action. A memory the person already
+    has as it is in the file (same text, kind, scope and place) is left alone ("unchanged"),
+    so that importing a file again writes nothing, rules included (dedup leaves rules apart)."""
     items = parse(data)
     when = time.time() if now is None else now
 
     async def run(tx: Tx) -> dict[str, int]:
         done: dict[str, int] = {}
         indexes: dict[tuple[int, str], DedupIndex] = {}
+        held = {_same(m) for m in await memories.list_for_user(tx, user_id)}
         for n, item in enumerate(items):
+            if _same(item) in held:
+                done["unchanged"] = done.get("unchanged", 0) + 1
+                continue
             key = (item.story_id, item.origin)
             if key not in indexes:
                 pool = await memories.merge_pool(tx, user_id, item.story_id, item.origin)
@@ -181,6 +206,13 @@ async def import_memories(
                 await memories.set_pinned(tx, user_id, memory.id, True)
             await counters.bump(tx, f"memories_{outcome.action}")
             done[outcome.action] = done.get(outcome.action, 0) + 1
+            held.add(_same(item))
         return done
 
     return await store.transact(run)
+
+
+def _same(m: Memory | Imported) -> tuple[str, Kind, Scope, int, str]:
+    """What makes an imported memory one the person already has."""
+    story = (m.story_id or 0) if m.scope is Scope.STORY else 0
+    return (m.text, m.kind, m.scope, story, m.origin or DM_ORIGIN)

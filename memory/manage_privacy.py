@@ -38,9 +38,17 @@ class Privacy:
     def everywhere(self) -> bool:
         return self.served == EVERYWHERE
 
-    def line(self) -> str:
-        """The setting in one sentence."""
+    def line(self, *, terminal: bool = False) -> str:
+        """The setting in one sentence (in the terminal's terms: its chat counts as a DM, and
+        memories from a server come from an import)."""
         whose = "your choice" if self.choice else "the default here"
+        if terminal:
+            return (
+                "What you say in this chat is used in this chat; memories you imported from a "
+                "Discord server are "
+                + ("used here too" if self.everywhere else "used only in their server")
+                + f" ({whose})."
+            )
         if self.everywhere:
             return (
                 f"Your memories from servers are used in every server and in DMs ({whose}); "

@@ -46,6 +46,19 @@ def card(value: object, label: str) -> Html:
               class_="card")  # fmt: skip
 
 
+def person_link(user_id: int, names: Mapping[int, str]) -> Html:
+    """A person as the operator knows them: the name they last wrote under, the id beside it
+    ("no name" for one with no message kept, an imported person)."""
+    name = names.get(user_id)
+    shown = f"{name} · {user_id}" if name else f"no name · {user_id}"
+    return link(f"/people/{user_id}", shown)
+
+
+def date(at: float | None) -> Html:
+    """A moment as `when` writes it, kept on one line in a table."""
+    return el("span", when(at), class_="when")
+
+
 def where_learned(m: Memory) -> str:
     if m.scope.value == "story":
         return f"story {m.story_id}"
@@ -71,7 +84,7 @@ async def overview(view: View, params: Mapping[str, str]) -> Html:
     cards = el(
         "div",
         card(answered, "answered turns"),
-        card(degraded, "degraded turns"),
+        card(degraded, "answered without recall by meaning"),
         card(ms(everything.p50 if everything else None), "reply latency p50"),
         card(ms(everything.p95 if everything else None), "reply latency p95"),
         card(o.outbox.pending, "reflections waiting"),
@@ -280,10 +293,11 @@ async def health(view: View, params: Mapping[str, str]) -> Html:
     )
     body.append(el("h2", f"Never served, oldest first ({s.never_served})"))
     if h.never_served:
+        names = await board.names(view.store, [m.user_id for m in h.never_served])
         body.append(table(
             ("memory", "person", "kind", "where learned", "created", "candidate", "text"),
-            [(f"#{m.id}", link(f"/people/{m.user_id}", m.user_id), m.kind.value,
-              where_learned(m), when(m.created_at), m.candidate_count,
+            [(f"#{m.id}", person_link(m.user_id, names), m.kind.value,
+              where_learned(m), date(m.created_at), m.candidate_count,
               el("span", m.text, class_="memory-text"))
              for m in h.never_served],
             class_="never-served",
@@ -293,4 +307,4 @@ async def health(view: View, params: Mapping[str, str]) -> Html:
     return page("Memory health", covers, *body, here="/health")
 
 
-__all__ = ["BadParameter", "View", "esc", "health", "overview"]
+__all__ = ["BadParameter", "View", "date", "esc", "health", "overview", "person_link"]

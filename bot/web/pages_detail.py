@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bot.web.html import Html, el, empty, link, page, table, when
-from bot.web.pages import BadParameter, View, number
+from bot.web.html import Html, el, empty, esc, link, page, table, when
+from bot.web.pages import BadParameter, View, date, number, person_link
 from memory import manage_dashboard as board
 from memory.model import Memory, Reason, Selected
 
+# People named on a story's row; the rest are counted.
+STORY_PEOPLE = 5
 # What /why calls each reason (the person sees these words).
 REASON_TITLES = {
     Reason.PINNED: "pinned",
@@ -127,7 +129,7 @@ async def person(view: View, params: Mapping[str, str], user_id: int) -> Html:
         return page(title, covers, form, body, here="/people")
     rows = [
         (f"#{m.id}", m.kind.value, m.scope.value, _usable(m, served), "pinned" if m.pinned else "",
-         m.candidate_count, m.served_count, m.semantic_count, _ratio(m), when(m.created_at),
+         m.candidate_count, m.served_count, m.semantic_count, _ratio(m), date(m.created_at),
          el("span", m.text, class_="memory-text"))
         for m in p.memories
     ]  # fmt: skip
@@ -161,17 +163,20 @@ async def turns(view: View, params: Mapping[str, str]) -> Html:
             "No turn recorded yet: each message the character answers records the memories it "
             "selected, why, and (from schema 16 on) its context plan."
         ), here="/turns")  # fmt: skip
-    return page("Turns", covers, *(_turn(t, i == 0) for i, t in enumerate(found)), here="/turns")
+    names = await board.names(view.store, [t.turn.user_id for t in found])
+    shown = (_turn(t, i == 0, names) for i, t in enumerate(found))
+    return page("Turns", covers, *shown, here="/turns")
 
 
-def _turn(recent: board.RecentTurn, first: bool) -> Html:
+def _turn(recent: board.RecentTurn, first: bool, names: Mapping[int, str]) -> Html:
     t, plan = recent.turn, recent.plan
     place = "DMs" if recent.origin == "dm" else f"server {recent.origin}"
     state = el("span", "degraded", class_="tag bad") if t.degraded else ""
     latency = f" · {plan.latency_ms:,.0f} ms" if plan else ""
     summary = el(
-        "summary", f"Turn #{t.id} · {when(t.created_at)} · ", link(f"/people/{t.user_id}",
-        f"person {t.user_id}"), f" · story {t.story_id} · {place} · {len(t.selected)} memories"
+        "summary", f"Turn #{t.id} · {when(t.created_at)} · ", person_link(t.user_id, names),
+        f" · story {t.story_id} · {place} · {_answered(recent.answered)}"
+        f" · {len(t.selected)} memories"
         f"{latency} ", state,
     )  # fmt: skip
     parts: list[Html] = [summary]
@@ -184,6 +189,12 @@ def _turn(recent: board.RecentTurn, first: bool) -> Html:
         parts.append(empty("No memory selected: the person had none usable here."))
     parts.append(_plan(plan))
     return el("details", *parts, class_="turn", open=first)
+
+
+def _answered(answered: board.Answered | None) -> str:
+    if answered is None:
+        return "its message is no longer stored"
+    return f"answering message #{answered.message_id} of {when(answered.at)}"
 
 
 def _selected(i: int, s: Selected) -> tuple[object, ...]:
@@ -221,9 +232,21 @@ async def stories(view: View, params: Mapping[str, str]) -> Html:
         return page("Stories", covers, empty(
             "No story yet: a story begins with the first message in a channel or a DM."
         ), here="/stories")  # fmt: skip
-    rows = [(link(f"/stories/{s.story_id}", s.story_id), s.messages, when(s.last_message_at))
-            for s in found]  # fmt: skip
-    return page("Stories", covers, table(("story", "messages kept", "last message"), rows),
+    talking = await board.speakers(view.store, [s.story_id for s in found])
+    names = await board.names(view.store, [u for ids in talking.values() for u in ids])
+
+    def who(story_id: int) -> Html | str:
+        ids = talking.get(story_id, [])
+        if not ids:
+            return "—"
+        shown = [person_link(u, names) for u in ids[:STORY_PEOPLE]]
+        more = f" and {len(ids) - STORY_PEOPLE} more" if len(ids) > STORY_PEOPLE else ""
+        return Html(esc(", ").join(shown) + esc(more))
+
+    rows = [(link(f"/stories/{s.story_id}", s.story_id), who(s.story_id), s.messages,
+             when(s.last_message_at)) for s in found]  # fmt: skip
+    return page("Stories", covers,
+                table(("story", "who talks there", "messages kept", "last message"), rows),
                 here="/stories")  # fmt: skip
 
 
@@ -234,8 +257,12 @@ async def story(view: View, params: Mapping[str, str], story_id: int) -> Html:
     held = [a for a in s.anchors if a.dropped_at is None]
     dropped = [a for a in s.anchors if a.dropped_at is not None]
 
-    def who(user_id: int | None) -> str:
-        return "a reflection" if user_id is None else f"person {user_id}"
+    people = [a.added_by for a in s.anchors] + [a.dropped_by for a in s.anchors]
+    people += [d.dropped_by for d in s.positions.dropped] + [c.user_id for c in s.state_changes]
+    names = await board.names(view.store, [p for p in people if p is not None])
+
+    def who(user_id: int | None) -> Html | str:
+        return "a reflection" if user_id is None else person_link(user_id, names)
 
     body: list[Html] = [
         el("h2", "Summary"),

@@ -234,6 +234,13 @@ async def serving(
                   f"{settings.storage.path.parent / TOKEN_FILE} and printed only this once)",
                   file=sys.stderr)  # fmt: skip
         else:
+            # Said on screen too: inside `chat` the log goes to a file, and the token is not
+            # printed again, so say where it is.
+            kept = settings.storage.path.parent / TOKEN_FILE
+            where = ("your [web] token (or ECHO_WEB__TOKEN)" if web_settings.token is not None
+                     else f"the token kept in {kept}")  # fmt: skip
+            print(f"Operator's page: {address} — open {address}?token=… with {where}",
+                  file=sys.stderr)  # fmt: skip
             log.info("operator's page at %s", address)
         yield address
     finally:

@@ -37,6 +37,8 @@ th, td { padding: .3rem .5rem; border-bottom: 1px solid var(--line); text-align:
   vertical-align: top; }
 th { color: var(--muted); font-weight: 600; }
 td.text, .memory-text { white-space: pre-wrap; overflow-wrap: anywhere; }
+td .memory-text { display: block; min-width: 32ch; }
+.when { white-space: nowrap; }
 figure { margin: .5rem 0 1rem; }
 figcaption { color: var(--muted); font-size: .85rem; }
 svg.chart { width: 100%; max-width: 760px; height: auto; }

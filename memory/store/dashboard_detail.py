@@ -3,7 +3,7 @@ memories, the last turns with their selections and plans, stories and their hist
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from memory.model import Memory, Reason, Selected, Turn
@@ -98,6 +98,21 @@ async def person_name(store: Store, user_id: int) -> str | None:
     return str(row[0]) if row and row[0] is not None else None
 
 
+async def names(store: Store, user_ids: Collection[int]) -> dict[int, str]:
+    """The display name each of these people last wrote under (those with a message kept)."""
+    wanted = sorted(set(user_ids))
+    found: dict[int, str] = {}
+    for start in range(0, len(wanted), 500):
+        batch = wanted[start : start + 500]
+        rows = await store.fetchall(
+            "SELECT user_id, author_name FROM messages m WHERE id IN (SELECT max(id) FROM"
+            f" messages WHERE user_id IN ({', '.join('?' * len(batch))}) GROUP BY user_id)",
+            tuple(batch),
+        )
+        found.update((int(r[0]), str(r[1])) for r in rows)
+    return found
+
+
 async def person_memories(
     store: Store, user_id: int, chosen: MemoryFilter
 ) -> tuple[list[Memory], int]:
@@ -137,15 +152,33 @@ async def person_memories(
     return found, int(total[0]) if total else 0
 
 
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """The message a turn answered: the person's last one in the story when the turn ran (it
+    is stored before the turn is recorded)."""
+
+    message_id: int
+    at: float
+
+
+# The person's last message in the story when the turn was recorded.
+_ANSWERED = (
+    "(SELECT {column} FROM messages m WHERE m.user_id = t.user_id AND m.story_id = t.story_id"
+    " AND m.role = 'user' AND m.created_at <= t.created_at ORDER BY m.id DESC LIMIT 1)"
+)
+
+
 async def recent_turns(
     store: Store, *, limit: int, user_id: int | None = None
-) -> list[tuple[Turn, str]]:
+) -> list[tuple[Turn, str, Answered | None]]:
     """The last recorded turns, newest first, each with what it selected (as the memories are
-    now, like /why) and where it was (a server id, or 'dm')."""
-    where, params = ("WHERE user_id = ?", (user_id,)) if user_id is not None else ("", ())
+    now, like /why), where it was (a server id, or 'dm') and the message it answered (None:
+    no longer stored)."""
+    where, params = ("WHERE t.user_id = ?", (user_id,)) if user_id is not None else ("", ())
     rows = await store.fetchall(
-        "SELECT id, user_id, story_id, origin, degraded, created_at FROM turns"
-        f" {where} ORDER BY id DESC LIMIT ?",
+        "SELECT t.id, t.user_id, t.story_id, t.origin, t.degraded, t.created_at,"
+        f" {_ANSWERED.format(column='m.id')}, {_ANSWERED.format(column='m.created_at')}"
+        f" FROM turns t {where} ORDER BY t.id DESC LIMIT ?",
         (*params, limit),
     )
     if not rows:
@@ -167,7 +200,10 @@ async def recent_turns(
         Turn(int(r[0]), int(r[1]), int(r[2]), tuple(by_turn[int(r[0])]), bool(r[4]), float(r[5]))
         for r in rows
     ]
-    return [(t, str(r[3])) for t, r in zip(turns, rows, strict=True)]
+    return [
+        (t, str(r[3]), None if r[6] is None else Answered(int(r[6]), float(r[7])))
+        for t, r in zip(turns, rows, strict=True)
+    ]
 
 
 async def plans(store: Store, turn_ids: Sequence[int]) -> dict[int, TurnPlan]:
@@ -199,6 +235,22 @@ async def stories(store: Store, *, limit: int) -> list[StoryRow]:
         (limit,),
     )
     return [StoryRow(int(r[0]), int(r[1]), r[2]) for r in rows]
+
+
+async def speakers(store: Store, story_ids: Collection[int]) -> dict[int, list[int]]:
+    """The people with a message kept in each of these stories, by id."""
+    wanted = sorted(set(story_ids))
+    found: dict[int, list[int]] = {}
+    for start in range(0, len(wanted), 500):
+        batch = wanted[start : start + 500]
+        rows = await store.fetchall(
+            "SELECT DISTINCT story_id, user_id FROM messages WHERE role = 'user' AND story_id IN"
+            f" ({', '.join('?' * len(batch))}) ORDER BY story_id, user_id",
+            tuple(batch),
+        )
+        for r in rows:
+            found.setdefault(int(r[0]), []).append(int(r[1]))
+    return found
 
 
 async def revisions(store: Store, story_id: int, *, limit: int) -> list[Revision]:

@@ -314,8 +314,8 @@ async def get(store: Store, user_id: int, memory_id: int) -> Memory | None:
     return from_row(row) if row else None
 
 
-async def list_for_user(store: Store, user_id: int) -> list[Memory]:
-    """Return all of a user's memories, newest first."""
+async def list_for_user(store: Store | Tx, user_id: int) -> list[Memory]:
+    """Return all of a user's memories, newest first (in a transaction or outside any)."""
     rows = await store.fetchall(
         f"{SELECT_MEMORY} WHERE m.user_id = ? ORDER BY m.updated_at DESC, m.id DESC", (user_id,)
     )

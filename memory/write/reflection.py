@@ -203,7 +203,11 @@ def _load(text: str, dropped: list[tuple[str, str]]) -> dict[str, Any]:
         dropped.append(("payload", "no_json_object"))
         return {}
     try:
-        data = json.loads(text[start:])
+        # The first complete object is the answer: text after it (a closing fence, an end
+        # token spelled out, a second object) is noted, not a reason to lose the whole answer.
+        data, end = json.JSONDecoder().raw_decode(text, start)
+        if text[end:].strip():
+            dropped.append(("after_json", "trailing_text_ignored"))
     except (ValueError, RecursionError):
         # ValueError: not JSON, or an integer past Python's 4,300 digits; RecursionError: nested
         # deeper than the interpreter's stack.

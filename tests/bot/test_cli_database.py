@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.terminal import terminal_user_id
+from memory import manage
 from memory.store.db import Store
 
 # The bug hung forever; a healthy exit takes ~0.45 s here (the issue asks for 2 s, measured by
@@ -148,8 +150,9 @@ async def test_an_export_read_by_a_reader_that_left_ends_without_a_traceback(
     tmp_path: Path,
 ) -> None:
     database = tmp_path / "echo.sqlite3"
-    async with await Store.open(database):
-        pass
+    async with await Store.open(database) as store:  # something to export about Marie
+        marie = terminal_user_id("Marie")
+        await manage.remember(store, user_id=marie, story_id=marie, origin="dm", text="Aime le thé")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ECHO_")}
     read, write = os.pipe()
     os.close(read)  # `echo-bot export | head -c 0`: nobody reads stdout

@@ -96,12 +96,43 @@ async def test_import_restores_pins_and_dates_and_goes_through_dedup(
         )
         assert done == [{"created": 2}, {"created": 1}]
         again = await manage_export.import_memories(other, 40, exports[0])
-        assert again == {"absorbed": 2}
+        assert again == {"unchanged": 2}
         restored = {m.text: m for m in await manage.list_memories(other, 40)}
         assert restored["A un chat"].pinned and not restored["Aime le thé"].pinned
         assert restored["Aime le thé"].created_at == 1_000.0
         assert restored["A un chat"].updated_at == 1_001.0
         assert restored["A un chat"].origin == "111"
+
+
+async def test_a_second_import_of_the_same_file_writes_nothing_rules_included(
+    store: Store,
+) -> None:
+    """Rules stay out of dedup (a wish is never merged into a fact): before, each import of the
+    same file added the rule again."""
+    rule = {"text": "Appelle-moi Lé, pas Léa", "kind": "rule", "scope": "global", "origin": "dm"}
+    fact = {"text": "Aime le thé", "kind": "fact", "scope": "story", "story_id": 7, "origin": "5"}
+    data = {"version": 2, "memories": [rule, fact]}
+    assert await manage_export.import_memories(store, 1, data) == {"created": 2}
+    before = await manage.list_memories(store, 1)
+    again = await asyncio.gather(*(manage_export.import_memories(store, 1, data) for _ in "abc"))
+    assert again == [{"unchanged": 2}] * 3
+    assert await manage.list_memories(store, 1) == before
+    # The same text in another place, or of another kind, is another memory.
+    moved = {"version": 2, "memories": [{**rule, "kind": "preference"}, {**fact, "story_id": 8}]}
+    assert await manage_export.import_memories(store, 1, moved) == {"created": 2}
+
+
+async def test_an_export_newer_than_the_code_is_refused_whole(store: Store) -> None:
+    good = {"text": "Aime le thé", "kind": "fact", "scope": "global"}
+    for version, said in (
+        (99, "export version 99 is newer than this Écho reads (up to 2): update Écho, then "
+             "import it"),
+        ("2", "version '2' is not an export version (a whole number)"),
+    ):  # fmt: skip
+        with pytest.raises(InvalidInput) as raised:
+            await manage_export.import_memories(store, 1, {"version": version, "memories": [good]})
+        assert str(raised.value) == said
+    assert await manage.list_memories(store, 1) == []
 
 
 @pytest.mark.parametrize(

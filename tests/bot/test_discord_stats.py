@@ -56,7 +56,7 @@ async def test_a_servers_stats_count_that_server_only_and_the_owner_sees_everyth
     owner = rec.contents()[-1]
     assert owner.startswith("Memories learned in this server: 0")
     assert "**Bot-wide** (you own the bot)\nMemories: 1 (of 1 person)" in owner
-    assert "Turns with recall by meaning: 3 · degraded turns: 0" in owner
+    assert "Turns with recall by meaning: 3 · without it (all time, answered or not): 0" in owner
     # The loop-lag monitor runs with the bot; no turn here waited for a matrix (a few memories).
     assert re.search(r"Longest event-loop stall in the last minute: \d+ ms", owner)
     assert "turns served before their vectors were loaded: 0" in owner

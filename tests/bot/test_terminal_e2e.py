@@ -204,10 +204,11 @@ async def test_the_terminal_moderates_its_own_story_and_sets_privacy(
     assert "Dropped (last 1)" in shown and "dropped by you on " in shown
     assert ": plus vrai\n" in shown
     assert "Position #1 (chats) dropped." in out and "chats — dropped by you on" in out
-    assert "Each memory is used only where you said it" in out
-    assert "in every server and in DMs (your choice)" in out
+    # Said in the terminal's terms: its chat, and memories imported from a server.
+    assert "imported from a Discord server are used only in their server (the default here)" in out
+    assert "imported from a Discord server are used here too (your choice)" in out
     assert "choose where_learned, everywhere or default, not 'partout'." in out
-    assert "fact·global · only in DMs ·" in out
+    assert "fact·global · used in this chat ·" in out
     # Paul's story is his own: Marie's anchors are not his to see or drop.
     assert "(by a reflection on Paul's message" in others[0] and "Marie's message" not in others[0]
     assert "No anchor #1 held here." in others[0]

@@ -220,9 +220,9 @@ async def test_remember_reads_its_options(
     out = marie.out.getvalue()
     assert said in out
     shown = {
-        "/remember Appelle-moi Sam kind:rule": r"#1 rule·global · only in DMs · .* — "
+        "/remember Appelle-moi Sam kind:rule": r"#1 rule·global · used in this chat · .* — "
         r"Appelle-moi Sam\n",
-        "/remember Aime la mer scope:story kind:preference": r"#1 preference·story · only in "
-        r"conversation \d+ · .* — Aime la mer\n",
+        "/remember Aime la mer scope:story kind:preference": r"#1 preference·story · used in "
+        r"this chat · .* — Aime la mer\n",
     }.get(typed)
     assert shown is None or re.search(shown, out)

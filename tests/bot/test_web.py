@@ -17,6 +17,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.web.pages import View
 from bot.web.server import COOKIE, HEADERS, build_app, session_value
+from memory import manage, manage_context
 from memory.engine import Incoming
 from memory.store.db import Store
 from tests.fakes.ollama import FakeOllama
@@ -291,3 +292,40 @@ async def test_any_query_gets_a_page_or_one_line_never_an_error(
                 assert status == 200 or (status == 400 and body.count("\n") == 1), (
                     path, name, value, status,
                 )  # fmt: skip
+
+
+async def test_people_are_named_with_their_id_beside_and_dates_stay_on_one_line(
+    scripted: Scripted, store: Store, client: TestClient[object, object]
+) -> None:
+    """Never-served list, turns and a story's anchors name each person (the name they last
+    wrote under) with the id beside; a person with no message kept (an import) says so."""
+    imported = 77
+    await manage.remember(store, user_id=imported, story_id=5, origin="dm", text="Importée")
+    _, health = await _get(client, "/health")
+    assert f"Marie · {MARIE}" in _text(health) and f"no name · {imported}" in _text(health)
+    _, turns = await _get(client, "/turns")
+    assert f"Marie · {MARIE}" in _text(turns) and f"Paul · {PAUL}" in _text(turns)
+    assert f"person {MARIE}" not in _text(turns)
+    # Each turn names the message it answered: its history id and time, never its text.
+    answered = re.findall(r"answering message #(\d+) of \d{4}-\d\d-\d\d \d\d:\d\d", turns)
+    stored = await manage_context.recent_history(store, STORY, limit=50)
+    asked = [str(m.id) for m in reversed(stored) if m.role == "user"]
+    assert answered == asked and len(asked) == 4
+    _, stories = await _get(client, "/stories")
+    assert f"Marie · {MARIE} ,  Paul · {PAUL}" in _text(stories)  # two links
+    _, story = await _get(client, f"/stories/{STORY}")
+    assert f"person {MARIE}" not in _text(story)
+    # Dates in the memory tables are kept whole; the text column has room to read.
+    _, person = await _get(client, f"/people/{MARIE}")
+    assert re.search(r'<span class="when">\d{4}-\d\d-\d\d \d\d:\d\d</span>', person)
+    _, style = await _get(client, "/static/style.css")
+    assert ".when { white-space: nowrap; }" in style
+    assert "td .memory-text { display: block; min-width: 32ch; }" in style
+
+
+async def test_the_overview_and_stats_name_their_two_counts_apart(
+    scripted: Scripted, client: TestClient[object, object]
+) -> None:
+    _, body = await _get(client, "/")
+    assert "answered without recall by meaning" in _text(body)
+    assert "degraded turns" not in _text(body)

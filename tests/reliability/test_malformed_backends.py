@@ -114,7 +114,7 @@ async def test_a_turn_whose_embedding_has_the_wrong_dimension_is_answered_and_co
         assert "Degraded turn" in why and "ginger cat" in why  # served, by keywords
         rec.owner_id = ALICE  # the bot-wide figures are for its owner
         await _command(echo, "stats", ALICE, permissions=MANAGE_GUILD)
-        assert "degraded turns: 1" in rec.contents()[-1]
+        assert "without it (all time, answered or not): 1" in rec.contents()[-1]
 
 
 async def test_stats_and_the_outbox_never_show_the_password_of_the_backend_url(

@@ -108,3 +108,32 @@ async def test_the_outbox_survives_a_restart(
     ollama.chat_replies = [json.dumps(REFLECTION)]
     async with await Store.open(path) as store:
         assert await _worker(store, ollama, http, Clock()).run_due() == 1
+
+
+async def test_a_complete_answer_with_text_after_it_is_applied_not_retried(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    """A small model under a grammar may finish its object and go on (a closing fence, its end
+    token spelled out, a second object). With no memory in it, the answer was thrown away whole
+    as `invalid_json_salvaged`, its summary with it, and the exchange retried; many people at
+    once, each with another trailer."""
+    trailers = ["\n```", "</s>", ' {"memories": []}', "\nDone.", "<|im_end|>\n<|im_start|>"]
+    for n in range(len(trailers)):
+        exchange = Exchange(f"m{n}", 1 + n, 10 + n, "111", "Sam", "Bonjour", "Salut !")
+        await store.transact(lambda tx, e=exchange: outbox.enqueue(tx, e, now=0.0))
+    answers = iter(
+        json.dumps({"memories": [], "summary": f"Résumé {n}"}) + t for n, t in enumerate(trailers)
+    )
+
+    def reply(payload: dict[str, object]) -> str:
+        return next(answers)
+
+    ollama.chat_reply = reply
+    worker = _worker(store, ollama, http, Clock())
+    assert await worker.run_due() == len(trailers)
+    summaries = [await history.summary(store, 10 + n) for n in range(len(trailers))]
+    assert sorted(summaries) == [f"Résumé {n}" for n in range(len(trailers))]
+    named = await counters.read_all(store)
+    assert "reflection_failed:_Unusable" not in named
+    # Noted for each, but the closing fence alone, which was always taken away.
+    assert named["reflection_dropped:trailing_text_ignored"] == len(trailers) - 1
