@@ -20,7 +20,6 @@ from memory.store.db import Store
 from tests.fakes.ollama import FakeOllama
 
 CANARY = re.compile(r"[A-Z0-9]{3}CANARY\d{4}")
-_SPEAKER = re.compile(r"between (.+?) and ")
 
 
 def reflection_request(payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -74,8 +73,9 @@ def script(ollama: FakeOllama, *, copy: bool = False) -> None:
     def answer(payload: dict[str, Any]) -> str:
         asked = reflection_request(payload)
         if asked is not None:
-            said = _SPEAKER.search(payload["messages"][0]["content"])
-            return json.dumps(reflection(asked, said.group(1) if said else "someone", copy=copy))
+            # The person's display name is data in the request, never in the instructions.
+            speaker = str(asked.get("person") or "someone")
+            return json.dumps(reflection(asked, speaker, copy=copy))
         found = CANARY.findall(payload["messages"][-1]["content"])
         return f"Noté : {found[-1]}." if found else "D'accord."
 
