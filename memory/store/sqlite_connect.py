@@ -10,9 +10,12 @@ transaction API above it (`Store`, `Tx`) does not depend on these pragmas, and t
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 import sqlite3
+import sys
 import time
+import unicodedata
 
 import aiosqlite
 
@@ -42,11 +45,23 @@ async def connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
     return conn
 
 
-# A word as FTS5's unicode61 tokenizer sees one: letters and digits, with the combining marks
-# remove_diacritics folds away (the underscore and all punctuation separate words).
-_WORD = re.compile(
-    r"(?:[^\W_]|[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f])+"
-)
+@functools.cache
+def _word() -> re.Pattern[str]:
+    """A word as FTS5's unicode61 tokenizer sees one: a run of anything but punctuation,
+    symbols, spaces and controls (letters, digits, the marks remove_diacritics folds away,
+    private and unassigned code points), so the underscore and every symbol separate words.
+    SQLite's tables are of an older Unicode: a symbol assigned since ("🏱") is a letter to it,
+    a separator here, so it recalls nothing; the person's filter after the match still holds."""
+    ranges: list[list[int]] = []
+    for code in range(sys.maxunicode + 1):
+        category = unicodedata.category(chr(code))
+        if category[0] in "PSZ" or category in ("Cc", "Cf", "Cs"):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    between = "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in ranges)
+    return re.compile(f"[^{between}]+")
 
 
 def owner_tag(user_id: int) -> str:
@@ -59,7 +74,7 @@ def owned_words(user_id: int, text: str) -> str:
     a term of one person is then a term of the index no one else's memory holds, so matching it
     (a prefix too) reads that person's entries only (memory.store.keywords)."""
     tag = owner_tag(user_id)
-    return " ".join(tag + word for word in _WORD.findall(text))
+    return " ".join(tag + word for word in _word().findall(text))
 
 
 async def _into_wal(conn: aiosqlite.Connection, busy_timeout_ms: int) -> None:

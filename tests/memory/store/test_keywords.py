@@ -9,10 +9,14 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from memory.model import Kind, Scope
 from memory.read.recall import keyword_recall, query_terms
 from memory.store import memories
 from memory.store.db import Store, Tx
+from memory.store.sqlite_connect import owned_words
 
 STORY, GUILD = 10, "111"
 ALICE, NEWCOMER = 1, 2
@@ -128,3 +132,50 @@ async def test_migration_19_indexes_each_persons_words_under_their_own_name(
             )
             rows = await new.fetchall("SELECT id FROM memories WHERE user_id = ?", (user_id,))
             assert set(found.hits) == {int(r[0]) for r in rows}, user_id
+
+
+# Latin with its accents and combining marks, Greek, Cyrillic, CJK, emoji of Unicode 6, digits,
+# punctuation and spaces: what people write.
+_CHARS = st.characters(
+    codec="utf-8",
+    categories=("L", "M", "N", "P", "Zs"),
+    max_codepoint=0x9FFF,
+) | st.sampled_from("😀😂🙏👍_'’-«»\n\t🎉")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.lists(st.text(_CHARS, min_size=1, max_size=12), min_size=1, max_size=6),
+    st.text(_CHARS, min_size=1, max_size=6),
+    st.booleans(),
+)
+def test_the_tagged_index_matches_what_fts5_matches_in_the_persons_texts(
+    texts: list[str], term: str, prefix: bool
+) -> None:
+    """Oracle: FTS5's own unicode61 over the person's texts alone, the term as one phrase."""
+    conn = sqlite3.connect(":memory:")
+    tokenize = "tokenize = 'unicode61 remove_diacritics 2'"
+    conn.execute(f"CREATE VIRTUAL TABLE plain USING fts5(words, {tokenize})")
+    conn.execute(f"CREATE VIRTUAL TABLE tagged USING fts5(words, content = '', {tokenize})")
+    for rowid, text in enumerate(texts, start=1):
+        conn.execute("INSERT INTO plain (rowid, words) VALUES (?, ?)", (rowid, text))
+        conn.execute(
+            "INSERT INTO tagged (rowid, words) VALUES (?, ?)", (rowid, owned_words(ALICE, text))
+        )
+    star = "*" if prefix else ""
+    phrase = '"' + term.replace('"', '""') + '"' + star
+    expected = {
+        r[0] for r in conn.execute("SELECT rowid FROM plain WHERE plain MATCH ?", (phrase,))
+    }
+    owned = owned_words(ALICE, term)
+    got = (
+        {
+            r[0]
+            for r in conn.execute(
+                "SELECT rowid FROM tagged WHERE tagged MATCH ?", (f'"{owned}"{star}',)
+            )
+        }
+        if owned
+        else set()
+    )
+    assert got == expected
