@@ -65,10 +65,12 @@ IDLE_PASSES = 7
 CHECKED = 12
 CHECK_TEXT = "Person {p}, tell me about note 17 and note 342"
 # People with no memory in the attack run, all processes together, and the pause between two
-# messages of one of them: a fast typist, so that what they add is their messages' cost, not a
-# flood of turns (a flood is what the per-person limits are for).
+# messages of one of them: a fast typist's 32 words. What they add is then their messages'
+# cost, not a flood of turns: at one message a second each, 20 newcomers offered 20 turns/s to
+# a process serving 13 (2 cores under load), and the others' p95 doubled from the load alone
+# (2.27x, newcomers' recall 6 ms a turn at 200,000 memories).
 NEWCOMERS = 20
-ATTACK_PAUSE = 1.0
+ATTACK_PAUSE = 10.0
 _WORDS = ("tea garden cello Lyon brother nurse piano Saturday train sister cat flight "
           "birthday March bakery river novel chess ferry violin market autumn").split()  # fmt: skip
 
