@@ -42,6 +42,7 @@ from memory.engine import MemoryConfig
 from memory.indexer import REINDEX_INTERVAL
 from memory.model import Kind
 from memory.read.semantic import RELATIVE_SD
+from memory.redact import Secrets
 
 # The engine's defaults, read once: every setting that feeds the engine takes its default here.
 _MEMORY = MemoryConfig()
@@ -315,6 +316,11 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # The TOML file arrives as init arguments: the environment and secrets override it.
         return env_settings, NestedSecretsSettingsSource(file_secret_settings), init_settings
+
+    def secrets(self) -> Secrets:
+        """Every secret value the settings hold: none is logged, stored or shown."""
+        held = (self.discord.token, self.llm.api_key, self.storage.password, self.web.token)
+        return Secrets.of(*(s.get_secret_value() for s in held if s is not None))
 
     def memory_config(self) -> MemoryConfig:
         """The engine's read-path config, from [memory], [limits], [privacy] and the chat

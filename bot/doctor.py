@@ -24,7 +24,6 @@ from memory.llm import ollama_health
 from memory.manage_setup import Store
 from memory.read.calibrate import LanguageReport, calibrate
 from memory.read.calibrate import save as save_calibration
-from memory.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +61,11 @@ async def doctor(settings: Settings, config_path: str) -> int:
     else:
         results.append((True, "Discord token is set"))
         results.append(await _check_discord(settings.discord.api_url))
+    secrets = settings.secrets()
     for status, line in results:
-        # Its lines name the servers as configured: a user:password in a URL is not shown.
-        print(f"{_MARKS[status]} {redact(line)}")
+        # Its lines name the servers as configured: a user:password in a URL is not shown,
+        # nor a key a server quoted back.
+        print(f"{_MARKS[status]} {secrets.redact(line)}")
     return 0 if all(status is not False for status, _ in results) else 1
 
 

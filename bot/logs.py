@@ -7,9 +7,11 @@ import asyncio
 import contextlib
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TextIO
+
+from memory.redact import Secrets
 
 LOG_NAME = "echo.log"
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -47,6 +49,45 @@ def configure(*, verbose: bool, file: Path | None = None, screen: TextIO = sys.s
     target.setFormatter(logging.Formatter(FORMAT))
     root.addHandler(target)
     return where
+
+
+@contextlib.asynccontextmanager
+async def redacting(secrets: Secrets) -> AsyncIterator[None]:
+    """Inside, every record the log's handlers write is without `secrets` (its message, its
+    arguments, its traceback): a server may quote a key in an error that a library logs."""
+    handlers = list(logging.getLogger().handlers)
+    hiding = _Redacting(secrets)
+    for handler in handlers:
+        handler.addFilter(hiding)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(hiding)
+
+
+class _Redacting(logging.Filter):
+    def __init__(self, secrets: Secrets) -> None:
+        super().__init__()
+        self.secrets = secrets
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError, KeyError):  # arguments that do not fit the message
+            message = f"{record.msg} % {record.args!r}"
+        # The record is rewritten in place: every handler after this one writes it redacted.
+        record.msg, record.args = self.secrets.redact(message), ()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = _TRACEBACKS.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.secrets.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.secrets.redact(record.stack_info)
+        return True
+
+
+_TRACEBACKS = logging.Formatter()
 
 
 def chat_log(database: Path, tag: str = "") -> Path:

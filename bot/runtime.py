@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from bot import heartbeat
+from bot import heartbeat, logs
 from bot.config import ConfigError, Settings
 from bot.files import database_exists
 from memory import cards, manage_context, manage_setup
@@ -25,6 +25,7 @@ from memory.manage_setup import ReflectionWorker, Store
 from memory.read.prefixes import Prefixed, resolve
 from memory.read.prompt import Character
 from memory.read.strategies import Registry, load_registry
+from memory.redact import Secrets
 from memory.structured import Mode, Negotiator
 
 # A server that is down is said at once; once connected, only the deadlines (chat_timeout,
@@ -45,6 +46,8 @@ class Runtime:
     engine: Engine
     worker: ReflectionWorker
     indexer: Indexer
+    # What no answer, log line or stored error holds (the settings' keys, tokens, password).
+    secrets: Secrets
 
 
 def http_client() -> httpx.AsyncClient:
@@ -58,16 +61,19 @@ def backends(
     """Return the chat backend and the embedder the settings name."""
     llm = settings.llm
     modes = modes or Negotiator(override=override(settings))
+    secrets = settings.secrets()
     if llm.backend == "openai":
         key = llm.api_key.get_secret_value() if llm.api_key else None
         return (
-            OpenAIChat(http, llm.base_url, llm.chat_model, api_key=key, modes=modes),
-            OpenAIEmbedder(http, llm.embeddings_url, llm.embedding_model, api_key=key),
-        )
+            OpenAIChat(http, llm.base_url, llm.chat_model, api_key=key, modes=modes,
+                       secrets=secrets),
+            OpenAIEmbedder(http, llm.embeddings_url, llm.embedding_model, api_key=key,
+                           secrets=secrets),
+        )  # fmt: skip
     return (
         OllamaChat(http, llm.base_url, llm.chat_model, num_ctx=settings.context.context_length,
-                   modes=modes),
-        OllamaEmbedder(http, llm.embeddings_url, llm.embedding_model),
+                   modes=modes, secrets=secrets),
+        OllamaEmbedder(http, llm.embeddings_url, llm.embedding_model, secrets=secrets),
     )  # fmt: skip
 
 
@@ -189,7 +195,9 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     """Open the database and the HTTP client, build the engine; close everything on exit."""
     registry = strategies(settings)
     card = load_card(settings)
+    secrets = settings.secrets()
     async with (
+        logs.redacting(secrets),
         http_client() as http,
         await Store.open(
             settings.storage.database, password=settings.storage.database_password()
@@ -215,13 +223,14 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         )
         worker = ReflectionWorker(
             store, Deadlined(chat, "reflection_timeout"), character_name=engine.character.name,
-            deadline=settings.llm.reflection_timeout, caches=engine.caches,
+            deadline=settings.llm.reflection_timeout, caches=engine.caches, secrets=secrets,
         )  # fmt: skip
         loop_lag.start()
         try:
             yield Runtime(
-                settings, store, http, chat, embedder, engine, worker, Indexer(store, embedder)
-            )
+                settings, store, http, chat, embedder, engine, worker, Indexer(store, embedder),
+                secrets,
+            )  # fmt: skip
         finally:
             try:
                 await loop_lag.stop()

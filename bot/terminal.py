@@ -62,7 +62,7 @@ class Terminal:
         self._print(render.plain(text))
 
     def _print(self, text: str, end: str = "\n") -> None:
-        print(text, file=self.out, end=end, flush=True)
+        print(self.runtime.secrets.remove(text), file=self.out, end=end, flush=True)
 
     def _ask(self, question: str, name: str, act: Callable[[], Awaitable[None]], kept: str) -> None:
         """Ask a y/N question; the next line answers it (y does `act`, anything else keeps)."""

@@ -67,7 +67,9 @@ class EchoView(discord.ui.View):
 
 
 async def send_ephemeral(interaction: discord.Interaction[Any], text: str) -> None:
-    """Send a private answer, split under Discord's limit, never pinging anyone."""
+    """Send a private answer, split under Discord's limit, never pinging anyone, without any
+    of the bot's secrets."""
+    text = interaction.client.runtime.secrets.remove(text)
     chunks = render.split_message(render.defang(text)) or ["…"]
     none = discord.AllowedMentions.none()
     for chunk in chunks:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memory.errors import BackendError, BackendRefused, BackendResponseError, BackendUnavailable
-from memory.redact import redact
+from memory.redact import NO_SECRETS, Secrets
 
 # The server's own words in an error text: enough for "response_format.type: Input should be
 # 'text' or 'json_object'" or "failed to parse grammar", short enough for one /stats line.
@@ -29,22 +29,24 @@ _REFUSED = re.compile(
 _PYDANTIC_ERROR = re.compile(r"'loc': \(([^)]{0,300})\), 'msg': (\"[^\"]{0,300}\"|'[^']{0,300}')")
 
 
-def answered_error(url: str, status: int, data: Any) -> BackendError | None:
+def answered_error(
+    url: str, status: int, data: Any, secrets: Secrets = NO_SECRETS
+) -> BackendError | None:
     """The error an answer stands for (None when it is not one): 429 and a 5xx are the
     server's failure, unless the body says the request was refused; a 4xx is a refusal; an
-    error in a 200 answer is a response error."""
+    error in a 200 answer is a response error. Its text holds none of `secrets`."""
     if status < 400 and not (isinstance(data, dict) and data.get("error")):
         return None
-    detail, kind = server_message(data)
-    text = redact(f"{url}: HTTP {status}: {detail}")
+    detail, kind = server_message(data, secrets)
+    text = secrets.redact(f"{url}: HTTP {status}: {detail}")
     if status == 429 or (status >= 500 and not _REFUSED.search(f"{detail} {kind}")):
         return BackendUnavailable(text)
     if status >= 400:
-        return BackendRefused(text, status=status, detail=redact(detail))
+        return BackendRefused(text, status=status, detail=secrets.redact(detail))
     return BackendResponseError(text)
 
 
-def server_message(data: Any) -> tuple[str, str]:
+def server_message(data: Any, secrets: Secrets = NO_SECRETS) -> tuple[str, str]:
     """The server's own words about an error, shortened, and the error's type if it gives one.
 
     Shapes: {"error": "..."} (Ollama), {"error": {"message", "type"}} (OpenAI, llama.cpp,
@@ -56,13 +58,15 @@ def server_message(data: Any) -> tuple[str, str]:
         error = error.get("message")
     if not error and isinstance(data, dict):
         error = data.get("detail")
+    kind = secrets.redact(kind[: 60 + secrets.longest])[:60]
     if isinstance(error, list):
         error = "; ".join(_field_error(e) for e in error[:3] if isinstance(e, dict))
     # Only a string is quoted: str() of an arbitrary value could be huge or nested too deeply.
     if not isinstance(error, str) or not error.strip():
-        return "no detail", kind[:60]
-    # Redacted before it is cut: a password cut before its "@" would no longer look like one.
-    return _shorten(redact(_condensed(error[:4000]))), kind[:60]
+        return "no detail", kind
+    # Redacted before it is cut: a password cut before its "@" would no longer look like one,
+    # nor a key cut in two like a configured value (each cut leaves room for the longest).
+    return _shorten(secrets.redact(_condensed(error[: 4000 + secrets.longest]))), kind
 
 
 def _condensed(text: str) -> str:

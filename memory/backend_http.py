@@ -3,7 +3,10 @@ turned into the typed errors of memory.errors.
 
 `deadline` bounds the whole call and is the only bound on it: each request carries its own httpx
 timeouts, set from the deadline, so a client's shorter read timeout cannot cut a slow reply (the
-client's connect timeout is kept when shorter). A body is streamed and abandoned past a cap.
+client's connect timeout is kept when shorter). A body is streamed and abandoned past a cap, the
+cap counted on what it decodes to: a compressed body (one gzip or deflate coding, the only ones
+asked for) is inflated here a bounded step at a time, never by httpx, whose decoders inflate a
+980-byte chunk to a gigabyte at once; stacked or other codings are refused.
 Failures become BackendUnavailable (unreachable, deadline expired, 429, 5xx: retry later),
 BackendRefused (a 4xx, or a 5xx whose body says the request itself was refused), or
 BackendResponseError (an in-band error, or content that cannot be used: too large, not JSON,
@@ -18,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import zlib
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -25,7 +29,17 @@ import httpx
 
 from memory.backend_errors import answered_error
 from memory.errors import BackendResponseError, BackendUnavailable
-from memory.redact import redact
+from memory.redact import NO_SECRETS, Secrets
+
+# What a request accepts: gzip and deflate, inflated here under the cap (see read_capped); not br
+# or zstd, which httpx would ask for once their packages are installed.
+ACCEPT_ENCODING = "gzip, deflate"
+# What one call to the inflater may write: small beside any cap, large enough that a 4 MB
+# answer takes 64 calls.
+INFLATE_STEP = 64 * 1024
+# zlib's window bits: a gzip header, a zlib header (what "deflate" means; a raw stream, which
+# some servers send instead, is tried when that header is missing).
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 
 
 async def post_json(
@@ -36,38 +50,42 @@ async def post_json(
     deadline: float,
     cap: int,
     headers: Mapping[str, str] | None = None,
+    secrets: Secrets = NO_SECRETS,
 ) -> Any:
     """POST `payload` and return the JSON answer; every failure is a BackendError whose text
-    carries no credential."""
+    carries no credential (none of `secrets` either)."""
+    sent = {**(headers or {}), "Accept-Encoding": ACCEPT_ENCODING}
     async with (
-        bounded(url, deadline),
+        bounded(url, deadline, secrets),
         http.stream(
-            "POST", url, json=payload, headers=headers, timeout=timeouts(http, deadline)
+            "POST", url, json=payload, headers=sent, timeout=timeouts(http, deadline)
         ) as response,
     ):
         status = response.status_code
         body = await read_capped(response, cap)
-    data, problem = decode(body, cap)
-    error = answered_error(url, status, data)
+    data, problem = decode(body)
+    error = answered_error(url, status, data, secrets)
     if error is not None:
         raise error
     if data is None:
-        raise BackendResponseError(redact(f"{url}: {problem}"))
+        raise BackendResponseError(secrets.redact(f"{url}: {problem}"))
     return data
 
 
 @contextlib.asynccontextmanager
-async def bounded(url: str, deadline: float) -> AsyncIterator[None]:
+async def bounded(url: str, deadline: float, secrets: Secrets = NO_SECRETS) -> AsyncIterator[None]:
     """Bound the block by `deadline`; turn what the transport raises (unreachable, too slow,
-    a bad header) into BackendUnavailable naming `url`."""
+    a bad header) into BackendUnavailable naming `url`, without `secrets`."""
     try:
         async with asyncio.timeout(deadline):
             yield
     except TimeoutError:
-        raise BackendUnavailable(redact(f"{url}: no answer within {deadline:g} s")) from None
+        raise BackendUnavailable(
+            secrets.redact(f"{url}: no answer within {deadline:g} s")
+        ) from None
     except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
         # UnicodeError: a header value outside ASCII (an API key pasted with a stray character).
-        raise BackendUnavailable(redact(f"{url}: {type(exc).__name__}: {exc}")) from exc
+        raise BackendUnavailable(secrets.redact(f"{url}: {type(exc).__name__}: {exc}")) from exc
 
 
 def timeouts(http: httpx.AsyncClient, deadline: float) -> httpx.Timeout:
@@ -78,25 +96,83 @@ def timeouts(http: httpx.AsyncClient, deadline: float) -> httpx.Timeout:
     return httpx.Timeout(deadline, connect=deadline if connect is None else min(connect, deadline))
 
 
-async def read_capped(response: httpx.Response, cap: int) -> bytes | None:
-    """Return the body, or None as soon as it is known to pass `cap` bytes."""
+async def read_capped(response: httpx.Response, cap: int) -> bytes | str:
+    """Return the body decoded, or why it cannot be used as soon as that is known: it passes
+    `cap` bytes (sent or decoded), its coding is stacked or not gzip or deflate, or it is
+    corrupt. Memory holds at most `cap` bytes of it, whatever it inflates to."""
+    too_large = f"the answer is larger than {cap // (1024 * 1024)} MB"
     declared = response.headers.get("content-length", "")
     # Lengths compared as digit strings first: int() of a 5,000-digit one raises ValueError.
     digits = declared.isascii() and declared.isdigit()
     if digits and (len(declared) > len(str(cap)) or int(declared) > cap):
-        return None
+        return too_large
+    if response.is_stream_consumed:
+        # Built whole in memory (a mock transport): httpx has already read and decoded it.
+        return response.content if len(response.content) <= cap else too_large
+    codings = [
+        c.strip().lower()
+        for c in response.headers.get_list("content-encoding", split_commas=True)
+        if c.strip().lower() not in ("", "identity")
+    ]
+    if len(codings) > 1 or (codings and codings[0] not in _WBITS):
+        shown = ", ".join(codings)[:60]
+        return f"the answer is encoded as {shown!r} (only one gzip or deflate coding is read)"
+    inflater = zlib.decompressobj(_WBITS[codings[0]]) if codings else None
+    sent = 0
     body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
+    # Raw: httpx's decoders would inflate each chunk whole before the cap is looked at.
+    async for chunk in response.aiter_raw():
+        sent += len(chunk)
+        if sent > cap:
+            return too_large  # leaving the stream closes the connection: the rest is never read
+        if inflater is None:
+            body += chunk
+        else:
+            try:
+                raw = sent == len(chunk) and codings[0] == "deflate"
+                inflater = _inflate(inflater, chunk, body, cap + 1, raw=raw)
+            except zlib.error:
+                return f"the answer is not valid {codings[0]}"
         if len(body) > cap:
-            return None  # leaving the stream closes the connection: the rest is never read
+            return too_large
+    if inflater is not None:
+        # All that was sent is consumed (what a cap held back returned above): what is left
+        # inside the inflater is at most its window.
+        body += inflater.flush()
+        if len(body) > cap:
+            return too_large
     return bytes(body)
 
 
-def decode(body: bytes | None, cap: int) -> tuple[Any, str]:
+def _inflate(inflater: Any, chunk: bytes, body: bytearray, limit: int, *, raw: bool) -> Any:
+    """Inflate `chunk` onto `body`, stopping once `body` holds `limit` bytes (the rest of the
+    chunk is never expanded); return the inflater to go on with (`raw`: one for a headerless
+    stream when this one's header is wrong)."""
+    try:
+        _steps(inflater, chunk, body, limit)
+        return inflater
+    except zlib.error:
+        if not raw:
+            raise
+    # The first chunk of a "deflate" sent as a raw stream, without the zlib header it calls for.
+    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+    _steps(inflater, chunk, body, limit)
+    return inflater
+
+
+def _steps(inflater: Any, chunk: bytes, body: bytearray, limit: int) -> None:
+    # INFLATE_STEP at a time: what a step writes is appended at once, so a chunk is never held
+    # twice at the size of the cap.
+    pending = chunk
+    while pending and len(body) < limit:
+        body += inflater.decompress(pending, min(INFLATE_STEP, limit - len(body)))
+        pending = inflater.unconsumed_tail
+
+
+def decode(body: bytes | str) -> tuple[Any, str]:
     """Return the parsed JSON (None when unusable) and, when unusable, why."""
-    if body is None:
-        return None, f"the answer is larger than {cap // (1024 * 1024)} MB"
+    if isinstance(body, str):
+        return None, body
     if not body:
         return None, "the answer is empty"
     try:

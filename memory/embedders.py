@@ -17,7 +17,7 @@ import numpy as np
 
 from memory.backend_http import post_json
 from memory.errors import BackendResponseError
-from memory.redact import redact
+from memory.redact import NO_SECRETS, Secrets, redact
 
 # The largest embeddings answer read: the indexer's batch of 32 texts at 4,096 dimensions (the
 # widest common models) is 2.9 MB of JSON (measured: 22.5 bytes a float32 as JSON); 32 MB is 11x it.
@@ -67,12 +67,20 @@ class _HttpEmbedder:
     vectors_key = ""
 
     def __init__(
-        self, http: httpx.AsyncClient, base_url: str, model: str, *, api_key: str | None = None
+        self,
+        http: httpx.AsyncClient,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        secrets: Secrets = NO_SECRETS,
     ) -> None:
         self.http = http
         self.url = base_url.rstrip("/") + self.path
         self.model = model
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        # The key it sends is one even when the configuration's were not given.
+        self.secrets = secrets.including(api_key)
         self.lock = asyncio.Lock()
 
     async def embed(self, texts: Sequence[str], *, deadline: float) -> list[list[float]]:
@@ -84,6 +92,7 @@ class _HttpEmbedder:
                 deadline=deadline,
                 cap=MAX_EMBED_BODY,
                 headers=self.headers,
+                secrets=self.secrets,
             )
         return _vectors(data, self.vectors_key, len(texts), self.url)
 

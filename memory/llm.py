@@ -6,6 +6,11 @@ server) and sends through memory.backend_http, which bounds each call by its dea
 body's size and turns every failure into the typed errors of memory.errors. A structured
 request goes through memory.structured: the mode each server accepts is learned. The embedding
 clients are in memory.embedders.
+
+Every message goes out with its chat-template control tokens broken (memory.text), whoever wrote
+it: Ollama and llama.cpp apply the model's template to the text and tokenize the result, so a
+`<|im_start|>` or an `[INST]` in a message, a name, a card or a memory would become a real role
+marker. The operator's persona is treated the same, since a card may have written it.
 """
 
 from __future__ import annotations
@@ -17,9 +22,16 @@ from typing import Any, Protocol
 
 import httpx
 
-from memory.backend_http import bounded, decode, post_json, read_capped, timeouts
+from memory.backend_http import (
+    ACCEPT_ENCODING,
+    bounded,
+    decode,
+    post_json,
+    read_capped,
+    timeouts,
+)
 from memory.errors import BackendResponseError, BackendUnavailable
-from memory.redact import redact
+from memory.redact import NO_SECRETS, Secrets, redact
 from memory.structured import (
     OLLAMA_MODES,
     OPENAI_MODES,
@@ -29,6 +41,7 @@ from memory.structured import (
     prompted,
     response_format,
 )
+from memory.text import break_control_tokens
 
 Message = Mapping[str, str]
 
@@ -100,6 +113,7 @@ class _StructuredChat:
         deadline: float,
         max_tokens: int | None = None,
     ) -> ChatResult:
+        messages = [{**m, "content": break_control_tokens(m["content"])} for m in messages]
         if schema is None:
             return await self._send(messages, None, deadline, max_tokens)
 
@@ -124,6 +138,7 @@ class OllamaChat(_StructuredChat):
         *,
         num_ctx: int = 8192,
         modes: Negotiator | None = None,
+        secrets: Secrets = NO_SECRETS,
     ) -> None:
         self.http = http
         self.base_url = base_url.rstrip("/")
@@ -131,6 +146,7 @@ class OllamaChat(_StructuredChat):
         self.model = model
         self.num_ctx = num_ctx
         self.modes = modes or Negotiator()
+        self.secrets = secrets
 
     server_modes = OLLAMA_MODES
 
@@ -154,11 +170,15 @@ class OllamaChat(_StructuredChat):
             payload["format"] = format_
         if max_tokens is not None:
             payload["options"]["num_predict"] = max_tokens
-        data = await post_json(self.http, self.url, payload, deadline=deadline, cap=MAX_CHAT_BODY)
+        data = await post_json(
+            self.http, self.url, payload, deadline=deadline, cap=MAX_CHAT_BODY, secrets=self.secrets
+        )
         message = data.get("message") if isinstance(data, dict) else None
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, str):
-            raise BackendResponseError(redact(f"{self.url}: the answer has no message content"))
+            raise BackendResponseError(
+                self.secrets.redact(f"{self.url}: the answer has no message content")
+            )
         return ChatResult(
             content, _int(data.get("prompt_eval_count")), _int(data.get("eval_count"))
         )
@@ -167,14 +187,17 @@ class OllamaChat(_StructuredChat):
 async def ollama_health(http: httpx.AsyncClient, base_url: str, *, deadline: float) -> list[str]:
     """Return the models an Ollama server has (after checking `/api/version` answers)."""
     base = base_url.rstrip("/")
-    body: bytes | None = None
+    body: bytes | str = b""
     async with bounded(base, deadline):
         for path in ("/api/version", "/api/tags"):
             timeout = timeouts(http, deadline)
-            async with http.stream("GET", base + path, timeout=timeout) as response:
+            headers = {"Accept-Encoding": ACCEPT_ENCODING}
+            async with http.stream(
+                "GET", base + path, headers=headers, timeout=timeout
+            ) as response:
                 response.raise_for_status()
                 body = await read_capped(response, MAX_CHAT_BODY)
-    tags, problem = decode(body, MAX_CHAT_BODY)
+    tags, problem = decode(body)
     if tags is None:
         raise BackendUnavailable(redact(f"{base}/api/tags: {problem}"))
     models = tags.get("models") if isinstance(tags, dict) else None
@@ -195,6 +218,7 @@ class OpenAIChat(_StructuredChat):
         *,
         api_key: str | None = None,
         modes: Negotiator | None = None,
+        secrets: Secrets = NO_SECRETS,
     ) -> None:
         self.http = http
         self.base_url = base_url.rstrip("/")
@@ -202,6 +226,8 @@ class OpenAIChat(_StructuredChat):
         self.model = model
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.modes = modes or Negotiator()
+        # The key it sends is one even when the configuration's were not given.
+        self.secrets = secrets.including(api_key)
 
     server_modes = OPENAI_MODES
 
@@ -221,14 +247,17 @@ class OpenAIChat(_StructuredChat):
         if format_ is not None:
             payload["response_format"] = format_
         data = await post_json(
-            self.http, self.url, payload, deadline=deadline, cap=MAX_CHAT_BODY, headers=self.headers
-        )
+            self.http, self.url, payload, deadline=deadline, cap=MAX_CHAT_BODY,
+            headers=self.headers, secrets=self.secrets,
+        )  # fmt: skip
         try:
             content = data["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
             content = None
         if not isinstance(content, str):
-            raise BackendResponseError(redact(f"{self.url}: the answer has no message content"))
+            raise BackendResponseError(
+                self.secrets.redact(f"{self.url}: the answer has no message content")
+            )
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         return ChatResult(
             content, _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))

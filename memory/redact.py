@@ -1,13 +1,20 @@
-"""Secrets out of error texts: URL credentials and the values of authorization headers.
+"""Secrets out of error texts: URL credentials, the values of authorization headers, and every
+secret the configuration holds, by value.
 
 A backend error's text reaches /stats, the logs and the outbox (stored in the database), and it
 often quotes the request: httpx names the URL (`for url 'http://user:pass@host/...'`), h11 quotes
-an illegal header value. `redact` is applied to every such text before it is kept anywhere.
+an illegal header value, and a server may quote the API key it refused in its own words
+("Incorrect API key provided: sk-..."), which no pattern recognises. `redact` removes what the
+patterns find; `Secrets.redact` also removes each configured value, whatever surrounds it. One
+of them is applied to every such text before it is kept anywhere.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass
+from urllib.parse import quote, quote_plus
 
 HIDDEN = "***"
 
@@ -32,3 +39,54 @@ def redact(text: str) -> str:
     text = _USERINFO.sub(rf"\1{HIDDEN}@", text)
     text = _SCHEME.sub(lambda m: m.group(0).split(None, 1)[0] + " " + HIDDEN, text)
     return _FIELD.sub(rf"\1\2{HIDDEN}", text)
+
+
+# A configured value shorter than this is not looked for by value: "admin" or "echo" as a
+# password would blank those words wherever a log line or an error says them. Every other secret
+# Écho takes is far longer (a Discord token ~70 characters, an API key 20 or more, the web token
+# 16 at least); 8 is the shortest password NIST SP 800-63B lets a service accept.
+MIN_SECRET_CHARS = 8
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """The configured secret values (API keys, tokens, passwords), each removed from a text
+    wherever it appears, as written and as a URL or a JSON string would quote it."""
+
+    values: tuple[str, ...] = ()  # longest first: a value inside another goes with it
+
+    @classmethod
+    def of(cls, *values: str | None) -> Secrets:
+        """The secrets among `values`: those of at least MIN_SECRET_CHARS characters."""
+        forms: set[str] = set()
+        for value in values:
+            if value is None or len(value.strip()) < MIN_SECRET_CHARS:
+                continue
+            escaped = json.dumps(value)[1:-1]
+            forms |= {value, quote(value, safe=""), quote_plus(value), escaped}
+        return cls(tuple(sorted(forms, key=lambda f: (-len(f), f))))
+
+    @property
+    def longest(self) -> int:
+        """The length of the longest value (0 without any)."""
+        return len(self.values[0]) if self.values else 0
+
+    def including(self, *values: str | None) -> Secrets:
+        """These secrets and `values`."""
+        return Secrets.of(*self.values, *values)
+
+    def remove(self, text: str) -> str:
+        """Return `text` with each of these values replaced by ***."""
+        for value in self.values:
+            # Again until none is left: "x" + value + "y" may spell a value once replaced
+            # (each round shortens the text, so it ends).
+            while value in text:
+                text = text.replace(value, HIDDEN)
+        return text
+
+    def redact(self, text: str) -> str:
+        """Return `text` without any of these values, and redacted as `redact` does."""
+        return redact(self.remove(text))
+
+
+NO_SECRETS = Secrets()

@@ -2,7 +2,8 @@
 
 `clean` is applied to every text before it is stored or compared; it starts with `well_formed`,
 which is all that text coming from outside needs before it can be encoded at all. `fold` is the
-comparison form. `words` and `content_words` tokenise the folded form.
+comparison form. `words` and `content_words` tokenise the folded form. `break_control_tokens` is
+applied to what is sent to a chat model, never to what is stored.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Sequence
 
 from memory import lexicon
 
@@ -41,6 +43,79 @@ def well_formed(text: str) -> str:
         text.encode("utf-8")
     except UnicodeEncodeError:
         return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+# The control tokens of common chat templates. Ollama and llama.cpp render the template as text
+# and tokenize the result with special tokens allowed, so one of these in a message or a name
+# would become a real role marker. `<|...|>` covers ChatML, Llama 3, Phi, Granite, gpt-oss and
+# DeepSeek (whose full-width bars NFKC folds to "|"); the rest are spelled out.
+_ANGLE_TOKENS = (
+    "s", "/s", "bos", "eos", "pad", "unk", "<sys>", "</sys>", "start_of_turn", "end_of_turn",
+    "think", "/think", "tool_call", "/tool_call", "tool_response", "/tool_response",
+    "start_of_image", "end_of_image",
+)  # fmt: skip
+_BRACKET_TOKENS = (
+    "inst", "/inst", "system_prompt", "/system_prompt", "available_tools", "/available_tools",
+    "tool_calls", "tool_results", "/tool_results", "tool_content", "img", "img_break",
+    "img_end", "think", "/think", "args", "call_id", "prefix", "suffix", "middle",
+)  # fmt: skip
+# What a token's delimiters become: visible look-alikes that NFKC and `clean` leave alone, so
+# the token cannot form again (and `<|...|>` refuses them inside: a broken token nests in none).
+_BROKEN = {"<": "‹", ">": "›", "|": "¦", "[": "⟦", "]": "⟧"}
+# Every character NFKC folds to "<" or "[" (a test checks planes 0 and 1; the others hold no
+# compatibility form of an ASCII character).
+_OPENER = re.compile("[<\\[\ufe47\ufe64\uff1c\uff3b]")
+# Invisible characters may sit anywhere inside a token: `clean` removes them before storing.
+_GAP = f"{_INVISIBLE.pattern}*"
+
+
+def _spelled(token: str) -> str:
+    return _GAP.join(re.escape(c) for c in token)
+
+
+_CONTROL_TOKEN = re.compile(
+    f"<{_GAP}(?:"
+    + rf"\|[^|<>\s{''.join(_BROKEN.values())}]{{0,80}}\|{_GAP}>"
+    + "".join(f"|{_spelled(t)}{_GAP}>" for t in _ANGLE_TOKENS)
+    + rf")|\[{_GAP}(?:"
+    + "|".join(f"{_spelled(t)}{_GAP}\\]" for t in _BRACKET_TOKENS)
+    + ")",
+    re.IGNORECASE,
+)
+
+
+def break_control_tokens(text: str) -> str:
+    """Return `text` with every chat-template control token broken (its delimiters replaced by
+    look-alikes), whatever its case or width; nothing else changes, and it is idempotent."""
+    if unicodedata.is_normalized("NFKC", text):  # all stored text (`clean`)
+        return _broken(text, text, range(len(text)))
+    # Found in the NFKC form, as a tokenizer may fold "＜｜im_start｜＞" to "<|im_start|>", but
+    # replaced in the text itself: NFKC would also turn a "＂" into a quote inside JSON. Folded
+    # one character at a time, line by line (no token spans a line), only where it changes.
+    out = []
+    for line in text.splitlines(keepends=True):
+        if not _OPENER.search(line):
+            out.append(line)
+        elif unicodedata.is_normalized("NFKC", line):
+            out.append(_broken(line, line, range(len(line))))
+        else:
+            folded = [c if c.isascii() else unicodedata.normalize("NFKC", c) for c in line]
+            where = [i for i, f in enumerate(folded) for _ in f]
+            out.append(_broken(line, "".join(folded), where))
+    return "".join(out)
+
+
+def _broken(text: str, view: str, where: Sequence[int]) -> str:
+    """`text` with the delimiters of the tokens found in `view` (its folding; `where` maps each
+    character of `view` to the one of `text` it came from) replaced."""
+    while spans := [m.span() for m in _CONTROL_TOKEN.finditer(view)]:
+        chars, seen = list(text), list(view)
+        for start, end in spans:
+            for j in range(start, end):
+                if view[j] in _BROKEN:
+                    chars[where[j]] = seen[j] = _BROKEN[view[j]]
+        text, view = "".join(chars), "".join(seen)
     return text
 
 

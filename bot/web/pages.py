@@ -33,7 +33,10 @@ def number(params: Mapping[str, str], name: str, default: int, low: int, high: i
     raw = params.get(name, "")
     if raw == "":
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    # ASCII digits only ("²" is a digit to isdigit, not to int), no longer than `high`'s: int()
+    # of thousands of digits raises ValueError.
+    digits = raw.isascii() and raw.isdigit() and len(raw) <= len(str(high))
+    if not digits or not low <= int(raw) <= high:
         raise BadParameter(f"{name} must be a whole number from {low} to {high}")
     return int(raw)
 
@@ -231,7 +234,7 @@ def _erasures(o: board.Overview) -> Html:
 
 async def health(view: View, params: Mapping[str, str]) -> Html:
     origin = params.get("origin") or None
-    if origin is not None and origin != "dm" and not origin.isdigit():
+    if origin is not None and origin != "dm" and not (origin.isascii() and origin.isdigit()):
         raise BadParameter("origin is a server id or dm")
     h = await board.health(view.store, origin=origin)
     place = "everyone" if origin is None else ("DMs" if origin == "dm" else f"server {origin}")

@@ -25,7 +25,7 @@ import secrets
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from aiohttp import web
 
@@ -78,7 +78,7 @@ async def _guard(
         if not _same(given, token):
             return _unauthorised()
         rest = {k: v for k, v in request.query.items() if k != "token"}
-        target = request.path + (f"?{urlencode(rest)}" if rest else "")
+        target = same_origin(request.path) + (f"?{urlencode(rest)}" if rest else "")
         moved = web.Response(status=303, headers={"Location": target})
         moved.set_cookie(COOKIE, session_value(token), httponly=True, samesite="Strict", path="/")
         return moved
@@ -89,6 +89,17 @@ async def _guard(
     ):
         return await handler(request)
     return _unauthorised()
+
+
+# What stays as written in a path sent back: RFC 3986's pchar without "%" (escaped again).
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+
+
+def same_origin(path: str) -> str:
+    """The (decoded) request path as a Location on this site: escaped again, with one leading
+    "/". A browser reads "//host", "/\\host" (a backslash is a slash to it) or "/<tab>/host"
+    (it drops tabs and newlines) as another site."""
+    return "/" + quote(path, safe=_PATH_SAFE, errors="surrogatepass").lstrip("/")
 
 
 def _unauthorised() -> web.Response:

@@ -104,8 +104,16 @@ def _fifteen() -> str:
     return _VECTORS_DUE + for_postgres(sql[end:])
 
 
+# SQLite's schema 20 rebuilds the messages table for AUTOINCREMENT; identity sequences never
+# give an id twice, and only an explicit id could take one of theirs ahead of them: these ids
+# are refused from now on (no statement writes one).
+_IDS_ALWAYS = "".join(
+    f"ALTER TABLE {table} ALTER COLUMN id SET GENERATED ALWAYS;\n"
+    for table in ("messages", "memories", "anchors", "positions", "lore_entries")
+)
+
 # The migrations written for PostgreSQL rather than derived (see the module's docstring).
-OWN: dict[int, str] = {6: _FTS, 19: _OWNED_WORDS}
+OWN: dict[int, str] = {6: _FTS, 19: _OWNED_WORDS, 20: _IDS_ALWAYS}
 
 _TYPES = (
     (re.compile(r"\bid INTEGER PRIMARY KEY(?: AUTOINCREMENT)?(?! REFERENCES)"),

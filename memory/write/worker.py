@@ -9,7 +9,9 @@ Every process on the database may run a worker: each claims one row at a time un
 (memory.store.outbox) and applies the reflection in the transaction that checks the lease still
 holds the row. A worker killed mid-reflection leaves its row to the others once the lease ends;
 one that outlived its lease finds the row taken and discards its result (counted, logged), so
-every exchange is reflected once.
+every exchange is reflected once. A claim or a reflection cancelled (the bot stopping) gives its
+row back at once, whenever the cancellation lands, and `close` stops the reflections under way
+and waits for those give-backs: a row a stopped process held is never left waiting its lease.
 
 A server that refuses the structured-output format costs no attempt: the chat client tries the
 next mode within the same call (memory.structured). What a failure said is kept with the row
@@ -19,17 +21,19 @@ and logged: the backend's own words (shortened, redacted), never a bug's message
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import os
-import secrets
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from secrets import token_hex
 
 from memory.errors import BackendError, StoreError, unexpected
 from memory.llm import ChatBackend
 from memory.read.cache import CacheBudget
+from memory.redact import NO_SECRETS, Secrets
 from memory.store import counters, history, outbox
 from memory.store.db import Store, Tx
 from memory.write import reflection, stances, summary
@@ -63,6 +67,7 @@ class ReflectionWorker:
         lease: float | None = None,
         name: str | None = None,
         caches: CacheBudget | None = None,
+        secrets: Secrets = NO_SECRETS,
     ) -> None:
         self.store = store
         self.chat = chat
@@ -71,15 +76,27 @@ class ReflectionWorker:
         self.clock = clock
         self.lease = deadline + LEASE_MARGIN if lease is None else lease
         # Names this worker in the outbox's leases and the logs: host, process, a random tag.
-        self.name = name or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        self.name = name or f"{socket.gethostname()}:{os.getpid()}:{token_hex(3)}"
+        # Out of what a failure's text logs and stores (the outbox's last error).
+        self.secrets = secrets
         self._claims = itertools.count(1)
         self._lock = asyncio.Lock()
+        # The reflections under way and the rows being given back: `close` waits for both.
+        self._reflecting: set[asyncio.Task[WriteReport | None]] = set()
+        self._giving_back: set[asyncio.Task[None]] = set()
+        self._closing = False
         # Bounded with the engine's caches when given its budget (`engine.caches`).
         self.indexes = IndexCache(caches)
         self.builder = IndexBuilder()
 
     async def close(self) -> None:
-        """Stop the process that builds large dedup indexes (the bot stopping)."""
+        """Stop the reflections under way, wait until their rows are given back, and stop the
+        process that builds large dedup indexes (the bot stopping, before its store closes)."""
+        self._closing = True
+        for task in list(self._reflecting):
+            task.cancel()
+        while pending := self._reflecting | self._giving_back:
+            await asyncio.wait(pending)
         await self.builder.close()
 
     async def run_due(self, *, limit: int = 10) -> int:
@@ -90,9 +107,9 @@ class ReflectionWorker:
         async with self._lock:
             applied = 0
             for _ in range(limit):
-                if not await outbox.claimable(self.store, now=self.clock()):
+                if self._closing or not await outbox.claimable(self.store, now=self.clock()):
                     break
-                lease = await self.store.transact(
+                lease = await self._claim(
                     lambda tx: outbox.claim(
                         tx, holder=self._holder(), now=self.clock(), lease=self.lease,
                         max_attempts=MAX_ATTEMPTS,
@@ -100,23 +117,55 @@ class ReflectionWorker:
                 )  # fmt: skip
                 if lease is None:
                     break
-                applied += await self._reflect(lease) is not None
+                applied += await self._reflect_owned(lease) is not None
             return applied
 
     async def reflect_now(self, exchange_id: str) -> WriteReport | None:
         """Reflect on one exchange right away (terminal mode), if it is still pending and no
         other worker holds it."""
         async with self._lock:
-            lease = await self.store.transact(
+            if self._closing:
+                return None
+            lease = await self._claim(
                 lambda tx: outbox.claim_exchange(
                     tx, exchange_id, holder=self._holder(), now=self.clock(), lease=self.lease
                 )
             )
-            return await self._reflect(lease) if lease else None
+            return await self._reflect_owned(lease) if lease else None
 
     def _holder(self) -> str:
         """A token for one claim: a late result of an earlier claim never passes for it."""
         return f"{self.name}/{next(self._claims)}"
+
+    async def _claim(
+        self, claim: Callable[[Tx], Awaitable[outbox.Lease | None]]
+    ) -> outbox.Lease | None:
+        """Run a claim's transaction. Cancelled while it runs, the claim still commits (the
+        store does not cut a transaction half way): the row it took is given back then. A claim
+        that lands once `close` began is given back at once."""
+        claiming = asyncio.ensure_future(self.store.transact(claim))
+        try:
+            lease = await asyncio.shield(claiming)
+        except asyncio.CancelledError:
+            await self._give_back(claiming)
+            raise
+        if lease is not None and self._closing:
+            await self._give_back(lease)
+            return None
+        return lease
+
+    async def _reflect_owned(self, lease: outbox.Lease) -> WriteReport | None:
+        """Reflect in a task of this worker's own, which `close` may cancel."""
+        task = asyncio.ensure_future(self._reflect(lease))
+        self._reflecting.add(task)
+        task.add_done_callback(self._reflecting.discard)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and self._closing and not (current and current.cancelling()):
+                return None  # stopped by `close`, not this caller's own cancellation
+            raise
 
     async def _reflect(self, lease: outbox.Lease) -> WriteReport | None:
         row = lease.row
@@ -153,22 +202,40 @@ class ReflectionWorker:
             return None
         except asyncio.CancelledError:
             # Stopped (shutdown): the row goes back at once rather than when the lease ends.
-            await self._release(lease)
+            # Cancelled in the apply, the apply's transaction still ends first (the store
+            # runs it to its end): a row it completed is no longer this lease's to give back.
+            await self._give_back(lease)
             raise
         return None if report.stale else report
 
-    async def _release(self, lease: outbox.Lease) -> None:
+    async def _give_back(self, lease: outbox.Lease | asyncio.Future[outbox.Lease | None]) -> None:
+        """Give a row back in a task of its own, which `close` waits for: a second
+        cancellation of the caller does not stop it. `lease` may be a claim still running."""
+        task = asyncio.ensure_future(self._release(lease))
+        self._giving_back.add(task)
+        task.add_done_callback(self._giving_back.discard)
+        await asyncio.shield(task)
+
+    async def _release(self, lease: outbox.Lease | asyncio.Future[outbox.Lease | None]) -> None:
+        if isinstance(lease, asyncio.Future):
+            try:
+                claimed = await lease
+            except Exception:
+                return  # the claim failed: it holds nothing
+            if claimed is None:
+                return
+            lease = claimed
         try:
-            await self.store.transact(lambda tx: outbox.release(tx, lease))
-        except StoreError:
-            log.warning("exchange %s not given back: it returns when its lease ends",
-                        lease.row.exchange.exchange_id)  # fmt: skip
+            await self.store.transact(functools.partial(outbox.release, lease=lease))
+        except Exception as exc:
+            log.warning("exchange %s not given back (%s): it returns when its lease ends",
+                        lease.row.exchange.exchange_id, type(exc).__name__)  # fmt: skip
 
     async def _failed(self, lease: outbox.Lease, exc: Exception) -> None:
         row = lease.row
         attempts = row.attempts + 1
         reason = type(exc).__name__
-        error = _error_text(exc)
+        error = self.secrets.redact(_error_text(exc))
         retry_at: float | None = None
         if attempts < MAX_ATTEMPTS:
             retry_at = self.clock() + min(MAX_DELAY, BASE_DELAY * 2 ** (attempts - 1))

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import string
 import time
+from urllib.parse import quote, quote_plus
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.redact import redact
+from memory.redact import MIN_SECRET_CHARS, Secrets, redact
 
 # Userinfo characters a person can type (RFC 3986 unreserved, sub-delims, percent escapes), and
 # the "@" some type unescaped in a password.
@@ -74,3 +76,32 @@ def test_long_hostile_texts_are_redacted_in_linear_time() -> None:
     for text in ("a." * 100_000, "a://" * 50_000, "authorization" + " " * 200_000, "@" * 200_000):
         redact(text)
     assert time.perf_counter() - started < 1.0
+
+
+# Secret values as configured: any printable characters, at least MIN_SECRET_CHARS of them.
+_value = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), min_size=8, max_size=80
+)
+
+
+@given(_value, st.text(), st.text(), st.sampled_from(["{}", "{}{}", "'{}'", '"{}"', "[{}]"]))
+def test_a_configured_value_never_survives_whatever_surrounds_it(
+    value: str, before: str, after: str, shape: str
+) -> None:
+    secrets = Secrets.of(value, None, "short")
+    for form in (value, quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1]):
+        shown = secrets.redact(before + shape.format(form, form) + after)
+        assert value not in shown and form not in shown
+
+
+@given(st.text(max_size=MIN_SECRET_CHARS - 1), st.text())
+def test_a_value_too_short_to_tell_from_words_is_left_alone(value: str, text: str) -> None:
+    assert Secrets.of(value).values == ()
+    assert Secrets.of(value).remove(text) == text
+
+
+def test_a_password_in_a_url_is_removed_as_the_url_escapes_it() -> None:
+    secrets = Secrets.of("p@ss/wörd 1")
+    text = "cannot connect to postgresql://echo:p%40ss%2Fw%C3%B6rd%201@db/echo"
+    assert secrets.redact(text) == "cannot connect to postgresql://***@db/echo"
+    assert secrets.remove("password=p%40ss%2Fw%C3%B6rd+1;") == "password=***;"

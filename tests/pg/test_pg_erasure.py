@@ -4,6 +4,7 @@ two transactions are not run one at a time there, as SQLite runs them. Run by `m
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from asyncio import Task
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -144,3 +145,57 @@ async def test_turns_that_condense_nothing_keep_learning_while_an_erasure_waits(
         assert await watcher.fetchval(samples, MODEL) == 2
     assert (await context.condensed(store, STORY)).sentences == ()
     assert CANARY.lower() not in await canary.rows_text(store)
+
+
+async def _vacuuming(watcher: asyncpg.Connection) -> None:
+    """Return once a VACUUM runs in another session of this database."""
+    for _ in range(600):
+        if await watcher.fetchval(
+            "SELECT count(*) FROM pg_stat_progress_vacuum WHERE datname = current_database()"
+        ):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the VACUUM never started")
+
+
+@pytest.mark.parametrize("other", ["vacuum", "reader"])
+async def test_an_erasure_while_another_session_vacuums_is_complete_at_once(
+    store: Store, url: str, other: str
+) -> None:
+    """A VACUUM running in another session (what an autovacuum worker does, and it vacuums
+    pg_database in every database while a test suite creates and drops them) began before the
+    erasure and shows a snapshot, which PostgreSQL leaves out when it decides what a vacuum may
+    remove: the erasure is complete at once, nothing of the canary left in any live row. A
+    reader's older snapshot, though, still keeps the erasure pending."""
+    session = await asyncpg.connect(url)
+    watcher = await asyncpg.connect(url)
+    crawling: Task[Any] | None = None
+    try:
+        await _told(store, "discord:9")
+        if other == "vacuum":
+            await session.execute("CREATE TABLE crawl AS SELECT generate_series(1, 50000) AS n")
+            await session.execute("DELETE FROM crawl")
+            # A page a tenth of a second: it runs for the whole test.
+            await session.execute("SET vacuum_cost_delay = 100; SET vacuum_cost_limit = 1")
+            crawling = asyncio.create_task(session.execute("VACUUM crawl"))
+            await _vacuuming(watcher)
+        else:
+            reading = session.transaction(isolation="repeatable_read")
+            await reading.start()
+            await session.fetchval("SELECT count(*) FROM messages")
+        message = await history.by_source(store, "discord:9")
+        report = await manage_erasure.forget_message(store, message, actor_id=USER)
+        assert report.complete == (other == "vacuum")
+        # What the vacuum after the erasure could not remove (PostgreSQL's own count): the
+        # erased message's row version stays for the reader only.
+        dead = "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = 'messages'"
+        assert await watcher.fetchval(dead) == (0 if other == "vacuum" else 1)
+        assert CANARY.lower() not in await canary.rows_text(store)
+    finally:
+        if crawling is not None:
+            await watcher.execute("SELECT pg_cancel_backend(pid) FROM pg_stat_progress_vacuum"
+                                  " WHERE datname = current_database()")  # fmt: skip
+            with contextlib.suppress(asyncpg.PostgresError):
+                await crawling
+        await session.close()
+        await watcher.close()

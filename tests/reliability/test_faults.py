@@ -105,9 +105,20 @@ async def test_a_forgotten_canary_stays_gone_while_the_indexer_runs(
         rows = await store.fetchall("SELECT count(*) FROM embeddings WHERE memory_id = ?",
                                     (outcome.memory_id,))  # fmt: skip
         assert rows[0][0] == 0
-        assert await store.checkpoint()
+        assert await _settled(store)
         for word in ("canary", "xk7"):
             assert await stored(store, tmp_path, word) == 0, word
+
+
+async def _settled(store: Store, passes: int = 20) -> bool:
+    """Whether the checkpoint after an erasure succeeds within `passes` passes, as the
+    scheduler's do: an autovacuum worker's ANALYZE (PostgreSQL) may hold a snapshot older than
+    the erasure for longer than one checkpoint's patience on a loaded machine."""
+    for _ in range(passes):
+        if await store.checkpoint():
+            return True
+        await asyncio.sleep(0.1)
+    return False
 
 
 async def test_a_thousand_hostile_replies_never_ping(tmp_path: Path, ollama: FakeOllama) -> None:

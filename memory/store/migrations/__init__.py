@@ -29,6 +29,7 @@ from memory.store.migrations import (
     v17_shared_processes,
     v18_conversation_reason,
     v19_owned_keywords,
+    v20_message_ids,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -51,6 +52,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (17, v17_shared_processes.SQL),
     (18, v18_conversation_reason.SQL),
     (19, v19_owned_keywords.SQL),
+    (20, v20_message_ids.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]
