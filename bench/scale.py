@@ -13,6 +13,11 @@ the last turn), the resident memory of one process (after the turns, and its pea
 the caches estimate they hold; and per target the idle indexer pass (nothing to embed).
 Reflections are not run: the fake chat answers turns only.
 
+The newcomers' attack (issue 28): the first configuration of each target runs again with
+NEWCOMERS people who have no memory (BENCH_SCALE_NEWCOMERS, spread over the processes), each
+sending ATTACK (every word the memories hold, the commonest first) every ATTACK_PAUSE seconds
+while the others talk; the others' latencies are compared with the same run without them.
+
 Targets (BENCH_SCALE_TARGETS, default "sqlite,postgres"): `sqlite` is the cached build, copied
 for each configuration; `postgres` starts a throwaway PostgreSQL 18 (bench.scale_pg, as make
 test-pg does), copies the SQLite build into it by COPY, checks that a sample of people recall the
@@ -59,8 +64,19 @@ IDLE_PASSES = 7
 # People whose recall is compared on both backends after the copy, and what they ask.
 CHECKED = 12
 CHECK_TEXT = "Person {p}, tell me about note 17 and note 342"
+# People with no memory in the attack run, all processes together, and the pause between two
+# messages of one of them: a fast typist's 32 words. What they add is then their messages'
+# cost, not a flood of turns: at one message a second each, 20 newcomers offered 20 turns/s to
+# a process serving 13 (2 cores under load), and the others' p95 doubled from the load alone
+# (2.27x, newcomers' recall 6 ms a turn at 200,000 memories).
+NEWCOMERS = 20
+ATTACK_PAUSE = 10.0
 _WORDS = ("tea garden cello Lyon brother nurse piano Saturday train sister cat flight "
           "birthday March bakery river novel chess ferry violin market autumn").split()  # fmt: skip
+
+
+# The newcomers' message: the words every memory holds (_text), then the others.
+ATTACK = " ".join(["Person", "mentioned", "note", *_WORDS])
 
 
 class Embedder:
@@ -161,9 +177,11 @@ def _memory_kb() -> dict[str, int]:
 
 
 async def worker(
-    target: str, index: int, count: int, people: int, dim: int, cache_mb: int, start_at: float
-) -> dict[str, Any]:
-    """Serve this process's share of the people, two turns each; latencies and memory."""
+    target: str, index: int, count: int, people: int, dim: int, cache_mb: int, start_at: float,
+    newcomers: int = 0,
+) -> dict[str, Any]:  # fmt: skip
+    """Serve this process's share of the people, two turns each, while its share of the
+    newcomers send ATTACK until the others are done; latencies and memory."""
     from memory.engine import Engine, Incoming, MemoryConfig
 
     mine = list(range(1 + index, people + 1, count))
@@ -186,12 +204,32 @@ async def worker(
                     await engine.turn(message)
                     (warm if n else cold).append(time.perf_counter() - began)
 
+        attacks: list[float] = []
+        talking = [True]
+
+        async def attack(person: int) -> None:
+            n = 0
+            while talking[0]:
+                began = time.perf_counter()
+                message = Incoming(f"bench:new:{person}:{n}:{start_at}", person, f"N{person}",
+                                   STORY, ORIGIN, ATTACK)  # fmt: skip
+                await engine.turn(message)
+                attacks.append(time.perf_counter() - began)
+                n += 1
+                await asyncio.sleep(ATTACK_PAUSE)
+
+        async def talk() -> None:
+            await asyncio.gather(*(converse() for _ in range(CONCURRENCY)))
+            talking[0] = False
+
+        strangers = range(people + 1 + index, people + 1 + newcomers, count)
         await asyncio.sleep(max(0.0, start_at - time.time()))
-        await asyncio.gather(*(converse() for _ in range(CONCURRENCY)))
+        await asyncio.gather(talk(), *(attack(p) for p in strangers))
         finished = time.time()
         await engine.flush_pending()
         return {
-            "cold": cold, "warm": warm, "finished": finished, "people": len(mine),
+            "cold": cold, "warm": warm, "attacks": attacks, "finished": finished,
+            "people": len(mine),
             "rss_before_kb": before["VmRSS"], **_memory_kb(),
             "cache_bytes": engine.caches.total, "cache_entries": engine.caches.entries,
             "evictions": engine.caches.evictions,
@@ -220,7 +258,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def run_config(
-    target: str, processes: int, args: argparse.Namespace, cache_mb: int
+    target: str, processes: int, args: argparse.Namespace, cache_mb: int, newcomers: int = 0
 ) -> dict[str, Any]:
     """N worker processes on `target`, started together; their figures combined."""
     start_at = time.time() + 3.0 + processes  # room for every process to open the store
@@ -229,7 +267,7 @@ def run_config(
     procs = []
     for k in range(processes):
         own = ["--index", str(k), "--count", str(processes), "--cache-mb", str(cache_mb),
-               "--start-at", repr(start_at)]  # fmt: skip
+               "--start-at", repr(start_at), "--newcomers", str(newcomers)]  # fmt: skip
         procs.append(subprocess.Popen([*command, *own], stdout=subprocess.PIPE, text=True))
     outs = []
     for proc in procs:
@@ -239,6 +277,7 @@ def run_config(
         outs.append(json.loads(out))
     cold = [t for o in outs for t in o["cold"]]
     warm = [t for o in outs for t in o["warm"]]
+    attacks = [t for o in outs for t in o["attacks"]]
     wall = max(o["finished"] for o in outs) - start_at
     first = outs[0]
     return {
@@ -251,7 +290,9 @@ def run_config(
         "rss_mb": first["VmRSS"] / 1024, "peak_rss_mb": first["VmHWM"] / 1024,
         "rss_before_mb": first["rss_before_kb"] / 1024,
         "cache_mb_held": first["cache_bytes"] / 2**20, "cache_entries": first["cache_entries"],
-        "evictions": first["evictions"],
+        "evictions": first["evictions"], "newcomers": newcomers,
+        "newcomer_turns": len(attacks), "newcomer_p50_ms": _percentile(attacks, 50),
+        "newcomer_p95_ms": _percentile(attacks, 95),
     }  # fmt: skip
 
 
@@ -278,6 +319,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--per-person", type=int,
                         default=int(env("BENCH_SCALE_PER_PERSON", "500")))  # fmt: skip
     parser.add_argument("--dim", type=int, default=int(env("BENCH_SCALE_DIM", "384")))
+    parser.add_argument("--newcomers", type=int,
+                        default=int(env("BENCH_SCALE_NEWCOMERS", str(NEWCOMERS))),
+                        help="people with no memory sending ATTACK in the attack run "
+                        "(0: no attack run)")  # fmt: skip
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     for name in ("--index", "--count"):
         parser.add_argument(name, type=int, default=0, help=argparse.SUPPRESS)
@@ -290,7 +335,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.worker:
         [target] = args.target
         figures = asyncio.run(worker(target, args.index, args.count, args.people, args.dim,
-                                     int(args.cache_mb), args.start_at))  # fmt: skip
+                                     int(args.cache_mb), args.start_at,
+                                     args.newcomers))  # fmt: skip
         print(json.dumps(figures))
         return
     targets = args.target or os.environ.get("BENCH_SCALE_TARGETS", "sqlite,postgres").split(",")
@@ -318,6 +364,12 @@ def main(argv: list[str] | None = None) -> None:
                     rows.append(
                         {"target": "SQLite", **run_config(where, processes, args, cache_mb)}
                     )
+            if args.newcomers:
+                built_copy(built, where)
+                print(f"SQLite, {args.newcomers} newcomers ...", file=sys.stderr)
+                rows.append({"target": "SQLite", **run_config(
+                    where, counts[0], args, _ints(args.cache_mb)[0], args.newcomers
+                )})  # fmt: skip
     from bench.scale_report import report
 
     report(rows, idle, args, notes)
@@ -362,6 +414,12 @@ def run_postgres(
             where = fresh() if not given else base
             print(f"{label}, {processes} process(es), cache {cache_mb} MB ...", file=sys.stderr)
             rows.append({"target": label, **run_config(where, processes, args, cache_mb)})
+    if args.newcomers:
+        where = fresh() if not given else base
+        print(f"{label}, {args.newcomers} newcomers ...", file=sys.stderr)
+        rows.append({"target": label, **run_config(
+            where, counts[0], args, _ints(args.cache_mb)[0], args.newcomers
+        )})  # fmt: skip
 
 
 async def _empty(target: str) -> bool:

@@ -1,4 +1,5 @@
-"""bench.scale's report: scale.md (the table), scale.json (every figure), scale.png (the plot)."""
+"""bench.scale's report: scale.md (the tables), scale.json (every figure), scale.png and
+scale-newcomers.png (the plots)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from bench.scale import CONCURRENCY, IDLE_PASSES, RESULTS
 
 def report(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]],
            args: argparse.Namespace, notes: list[str]) -> None:  # fmt: skip
-    """scale.md (the table), scale.json (every figure), scale.png (the plot)."""
+    """scale.md (the tables), scale.json (every figure), scale.png and scale-newcomers.png."""
     RESULTS.mkdir(exist_ok=True)
+    everything, attacked = rows, [r for r in rows if r.get("newcomers")]
+    rows = [r for r in rows if not r.get("newcomers")]
     total = args.people * args.per_person
     lines = [
         f"# Scale: {total:,} memories over {args.people:,} people ({args.per_person} each, "
@@ -53,14 +56,69 @@ def report(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]],
               "much the contention costs in latency, not how far more machines or cores "
               "would scale.", ""] if cores < 4 else []  # fmt: skip
     lines += [*notes, ""] if notes else []
+    lines += _attack_table(rows, attacked, args)
     (RESULTS / "scale.md").write_text("\n".join(lines), encoding="utf-8")
     (RESULTS / "scale.json").write_text(
-        json.dumps({"rows": rows, "idle": idle, "notes": notes, "people": args.people,
+        json.dumps({"rows": everything, "idle": idle, "notes": notes, "people": args.people,
                     "per_person": args.per_person, "dim": args.dim}, indent=1) + "\n",
         encoding="utf-8",
     )  # fmt: skip
     _plot(rows, idle)
+    if attacked:
+        _plot_attack(rows, attacked)
     print("\n".join(lines))
+
+
+def _baseline(rows: list[dict[str, Any]], attack: dict[str, Any]) -> dict[str, Any]:
+    """The run without newcomers that the attack run repeats (same target, processes, cache)."""
+    return next(r for r in rows if all(r[k] == attack[k]
+                                       for k in ("target", "processes", "cache_mb")))  # fmt: skip
+
+
+def _attack_table(
+    rows: list[dict[str, Any]], attacked: list[dict[str, Any]], args: argparse.Namespace
+) -> list[str]:
+    if not attacked:
+        return []
+    lines = [
+        "## Newcomers' attack (issue 28)", "",
+        f"The same configuration again, while {attacked[0]['newcomers']} people with no memory "
+        "send, turn after turn until the others are done, one message of every word the "
+        "memories hold (bench.scale.ATTACK). The others' turns, without and with them:", "",
+        "| target | processes | others' p50 ms (without → with) | others' p95 ms (without → "
+        "with) | p95 ratio | newcomers' turns | newcomers' p50 / p95 ms |",
+        "|---|---|---|---|---|---|---|",
+    ]  # fmt: skip
+    for a in attacked:
+        b = _baseline(rows, a)
+        lines.append(
+            f"| {a['target']} | {a['processes']} | {b['p50_ms']:.0f} → {a['p50_ms']:.0f} | "
+            f"{b['p95_ms']:.0f} → {a['p95_ms']:.0f} | {a['p95_ms'] / b['p95_ms']:.2f} | "
+            f"{a['newcomer_turns']:,} | {a['newcomer_p50_ms']:.0f} / {a['newcomer_p95_ms']:.0f} |"
+        )
+    return [*lines, ""]
+
+
+def _plot_attack(rows: list[dict[str, Any]], attacked: list[dict[str, Any]]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = np.arange(len(attacked))
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    bars = (("p50_ms", "others p50"), ("p95_ms", "others p95"))
+    for k, (key, name) in enumerate(bars):
+        ax.bar(x + (2 * k - 1.5) * 0.2, [_baseline(rows, a)[key] for a in attacked], 0.2,
+               label=f"{name}, alone")  # fmt: skip
+        ax.bar(x + (2 * k - 0.5) * 0.2, [a[key] for a in attacked], 0.2,
+               label=f"{name}, with newcomers")  # fmt: skip
+    ax.plot(x, [a["newcomer_p95_ms"] for a in attacked], "kx", label="newcomers p95")
+    ax.set_xticks(x, [f"{a['target']}\n{a['processes']} proc" for a in attacked])
+    ax.set_title(f"turn latency (ms) with {attacked[0]['newcomers']} newcomers sending every word")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "scale-newcomers.png", dpi=110)
 
 
 def _plot(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]]) -> None:

@@ -7,6 +7,11 @@ memories), and a word in more memories than recall has places cannot say which o
 is about. The FTS table drives the join (CROSS JOIN), so a term stops after `cap` of the
 person's visible memories instead of the planner walking all of them.
 
+Both indexes hold each word behind its owner's tag ("42xtea", schema 19), and a term is asked
+with the asker's tag: its entries, a prefix's too, are that person's only, so a term costs what
+the person's own memories hold, never what everyone's do (a newcomer's 32 commonest words read
+every other person's matches when the owner was checked after the match; bench/newcomer.py).
+
 On PostgreSQL an expression (`"term"` or `"term"*`, FTS5's syntax) becomes a tsquery of the
 `echo_folded` configuration (accents and case folded, no stemming, as unicode61 does), a prefix
 query for `*`; the GIN index on `words` finds the candidates.
@@ -19,6 +24,7 @@ from collections.abc import Sequence
 
 from memory.store.db import Store
 from memory.store.memories import visible_where
+from memory.store.sqlite_connect import owned_words
 
 
 async def term_matches(
@@ -39,21 +45,27 @@ async def term_matches(
     parts: list[str] = []
     args: list[object] = []
     for k, expression in enumerate(expressions):
+        term, prefix = _term(expression)
+        owned = owned_words(user_id, term)
+        if not owned:
+            continue  # no word in it: it matches nothing
         if store.dialect == "postgres":
-            term, prefix = _term(expression)
             query = "quote_literal(?) || ':*'" if prefix else "quote_literal(?)"
             parts.append(
                 f"SELECT {k}, id FROM (SELECT m.id AS id FROM memories m WHERE m.words"
                 f" @@ to_tsquery('echo_folded', {query}) AND {where} LIMIT ?) AS term{k}"
             )
-            expression = term
+            args.append(owned)
         else:
             parts.append(
                 f"SELECT {k}, id FROM (SELECT m.id AS id FROM memories_fts CROSS JOIN memories m"
                 f" ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? AND {where} LIMIT ?)"
             )
-        args += [expression, user_id, story_id, origin, cap]
+            args.append(f'"{owned}"*' if prefix else f'"{owned}"')
+        args += [user_id, story_id, origin, cap]
     out: list[list[int]] = [[] for _ in expressions]
+    if not parts:
+        return out
     for k, memory_id in await store.fetchall(" UNION ALL ".join(parts), tuple(args)):
         out[int(k)].append(int(memory_id))
     return out

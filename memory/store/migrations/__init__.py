@@ -28,6 +28,7 @@ from memory.store.migrations import (
     v16_daily_figures,
     v17_shared_processes,
     v18_conversation_reason,
+    v19_owned_keywords,
     v20_message_ids,
     v21_reflection_inputs,
 )
@@ -51,6 +52,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (16, v16_daily_figures.SQL),
     (17, v17_shared_processes.SQL),
     (18, v18_conversation_reason.SQL),
+    (19, v19_owned_keywords.SQL),
     (20, v20_message_ids.SQL),
     (21, v21_reflection_inputs.SQL),
 )
