@@ -1,7 +1,8 @@
 """Per-person caches bounded together by their approximate size in bytes, least recently used first.
 
 The engine keeps, per person, a rank-ordered pool of their memories (per story and place), a
-matrix of their vectors, and (the reflection worker) a dedup index. What one of them weighs
+matrix of their vectors, and (the reflection worker) a dedup index; the store, what it knows of
+their generation and last commits (memory.store.generations). What one of them weighs
 grows with the person's memories, from a few kilobytes to hundreds of megabytes (a 100k-memory
 person's 768-d matrix is 300 MB), so a bound in entries bounds nothing: they share one bound in
 bytes, `[limits] cache_mb`. Putting an entry evicts the least recently used entries of any of
