@@ -88,6 +88,8 @@ class Run:
     samples: list[Sample] = field(default_factory=list)
     idle: Sample | None = None
     answered: int = 0
+    # Which code ran: a run of an older commit, saved beside, is reported as the "before".
+    code: str = "this branch"
 
 
 async def run(people: int) -> Run:
@@ -141,10 +143,17 @@ async def run(people: int) -> Run:
                     await runtime.indexer.run_once()
                     result.samples.append(sample(first + len(users)))
                     print(asdict(result.samples[-1]), file=sys.stderr, flush=True)
+                    save(result)  # a run stopped before its end still reports how far it got
                 await asyncio.sleep(IDLE_SECONDS)
                 gc.collect()
                 result.idle = sample(people)
+                save(result)
     return result
+
+
+def save(result: Run) -> None:
+    path = RESULTS / f"people-{result.people}.json"
+    path.write_text(json.dumps(asdict(result)), encoding="utf-8")
 
 
 def report(runs: list[Run]) -> str:
@@ -156,20 +165,21 @@ def report(runs: list[Run]) -> str:
         f"`[limits] cache_mb` = {CACHE_MB}. RSS sampled every {BATCH:,} people, then after",
         f"{IDLE_SECONDS:.0f} s idle and a full collection. `make bench-people`.",
         "",
-        "| people | start RSS (MB) | RSS after all (MB) | RSS after idle (MB) | caches by estimate"
-        " (MB) | cache entries | people in generations | evictions | answered |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| code | people | start RSS (MB) | RSS after all (MB) | RSS after idle (MB) | caches by"
+        " estimate (MB) | cache entries | people in generations | evictions | answered |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         last, idle = r.samples[-1], r.idle
-        assert idle is not None
+        name = f"{r.people:,}" if idle else f"{r.people:,} (stopped at {last.people:,})"
+        end = idle or last
         lines.append(
-            f"| {r.people:,} | {r.start_mb:.0f} | {last.rss_mb:.0f} | {idle.rss_mb:.0f} |"
-            f" {idle.caches_mb:.1f} | {idle.entries:,} | {idle.generations:,} |"
-            f" {idle.evictions:,} | {r.answered:,} |"
+            f"| {r.code} | {name} | {r.start_mb:.0f} | {last.rss_mb:.0f} |"
+            f" {f'{idle.rss_mb:.0f}' if idle else 'not reached'} | {end.caches_mb:.1f} |"
+            f" {end.entries:,} | {end.generations:,} | {end.evictions:,} | {r.answered:,} |"
         )
     lines += ["", "RSS (MB) by people seen:", "", "| people | " + " | ".join(
-        f"{r.people:,}" for r in runs) + " |", "|---|" + "---|" * len(runs)]  # fmt: skip
+        f"{r.people:,} ({r.code})" for r in runs) + " |", "|---|" + "---|" * len(runs)]  # fmt: skip
     longest = max(runs, key=lambda r: r.people)
     for i, s in enumerate(longest.samples):
         if i % max(1, len(longest.samples) // 20) and i != len(longest.samples) - 1:
@@ -191,9 +201,9 @@ def plot(runs: list[Run]) -> None:
     fig, ax = plt.subplots(figsize=(8, 4))
     for r in runs:
         ax.plot([s.people for s in r.samples], [s.rss_mb for s in r.samples],
-                label=f"{r.people:,} people: RSS")  # fmt: skip
+                label=f"{r.code}, {r.people:,} people: RSS")  # fmt: skip
         ax.plot([s.people for s in r.samples], [s.caches_mb for s in r.samples], "--",
-                label=f"{r.people:,} people: caches by estimate")  # fmt: skip
+                label=f"{r.code}, {r.people:,} people: caches by estimate")  # fmt: skip
     ax.axhline(CACHE_MB, color="grey", linewidth=0.8, label=f"cache_mb = {CACHE_MB}")
     ax.set_xlabel("distinct people seen")
     ax.set_ylabel("MB")
@@ -207,7 +217,8 @@ def load(path: Path) -> Run:
     data = json.loads(path.read_text(encoding="utf-8"))
     return Run(
         data["people"], data["cache_mb"], data["start_mb"],
-        [Sample(**s) for s in data["samples"]], Sample(**data["idle"]), data["answered"],
+        [Sample(**s) for s in data["samples"]], data["idle"] and Sample(**data["idle"]),
+        data["answered"], data.get("code", "this branch"),
     )  # fmt: skip
 
 
@@ -215,9 +226,10 @@ def main() -> None:
     """Run the counts given (each in this process, so one count per call keeps the runs
     apart), then report every run saved so far."""
     for count in [int(a) for a in sys.argv[1:]]:
-        done = asyncio.run(run(count))
-        (RESULTS / f"people-{count}.json").write_text(json.dumps(asdict(done)), encoding="utf-8")
-    runs = sorted((load(p) for p in RESULTS.glob("people-*.json")), key=lambda r: r.people)
+        asyncio.run(run(count))
+    runs = sorted(
+        (load(p) for p in RESULTS.glob("people-*.json")), key=lambda r: (r.people, r.code)
+    )
     text = report(runs)
     (RESULTS / "people.md").write_text(text, encoding="utf-8")
     plot(runs)
