@@ -137,6 +137,12 @@ $(LOAD_STAMP): $(STAMP)
 bench-load: $(LOAD_STAMP)
 	$(PY) -m bench.load
 
+# Resident memory while many distinct people send one message each; one process per count.
+PEOPLE ?= 10000 100000
+.PHONY: bench-people
+bench-people: $(LOAD_STAMP)
+	for n in $(PEOPLE); do nice -n 10 $(PY) -m bench.people $$n || exit 1; done
+
 # The operator's page in a real browser: headless Chromium from Debian's packages (apt-get install
 # chromium chromium-driver); screenshots land in bench/results/web/. Not in `make test`.
 .PHONY: test-web bench-web

@@ -15,7 +15,11 @@ things in it stalled every person at once (make bench-loop, measured with gc.cal
   object then alive is moved out of the collector's sight (gc.freeze, constant time): later
   collections walk only what was allocated since. A frozen object is still freed by reference
   counting when dropped; what stays is only a reference cycle among frozen objects that
-  becomes garbage later (the full collections measured around the bench's steps found none);
+  becomes garbage later. Such cycles are what other people's turns have in flight at that
+  moment (their requests, responses, futures): frozen at every small person's build, 10,000
+  people of one message each kept 33 KB apiece after a full collection (issue 28). So only a
+  pause that left at least FREEZE_MIN new objects alive (a large build) freezes; after a small
+  one the collector simply resumes, its walk of a small build costing next to nothing;
 - the hand-over of the lock on a busy machine: a thread that never lets go keeps the loop
   waiting for the interpreter's switch interval and then for the OS to run it. Letting go every
   YIELD_EVERY items (`yielding`) measured, for a pure-Python build beside a 1 ms ticker on two
@@ -37,6 +41,10 @@ T = TypeVar("T")
 
 # Items between two hand-overs of the interpreter lock (a few milliseconds of work).
 YIELD_EVERY = 500
+# Objects the collector tracks, allocated and alive at the end of a pause, from which they are
+# frozen: a pool of 2,000 memories is about 6,000 (a Memory, its tuple and position entry);
+# the full passes that stalled the loop walked 30,000 memories' worth and more.
+FREEZE_MIN = 5_000
 
 _lock = threading.Lock()
 _running = 0
@@ -46,7 +54,8 @@ _resume = False
 
 @contextmanager
 def paused() -> Iterator[None]:
-    """No automatic collection while the block runs; what is alive at the end is frozen."""
+    """No automatic collection while the block runs; what is alive at the end is frozen when
+    the pauses left FREEZE_MIN new objects or more."""
     global _running, _resume
     with _lock:
         if _running == 0:
@@ -59,7 +68,10 @@ def paused() -> Iterator[None]:
         with _lock:
             _running -= 1
             if _running == 0:
-                gc.freeze()
+                # The youngest generation's count: what was allocated since the pause began,
+                # less what was freed (no collection ran to reset it).
+                if gc.get_count()[0] >= FREEZE_MIN:
+                    gc.freeze()
                 if _resume:
                     gc.enable()
 

@@ -33,7 +33,14 @@ from memory.looplag import LoopLag
 from memory.model import Exchange
 from memory.read import calibrate, conversation, recall, scoring, selection
 from memory.read.budget import ContextPlan
-from memory.read.cache import MIB, POOL_BYTES_PER_MEMORY, CacheBudget, SizedCache
+from memory.read.cache import (
+    ENTRY_BYTES,
+    MIB,
+    POOL_BYTES,
+    POOL_BYTES_PER_MEMORY,
+    CacheBudget,
+    SizedCache,
+)
 from memory.read.prompt import Character
 from memory.read.semantic import VectorCache
 from memory.read.strategies import Registry
@@ -61,7 +68,7 @@ UNFIT_TTL = 60.0
 
 def _pool_bytes(entry: tuple[int, selection.RankedPool, bool]) -> int:
     pool = entry[1]
-    return POOL_BYTES_PER_MEMORY * (len(pool.ordered) + len(pool.rules))
+    return ENTRY_BYTES + POOL_BYTES + POOL_BYTES_PER_MEMORY * (len(pool.ordered) + len(pool.rules))
 
 
 class Engine:
@@ -90,6 +97,8 @@ class Engine:
         # Every per-person cache of this engine (and of a reflection worker given it) together
         # stays under [limits] cache_mb (memory.read.cache).
         self.caches = CacheBudget(self.config.cache_mb * MIB)
+        # What the store knows of each person's generation counts too.
+        store.bound_generations(self.caches)
         self.vectors = VectorCache(store, budget=self.caches)
         self.context = ContextBuilder(
             store, character=self.character, chat_model=chat.model if chat else "none",

@@ -1,7 +1,8 @@
 """Per-person caches bounded together by their approximate size in bytes, least recently used first.
 
 The engine keeps, per person, a rank-ordered pool of their memories (per story and place), a
-matrix of their vectors, and (the reflection worker) a dedup index. What one of them weighs
+matrix of their vectors, and (the reflection worker) a dedup index; the store, what it knows of
+their generation and last commits (memory.store.generations). What one of them weighs
 grows with the person's memories, from a few kilobytes to hundreds of megabytes (a 100k-memory
 person's 768-d matrix is 300 MB), so a bound in entries bounds nothing: they share one bound in
 bytes, `[limits] cache_mb`. Putting an entry evicts the least recently used entries of any of
@@ -11,7 +12,8 @@ from the database, the next time its person speaks: eviction costs time, never a
 
 The sizes are estimates made without walking the entries (no work on the event loop): numpy
 arrays by their own byte counts, Python structures by a per-memory figure measured with
-tracemalloc (the constants below, checked within a factor of two by a test).
+tracemalloc (the constants below, checked within a factor of two by a test, for a person of
+no memories or of thousands).
 """
 
 from __future__ import annotations
@@ -36,6 +38,15 @@ POOL_BYTES_PER_MEMORY = 650
 DEDUP_BYTES_PER_MEMORY = 750
 # Bytes per vector hash a matrix remembers (a dict entry, an int, a 64-character str): 165-175.
 HASH_BYTES = 175
+# Bytes every entry costs besides what it holds: its slots in its cache and in the budget's
+# order, its key and the tuple holding it (200-325 B, tracemalloc, 10,000 entries).
+ENTRY_BYTES = 325
+# Bytes of an empty pool, dedup index and vector matrix: what a person with few memories holds
+# (tracemalloc, 200 of each: 335 B, 2,480 B and 334 B plus the hash map). Without them a person
+# of no memories counted nothing, and 10,000 such people held 300 MB under a bound of 1 GB.
+POOL_BYTES = 350
+DEDUP_BYTES = 2_500
+MATRIX_BYTES = 400
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")

@@ -27,11 +27,12 @@ import numpy.typing as npt
 from memory.bulk import paused, quiet
 from memory.errors import BackendResponseError, unexpected
 from memory.read import cosines
-from memory.read.cache import HASH_BYTES, CacheBudget, SizedCache
+from memory.read.cache import ENTRY_BYTES, HASH_BYTES, MATRIX_BYTES, CacheBudget, SizedCache
 from memory.read.cosines import Query
 from memory.read.matrix_splice import spliced
 from memory.store import vectors
 from memory.store.db import Store
+from memory.store.generations import UNKNOWN
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +75,8 @@ class UserMatrix:
     @property
     def nbytes(self) -> int:
         """About what it holds in memory (memory.read.cache)."""
-        return int(self.ids.nbytes + self.rows.nbytes) + HASH_BYTES * len(self.hashes)
+        held = int(self.ids.nbytes + self.rows.nbytes) + HASH_BYTES * len(self.hashes)
+        return ENTRY_BYTES + MATRIX_BYTES + held
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,8 +220,11 @@ class VectorCache:
         return await asyncio.to_thread(quiet(_patch), base, generation, fresh, hashes)
 
     def _keep(self, user_id: int, model: str, generation: int, built: UserMatrix) -> UserMatrix:
-        # Another update may have stored a newer matrix while this one read the database.
+        # Another update may have stored a newer matrix while this one read the database. One
+        # built while the person's generation was not known here is served, not kept.
         newer = self._matrices.peek(user_id)
+        if generation == UNKNOWN:
+            return built
         if newer is None or newer.model != model or newer.generation <= generation:
             self._matrices.put(user_id, built)
         return built

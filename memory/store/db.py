@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from memory.errors import StoreError
+from memory.read.cache import CacheBudget
 from memory.store.generations import CHANGE_LOG as CHANGE_LOG
 from memory.store.generations import GENERATIONS_SCHEMA, Generations
 from memory.store.migrate import migrate
@@ -295,8 +296,14 @@ class Store:
     def generation(self, user_id: int) -> int:
         """The highest generation of this user this process knows: raised by every commit
         that changes their memories, vectors or privacy choice (its own at once, another
-        process's at the next `sync_generation`)."""
+        process's at the next `sync_generation`); UNKNOWN (below every generation) for a person
+        never read here or forgotten since (memory.store.generations)."""
         return self._generations.current(user_id)
+
+    def bound_generations(self, budget: CacheBudget) -> None:
+        """Keep what this process knows of each person's generation within `budget` (the
+        engine's caches'), least recently used out first: the database has it again."""
+        self._generations.bound(budget)
 
     def changed_since(self, user_id: int, generation: int) -> frozenset[int] | None:
         """The ids of this user's memories changed after `generation` (empty: only vectors

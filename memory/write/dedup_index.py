@@ -32,7 +32,13 @@ import numpy.typing as npt
 
 from memory.bulk import quiet
 from memory.model import Memory
-from memory.read.cache import DEDUP_BYTES_PER_MEMORY, CacheBudget, SizedCache
+from memory.read.cache import (
+    DEDUP_BYTES,
+    DEDUP_BYTES_PER_MEMORY,
+    ENTRY_BYTES,
+    CacheBudget,
+    SizedCache,
+)
 from memory.text import content_words, fold
 from memory.write.dedup import (
     MIN_CONTAINED_WORDS,
@@ -328,7 +334,7 @@ class IndexCache:
         self._evicted: list[DedupIndex] = []
         self._entries: SizedCache[IndexKey, tuple[int, DedupIndex]] = SizedCache(
             budget or CacheBudget(),
-            lambda entry: DEDUP_BYTES_PER_MEMORY * entry[1].stored,
+            lambda entry: ENTRY_BYTES + DEDUP_BYTES + DEDUP_BYTES_PER_MEMORY * entry[1].stored,
             evicted=lambda entry: self._evicted.append(entry[1]),
         )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import weakref
 from collections.abc import Iterator
 
 import pytest
@@ -53,10 +54,26 @@ def test_a_build_runs_without_collections_and_what_it_built_is_frozen() -> None:
         return _memories(n)
 
     before = gc.get_freeze_count()
-    built = build(300)
+    built = build(bulk.FREEZE_MIN)
     assert seen == [False]
     assert gc.isenabled()
     assert gc.get_freeze_count() - before >= len(built)
+
+
+def test_a_small_build_freezes_nothing_and_garbage_of_others_is_still_collected() -> None:
+    """What other turns have in flight during a small person's build, reference cycles that
+    become garbage later, is collected: frozen, it stayed for the process's life."""
+
+    class InFlight:
+        def __init__(self) -> None:
+            self.me = self  # a reference cycle, as a request and its response hold
+
+    others = [InFlight() for _ in range(50)]
+    freed = [weakref.ref(o) for o in others]
+    bulk.quiet(_memories)(3)
+    del others
+    gc.collect()
+    assert all(ref() is None for ref in freed)
 
 
 def test_the_collector_stays_paused_until_the_last_concurrent_build_ends() -> None:

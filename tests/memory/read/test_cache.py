@@ -192,3 +192,66 @@ async def test_the_dedup_indexes_share_the_engines_bound() -> None:
     dropped = indexes.put((2, 1, False), 1, build_index([_memory(i, 5, rng) for i in range(2)]))
     assert len(dropped) == 1 and dropped[0].stored == 6
     assert budget.total <= budget.limit
+
+
+def _few(n: int, person: int) -> list[Memory]:
+    rng = random.Random(person)
+    return [_memory(i, 15, rng) for i in range(n)]
+
+
+def _counted_over_spent(budget: CacheBudget, put: Callable[[int], object]) -> float:
+    """What `budget` counts of 100 people put by `put(person)`, over what they take."""
+    spent, _ = _allocated(lambda: [put(p) for p in range(100)])
+    return budget.total / spent
+
+
+class _Commit:
+    """What Generations.committed reads of a committed transaction."""
+
+    def __init__(self, user_id: int, ids: list[int]) -> None:
+        self.changed: dict[int, set[int] | None] = {user_id: set(ids)}
+        self.embedded: dict[int, set[int] | None] = {}
+
+
+def test_the_estimates_hold_for_people_of_few_memories() -> None:
+    """People of 0, 1 or 3 memories as the caches hold them (their memories read from the
+    store, keys, slots, the budget's order), and what the store remembers of their commits:
+    what the budget counts is within a factor of two of what they take."""
+    from memory.engine import _pool_bytes
+    from memory.store.generations import Generations
+
+    for n in (0, 1, 3):
+        pools = SizedCache[tuple[int, int, str], Any](CacheBudget(), _pool_bytes)
+        ratio = _counted_over_spent(
+            pools.budget,
+            lambda p, n=n, pools=pools: pools.put(
+                (p, 10, "111"), (1, RankedPool.build(_few(n, p)), False)
+            ),
+        )
+        assert 0.5 < ratio < 2, ("pools", n, ratio)
+        indexes = IndexCache(budget := CacheBudget())
+        ratio = _counted_over_spent(
+            budget,
+            lambda p, n=n, indexes=indexes: indexes.put((p, 10, False), 1, build_index(_few(n, p))),
+        )
+        assert 0.5 < ratio < 2, ("dedup", n, ratio)
+        matrices = SizedCache[int, UserMatrix](CacheBudget(), lambda m: m.nbytes)
+        ratio = _counted_over_spent(
+            matrices.budget, lambda p, n=n, matrices=matrices: matrices.put(p, _matrix(n))
+        )
+        assert 0.5 < ratio < 2, ("matrices", n, ratio)
+
+    for commits, ids in ((1, 0), (3, 2), (64, 1), (64, 10)):
+        generations = Generations()
+        generations.shared = True
+        generations.bound(budget := CacheBudget())
+
+        def commit(
+            p: int, commits: int = commits, ids: int = ids, g: Generations = generations
+        ) -> None:
+            for c in range(commits):
+                tx = _Commit(p, [p * 10_000 + c * 100 + i for i in range(ids)])
+                g.committed(tx, {p: (c + 1, c + 1)})  # type: ignore[arg-type]
+
+        ratio = _counted_over_spent(budget, commit)
+        assert 0.5 < ratio < 2, ("generations", commits, ids, ratio)

@@ -205,7 +205,7 @@ async def test_the_store_remembers_which_memories_each_commit_changed(store: Sto
     async def touch(tx: Tx, ids: list[int] | None, vectors_only: bool = False) -> None:
         tx.touch(7, ids, vectors_only=vectors_only)
 
-    start = store.generation(7)
+    start = await store.sync_generation(7)  # a person never seen has no generation here yet
     await store.transact(lambda tx: touch(tx, [1, 2]))
     await store.transact(lambda tx: touch(tx, None, vectors_only=True))
     await store.transact(lambda tx: touch(tx, [3]))
