@@ -18,10 +18,18 @@ import httpx
 
 from bot import doctor, files, logs, render
 from bot.config import ConfigError, Settings, load_settings, token_source
-from bot.runtime import Runtime, open_runtime, played_as, strategies
+from bot.runtime import (
+    Runtime,
+    describe_character,
+    load_card,
+    open_runtime,
+    played_as,
+    strategies,
+)
 from bot.terminal import Terminal, is_interactive, terminal_user_id
 from memory import manage_context, manage_export
-from memory.cards import load_card
+from memory.cards import load_card as read_card
+from memory.cards import load_lorebook
 from memory.errors import EchoError
 from memory.manage_setup import Store
 
@@ -66,6 +74,16 @@ def _parser() -> argparse.ArgumentParser:
         parents=[common],
     )
     load.add_argument("path", help="the card file")
+    lore = command("lore", "read a lorebook file (SillyTavern world info, a character_book)")
+    lore_commands = lore.add_subparsers(dest="lore_command", required=True)
+    lore_import = lore_commands.add_parser(
+        "import", help="store a lorebook's entries as lore (a second import replaces them)",
+        parents=[common],
+    )  # fmt: skip
+    lore_import.add_argument("path", help="the lorebook file (.json)")
+    lore_import.add_argument(
+        "--character", default=None, help="only while this character plays (default: all)"
+    )
     for name, text in (
         ("export", "everything stored about one person, as JSON"),
         ("import", "a person's memories from an export file (checked whole first)"),
@@ -144,8 +162,9 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     command = args.command
     if command == "check-config":
         registry = strategies(settings)  # the configured strategy must exist (plugins too)
-        print(f"{args.config}: OK (character {settings.character.name!r}, context strategy "
-              f"{settings.context.strategy!r} of {', '.join(registry.names())})")  # fmt: skip
+        print(f"{args.config}: OK (context strategy {settings.context.strategy!r} of "
+              f"{', '.join(registry.names())})")  # fmt: skip
+        print(describe_character(settings, load_card(settings), args.config))
         return 0
     if command == "doctor":
         return await doctor.doctor(settings, args.config)
@@ -156,6 +175,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return 0 if all(ok for ok, _ in checked) else 1
     if command == "card":
         return await _card(args, settings)
+    if command == "lore":
+        return await _lore(args, settings)
     # aiohttp is imported only when the page may be served.
     from bot.web import server as operator_page
 
@@ -219,17 +240,46 @@ async def _card(args: argparse.Namespace, settings: Settings) -> int:
     path = args.path or settings.character.card
     if path is None:
         raise ConfigError("no card given and no [character] card configured")
-    card = load_card(path, played_as=played_as(settings))
+    configured = settings.character.card
+    playing = configured is not None and configured.resolve() == Path(path).resolve()
+    # A card other than the configured one is read as its own character: its lore is its own,
+    # not that of the character the config plays now.
+    named = played_as(settings) if playing else None
+    card = read_card(path, played_as=named)
     print(render.render_card(card))
     if args.card_command == "import":
         async with await Store.open(
             settings.storage.database, password=settings.storage.database_password()
         ) as store:
             changed = await manage_context.sync_card_lore(store, card)
-        print(f"Lore: {len(card.lore)} entries stored" if changed else "Lore: already up to date")
-        configured = settings.character.card
-        if configured is None or configured.resolve() != Path(path).resolve():
+        who = named or card.name
+        said = render.count(len(card.lore), "entry", "entries")
+        print(f"Lore: {said} stored for {who}" if changed else "Lore: already up to date")
+        if card.lore:
+            print(
+                f"They fire only while {who} plays; {{{{char}}}} in them becomes the playing "
+                "character's name when one fires."
+            )
+        if not playing:
             print(f'To play this character, set [character] card = "{path}" in {args.config}.')
+    return 0
+
+
+async def _lore(args: argparse.Namespace, settings: Settings) -> int:
+    """`lore import PATH [--character NAME]`: a lorebook file's entries as stored lore."""
+    book = load_lorebook(args.path, character=args.character)
+    async with await Store.open(
+        settings.storage.database, password=settings.storage.database_password()
+    ) as store:
+        changed = await manage_context.sync_card_lore(store, book)
+    who = f"only while {args.character!r} plays" if args.character else "for every character"
+    said = render.count(len(book.lore), "entry", "entries")
+    print(f"Lorebook {book.name!r} ({book.format}): {said} "
+          + (f"stored, {who}" if changed else "already up to date"))  # fmt: skip
+    for label, reason in book.skipped:
+        print(f"  skipped {label}: {reason}")
+    for warning in book.warnings:
+        print(f"Warning: {warning}")
     return 0
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 
 from bot import heartbeat
-from bot.config import ConfigError, Settings
+from bot.config import ConfigError, Settings, value_source
 from bot.files import database_exists
 from memory import cards, manage_context, manage_setup
 from memory.admission import BoundedChat
@@ -157,6 +158,37 @@ def character(settings: Settings, card: Card | None = None) -> Character:
         rules=tuple(c.rules), system=card.system, post_history=card.post_history,
         examples=card.examples, greetings=card.greetings,
     )  # fmt: skip
+
+
+def describe_character(settings: Settings, card: Card | None, config_path: str | Path) -> str:
+    """One line: the character that will play, and where its name and persona come from."""
+    playing = character(settings, card)
+    given = settings.character.model_fields_set
+    card_file = settings.character.card.name if settings.character.card else ""
+
+    def source(key: str) -> str:
+        if key in given:
+            return value_source(settings, config_path, "character", key)
+        return f"the card {card_file}" if card is not None else "the default (no card)"
+
+    line = (f"Character {playing.name!r}: name from {source('name')}, persona from "
+            f"{source('persona')}")  # fmt: skip
+    if card is None:
+        return line
+    parts = [
+        label
+        for label, text in (
+            ("system prompt", card.system), ("post-history instructions", card.post_history),
+            ("greetings", "".join(card.greetings)), ("example dialogue", card.examples),
+            ("lorebook", "x" if card.lore else ""),
+        )
+        if text
+    ]  # fmt: skip
+    if parts:
+        line += f"; {', '.join(parts)} from the card {card_file}"
+    if "name" in given and card.name != playing.name:
+        line += f" (the card's own name, {card.name!r}, is not used)"
+    return line
 
 
 def with_prefixes(settings: Settings, embedder: Embedder) -> Prefixed:
