@@ -32,6 +32,7 @@ from memory.cards import load_card as read_card
 from memory.cards import load_lorebook
 from memory.errors import EchoError
 from memory.manage_setup import Store
+from memory.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"echo-bot: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        return 130
+        # Ctrl-C is the documented way to stop: everything above closed cleanly on the way
+        # out, and `make run` would print "Error 130" for anything but 0.
+        return 0
     except BrokenPipeError:
         # The reader left early (`echo-bot export | head`): not a traceback. What is still
         # buffered for stdout goes nowhere, so the exit does not raise it again.
@@ -294,6 +297,11 @@ async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False
     if token is None:
         raise ConfigError(NO_TOKEN)
     startup.point_at(discord_settings)
+    llm = runtime.settings.llm
+    log.info("starting %s as %s: database %s; %s LLM at %s (chat %s, embeddings %s at %s)",
+             "`sync`" if sync_only else "the Discord bot", runtime.engine.character.name,
+             redact(str(runtime.settings.storage.database)), llm.backend, redact(llm.base_url),
+             llm.chat_model, llm.embedding_model, redact(llm.embeddings_url))  # fmt: skip
     try:
         if sync_only:
             bot = EchoBot(runtime, sync=Sync.ALWAYS, background=False)
