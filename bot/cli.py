@@ -170,7 +170,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         print(describe_character(settings, load_card(settings), args.config))
         return 0
     if command == "doctor":
-        return await doctor.doctor(settings, args.config)
+        return await doctor.doctor(settings, args.config, secrets_dir=_secrets_dir(args))
     if command == "calibrate":
         async with httpx.AsyncClient(timeout=httpx.Timeout(30.0)) as http:
             checked = await doctor.calibration(settings, http)

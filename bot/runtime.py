@@ -11,14 +11,13 @@ import httpx
 
 from bot import heartbeat
 from bot.config import ConfigError, Settings, value_source
-from bot.files import database_exists
 from memory import cards, manage_context, manage_setup
 from memory.admission import BoundedChat
 from memory.cards import Card
 from memory.context import ContextConfig
 from memory.embedders import OllamaEmbedder, OpenAIEmbedder
 from memory.engine import Engine
-from memory.errors import BackendError, CardError, EchoError
+from memory.errors import BackendError, CardError
 from memory.indexer import Indexer
 from memory.llm import ChatBackend, Deadlined, Embedder, OllamaChat, OpenAIChat
 from memory.looplag import LoopLag
@@ -97,19 +96,10 @@ _PROBE_TOKENS = 8
 
 
 async def structured_output(settings: Settings, http: httpx.AsyncClient) -> tuple[bool, str]:
-    """Learn or check the chat server's structured-output mode (saved when the database can
-    be opened); one line for `doctor`, and whether the mode works."""
-    unsaved = Negotiator(override=override(settings))
-    if not database_exists(settings.storage.database):  # a check makes no database
-        return await _probe(settings, http, unsaved)
-    try:
-        # As found: `run` migrates the schema, not a check.
-        async with await Store.open(
-            settings.storage.database, migrate_to=0, password=settings.storage.database_password()
-        ) as store:
-            return await _probe(settings, http, await negotiator(settings, store))
-    except (EchoError, OSError):  # the database line of `doctor` says what is wrong with it
-        return await _probe(settings, http, unsaved)
+    """Learn or check the chat server's structured-output mode, saved nowhere (the bot learns
+    it again at its first reflection, and keeps it); one line for `doctor`, and whether the
+    mode works."""
+    return await _probe(settings, http, Negotiator(override=override(settings)))
 
 
 async def _probe(
