@@ -20,7 +20,14 @@ import httpx
 
 from bot import files
 from bot.config import ConfigError, Settings, value_source
-from bot.runtime import backends, strategies, structured_output, with_prefixes
+from bot.runtime import (
+    backends,
+    describe_character,
+    load_card,
+    strategies,
+    structured_output,
+    with_prefixes,
+)
 from memory.errors import BackendError, EchoError
 from memory.llm import ollama_health
 from memory.manage_setup import Store
@@ -54,6 +61,11 @@ async def doctor(
                             environ=os.environ if environ is None else environ)  # fmt: skip
 
     results: list[tuple[bool | None, str]] = [(True, f"config {config_path} is valid")]
+    try:
+        card = load_card(settings)
+        results.append((True, describe_character(settings, card, config_path)))
+    except ConfigError as exc:
+        results.append((False, f"{exc} → fix or unset [character] card"))
     results.append(await _check_database(settings.storage.database, settings))
     llm = settings.llm
     embedding_key = "embedding_base_url" if llm.embedding_base_url else "base_url"

@@ -290,6 +290,11 @@ def test_a_card_set_in_the_config_copied_from_the_example_plays_whole(
     assert main(["--config", str(config), "check-config"]) == 0
     said = capsys.readouterr().out
     assert "Character 'Nyx': name from the card nyx.json, persona from the card nyx.json" in said
+    # The doctor says it too (port 9: no server needed to say it).
+    config.write_text(config.read_text(encoding="utf-8").replace("127.0.0.1:11434", "127.0.0.1:9"),
+                      encoding="utf-8")  # fmt: skip
+    main(["--config", str(config), "doctor"])
+    assert "OK   Character 'Nyx': name from the card nyx.json" in capsys.readouterr().out
 
 
 def _stored_lore(database: Path) -> list[Any]:

@@ -30,19 +30,21 @@ async def test_doctor_says_ok_or_the_fix_one_line_each(tmp_path: Path, ollama: F
     lines = out.splitlines()
     assert code == 1  # no Discord token here
     # No database yet: said, and none is made by looking (the chat makes it).
-    assert lines[1] == (f"WARN database {tmp_path / 'echo.sqlite3'} does not exist yet → "
+    assert lines[1] == (f"OK   Character 'Écho': name from [character] name in {config}, "
+                        f"persona from [character] persona in {config}")  # fmt: skip
+    assert lines[2] == (f"WARN database {tmp_path / 'echo.sqlite3'} does not exist yet → "
                         "`echo-bot run` or `chat` creates it")  # fmt: skip
     assert not (tmp_path / "echo.sqlite3").exists()
     await _chat(config, ["/memories"])
     code, out, _ = await _run("doctor", "--config", str(config))
     lines = out.splitlines()
-    assert [line[:4] for line in lines[:4]] == ["OK  ", "OK  ", "OK  ", "OK  "]
+    assert [line[:4] for line in lines[:5]] == ["OK  ", "OK  ", "OK  ", "OK  ", "OK  "]
     # The loopback server's embeddings are bags of words: they cannot tell "afraid of flying"
     # from "air travel makes me anxious", and the doctor says so, with the fix.
-    assert lines[4].startswith("FAIL fr: nomic-embed-text does NOT separate paraphrases")
-    assert lines[5].startswith("FAIL en: ") and "no absolute threshold" in lines[5]
+    assert lines[5].startswith("FAIL fr: nomic-embed-text does NOT separate paraphrases")
+    assert lines[6].startswith("FAIL en: ") and "no absolute threshold" in lines[6]
     # Unfit for both languages: another multilingual model is not the only way out.
-    assert "check its task prefixes" in lines[6] and "multilingual" not in lines[6]
+    assert "check its task prefixes" in lines[7] and "multilingual" not in lines[7]
     assert "ECHO_DISCORD__TOKEN" in lines[-1]
 
     ollama.models = ["llama3.1:8b"]
