@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 from PIL.PngImagePlugin import PngInfo
 
-from memory.cards import load_card, parse_card
+from memory.cards import load_card, load_lorebook, parse_card
 from memory.errors import CardError
 from memory.model import LoreScope
 from memory.read.lore import activate
@@ -249,3 +249,36 @@ def test_an_entry_is_stored_the_same_whatever_name_plays_it() -> None:
     )
     assert [e.content for e in short.lore] == [e.content for e in long.lore]
     assert short.report.skipped == long.report.skipped == ()
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+# What a lorebook's entries may hold: SillyTavern's field names with any values.
+_WORLD_INFO_ENTRY = st.dictionaries(
+    st.sampled_from(["key", "keysecondary", "content", "constant", "disable", "order",
+                     "selective", "caseSensitive", "comment", "scanDepth", "uid"]),
+    _JSON, max_size=8,
+)  # fmt: skip
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(entries=st.dictionaries(st.text(max_size=3), _WORLD_INFO_ENTRY | _JSON, max_size=5))
+def test_any_lorebook_is_read_or_refused_in_one_line(
+    tmp_path: Path, entries: dict[str, Any]
+) -> None:
+    path = tmp_path / "book.json"
+    path.write_text(json.dumps({"entries": entries}), encoding="utf-8")
+    try:
+        book = load_lorebook(path)
+    except CardError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert all(e.scope is LoreScope.GLOBAL and e.content.strip() for e in book.lore)
+    assert len(book.lore) + len(book.skipped) <= len(entries)
