@@ -137,7 +137,7 @@ def _quiet_libraries(*, verbose: bool = False) -> None:
     # httpx logs every request at INFO: keep the log for what Écho itself does.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     for name in _CHATTY:
-        logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.WARNING)
+        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
     # -v is Écho's own debug log. These print what people said at DEBUG: aiosqlite every
     # statement with its parameters, discord.py every gateway event and request body, httpcore
     # the request headers (an API key among them).
