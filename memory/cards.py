@@ -44,6 +44,9 @@ MAX_LORE_ENTRIES = 1000
 # the whole default context_length, so a longer one leaves no room for the conversation.
 MAX_PERSONA_CHARS = 32_000
 PRIORITY_LIMIT = 10**9
+# How a card's lore entries are written, in their digest: a card stored by an older way (with
+# {{char}} already filled) is stored again at the next start.
+LORE_FORMAT = 2
 
 # The spellings the specs give, case ignored: V1 lists {{char}}/<BOT> and {{user}}/<USER>, V3
 # adds <char>.
@@ -214,7 +217,9 @@ def parse_card(
     if alternates:
         fields["alternate_greetings"] = len(alternates)
     # The name it is played under is part of what the lore entries say: a new name, new entries.
-    digest = hashlib.sha256(json.dumps([me, data], sort_keys=True).encode()).hexdigest()
+    digest = hashlib.sha256(
+        json.dumps([LORE_FORMAT, me, data], sort_keys=True).encode()
+    ).hexdigest()
     source = f"card:{character_key(name)}"
     lore = tuple(replace(e, source=source, extra={**e.extra, "card": digest}) for e in entries)
     report = CardReport(
@@ -431,7 +436,9 @@ def load_lorebook(path: str | Path, *, character: str | None = None) -> Lorebook
         {**{k: v for k, v in document.items() if k in _BOOK_FIELDS}, "entries": entries}, me
     )
     name = clean(_text(document, "name")) or path.stem
-    digest = hashlib.sha256(json.dumps([me, document], sort_keys=True).encode()).hexdigest()
+    digest = hashlib.sha256(
+        json.dumps([LORE_FORMAT, me, document], sort_keys=True).encode()
+    ).hexdigest()
     source = f"lorebook:{character_key(path.stem)}"
     return Lorebook(
         name=name, source=source, digest=digest, format=book_format,
