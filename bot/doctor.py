@@ -213,9 +213,12 @@ async def _check_model(
             response.raise_for_status()
             models = [str(m.get("id")) for m in response.json().get("data", [])]
     except (BackendError, httpx.HTTPError, ValueError) as exc:
+        server = "Ollama installed and running (README, Set up)" if backend == "ollama" else (
+            "the server running"
+        )  # fmt: skip
         return _ModelCheck((False, (
-            f"{label} backend {url} unreachable ({exc}) → is the server running? (the address "
-            f"is from {where})"
+            f"{label} backend {url} unreachable ({exc}) → is {server}? (the address is from "
+            f"{where})"
         )), reached=False)  # fmt: skip
     return _ModelCheck(_model_line(backend, label, url, model, models, named), reached=True)
 

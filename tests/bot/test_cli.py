@@ -83,7 +83,10 @@ async def test_a_server_that_is_down_is_one_fail_line_naming_the_variable_that_s
     assert code == 1
     assert len(failures) == 1, failures  # not the embedding, calibration, structured output too
     assert failures[0].startswith(f"FAIL chat backend {down} unreachable")
-    assert failures[0].endswith("→ is the server running? (the address is from ECHO_LLM__BASE_URL)")
+    assert failures[0].endswith(
+        "→ is Ollama installed and running (README, Set up)? (the address is from "
+        "ECHO_LLM__BASE_URL)"
+    )
     _, out, _ = await _run("doctor", "--config", str(config))  # the file's value, reachable
     assert "FAIL chat backend" not in out
 

@@ -133,7 +133,8 @@ async def test_the_doctor_reports_the_database_and_exits(tmp_path: Path) -> None
     # The server that does not answer is named with the setting that points at it.
     [chat] = [line for line in out.splitlines() if line.startswith("FAIL chat backend")]
     assert chat.endswith(
-        f"→ is the server running? (the address is from [llm] base_url in {config})"
+        "→ is Ollama installed and running (README, Set up)? (the address is from [llm] "
+        f"base_url in {config})"
     )
 
 
