@@ -1,5 +1,6 @@
 """The `echo-bot` command line: run | chat | sync | doctor | reindex | calibrate | export |
-import | card show/import | check-config. What doctor and calibrate check is bot/doctor.py."""
+import | card show/import | lore import | check-config. What doctor and calibrate check is
+bot/doctor.py."""
 
 from __future__ import annotations
 
