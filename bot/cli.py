@@ -1,5 +1,6 @@
 """The `echo-bot` command line: run | chat | sync | doctor | reindex | calibrate | export |
-import | card show/import | check-config. What doctor and calibrate check is bot/doctor.py."""
+import | card show/import | lore import | check-config. What doctor and calibrate check is
+bot/doctor.py."""
 
 from __future__ import annotations
 
@@ -18,12 +19,21 @@ import httpx
 
 from bot import doctor, files, logs, render
 from bot.config import ConfigError, Settings, load_settings, token_source
-from bot.runtime import Runtime, open_runtime, played_as, strategies
+from bot.runtime import (
+    Runtime,
+    describe_character,
+    load_card,
+    open_runtime,
+    played_as,
+    strategies,
+)
 from bot.terminal import Terminal, earlier_spelling, is_interactive, terminal_user_id
 from memory import manage_context, manage_export
-from memory.cards import load_card
+from memory.cards import load_card as read_card
+from memory.cards import load_lorebook
 from memory.errors import EchoError
 from memory.manage_setup import Store
+from memory.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +76,16 @@ def _parser() -> argparse.ArgumentParser:
         parents=[common],
     )
     load.add_argument("path", help="the card file")
+    lore = command("lore", "read a lorebook file (SillyTavern world info, a character_book)")
+    lore_commands = lore.add_subparsers(dest="lore_command", required=True)
+    lore_import = lore_commands.add_parser(
+        "import", help="store a lorebook's entries as lore (a second import replaces them)",
+        parents=[common],
+    )  # fmt: skip
+    lore_import.add_argument("path", help="the lorebook file (.json)")
+    lore_import.add_argument(
+        "--character", default=None, help="only while this character plays (default: all)"
+    )
     for name, text in (
         ("export", "everything stored about one person, as JSON"),
         ("import", "a person's memories from an export file (checked whole first)"),
@@ -124,7 +144,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"echo-bot: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        return 130
+        # Ctrl-C is the documented way to stop: everything above closed cleanly on the way
+        # out, and `make run` would print "Error 130" for anything but 0.
+        return 0
     except BrokenPipeError:
         # The reader left early (`echo-bot export | head`): not a traceback. What is still
         # buffered for stdout goes nowhere, so the exit does not raise it again.
@@ -144,11 +166,12 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     command = args.command
     if command == "check-config":
         registry = strategies(settings)  # the configured strategy must exist (plugins too)
-        print(f"{args.config}: OK (character {settings.character.name!r}, context strategy "
-              f"{settings.context.strategy!r} of {', '.join(registry.names())})")  # fmt: skip
+        print(f"{args.config}: OK (context strategy {settings.context.strategy!r} of "
+              f"{', '.join(registry.names())})")  # fmt: skip
+        print(describe_character(settings, load_card(settings), args.config))
         return 0
     if command == "doctor":
-        return await doctor.doctor(settings, args.config)
+        return await doctor.doctor(settings, args.config, secrets_dir=_secrets_dir(args))
     if command == "calibrate":
         async with httpx.AsyncClient(timeout=httpx.Timeout(30.0)) as http:
             checked = await doctor.calibration(settings, http)
@@ -156,6 +179,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return 0 if all(ok for ok, _ in checked) else 1
     if command == "card":
         return await _card(args, settings)
+    if command == "lore":
+        return await _lore(args, settings)
     # aiohttp is imported only when the page may be served.
     from bot.web import server as operator_page
 
@@ -233,17 +258,46 @@ async def _card(args: argparse.Namespace, settings: Settings) -> int:
     path = args.path or settings.character.card
     if path is None:
         raise ConfigError("no card given and no [character] card configured")
-    card = load_card(path, played_as=played_as(settings))
+    configured = settings.character.card
+    playing = configured is not None and configured.resolve() == Path(path).resolve()
+    # A card other than the configured one is read as its own character: its lore is its own,
+    # not that of the character the config plays now.
+    named = played_as(settings) if playing else None
+    card = read_card(path, played_as=named)
     print(render.render_card(card))
     if args.card_command == "import":
         async with await Store.open(
             settings.storage.database, password=settings.storage.database_password()
         ) as store:
             changed = await manage_context.sync_card_lore(store, card)
-        print(f"Lore: {len(card.lore)} entries stored" if changed else "Lore: already up to date")
-        configured = settings.character.card
-        if configured is None or configured.resolve() != Path(path).resolve():
+        who = named or card.name
+        said = render.count(len(card.lore), "entry", "entries")
+        print(f"Lore: {said} stored for {who}" if changed else "Lore: already up to date")
+        if card.lore:
+            print(
+                f"They fire only while {who} plays; {{{{char}}}} in them becomes the playing "
+                "character's name when one fires."
+            )
+        if not playing:
             print(f'To play this character, set [character] card = "{path}" in {args.config}.')
+    return 0
+
+
+async def _lore(args: argparse.Namespace, settings: Settings) -> int:
+    """`lore import PATH [--character NAME]`: a lorebook file's entries as stored lore."""
+    book = load_lorebook(args.path, character=args.character)
+    async with await Store.open(
+        settings.storage.database, password=settings.storage.database_password()
+    ) as store:
+        changed = await manage_context.sync_card_lore(store, book)
+    who = f"only while {args.character!r} plays" if args.character else "for every character"
+    said = render.count(len(book.lore), "entry", "entries")
+    print(f"Lorebook {book.name!r} ({book.format}): {said} "
+          + (f"stored, {who}" if changed else "already up to date"))  # fmt: skip
+    for label, reason in book.skipped:
+        print(f"  skipped {label}: {reason}")
+    for warning in book.warnings:
+        print(f"Warning: {warning}")
     return 0
 
 
@@ -258,6 +312,11 @@ async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False
     if token is None:
         raise ConfigError(NO_TOKEN)
     startup.point_at(discord_settings)
+    llm = runtime.settings.llm
+    log.info("starting %s as %s: database %s; %s LLM at %s (chat %s, embeddings %s at %s)",
+             "`sync`" if sync_only else "the Discord bot", runtime.engine.character.name,
+             redact(str(runtime.settings.storage.database)), llm.backend, redact(llm.base_url),
+             llm.chat_model, llm.embedding_model, redact(llm.embeddings_url))  # fmt: skip
     try:
         if sync_only:
             bot = EchoBot(runtime, sync=Sync.ALWAYS, background=False)

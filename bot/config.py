@@ -390,6 +390,30 @@ def token_source(
     return f"[discord] token in {path}"
 
 
+def value_source(
+    settings: Settings,
+    path: str | Path,
+    section: str,
+    key: str,
+    *,
+    secrets_dir: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> str:
+    """Say where a setting's value came from, in load_settings' order of priority: its ECHO_*
+    variable, its secret file, the TOML file, or the default."""
+    environ = os.environ if environ is None else environ
+    names = {name.upper() for name in environ}
+    for name in (f"ECHO_{section}__{key}".upper(), f"ECHO_{section}".upper()):
+        if name in names:
+            return name
+    secret = Path(secrets_dir) / f"{section}__{key}" if secrets_dir is not None else None
+    if secret is not None and secret.is_file():
+        return f"the secret file {secret}"
+    if key in getattr(settings, section).model_fields_set:
+        return f"[{section}] {key} in {path}"
+    return f"the default of [{section}] {key}"
+
+
 def _structured() -> dict[str, frozenset[str]]:
     """Each section's keys that hold a list or a table (read as JSON from the environment)."""
     found = {}

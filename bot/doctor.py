@@ -12,13 +12,22 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
 from bot import files
-from bot.config import ConfigError, Settings
-from bot.runtime import backends, strategies, structured_output, with_prefixes
+from bot.config import ConfigError, Settings, value_source
+from bot.runtime import (
+    backends,
+    describe_character,
+    load_card,
+    strategies,
+    structured_output,
+    with_prefixes,
+)
 from memory.errors import BackendError, EchoError
 from memory.llm import ollama_health
 from memory.manage_setup import Store
@@ -34,26 +43,59 @@ _MARKS: dict[bool | None, str] = {True: "OK  ", False: "FAIL", None: "WARN"}
 DISCORD_DEADLINE = 5.0
 
 
-async def doctor(settings: Settings, config_path: str) -> int:
-    """Check each thing the bot needs; print one line each, OK or the fix (calibration too)."""
+async def doctor(
+    settings: Settings,
+    config_path: str,
+    *,
+    secrets_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    """Check each thing the bot needs; print one line each, OK or the fix (calibration too).
+    It only reads: the database is left as found. A fault is said once: what depends on a
+    server that does not answer is not checked, and each fix names where the value came from
+    (the config file, an ECHO_* variable, a secret file, the default)."""
+
+    def source(key: str) -> str:
+        return value_source(settings, config_path, "llm", key, secrets_dir=secrets_dir,
+                            environ=os.environ if environ is None else environ)  # fmt: skip
+
     results: list[tuple[bool | None, str]] = [(True, f"config {config_path} is valid")]
+    try:
+        card = load_card(settings)
+        results.append((True, describe_character(settings, card, config_path)))
+    except ConfigError as exc:
+        results.append((False, f"{exc} → fix or unset [character] card"))
     results.append(await _check_database(settings.storage.database, settings))
     llm = settings.llm
+    embedding_key = "embedding_base_url" if llm.embedding_base_url else "base_url"
     async with httpx.AsyncClient(timeout=httpx.Timeout(10.0)) as http:
-        for label, url, model in (
-            ("chat", llm.base_url, llm.chat_model),
-            ("embedding", llm.embeddings_url, llm.embedding_model),
-        ):
-            results.append(await _check_model(http, llm.backend, label, url, model))
-        results.extend(await calibration(settings, http, checking=True))
-        structured = await structured_output(settings, http)
+        chat = await _check_model(http, llm.backend, "chat", llm.base_url, llm.chat_model,
+                                  where=source("base_url"), named=source("chat_model"))  # fmt: skip
+        results.append(chat.line)
+        if chat.reached or llm.embeddings_url != llm.base_url:
+            embedding = await _check_model(
+                http, llm.backend, "embedding", llm.embeddings_url, llm.embedding_model,
+                where=source(embedding_key), named=source("embedding_model"),
+            )  # fmt: skip
+            results.append(embedding.line)
+        else:
+            embedding = chat  # the same server, already said to be unreachable
+        if embedding.line[0] is not False:
+            results.extend(await calibration(settings, http, checking=True))
+        if chat.line[0] is not False:
+            # A model that is missing or a server that is down is the fault: a probe of its
+            # structured output could only fail, or succeed on another model.
+            structured: tuple[bool, str] | None = await structured_output(settings, http)
+        else:
+            structured = None
     try:
         registry = strategies(settings)
         results.append((True, f"context strategies: {', '.join(registry.names())}"))
         results.extend((False, f"strategy plugin {error}") for error in registry.errors)
     except ConfigError as exc:
         results.append((False, str(exc)))
-    results.append(structured)
+    if structured is not None:
+        results.append(structured)
     if settings.discord.token is None:
         # No token is a working setup (`run` starts the terminal chat), not a failure.
         results.append((None, "Discord token not set: `run` starts the terminal chat → set "
@@ -112,8 +154,7 @@ async def calibration(
     settings: Settings, http: httpx.AsyncClient, *, checking: bool = False
 ) -> list[tuple[bool, str]]:
     """Embed the built-in probes; one line per language, fit or not, and the fix if any. The
-    verdict is saved in the database; when `checking` (doctor), only in one that is already
-    there and at its current schema."""
+    verdict is saved in the database, unless `checking` (doctor, which only reads)."""
     _, raw = backends(settings, http)
     embedder = with_prefixes(settings, raw)
     try:
@@ -122,13 +163,8 @@ async def calibration(
         return [(False, f"calibration skipped: the embedding backend failed ({exc})")]
     path, password = settings.storage.database, settings.storage.database_password()
     try:
-        if not checking or files.database_exists(path):
-            opened = (
-                Store.open(path, migrate_to=0, password=password)
-                if checking
-                else Store.open(path, password=password)
-            )
-            async with await opened as store:
+        if not checking:
+            async with await Store.open(path, password=password) as store:
                 await save_calibration(store, embedder.model, reports, now=time.time())
     except EchoError as exc:
         log.warning("calibration not saved: %s", exc)
@@ -153,9 +189,23 @@ def _calibration_fix(model: str, reports: list[LanguageReport]) -> str:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _ModelCheck:
+    line: tuple[bool | None, str]
+    reached: bool  # the server answered
+
+
 async def _check_model(
-    http: httpx.AsyncClient, backend: str, label: str, url: str, model: str
-) -> tuple[bool | None, str]:
+    http: httpx.AsyncClient,
+    backend: str,
+    label: str,
+    url: str,
+    model: str,
+    *,
+    where: str,
+    named: str,
+) -> _ModelCheck:
+    """The model's line; `where` and `named` say where the URL and the model name came from."""
     try:
         if backend == "ollama":
             models = await ollama_health(http, url, deadline=10.0)
@@ -164,16 +214,25 @@ async def _check_model(
             response.raise_for_status()
             models = [str(m.get("id")) for m in response.json().get("data", [])]
     except (BackendError, httpx.HTTPError, ValueError) as exc:
-        setting = "[llm] base_url" if label == "chat" else "[llm] embedding_base_url or base_url"
-        return (
-            False,
-            f"{label} backend {url} unreachable ({exc}) → is the server running? ({setting})",
-        )
+        server = "Ollama installed and running (README, Set up)" if backend == "ollama" else (
+            "the server running"
+        )  # fmt: skip
+        return _ModelCheck((False, (
+            f"{label} backend {url} unreachable ({exc}) → is {server}? (the address is from "
+            f"{where})"
+        )), reached=False)  # fmt: skip
+    return _ModelCheck(_model_line(backend, label, url, model, models, named), reached=True)
+
+
+def _model_line(
+    backend: str, label: str, url: str, model: str, models: list[str], named: str
+) -> tuple[bool | None, str]:
     names = {m.split(":")[0] for m in models} | set(models)
     if model in names or model.split(":")[0] in names:
         return True, f"{label} model {model} is available at {url}"
     if backend == "ollama":
-        return False, f"{label} model {model} is missing at {url} → ollama pull {model}"
+        return False, (f"{label} model {model} (from {named}) is missing at {url} → ollama "
+                       f"pull {model}")  # fmt: skip
     if not models:
         return False, f"{label} model {model}: the server at {url} lists no model → load one"
     listed = ", ".join(models[:3]) + (f" and {len(models) - 3} more" if len(models) > 3 else "")
@@ -186,8 +245,8 @@ async def _check_model(
             f"as llama-cpp-python answer to any name) → to match, set {setting}"
         )
     return False, (
-        f"{label} model {model} is missing at {url}, which lists {listed} → load it in the "
-        f"server, or set {setting}"
+        f"{label} model {model} (from {named}) is missing at {url}, which lists {listed} → "
+        f"load it in the server, or set {setting}"
     )
 
 

@@ -29,7 +29,7 @@ SCREEN_WARNINGS = (
 def configure(*, verbose: bool, file: Path | None = None, screen: TextIO = sys.stderr) -> str:
     """Send the log to stderr, or to `file` with the errors and SCREEN_WARNINGS also said on
     `screen`, each kind once; return where the log goes, as a person reads it."""
-    _quiet_libraries()
+    _quiet_libraries(verbose=verbose)
     root = logging.getLogger()
     if root.handlers:  # as logging.basicConfig: whoever set the log up first (a test) keeps it
         return "where it was set up before"
@@ -168,9 +168,17 @@ class _OncePerKind(logging.Filter):
         return True
 
 
-def _quiet_libraries() -> None:
+# Libraries whose INFO lines are not for the operator: APScheduler says every job added, every
+# run (two lines each 5 s) and every start and stop; discord.client says "logging in" at each
+# login try, which bot.startup already tells in one line. -v shows them.
+_CHATTY = ("apscheduler", "discord.client")
+
+
+def _quiet_libraries(*, verbose: bool = False) -> None:
     # httpx logs every request at INFO: keep the log for what Écho itself does.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    for name in _CHATTY:
+        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
     # -v is Écho's own debug log. These print what people said at DEBUG: aiosqlite every
     # statement with its parameters, discord.py every gateway event and request body, httpcore
     # the request headers (an API key among them).

@@ -5,19 +5,19 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 
 from bot import heartbeat, logs
-from bot.config import ConfigError, Settings
-from bot.files import database_exists
+from bot.config import ConfigError, Settings, value_source
 from memory import cards, manage_context, manage_setup
 from memory.admission import BoundedChat
 from memory.cards import Card
 from memory.context import ContextConfig
 from memory.embedders import OllamaEmbedder, OpenAIEmbedder
 from memory.engine import Engine
-from memory.errors import BackendError, CardError, EchoError
+from memory.errors import BackendError, CardError
 from memory.indexer import Indexer
 from memory.llm import ChatBackend, Deadlined, Embedder, OllamaChat, OpenAIChat
 from memory.looplag import LoopLag
@@ -102,19 +102,10 @@ _PROBE_TOKENS = 8
 
 
 async def structured_output(settings: Settings, http: httpx.AsyncClient) -> tuple[bool, str]:
-    """Learn or check the chat server's structured-output mode (saved when the database can
-    be opened); one line for `doctor`, and whether the mode works."""
-    unsaved = Negotiator(override=override(settings))
-    if not database_exists(settings.storage.database):  # a check makes no database
-        return await _probe(settings, http, unsaved)
-    try:
-        # As found: `run` migrates the schema, not a check.
-        async with await Store.open(
-            settings.storage.database, migrate_to=0, password=settings.storage.database_password()
-        ) as store:
-            return await _probe(settings, http, await negotiator(settings, store))
-    except (EchoError, OSError):  # the database line of `doctor` says what is wrong with it
-        return await _probe(settings, http, unsaved)
+    """Learn or check the chat server's structured-output mode, saved nowhere (the bot learns
+    it again at its first reflection, and keeps it); one line for `doctor`, and whether the
+    mode works."""
+    return await _probe(settings, http, Negotiator(override=override(settings)))
 
 
 async def _probe(
@@ -163,6 +154,37 @@ def character(settings: Settings, card: Card | None = None) -> Character:
         rules=tuple(c.rules), system=card.system, post_history=card.post_history,
         examples=card.examples, greetings=card.greetings,
     )  # fmt: skip
+
+
+def describe_character(settings: Settings, card: Card | None, config_path: str | Path) -> str:
+    """One line: the character that will play, and where its name and persona come from."""
+    playing = character(settings, card)
+    given = settings.character.model_fields_set
+    card_file = settings.character.card.name if settings.character.card else ""
+
+    def source(key: str) -> str:
+        if key in given:
+            return value_source(settings, config_path, "character", key)
+        return f"the card {card_file}" if card is not None else "the default (no card)"
+
+    line = (f"Character {playing.name!r}: name from {source('name')}, persona from "
+            f"{source('persona')}")  # fmt: skip
+    if card is None:
+        return line
+    parts = [
+        label
+        for label, text in (
+            ("system prompt", card.system), ("post-history instructions", card.post_history),
+            ("greetings", "".join(card.greetings)), ("example dialogue", card.examples),
+            ("lorebook", "x" if card.lore else ""),
+        )
+        if text
+    ]  # fmt: skip
+    if parts:
+        line += f"; {', '.join(parts)} from the card {card_file}"
+    if "name" in given and card.name != playing.name:
+        line += f" (the card's own name, {card.name!r}, is not used)"
+    return line
 
 
 def with_prefixes(settings: Settings, embedder: Embedder) -> Prefixed:

@@ -64,6 +64,9 @@ def point_at(settings: DiscordSettings) -> None:
     # discord.py reads both from class attributes only; one process talks to one Discord.
     Route.BASE = settings.api_url.rstrip("/")
     DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(settings.gateway_url)
+    # Écho never joins a voice channel: discord.py's warnings that voice is not supported
+    # (PyNaCl, davey missing) are not the operator's to act on.
+    discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
 
 
 def retry_delay(attempt: int, first: float, jitter: float) -> float:

@@ -5,8 +5,9 @@ A PNG card carries its JSON base64-encoded in a text chunk: `chara` (V2) or `ccv
 when both exist), read by memory.card_png without decoding the image. Every string of the card
 is made well-formed Unicode before anything else, and a card larger than the caps below is
 refused in one line naming the cap. The card's text is persona, never memory: nothing here
-writes about a user. `{{char}}` is replaced by the character's name at import, in every text the
-card brings (lore entries and their keys too); `{{user}}` stays a placeholder, filled with the
+writes about a user. `{{char}}` is replaced by the character's name at import in the persona,
+greetings and examples; in lore entries and their keys it stays a placeholder, filled with the
+playing character's name when an entry is matched and shown, as `{{user}}` everywhere is with the
 speaker's display name each time a prompt is built (a lore entry is stored once and shared by
 everyone who talks to the character).
 """
@@ -24,7 +25,13 @@ from typing import Any
 from memory.card_png import PNG_SIGNATURE, png_payload, utf8
 from memory.errors import CardError
 from memory.model import LoreEntry, LoreScope
-from memory.read.lore import MAX_CONTENT_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS, character_key
+from memory.read.lore import (
+    CHAR_PLACEHOLDER,
+    MAX_CONTENT_CHARS,
+    MAX_KEYWORD_CHARS,
+    MAX_KEYWORDS,
+    character_key,
+)
 from memory.read.prompt import USER_PLACEHOLDER
 from memory.text import clean, clean_message, well_formed
 
@@ -37,6 +44,9 @@ MAX_LORE_ENTRIES = 1000
 # the whole default context_length, so a longer one leaves no room for the conversation.
 MAX_PERSONA_CHARS = 32_000
 PRIORITY_LIMIT = 10**9
+# How a card's lore entries are written, in their digest: a card stored by an older way (with
+# {{char}} already filled) is stored again at the next start.
+LORE_FORMAT = 2
 
 # The spellings the specs give, case ignored: V1 lists {{char}}/<BOT> and {{user}}/<USER>, V3
 # adds <char>.
@@ -158,6 +168,11 @@ def parse_card(
     elif spec is None and "name" in document:
         spec, data = "chara_card_v1", document
         warned.append("a V1 card (no 'spec'): read with the V2 field names")
+    elif is_lorebook(document):
+        raise CardError(
+            "a lorebook (world info), not a character card → import it with "
+            "`echo-bot lore import FILE` (add --character NAME to keep it to one character)"
+        )
     else:
         raise CardError(f"unsupported card spec {spec!r} (chara_card_v2 or chara_card_v3)")
     name = clean(_text(data, "name"))
@@ -202,7 +217,9 @@ def parse_card(
     if alternates:
         fields["alternate_greetings"] = len(alternates)
     # The name it is played under is part of what the lore entries say: a new name, new entries.
-    digest = hashlib.sha256(json.dumps([me, data], sort_keys=True).encode()).hexdigest()
+    digest = hashlib.sha256(
+        json.dumps([LORE_FORMAT, me, data], sort_keys=True).encode()
+    ).hexdigest()
     source = f"card:{character_key(name)}"
     lore = tuple(replace(e, source=source, extra={**e.extra, "card": digest}) for e in entries)
     report = CardReport(
@@ -246,9 +263,10 @@ def _named(text: str, name: str) -> str:
 
 
 def _lorebook(
-    book: object, me: str
+    book: object, me: str | None
 ) -> tuple[list[LoreEntry], list[tuple[str, str]], int | None, list[str], list[str], int]:
-    """The enabled entries as lore entries; skipped ones with a reason; unknown field paths."""
+    """The enabled entries as lore entries, bound to the character `me` (None: to every
+    character); skipped ones with a reason; unknown field paths."""
     if book is None:
         return [], [], None, [], [], 0
     if not isinstance(book, dict):
@@ -289,16 +307,19 @@ def _lorebook(
             skipped.append((label, reason))
             continue
         # A key may name the character ("{{char}}"): it fires when the conversation does.
-        keys = tuple(dict.fromkeys(k for k in (clean(_named(k, me)) for k in raw["keys"]) if k))
+        keys = tuple(
+            dict.fromkeys(k for k in (clean(_named(k, CHAR_PLACEHOLDER)) for k in raw["keys"]) if k)
+        )
         listed = raw.get("secondary_keys")
         listed = listed if isinstance(listed, list) else []
         secondary = tuple(
-            k for k in (clean(_named(s, me)) for s in listed if isinstance(s, str)) if k
+            k
+            for k in (clean(_named(s, CHAR_PLACEHOLDER)) for s in listed if isinstance(s, str))
+            if k
         )
-        content = _macros(raw["content"], me)
+        content = _macros(raw["content"], CHAR_PLACEHOLDER)
         if len(content) > MAX_CONTENT_CHARS:
-            skipped.append((label, f"content over {MAX_CONTENT_CHARS} characters once "
-                                   "{{char}} is filled"))  # fmt: skip
+            skipped.append((label, f"content over {MAX_CONTENT_CHARS} characters"))
             continue
         if len(keys) > MAX_KEYWORDS or len(secondary) > MAX_KEYWORDS:
             warned.append(f"{label}: keys beyond the first {MAX_KEYWORDS} ignored")
@@ -309,7 +330,8 @@ def _lorebook(
         order = _int(raw.get("insertion_order"))
         entries.append(LoreEntry(
             id=0, content=content, keywords=keys[:MAX_KEYWORDS],
-            scope=LoreScope.CHARACTER, character=character_key(me),
+            scope=LoreScope.CHARACTER if me else LoreScope.GLOBAL,
+            character=character_key(me) if me else None,
             priority=_clamp(priority if priority is not None else order or 0),
             constant=is_constant, case_sensitive=raw.get("case_sensitive") is True,
             secondary_keywords=secondary[:MAX_KEYWORDS], selective=raw.get("selective") is True,
@@ -348,3 +370,88 @@ def _unusable(raw: Mapping[str, Any]) -> str:
     if any(len(k) > MAX_KEYWORD_CHARS for k in keys):
         return f"a key longer than {MAX_KEYWORD_CHARS} characters"
     return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Lorebook:
+    """A lorebook file read as lore entries, all from one source (a second import replaces)."""
+
+    name: str
+    lore: tuple[LoreEntry, ...]
+    source: str
+    digest: str
+    format: str
+    skipped: tuple[tuple[str, str], ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def is_lorebook(document: Mapping[str, Any]) -> bool:
+    """Tell a lorebook (SillyTavern's world info, a card's character_book saved alone) from a
+    card: entries, and none of a card's own fields."""
+    return "entries" in document and not any(
+        k in document for k in ("spec", *_V1_FIELDS - {"name"})
+    )
+
+
+# SillyTavern's world-info entry fields and the character_book field each one is.
+_WORLD_INFO_FIELDS = {
+    "key": "keys", "keysecondary": "secondary_keys", "content": "content",
+    "constant": "constant", "selective": "selective", "order": "insertion_order",
+    "caseSensitive": "case_sensitive", "comment": "name", "uid": "id",
+}  # fmt: skip
+
+
+def load_lorebook(path: str | Path, *, character: str | None = None) -> Lorebook:
+    """Read a lorebook file (SillyTavern world info, or a character_book object); its entries
+    are for `character` alone, or for every character when None. CardError says what is
+    wrong."""
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_CARD_BYTES:
+            raise CardError(f"over the {MAX_CARD_BYTES:,}-byte cap for a lorebook")
+        text, _ = utf8(path.read_bytes().removeprefix(b"\xef\xbb\xbf"))
+        document = _well_formed(json.loads(well_formed(text)))
+    except OSError as exc:
+        raise CardError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except json.JSONDecodeError as exc:
+        raise CardError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except (CardError, RecursionError) as exc:
+        raise CardError(f"{path}: {exc or 'nested too deeply'}") from None
+    if not isinstance(document, dict) or not is_lorebook(document):
+        hint = (
+            " → a character card: `echo-bot card import FILE`"
+            if isinstance(document, dict) and ("spec" in document or "data" in document)
+            else ""
+        )
+        raise CardError(f"{path}: not a lorebook (no 'entries' of world info){hint}")
+    raw = document["entries"]
+    if isinstance(raw, dict):  # SillyTavern: {"0": {...}, "1": {...}}
+        book_format = "SillyTavern world info"
+        entries = [_from_world_info(e) if isinstance(e, dict) else e for e in raw.values()]
+    else:
+        book_format = "character_book"
+        entries = raw
+    me = character.strip() if character else None
+    lore, skipped, _budget, _unknown, warned, _constant = _lorebook(
+        {**{k: v for k, v in document.items() if k in _BOOK_FIELDS}, "entries": entries}, me
+    )
+    name = clean(_text(document, "name")) or path.stem
+    digest = hashlib.sha256(
+        json.dumps([LORE_FORMAT, me, document], sort_keys=True).encode()
+    ).hexdigest()
+    source = f"lorebook:{character_key(path.stem)}"
+    return Lorebook(
+        name=name, source=source, digest=digest, format=book_format,
+        lore=tuple(replace(e, source=source, extra={**e.extra, "card": digest}) for e in lore),
+        skipped=tuple(skipped), warnings=tuple(warned),
+    )  # fmt: skip
+
+
+def _from_world_info(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A SillyTavern world-info entry in the character_book's field names."""
+    out = {ours: entry[theirs] for theirs, ours in _WORLD_INFO_FIELDS.items() if theirs in entry}
+    out["enabled"] = entry.get("disable") is not True
+    out.setdefault("keys", [])
+    depth = _int(entry.get("scanDepth"))
+    out["extensions"] = {"scan_depth": depth} if depth is not None else {}
+    return out

@@ -203,7 +203,8 @@ class ContextBuilder:
         spent: dict[str, int] = {}
         used = 0
         inside, over = [], []
-        for b, activation in zip(lore_blocks(fired, user_name=user_name), fired, strict=True):
+        blocks = lore_blocks(fired, user_name=user_name, character=self.character.name)
+        for b, activation in zip(blocks, fired, strict=True):
             cost = estimator.count(b.text) + 1
             source = activation.entry.source
             source_cap = self.config.source_budgets.get(source)

@@ -89,6 +89,7 @@ class Engine:
     ) -> None:
         self.store = store
         self.embedder = embedder
+        self._warmed = False
         self.loop_lag = loop_lag
         self.chat = chat
         self.character = character or Character(name="Écho", persona="")
@@ -171,7 +172,10 @@ class Engine:
 
     async def warm_up(self, *, places: int = WARM_PLACES, days: float = WARM_DAYS) -> int:
         """Build the pools and load the matrices of the most recently active people, one after
-        another (start-up): their first turn finds them ready. Return the places warmed."""
+        another (start-up): their first turn finds them ready. Return the places warmed (0
+        once done: the background started again at each login try finds the caches kept)."""
+        if self._warmed:
+            return 0
         try:
             recent = await turns.recent_places(
                 self.store, since=self.clock() - days * 86_400, limit=places
@@ -183,6 +187,7 @@ class Engine:
         except StoreError as exc:
             log.warning("caches not warmed at start-up: %s", exc)
             return 0
+        self._warmed = True
         log.info("caches warmed for %d recent places", len(recent))
         return len(recent)
 

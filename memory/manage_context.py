@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from memory.cards import Card
+from memory.cards import Card, Lorebook
 from memory.engine import Engine
 from memory.errors import Forbidden, InvalidInput, NotFound
 from memory.model import LoreEntry, LoreScope
@@ -161,9 +161,9 @@ async def remove_lore(store: Store, entry_id: int, *, guild_id: int | None) -> N
         raise NotFound(f"no lore entry #{entry_id} that you can remove here")
 
 
-async def sync_card_lore(store: Store, card: Card) -> bool:
-    """Make the card's lorebook the stored lore of its source, in one transaction; False when
-    it already was (same card digest, same entries)."""
+async def sync_card_lore(store: Store, card: Card | Lorebook) -> bool:
+    """Make the card's (or lorebook file's) entries the stored lore of its source, in one
+    transaction; False when they already were (same digest, same entries)."""
     stored = [e for e in await lore_store.applicable(store, None) if e.source == card.source]
     if len(stored) == len(card.lore) and all(e.extra.get("card") == card.digest for e in stored):
         return False

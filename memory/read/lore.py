@@ -41,6 +41,16 @@ def normalise(text: str, *, case_sensitive: bool = False) -> str:
     return fold(strip_accents(fold(text)))
 
 
+# Where a card's lorebook says {{char}}: the name of the character that plays, filled in when
+# the entry is matched and shown (an entry outlives the name it was imported under).
+CHAR_PLACEHOLDER = "{{char}}"
+
+
+def fill_char(text: str, character: str) -> str:
+    """Put the playing character's name where a lore entry says {{char}}."""
+    return text.replace(CHAR_PLACEHOLDER, character) if CHAR_PLACEHOLDER in text else text
+
+
 def character_key(name: str) -> str:
     """The key a character-scoped entry is stored under (its name, compared loosely)."""
     return normalise(name)
@@ -97,10 +107,12 @@ def activate(
             continue
         reach = max(1, entry.scan_depth if entry.scan_depth is not None else depth)
         case = entry.case_sensitive
-        hit = _hit(entry.keywords, folded[:reach], exact[:reach], case)
+        keywords = tuple(fill_char(k, character) for k in entry.keywords)
+        hit = _hit(keywords, folded[:reach], exact[:reach], case)
         if hit is None:
             continue
         secondary = entry.secondary_keywords if entry.selective else ()
+        secondary = tuple(fill_char(k, character) for k in secondary)
         if secondary and _hit(secondary, folded[:reach], exact[:reach], case) is None:
             continue
         fired.append(Activation(entry, hit[0], hit[1]))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from memory.model import Reason, Selected
-from memory.read.lore import Activation
+from memory.read.lore import Activation, fill_char
 from memory.read.tokens import PER_MESSAGE, REPLY_PRIMING, raw_count
 from memory.store.history import HistoryMessage
 
@@ -312,14 +312,17 @@ def memory_blocks(selected: Sequence[Selected], relevance: dict[int, float]) -> 
     return out
 
 
-def lore_blocks(activations: Sequence[Activation], *, user_name: str) -> list[Block]:
+def lore_blocks(
+    activations: Sequence[Activation], *, user_name: str, character: str
+) -> list[Block]:
     """One block per activated lore entry, best first; relevance is the closeness to the
-    message. An entry is stored once for everyone: {{user}} becomes the speaker's name here."""
+    message. An entry is stored once for everyone: {{user}} becomes the speaker's name here,
+    {{char}} the playing character's."""
     return [
         block(
             BlockKind.LORE,
             f"lore:{a.entry.id}",
-            f"- {as_data(fill_user(a.entry.content, user_name))}",
+            f"- {as_data(fill_user(fill_char(a.entry.content, character), user_name))}",
             order=rank - len(activations),
             relevance=a.closeness,
             label=f"#{a.entry.id} " + ("constant" if a.entry.constant else repr(a.keyword)),

@@ -32,13 +32,18 @@ async def migrate(store: Store, target: int) -> None:
         raise MigrationError(
             f"database schema {current} is newer than this program's {LATEST}: upgrade Écho"
         )
+    applied = []
     for version, sql in MIGRATIONS:
-        if current < version <= target:
-            # Several processes may open a new file at once: each migration checks the
-            # version again under the write lock, so one of them applies it.
-            applied = await store.transact(functools.partial(_apply_once, version=version, sql=sql))
-            if applied:
-                log.info("database migrated to schema %d", version)
+        if not current < version <= target:
+            continue
+        # Several processes may open a new file at once: each migration checks the version
+        # again under the write lock, so one of them applies it.
+        if await store.transact(functools.partial(_apply_once, version=version, sql=sql)):
+            log.debug("database migrated to schema %d", version)
+            applied.append(version)
+    if applied:
+        # One line for the operator, however many steps: a new database takes them all.
+        log.info("database migrated from schema %d to %d", current, applied[-1])
 
 
 async def _apply_once(tx: Tx, *, version: int, sql: str) -> bool:

@@ -232,10 +232,14 @@ class PgStore(Store):
                         f"database schema {current} is newer than this program's {LATEST}:"
                         " upgrade Écho"
                     )
+                applied = []
                 for version, sql in PG_MIGRATIONS:
                     if current < version <= target:
                         await self.transact(functools.partial(_apply, version=version, sql=sql))
-                        log.info("database migrated to schema %d", version)
+                        log.debug("database migrated to schema %d", version)
+                        applied.append(version)
+                if applied:
+                    log.info("database migrated from schema %d to %d", current, applied[-1])
             finally:
                 await conn.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
 

@@ -13,7 +13,10 @@ from aiohttp import web
 from bot.cli import main
 from bot.cogs.conversation import UNAVAILABLE
 from bot.config import ConfigError, load_settings
-from bot.runtime import open_runtime
+from bot.runtime import character, load_card, open_runtime
+from memory.model import LoreScope
+from memory.read.lore import activate
+from memory.read.prompt import lore_blocks
 from memory.store import history
 from memory.store import lore as lore_store
 from memory.store.db import Store
@@ -270,3 +273,90 @@ def test_card_show_does_not_call_the_v1_copies_unknown(
     assert main(["--config", config, "card", "show", str(path)]) == 0
     shown = capsys.readouterr().out
     assert "Card: Nyx (chara_card_v2, JSON file)" in shown and "Unknown fields" not in shown
+
+
+def test_a_card_set_in_the_config_copied_from_the_example_plays_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "nyx.json").write_text(json.dumps(v2()), encoding="utf-8")
+    example = (Path(__file__).parents[2] / "config.example.toml").read_text(encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.write_text(example.replace('# card = "characters/nyx.png"', 'card = "nyx.json"'),
+                      encoding="utf-8")  # fmt: skip
+    settings = load_settings(config)
+    played = character(settings, load_card(settings))
+    assert played.name == "Nyx" and played.persona.startswith("Nyx keeps the night lighthouse")
+    assert played.greetings[0].startswith("*Nyx opens the door.*")
+    assert main(["--config", str(config), "check-config"]) == 0
+    said = capsys.readouterr().out
+    assert "Character 'Nyx': name from the card nyx.json, persona from the card nyx.json" in said
+    # The doctor says it too (port 9: no server needed to say it).
+    config.write_text(config.read_text(encoding="utf-8").replace("127.0.0.1:11434", "127.0.0.1:9"),
+                      encoding="utf-8")  # fmt: skip
+    main(["--config", str(config), "doctor"])
+    assert "OK   Character 'Nyx': name from the card nyx.json" in capsys.readouterr().out
+
+
+def _stored_lore(database: Path) -> list[Any]:
+    async def read() -> list[Any]:
+        async with await Store.open(database) as store:
+            return list(await lore_store.applicable(store, None))
+
+    return asyncio.run(read())
+
+
+def test_importing_another_card_binds_its_lore_to_its_own_character(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    card = png(tmp_path / "nyx.png", {"chara": v2()})
+    # The config plays Écho, by name, as the example used to set it.
+    config = str(_config(tmp_path, "http://127.0.0.1:9", 'name = "Écho"'))
+    assert main(["--config", config, "card", "import", str(card)]) == 0
+    said = capsys.readouterr().out
+    assert "Lore: 3 entries stored for Nyx" in said and "only while Nyx plays" in said
+    entries = _stored_lore(tmp_path / "echo.sqlite3")
+    assert {e.character for e in entries} == {"nyx"}
+    assert "{{char}} became keeper at nineteen." in [e.content for e in entries]
+
+
+def _world_info() -> dict[str, Any]:
+    """A lorebook as SillyTavern exports its world info (written for these tests)."""
+    return {"entries": {
+        "0": {"uid": 0, "key": ["Eldoria"], "keysecondary": [], "comment": "the realm",
+              "content": "Eldoria is a realm of floating isles.", "constant": False,
+              "selective": False, "order": 100, "position": 0, "disable": False},
+        "1": {"uid": 1, "key": ["Sky Spire"], "keysecondary": [], "comment": "the spire",
+              "content": "{{char}} was born under the Sky Spire.", "constant": False,
+              "selective": False, "order": 90, "position": 0, "disable": False},
+        "2": {"uid": 2, "key": ["old"], "content": "Switched off.", "disable": True},
+    }}  # fmt: skip
+
+
+def test_a_lorebook_is_named_as_one_and_imported_on_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    book = tmp_path / "Eldoria.json"
+    book.write_text(json.dumps(_world_info()), encoding="utf-8")
+    config = str(_config(tmp_path, "http://127.0.0.1:9"))
+    assert main(["--config", config, "card", "import", str(book)]) == 1
+    err = capsys.readouterr().err
+    assert "a lorebook (world info), not a character card" in err
+    assert "`echo-bot lore import FILE`" in err and "spec None" not in err
+    assert main(["--config", config, "lore", "import", str(book)]) == 0
+    said = capsys.readouterr().out
+    assert (
+        "Lorebook 'Eldoria' (SillyTavern world info): 2 entries stored, for every character" in said
+    )
+    assert "skipped entry 3 'Switched off.'" not in said and "skipped entry 3: disabled" in said
+    assert main(["--config", config, "lore", "import", str(book)]) == 0
+    assert "already up to date" in capsys.readouterr().out
+    everyone = _stored_lore(tmp_path / "echo.sqlite3")
+    assert len(everyone) == 2 and {e.scope for e in everyone} == {LoreScope.GLOBAL}
+    fired = activate(everyone, ["Where is the Sky Spire?"], depth=4, character="Écho")
+    [shown] = lore_blocks(fired, user_name="Marie", character="Écho")
+    assert shown.text.endswith("Écho was born under the Sky Spire.")
+    assert main(["--config", config, "lore", "import", str(book), "--character", "Nyx"]) == 0
+    assert "2 entries stored, only while 'Nyx' plays" in capsys.readouterr().out
+    nyx = _stored_lore(tmp_path / "echo.sqlite3")
+    assert len(nyx) == 2 and {e.character for e in nyx} == {"nyx"}  # replaced, not added
+    assert activate(nyx, ["Eldoria"], depth=4, character="Écho") == []

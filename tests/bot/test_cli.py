@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -12,8 +14,8 @@ from tests.bot.test_terminal_e2e import _chat, _config, _script
 from tests.fakes.ollama import FakeOllama
 
 
-async def _run(*args: str) -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ECHO_")}
+async def _run(*args: str, **environ: str) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ECHO_")} | environ
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", *args, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
@@ -28,25 +30,76 @@ async def test_doctor_says_ok_or_the_fix_one_line_each(tmp_path: Path, ollama: F
     lines = out.splitlines()
     assert code == 1  # no Discord token here
     # No database yet: said, and none is made by looking (the chat makes it).
-    assert lines[1] == (f"WARN database {tmp_path / 'echo.sqlite3'} does not exist yet → "
+    assert lines[1] == (f"OK   Character 'Écho': name from [character] name in {config}, "
+                        f"persona from [character] persona in {config}")  # fmt: skip
+    assert lines[2] == (f"WARN database {tmp_path / 'echo.sqlite3'} does not exist yet → "
                         "`echo-bot run` or `chat` creates it")  # fmt: skip
     assert not (tmp_path / "echo.sqlite3").exists()
     await _chat(config, ["/memories"])
     code, out, _ = await _run("doctor", "--config", str(config))
     lines = out.splitlines()
-    assert [line[:4] for line in lines[:4]] == ["OK  ", "OK  ", "OK  ", "OK  "]
+    assert [line[:4] for line in lines[:5]] == ["OK  ", "OK  ", "OK  ", "OK  ", "OK  "]
     # The loopback server's embeddings are bags of words: they cannot tell "afraid of flying"
     # from "air travel makes me anxious", and the doctor says so, with the fix.
-    assert lines[4].startswith("FAIL fr: nomic-embed-text does NOT separate paraphrases")
-    assert lines[5].startswith("FAIL en: ") and "no absolute threshold" in lines[5]
+    assert lines[5].startswith("FAIL fr: nomic-embed-text does NOT separate paraphrases")
+    assert lines[6].startswith("FAIL en: ") and "no absolute threshold" in lines[6]
     # Unfit for both languages: another multilingual model is not the only way out.
-    assert "check its task prefixes" in lines[6] and "multilingual" not in lines[6]
+    assert "check its task prefixes" in lines[7] and "multilingual" not in lines[7]
     assert "ECHO_DISCORD__TOKEN" in lines[-1]
 
     ollama.models = ["llama3.1:8b"]
     _, out, _ = await _run("doctor", "--config", str(config))
-    assert "embedding model nomic-embed-text is missing" in out
+    assert (
+        "embedding model nomic-embed-text (from the default of [llm] embedding_model) is "
+        "missing" in out
+    )
     assert "ollama pull nomic-embed-text" in out
+
+
+def _rows(database: Path) -> list[str]:
+    """Every row of every table, as SQL: a database compared row for row."""
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        return list(db.iterdump())
+
+
+async def test_doctor_leaves_the_database_row_for_row_as_it_found_it(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    config = _config(tmp_path, ollama.url)
+    await _chat(config, ["/memories"])
+    before = _rows(tmp_path / "echo.sqlite3")
+    _, out, _ = await _run("doctor", "--config", str(config))
+    assert "OK   structured output" in out and "FAIL fr: nomic-embed-text" in out  # it checked
+    assert _rows(tmp_path / "echo.sqlite3") == before
+
+
+async def test_a_server_that_is_down_is_one_fail_line_naming_the_variable_that_set_it(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    config = _config(tmp_path, ollama.url)
+    down = "http://127.0.0.1:9"  # port 9 (discard) refuses connections
+    code, out, _ = await _run("doctor", "--config", str(config), ECHO_LLM__BASE_URL=down)
+    failures = [line for line in out.splitlines() if line.startswith("FAIL")]
+    assert code == 1
+    assert len(failures) == 1, failures  # not the embedding, calibration, structured output too
+    assert failures[0].startswith(f"FAIL chat backend {down} unreachable")
+    assert failures[0].endswith(
+        "→ is Ollama installed and running (README, Set up)? (the address is from "
+        "ECHO_LLM__BASE_URL)"
+    )
+    _, out, _ = await _run("doctor", "--config", str(config))  # the file's value, reachable
+    assert "FAIL chat backend" not in out
+
+
+async def test_a_missing_chat_model_is_not_contradicted_by_a_structured_output_line(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    ollama.models = ["nomic-embed-text"]
+    code, out, _ = await _run("doctor", "--config", str(_config(tmp_path, ollama.url)))
+    assert code == 1
+    assert "structured output" not in out  # no "OK … json_schema" beside the missing model
+    assert ("FAIL chat model llama3.1:8b (from the default of [llm] chat_model) is missing at "
+            f"{ollama.url} → ollama pull llama3.1:8b") in out.splitlines()  # fmt: skip
 
 
 async def test_export_then_import_moves_a_persons_memories(

@@ -127,13 +127,17 @@ async def test_a_read_only_directory_ends_the_chat_with_one_line(tmp_path: Path)
 
 
 async def test_the_doctor_reports_the_database_and_exits(tmp_path: Path) -> None:
-    code, out, _ = await _run(_config(tmp_path, _garbage(tmp_path)), "doctor")
+    config = _config(tmp_path, _garbage(tmp_path))
+    code, out, _ = await _run(config, "doctor")
     assert code != 0
     [line] = [line for line in out.splitlines() if "database" in line]
     assert line.startswith("FAIL database ") and "file is not a database" in line
     # The server that does not answer is named with the setting that points at it.
     [chat] = [line for line in out.splitlines() if line.startswith("FAIL chat backend")]
-    assert chat.endswith("→ is the server running? ([llm] base_url)")
+    assert chat.endswith(
+        "→ is Ollama installed and running (README, Set up)? (the address is from [llm] "
+        f"base_url in {config})"
+    )
 
 
 async def test_the_doctor_leaves_an_older_database_as_it_found_it(tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ import asyncio
 import json
 import logging
 import os
+import shutil
+import signal
 import socket
 import sys
 from collections.abc import AsyncIterator
@@ -299,3 +301,96 @@ async def test_run_without_a_token_and_without_a_terminal_stops_with_one_line(
     assert "ECHO_DISCORD__TOKEN" in line and "no terminal" in line
     assert not list(tmp_path.glob("*.sqlite3*"))
     assert discord_api.requests == []
+
+
+# Login tries watched before the log is counted: the first start, then three retries.
+TRIES = 4
+# What the log says once at start-up, besides the login tries: the start, the schema, the
+# caches warmed, the re-indexing's first pass.
+START_LINES = 4
+
+
+async def _lines_until_tries(proc: asyncio.subprocess.Process, tries: int) -> list[str]:
+    assert proc.stderr is not None
+    seen: list[str] = []
+    while sum("cannot reach Discord" in line for line in seen) < tries:
+        line = await asyncio.wait_for(proc.stderr.readline(), EXIT_WITHIN)
+        assert line, f"echo-bot run ended while Discord was unreachable: {seen}"
+        seen.append(line.decode())
+    return seen
+
+
+def _said(line: str) -> str:
+    """A log line without its time stamp."""
+    return line.split(" ", 2)[2].rstrip("\n")
+
+
+async def test_the_service_log_says_one_line_per_login_try(tmp_path: Path) -> None:
+    """What `docker logs` shows while Discord cannot be reached: a short start-up, then one
+    line per login try; -v shows the libraries' lines (APScheduler's jobs) too."""
+    config = _config(tmp_path, f"http://127.0.0.1:{_free_port()}")
+    proc = await _start(config, _env())
+    try:
+        seen = [_said(line) for line in await _lines_until_tries(proc, TRIES)]
+    finally:
+        proc.kill()
+        await proc.wait()
+    tries = [line for line in seen if "cannot reach Discord" in line]
+    others = [line for line in seen if "cannot reach Discord" not in line]
+    assert len(tries) == TRIES and all(line.startswith("WARNING bot.startup") for line in tries)
+    assert len(others) <= START_LINES, others
+    assert len(set(others)) == len(others), others  # nothing said again at each try
+    assert sum("database migrated" in line for line in others) == 1  # one line, not 18
+    assert not [line for line in others if "voice will NOT be supported" in line]
+    assert [
+        line
+        for line in others
+        if line.startswith("INFO bot.cli: starting the Discord bot as Écho: database ")
+    ]
+    (tmp_path / "echo.sqlite3").unlink()
+    verbose = await _start(config, _env(), "-v")
+    try:
+        told = await _lines_until_tries(verbose, 2)
+    finally:
+        verbose.kill()
+        await verbose.wait()
+    assert any("apscheduler" in line for line in told)
+
+
+async def test_ctrl_c_stops_the_bot_with_exit_code_0(tmp_path: Path) -> None:
+    """Ctrl-C, the documented way to stop, is not a failure: `make run` says no "Error 130"."""
+    config = _config(tmp_path, f"http://127.0.0.1:{_free_port()}")
+    proc = await _start(config, _env())
+    try:
+        await _lines_until_tries(proc, 1)
+        proc.send_signal(signal.SIGINT)
+        code, rest = await _finish(proc)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert code == 0 and "Traceback" not in rest
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+async def test_ctrl_c_under_make_reads_as_no_failure(tmp_path: Path) -> None:
+    config = _config(tmp_path, f"http://127.0.0.1:{_free_port()}")
+    # The repository's run recipe, with this interpreter: make in front of the bot as
+    # `make run` is, Ctrl-C sent to the whole foreground group as a terminal does.
+    (tmp_path / "Makefile").write_text(
+        f"run:\n\t{sys.executable} -m bot --config {config} run\n", encoding="utf-8"
+    )
+    make = await asyncio.create_subprocess_exec(
+        "make", "-C", str(tmp_path), "run", stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=_env(),
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        await _lines_until_tries(make, 1)
+        os.killpg(make.pid, signal.SIGINT)
+        _, rest = await _finish(make)
+    finally:
+        if make.returncode is None:
+            os.killpg(make.pid, signal.SIGKILL)
+            await make.wait()
+    assert "Error" not in rest and "Traceback" not in rest, rest

@@ -8,15 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 from PIL.PngImagePlugin import PngInfo
 
-from memory.cards import load_card, parse_card
+from memory.cards import load_card, load_lorebook, parse_card
 from memory.errors import CardError
 from memory.model import LoreScope
 from memory.read.lore import activate
+from memory.read.prompt import lore_blocks
 
 
 def v2(**data: Any) -> dict[str, Any]:
@@ -94,7 +95,7 @@ def test_v2_json_maps_persona_greetings_examples_and_lore(tmp_path: Path) -> Non
     )
     assert card.examples == "{{user}}: Is the lamp on?\nNyx: Always."
     assert [e.content for e in card.lore] == [
-        "The lens came from Paris in 1902.", "Nyx became keeper at nineteen.",
+        "The lens came from Paris in 1902.", "{{char}} became keeper at nineteen.",
         "Storms every night this week.",
     ]  # fmt: skip
     keeper = card.lore[1]
@@ -129,13 +130,19 @@ def test_lorebook_entries_activate_in_a_conversation() -> None:
         "The lens came from Paris in 1902.",
     ]
     keeper = activate(card.lore, ["who is the keeper?"], depth=4, character="Nyx")
-    assert "Nyx became keeper at nineteen." not in [a.entry.content for a in keeper]
+    assert "{{char}} became keeper at nineteen." not in [a.entry.content for a in keeper]
     young = activate(card.lore, ["the young keeper?"], depth=4, character="Nyx")
-    assert "Nyx became keeper at nineteen." in [a.entry.content for a in young]
-    # Played under another name: the entries follow the character the bot plays.
+    assert "{{char}} became keeper at nineteen." in [a.entry.content for a in young]
+    # Played under another name: the entries follow the character the bot plays, and {{char}}
+    # is its name when an entry is shown.
     renamed = parse_card(json.dumps(v2()), played_as="Lune")
     assert activate(renamed.lore, ["fresnel"], depth=4, character="Nyx")[1:] == []
-    assert renamed.lore[1].content == "Lune became keeper at nineteen."
+    assert {e.character for e in renamed.lore} == {"lune"}
+    [block] = lore_blocks(
+        activate(renamed.lore, ["young keeper"], depth=4, character="Lune")[1:],
+        user_name="Marie", character="Lune",
+    )  # fmt: skip
+    assert block.text.endswith("Lune became keeper at nineteen.")
 
 
 @pytest.mark.parametrize(
@@ -214,8 +221,8 @@ def test_every_spelling_of_char_and_user_the_specs_list_is_understood() -> None:
     )))  # fmt: skip
     assert card.persona.startswith("Nyx and Nyx and Nyx greet {{user}} and {{user}}.")
     [entry] = card.lore
-    assert entry.content == "Nyx lights the lamp for {{user}} at dusk."
-    assert (entry.keywords, entry.secondary_keywords) == (("Nyx's lamp",), ("Nyx",))
+    assert entry.content == "{{char}} lights the lamp for {{user}} at dusk."
+    assert (entry.keywords, entry.secondary_keywords) == (("{{char}}'s lamp",), ("{{char}}",))
     # A key naming the character fires when the conversation names it.
     assert activate(card.lore, ["is nyx's lamp lit?"], depth=4, character="Nyx")
     assert not activate(card.lore, ["is the lamp lit?"], depth=4, character="Nyx")
@@ -233,11 +240,45 @@ def test_the_v1_copies_next_to_data_are_not_unknown_fields() -> None:
     assert not [u for u in parse_card(json.dumps(v3_card)).report.unknown if "." not in u]
 
 
-def test_filling_char_cannot_push_an_entry_past_the_content_cap() -> None:
+def test_an_entry_is_stored_the_same_whatever_name_plays_it() -> None:
     book = {"entries": [{"keys": ["k"], "content": "{{char}} " * 800, "extensions": {},
                          "enabled": True, "insertion_order": 1}]}  # fmt: skip
-    card = parse_card(json.dumps(v2(name="Nyx-of-the-lighthouse", character_book=book)))
-    assert card.lore == ()
-    assert dict(card.report.skipped) == {
-        "entry 1": "content over 8000 characters once {{char}} is filled"
-    }
+    short, long = (
+        parse_card(json.dumps(v2(name=name, character_book=book)))
+        for name in ("Nyx", "Nyx-of-the-lighthouse")
+    )
+    assert [e.content for e in short.lore] == [e.content for e in long.lore]
+    assert short.report.skipped == long.report.skipped == ()
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+# What a lorebook's entries may hold: SillyTavern's field names with any values.
+_WORLD_INFO_ENTRY = st.dictionaries(
+    st.sampled_from(["key", "keysecondary", "content", "constant", "disable", "order",
+                     "selective", "caseSensitive", "comment", "scanDepth", "uid"]),
+    _JSON, max_size=8,
+)  # fmt: skip
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(entries=st.dictionaries(st.text(max_size=3), _WORLD_INFO_ENTRY | _JSON, max_size=5))
+def test_any_lorebook_is_read_or_refused_in_one_line(
+    tmp_path: Path, entries: dict[str, Any]
+) -> None:
+    path = tmp_path / "book.json"
+    path.write_text(json.dumps({"entries": entries}), encoding="utf-8")
+    try:
+        book = load_lorebook(path)
+    except CardError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert all(e.scope is LoreScope.GLOBAL and e.content.strip() for e in book.lore)
+    assert len(book.lore) + len(book.skipped) <= len(entries)

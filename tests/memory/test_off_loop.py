@@ -202,6 +202,7 @@ async def test_start_up_warms_the_caches_of_recently_active_people(store: Store)
     restarted = Engine(store, embedder=engine.embedder, config=engine.config)
     restarted.vectors.wait_rows = 0  # no load is small enough to wait for
     assert await restarted.warm_up() == 1
+    assert await restarted.warm_up() == 0  # the background started again (a login retried)
     recall = await restarted.recall(user_id=HEAVY, story_id=STORY, origin=GUILD, text=CLOSE)
     assert any(s.score is not None for s in recall.selected)
     assert restarted.status().turns_before_vectors == 0

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from pathlib import Path
 
@@ -51,6 +52,23 @@ async def test_old_database_is_migrated_forward_and_keeps_its_data(database: Pat
         versions = await new.fetchall("SELECT version FROM schema_migrations ORDER BY version")
         # Every migration once, in order (numbers agreed between branches may leave a gap).
         assert [v[0] for v in versions] == [version for version, _ in MIGRATIONS]
+
+
+async def test_a_new_database_logs_its_migrations_in_one_line(
+    database: Path | str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="memory.store"):
+        async with await Store.open(database, migrate_to=3):
+            pass
+        async with await Store.open(database):
+            pass
+        async with await Store.open(database):  # at the latest schema: nothing to say
+            pass
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+    assert said == [
+        "database migrated from schema 0 to 3",
+        f"database migrated from schema 3 to {LATEST}",
+    ]
 
 
 async def test_a_newer_database_is_refused_with_a_clear_error(database: Path | str) -> None:
