@@ -79,6 +79,11 @@ class QuotingServer:
         data = [{"index": i, "embedding": fake_vector(t)} for i, t in enumerate(texts)]
         return web.json_response({"data": data})
 
+    async def models(self, request: web.Request) -> web.StreamResponse:
+        # The default models, served: doctor checks the chat server before probing it.
+        data = [{"id": m, "object": "model"} for m in ("llama3.1:8b", "nomic-embed-text")]
+        return web.json_response({"object": "list", "data": data})
+
 
 @asynccontextmanager
 async def serve_quoting(
@@ -89,5 +94,6 @@ async def serve_quoting(
     app = web.Application()
     app.router.add_post("/v1/chat/completions", fake.chat)
     app.router.add_post("/v1/embeddings", fake.embeddings)
+    app.router.add_get("/v1/models", fake.models)
     async with serve(app) as fake.url:
         yield fake

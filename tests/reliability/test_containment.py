@@ -133,8 +133,19 @@ async def test_a_reply_that_will_not_stop_is_cut_and_said_so(
         replies = [m.content for m in stored if m.role == "assistant"]
         assert len(replies) == 3
         assert all(len(r) <= 3000 and endless.startswith(r) for r in replies)
-        rows = await echo.runtime.store.fetchall("SELECT reply FROM outbox")
-        assert sorted(str(r[0]) for r in rows) == sorted(replies)  # reflected as stored
+        # Reflected as stored: a row still waiting holds the stored reply, and a reflection
+        # that already ran in the background (its row done, its text blanked) was asked with it.
+        rows = await echo.runtime.store.fetchall("SELECT status, reply FROM outbox")
+        assert len(rows) == 3
+        asked = [
+            json.loads(p["messages"][-1]["content"])["character_reply"]
+            for path, p in ollama.calls
+            if path == "/api/chat" and "format" in p
+        ]
+        assert all(a in replies for a in asked)
+        for status, reply in rows:
+            assert (status, reply) == ("done", "") if status == "done" else str(reply) in replies
+        assert len(asked) >= sum(status == "done" for status, _ in rows)
 
 
 class Broken:
