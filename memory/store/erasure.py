@@ -64,7 +64,7 @@ class Erased:
     turns: int = 0
     derived: Derived = field(default_factory=Derived)
     # Memories, anchors and positions of other people, made by reflections shown what this
-    # erasure took out (provenance.copied_from).
+    # erasure took out, that carry its words (provenance.copied_from).
     others: int = 0
 
 

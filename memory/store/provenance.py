@@ -185,7 +185,7 @@ class Copied:
     positions: int = 0
     # Of those notes, how many came from other people's exchanges than the erased person's.
     others: int = 0
-    # Per exchange found, the taint of its story at the end (what its memories are judged by).
+    # Per exchange found, the taint it was judged by (its memories are judged by it too).
     taint: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
@@ -238,7 +238,6 @@ async def copied_from(
             (story_id, at, erasure_id),
         )
         shown = [str(r[0]) for r in legacy]
-        story: list[str] = []
         while True:
             shown += [x for x, summary, a, p in waiting if summary or a & gone[0] or p & gone[1]]
             taken = set(shown)
@@ -247,7 +246,7 @@ async def copied_from(
                 break
             said = await _messages_of(tx, shown)
             found.update({x: said.get(x, (0, "")) for x in shown})
-            story += shown
+            tainted.update(dict.fromkeys(shown, frozenset(words_of)))
             dropped = await _drop_notes(
                 tx, story_id, shown, said, frozenset(words_of), carries, user_id=user_id
             )
@@ -259,7 +258,6 @@ async def copied_from(
             shown = []
             if not gone[0] and not gone[1]:
                 break
-        tainted.update(dict.fromkeys(story, frozenset(words_of)))
     return Copied(found, anchors, positions, others, tainted)
 
 
