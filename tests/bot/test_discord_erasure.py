@@ -431,3 +431,34 @@ async def test_forgetting_a_message_keeps_what_later_reflections_reworded(
         assert await _notes_of(echo, BOB) == sorted(bobs)
         assert await _notes_of(echo, ALICE) == sorted(hers)
         assert "Aime jardiner" in await _next_prompt(echo, ollama, channel, BOB)
+
+
+async def test_forgetting_a_dm_message_keeps_her_later_rewordings(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """In a DM, every reflection after Alice's canary was shown the summary holding it; the
+    two later ones reworded her news. Forgetting the canary's message (as the menu does) takes
+    its memory and keeps both rewordings."""
+    canary.script(ollama, copy=True)
+    garden, novels = canary.REWORDED
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, _):
+        dm = fakes.dm_channel(echo, DM_CHANNEL, ALICE)
+        secret = await _talk(echo, dm, ALICE, _secret(ALICES_DM))
+        await _talk(echo, dm, ALICE, garden)
+        await _talk(echo, dm, ALICE, novels)
+        store = echo.runtime.store
+        texts = sorted(m.text for m in await manage.list_memories(store, ALICE))
+        assert texts == sorted([f"A pour code de coffre {ALICES_DM}", *("Aime jardiner",
+                                "Dévore des livres")])  # fmt: skip
+
+        stored = await manage_erasure.resolve(store, f"discord:{secret.id}")
+        report = await manage_erasure.forget_message(
+            store, stored, actor_id=ALICE, engine=echo.runtime.engine
+        )
+
+        assert report.erased.memories == 1
+        assert await _stored(echo, tmp_path, ALICES_DM) == 0
+        assert await _notes_of(echo, ALICE) == sorted(
+            ["Aime jardiner", "On cultive des plantes", "plantes", "Dévore des livres",
+             "Les livres s'empilent", "lecture"]
+        )  # fmt: skip
