@@ -241,7 +241,12 @@ async def forget_person(
 async def _erase(store: Store, target: Target) -> ErasureReport:
     erased = await store.transact(
         lambda tx: erasure.erase(
-            tx, target, now=time.time(), bounds=_BOUNDS, grounded=filters.grounded
+            tx,
+            target,
+            now=time.time(),
+            bounds=_BOUNDS,
+            words=filters.content_words,
+            carries=filters.carries,
         )
     )
     log.info("erasure %d (%s): %d memories, %d messages, %d derived, %d of other people",

@@ -13,7 +13,7 @@ older snapshot prevents. The erasure stays pending until then (`pending`, `compl
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from memory.store import memories, provenance
@@ -64,12 +64,16 @@ class Erased:
     turns: int = 0
     derived: Derived = field(default_factory=Derived)
     # Memories, anchors and positions of other people, made by reflections shown what this
-    # erasure took out (provenance.copied_from).
+    # erasure took out, that carry its words (provenance.copied_from).
     others: int = 0
 
 
-def _nothing_grounded(text: str, message: str) -> bool:
-    return False
+def _all_words(text: str) -> frozenset[str]:
+    return frozenset(text.casefold().split())
+
+
+def _always(text: str, message: str, taint: frozenset[str]) -> bool:
+    return True
 
 
 async def erase(
@@ -78,11 +82,13 @@ async def erase(
     *,
     now: float,
     bounds: Mapping[str, tuple[float, float]],
-    grounded: Callable[[str, str], bool] = _nothing_grounded,
+    words: provenance.Words = _all_words,
+    carries: provenance.Carries = _always,
 ) -> Erased:
     """Erase the target's data and what was derived from it, recording a pending erasure.
-    `grounded(text, message)`: whether a text's words are all its person's own message's (then
-    a reflection shown the erased words did not take them from there)."""
+    `words(text)`: a text's words as compared; `carries(text, message, taint)`: whether a text
+    a reflection shown the erased words wrote holds one of them (`taint`) that is not its
+    person's own `message`'s (then it goes)."""
     # Alone against the transactions that write what may copy the erased words (a reflection,
     # the condensed history), which take this lock shared before anything else: each either
     # commits before this one reads (then is erased with the rest) or starts after this one
@@ -97,15 +103,17 @@ async def erase(
     await _collect(tx, erasure_id, target, stories)
     removed = await _messages(tx, erasure_id)
     since = await provenance.reflected_since(tx, erasure_id)
-    before = await provenance.note_ids(tx, since)
+    before = await provenance.notes(tx, since)
+    taint = await provenance.taint(tx, erasure_id, since=since, rows=removed, words=words)
     derived = await provenance.erase_derived(
         tx, erasure_id, since=since, messages=removed, bounds=bounds
     )
     erased, kept = await _memories(tx, erasure_id, target)
     copied = await provenance.copied_from(
-        tx, erasure_id, since=since, before=before, user_id=target.user_id, grounded=grounded
-    )
-    own, others = await _copied_memories(tx, copied, target.user_id, grounded)
+        tx, erasure_id, since=since, before=before, taint=taint, user_id=target.user_id,
+        words=words, carries=carries,
+    )  # fmt: skip
+    own, others = await _copied_memories(tx, copied, target.user_id, carries)
     erased += own
     await tx.execute(
         f"DELETE FROM reflection_inputs WHERE exchange_id IN ({_ERASED})", (erasure_id,)
@@ -218,10 +226,11 @@ async def _memories(tx: Tx, erasure_id: int, target: Target) -> tuple[int, tuple
 
 
 async def _copied_memories(
-    tx: Tx, copied: Copied, user_id: int, grounded: Callable[[str, str], bool]
+    tx: Tx, copied: Copied, user_id: int, carries: provenance.Carries
 ) -> tuple[int, int]:
-    """Erase the memories whose wording a reflection shown the erased words wrote, unless
-    their words are all that exchange's person's own (as `_confirmed` judges erased exchanges).
+    """Erase the memories whose wording a reflection shown the erased words wrote with one of
+    them not its person's own (`carries`, by the taint of its story; as `_confirmed` judges
+    erased exchanges).
     Return how many were `user_id`'s and how many other people's."""
     wanted = sorted(copied.exchanges)
     events: dict[int, list[tuple[str, bool]]] = {}
@@ -240,7 +249,9 @@ async def _copied_memories(
             if int(memory_id) in earlier:
                 continue  # seen whole in an earlier batch
             said = copied.exchanges.get(str(exchange_id))
-            shown = said is not None and not grounded(str(text), said[1])
+            shown = said is not None and carries(
+                str(text), said[1], copied.taint.get(str(exchange_id), frozenset())
+            )
             events.setdefault(int(memory_id), []).append((str(action), shown))
             owners[int(memory_id)] = int(owner)
     doomed: dict[int, list[int]] = {}

@@ -10,17 +10,22 @@ was recorded (exchange '') are judged the same way, by date.
 A reflection is also shown the story's notes that other exchanges made (the summary, the
 anchors, the positions), and may copy their words into what it writes for its own person.
 `record_shown` keeps, per reflection, which revision and which notes its prompt held;
-`copied_from` then finds the reflections that were shown what an erasure takes out, and takes
-out the notes they made, except those whose every word but stopwords is in their own person's
-message (those words are that person's). The memories they made go the same way
-(memory/store/erasure.py). Reflections applied before this was recorded are judged by date.
+`copied_from` then finds the reflections that were shown what an erasure takes out. Being shown
+is not copying: every revision is written from the one before, so every reflection after the
+erased exchange was shown it. What such a reflection made goes only if it carries a word of the
+erasure's taint (`taint`, read before anything is taken out: the erased messages and replies,
+the words the erased exchanges' reflections added to the summary, the anchors and positions
+the erasure takes out) that is not in its own person's message; the words of what goes that
+way join the taint for the reflections shown it, until none. The memories they made are
+judged the same way (memory/store/erasure.py). Reflections applied before this was recorded
+are judged by date, on the same rule.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memory.store import context
 from memory.store.db import Store, Tx
@@ -89,9 +94,85 @@ async def _note_ids(tx: Tx, story_id: int) -> tuple[set[int], set[int]]:
     return {int(r[0]) for r in anchors}, {int(r[0]) for r in positions}
 
 
-async def note_ids(tx: Tx, stories: Collection[int]) -> dict[int, tuple[set[int], set[int]]]:
-    """Per story, the ids of its anchors and of its positions."""
-    return {story_id: await _note_ids(tx, story_id) for story_id in stories}
+# The words of a text, as the erasure compares them (memory/write/filters.py: content_words).
+Words = Callable[[str], frozenset[str]]
+# Whether a text carries a word of the taint that is not its person's own message's
+# (memory/write/filters.py: carries).
+Carries = Callable[[str, str, frozenset[str]], bool]
+
+_NOTES = (
+    ("anchors", "SELECT id, text FROM anchors WHERE story_id = ?"),
+    ("positions", "SELECT id, topic || ' ' || idea || ' ' || justification FROM positions"
+     " WHERE story_id = ?"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Notes:
+    """A story's anchors and positions, by id, with their text."""
+
+    anchors: Mapping[int, str]
+    positions: Mapping[int, str]
+
+
+async def notes(tx: Tx, stories: Collection[int]) -> dict[int, Notes]:
+    """Per story, its anchors and its positions with their text (read before an erasure takes
+    some out: what it takes out joins its taint)."""
+    found: dict[int, Notes] = {}
+    for story_id in stories:
+        held = [
+            {int(r[0]): str(r[1]) for r in await tx.fetchall(sql, (story_id,))} for _, sql in _NOTES
+        ]
+        found[story_id] = Notes(held[0], held[1])
+    return found
+
+
+async def taint(
+    tx: Tx,
+    erasure_id: int,
+    *,
+    since: Mapping[int, float],
+    rows: Mapping[int, Collection[int]],
+    words: Words,
+) -> dict[int, set[str]]:
+    """Per story, the words of what this erasure takes out, read before it does: its messages
+    and the replies to them (`rows`: per story, the history rows it removes), and the words
+    each erased exchange's reflection added to the rolling summary (not in the revision
+    before). A revision from before provenance was recorded counts as the erased exchange's
+    when it is the first written since (`since`: when the first of them was reflected)."""
+    found: dict[int, set[str]] = {story_id: set() for story_id in since}
+    for story_id, ids in rows.items():
+        wanted = sorted(ids)
+        for start in range(0, len(wanted), _BATCH):
+            batch = wanted[start : start + _BATCH]
+            said = await tx.fetchall(
+                f"SELECT content FROM messages WHERE id IN ({', '.join('?' * len(batch))})",
+                batch,
+            )
+            found.setdefault(story_id, set()).update(*(words(str(r[0])) for r in said))
+    outbox = await tx.fetchall(
+        f"SELECT story_id, user_message, reply FROM outbox WHERE exchange_id IN ({_ERASED})",
+        (erasure_id,),
+    )
+    for story_id, message, reply in outbox:
+        found.setdefault(int(story_id), set()).update(words(str(message)), words(str(reply or "")))
+    erased = {str(r[0]) for r in await tx.fetchall(_ERASED, (erasure_id,))}
+    for story_id, at in since.items():
+        revisions = await tx.fetchall(
+            "SELECT summary, exchange_id, at FROM summary_revisions WHERE story_id = ?"
+            " ORDER BY at, id",
+            (story_id,),
+        )
+        previous: frozenset[str] = frozenset()
+        legacy = True  # the first revision since, when it names no exchange
+        for summary, exchange_id, written in revisions:
+            these = words(str(summary))
+            if float(written) >= at:
+                if str(exchange_id) in erased or (legacy and not exchange_id):
+                    found[story_id] |= these - previous
+                legacy = False
+            previous = these
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +185,8 @@ class Copied:
     positions: int = 0
     # Of those notes, how many came from other people's exchanges than the erased person's.
     others: int = 0
+    # Per exchange found, the taint it was judged by (its memories are judged by it too).
+    taint: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 async def copied_from(
@@ -111,19 +194,30 @@ async def copied_from(
     erasure_id: int,
     *,
     since: Mapping[int, float],
-    before: Mapping[int, tuple[set[int], set[int]]],
+    before: Mapping[int, Notes],
+    taint: Mapping[int, set[str]],
     user_id: int,
-    grounded: Callable[[str, str], bool],
+    words: Words,
+    carries: Carries,
 ) -> Copied:
     """Find the reflections that were shown what this erasure took out (`before`: per story,
-    the anchor and position ids held before it), and take out the anchors and positions they
-    made unless `grounded(text, their message)`; again for the reflections shown those, until
-    none. Return the exchanges found, with their person and message."""
+    the anchors and positions held before it), and take out the anchors and positions they
+    made that `carries(text, their message, taint)`; `taint`: per story, the words of what the
+    erasure took out (`taint()`), which the notes it took out join, and then those taken out
+    here, for the reflections shown them, until none. Return the exchanges found, with their
+    person and message, and the taint each is judged by."""
     found: dict[str, tuple[int, str]] = {}
+    tainted: dict[str, frozenset[str]] = {}
     anchors = positions = others = 0
     for story_id, at in since.items():
         held = await _note_ids(tx, story_id)
-        gone = (before[story_id][0] - held[0], before[story_id][1] - held[1])
+        was = before[story_id]
+        gone = (set(was.anchors) - held[0], set(was.positions) - held[1])
+        words_of = set(taint.get(story_id, ()))
+        for note in gone[0]:
+            words_of |= words(was.anchors[note])
+        for note in gone[1]:
+            words_of |= words(was.positions[note])
         rows = await tx.fetchall(
             "SELECT r.exchange_id, r.summary_at, r.anchors, r.positions FROM reflection_inputs r"
             f" WHERE r.story_id = ? AND r.at >= ? AND r.exchange_id NOT IN ({_ERASED})"
@@ -152,15 +246,19 @@ async def copied_from(
                 break
             said = await _messages_of(tx, shown)
             found.update({x: said.get(x, (0, "")) for x in shown})
-            dropped = await _drop_notes(tx, story_id, shown, said, grounded, user_id=user_id)
-            anchors += len(dropped[0])
-            positions += len(dropped[1])
-            others += dropped[2]
-            gone = dropped[0], dropped[1]
+            tainted.update(dict.fromkeys(shown, frozenset(words_of)))
+            dropped = await _drop_notes(
+                tx, story_id, shown, said, frozenset(words_of), carries, user_id=user_id
+            )
+            anchors += len(dropped.anchors)
+            positions += len(dropped.positions)
+            others += dropped.others
+            words_of |= dropped.words(words)
+            gone = set(dropped.anchors), set(dropped.positions)
             shown = []
             if not gone[0] and not gone[1]:
                 break
-    return Copied(found, anchors, positions, others)
+    return Copied(found, anchors, positions, others, tainted)
 
 
 async def _messages_of(tx: Tx, exchanges: Collection[str]) -> dict[str, tuple[int, str]]:
@@ -178,19 +276,36 @@ async def _messages_of(tx: Tx, exchanges: Collection[str]) -> dict[str, tuple[in
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class _Dropped:
+    """The notes taken out as copies: by id, their text and their person's message."""
+
+    anchors: Mapping[int, tuple[str, str]]
+    positions: Mapping[int, tuple[str, str]]
+    others: int
+
+    def words(self, words: Words) -> set[str]:
+        """Their words that are not their person's own: the next round's taint."""
+        found: set[str] = set()
+        for text, message in (*self.anchors.values(), *self.positions.values()):
+            found |= words(text) - words(message)
+        return found
+
+
 async def _drop_notes(
     tx: Tx,
     story_id: int,
     exchanges: Collection[str],
     said: Mapping[str, tuple[int, str]],
-    grounded: Callable[[str, str], bool],
+    taint: frozenset[str],
+    carries: Carries,
     *,
     user_id: int,
-) -> tuple[set[int], set[int], int]:
-    """Take out the anchors and positions these exchanges made whose words are not all their
-    person's own; return the ids taken out and how many were made for another than `user_id`."""
+) -> _Dropped:
+    """Take out the anchors and positions these exchanges made that carry a word of the taint
+    not their person's own; return them and how many were made for another than `user_id`."""
     wanted = sorted(exchanges)
-    copied: dict[str, set[int]] = {"anchors": set(), "positions": set()}
+    copied: dict[str, dict[int, tuple[str, str]]] = {"anchors": {}, "positions": {}}
     others: set[tuple[str, int]] = set()
     for start in range(0, len(wanted), _BATCH):
         batch = wanted[start : start + _BATCH]
@@ -213,17 +328,17 @@ async def _drop_notes(
         ]
         for table, note_id, exchange_id, text in rows:
             person, message = said.get(str(exchange_id), (0, ""))
-            if not grounded(str(text), message):
-                copied[table].add(int(note_id))
+            if carries(str(text), message, taint):
+                copied[table][int(note_id)] = (str(text), message)
                 if person != user_id:
                     others.add((table, int(note_id)))
-    for table, ids in copied.items():
-        ordered = sorted(ids)
+    for table, held in copied.items():
+        ordered = sorted(held)
         for start in range(0, len(ordered), _BATCH):
             chunk = ordered[start : start + _BATCH]
             marks = ", ".join("?" * len(chunk))
             await tx.execute(f"DELETE FROM {table} WHERE id IN ({marks})", chunk)
-    return copied["anchors"], copied["positions"], len(others)
+    return _Dropped(copied["anchors"], copied["positions"], len(others))
 
 
 async def reflected_since(tx: Tx, erasure_id: int) -> dict[int, float]:

@@ -199,6 +199,22 @@ def grounded(text: str, message: str) -> bool:
     return all(_stem(w) in said for w in _whole_words(text))
 
 
+def content_words(text: str) -> frozenset[str]:
+    """The words `grounded` and `carries` compare: folded, letters and digits run together (a
+    code is one word), stopwords out, a plural or third-person "s" aside."""
+    return frozenset(_stem(w) for w in _whole_words(text))
+
+
+def carries(text: str, message: str, taint: frozenset[str]) -> bool:
+    """Tell whether `text`, written by a reflection shown erased words, holds a word of `taint`
+    (the `content_words` of what the erasure takes out) that is not in its person's own
+    `message`: then it goes with the erasure, and otherwise it stays. Known misses: a
+    paraphrase that keeps none of the erased words stays ("his code is XK7" told again as "the
+    number he gave"; a code spelled out or split differently); and a word of the taint the text
+    has from elsewhere goes with it ("code" said by another, later)."""
+    return not (content_words(text) - content_words(message)).isdisjoint(taint)
+
+
 def _whole_words(text: str) -> list[str]:
     # Letters and digits together ("xk7canary4921" one word, not "xk" and "7canary4921"): a
     # code must not pass for grounded on pieces of other words of the message.

@@ -383,3 +383,82 @@ async def test_forget_me_takes_what_another_persons_reflection_copied_from_the_s
         ]
         assert ALICES not in await _next_prompt(echo, ollama, channel, BOB)
         assert BOBS in await _next_prompt(echo, ollama, channel, BOB)  # his message, his memory
+
+
+async def _notes_of(echo: EchoBot, user_id: int) -> list[str]:
+    """A person's memories, anchors and positions (by topic), as text."""
+    store = echo.runtime.store
+    rows = [
+        *await store.fetchall("SELECT text FROM memories WHERE user_id = ?", (user_id,)),
+        *await store.fetchall("SELECT text FROM anchors WHERE user_id = ?", (user_id,)),
+        *await store.fetchall(
+            "SELECT p.topic FROM positions p JOIN position_sources s ON s.position_id = p.id"
+            " WHERE s.user_id = ?",
+            (user_id,),
+        ),
+    ]
+    return sorted(str(r[0]) for r in rows)
+
+
+async def test_forgetting_a_message_keeps_what_later_reflections_reworded(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """After Alice's canary reached the summary, every later reflection of the channel was
+    shown it. Bob's and Alice's later ones reworded their own news (words of neither their
+    message nor her canary's exchange); one of Bob's copied her canary. Forgetting her message
+    takes the copy (memory, anchor, position) and keeps every rewording, hers and his."""
+    canary.script(ollama, copy=True)
+    garden, novels = canary.REWORDED
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        alices = await _talk(echo, channel, ALICE, _secret(ALICES))
+        await _talk(echo, channel, BOB, garden)
+        await _talk(echo, channel, BOB, "Tu te souviens du code ?")
+        await _talk(echo, channel, ALICE, novels)
+        store = echo.runtime.store
+        copies = [m.text for m in await manage.list_memories(store, BOB)]
+        assert f"Connaît le code {ALICES}" in copies
+        bobs = ["Aime jardiner", "On cultive des plantes", "plantes"]
+        hers = ["Dévore des livres", "Les livres s'empilent", "lecture"]
+        assert set(bobs) <= set(await _notes_of(echo, BOB))
+        assert set(hers) <= set(await _notes_of(echo, ALICE))
+
+        await _menu(echo, ALICE, alices)
+
+        said = _answer(rec)
+        assert "3 items of other people went with it" in said, said
+        assert await _stored(echo, tmp_path, ALICES) == 0
+        assert await _notes_of(echo, BOB) == sorted(bobs)
+        assert await _notes_of(echo, ALICE) == sorted(hers)
+        assert "Aime jardiner" in await _next_prompt(echo, ollama, channel, BOB)
+
+
+async def test_forgetting_a_dm_message_keeps_her_later_rewordings(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """In a DM, every reflection after Alice's canary was shown the summary holding it; the
+    two later ones reworded her news. Forgetting the canary's message (as the menu does) takes
+    its memory and keeps both rewordings."""
+    canary.script(ollama, copy=True)
+    garden, novels = canary.REWORDED
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, _):
+        dm = fakes.dm_channel(echo, DM_CHANNEL, ALICE)
+        secret = await _talk(echo, dm, ALICE, _secret(ALICES_DM))
+        await _talk(echo, dm, ALICE, garden)
+        await _talk(echo, dm, ALICE, novels)
+        store = echo.runtime.store
+        texts = sorted(m.text for m in await manage.list_memories(store, ALICE))
+        assert texts == sorted([f"A pour code de coffre {ALICES_DM}", *("Aime jardiner",
+                                "Dévore des livres")])  # fmt: skip
+
+        stored = await manage_erasure.resolve(store, f"discord:{secret.id}")
+        report = await manage_erasure.forget_message(
+            store, stored, actor_id=ALICE, engine=echo.runtime.engine
+        )
+
+        assert report.erased.memories == 1
+        assert await _stored(echo, tmp_path, ALICES_DM) == 0
+        assert await _notes_of(echo, ALICE) == sorted(
+            ["Aime jardiner", "On cultive des plantes", "plantes", "Dévore des livres",
+             "Les livres s'empilent", "lecture"]
+        )  # fmt: skip

@@ -321,6 +321,53 @@ async def test_forget_me_while_others_talk_and_copy_her_words(
             assert ALICES not in " ".join(texts)
 
 
+async def test_forget_me_while_others_talk_keeps_what_they_reworded(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Five people talk in two channels after Alice's canary reached the first one's summary:
+    one message of each makes their reflection copy her canary, two are reworded (words of
+    neither the message nor her exchange). Alice runs /forget-me meanwhile (every LLM call
+    after a random delay): the copies go, every rewording stays."""
+    canary.script(ollama, copy=True)
+    ollama.set("/api/chat", "slow", 0.01)
+    others = [3000 + n for n in range(5)]
+    garden, novels = canary.REWORDED
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
+        channels = [fakes.text_channel(echo, CHANNEL), fakes.text_channel(echo, CHANNEL + 1)]
+        await _talk(echo, channels[0], ALICE, _secret(ALICES))
+        rng = random.Random(29)
+
+        async def person(p: int) -> None:
+            for n, text in enumerate((garden, "Tu te souviens du code ?", novels)):
+                channel = channels[n // 2]
+                mention = f"<@{fakes.BOT_ID}> " if channel is channels[1] else ""
+                await asyncio.sleep(rng.uniform(0, 0.03))
+                await _say(echo, channel, p, mention + text, mentions=[fakes.BOT_ID])
+                await echo.runtime.worker.run_due()
+
+        async def forget_me() -> None:
+            for _ in range(2000):  # once one has copied her canary, the others at work
+                rows = await echo.runtime.store.fetchall(
+                    "SELECT text FROM memories WHERE user_id <> ?", (ALICE,)
+                )
+                if any(ALICES in str(r[0]) for r in rows):
+                    break
+                await asyncio.sleep(0.005)
+            else:
+                raise AssertionError("no reflection copied her canary")
+            await _press(echo, ConfirmErasure(ALICE, ALICE), ALICE)
+
+        await asyncio.gather(*(person(p) for p in others), forget_me())
+        while await echo.runtime.worker.run_due():
+            pass
+        assert await manage_erasure.settle_pending(echo.runtime.store) == 0
+        assert any(c.startswith("Erased everything about you:") for c in rec.contents())
+        assert await _stored(echo, tmp_path, ALICES) == 0
+        for p in others:
+            texts = [m.text for m in await manage.list_memories(echo.runtime.store, p)]
+            assert "Aime jardiner" in texts and "Dévore des livres" in texts, (p, texts)
+
+
 # Each Discord erasure command, and what it erases of Alice's two secrets (or of her memory).
 ERASURES = ("forget-me", "forget-member", "forget-this-message", "forget-memory")
 

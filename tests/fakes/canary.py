@@ -6,7 +6,9 @@ canary into a memory, an anchor, a position and a line of the rolling summary (r
 from the previous one, as the reflection prompt asks, so every later revision carries it), and
 moves the mood. Exchanges without a canary rewrite the summary unchanged; with `copy`, they
 also copy the first canary of what they were shown (the summary, the anchors) into a memory of
-their own person, an anchor and a position, as a model mixing up who said what would.
+their own person, an anchor and a position, as a model mixing up who said what would. A message
+of `REWORDED` is reflected as a real model would: a memory, an anchor and a position in words
+of neither the message nor anything shown, and the summary reworded.
 """
 
 from __future__ import annotations
@@ -31,9 +33,33 @@ def reflection_request(payload: dict[str, Any]) -> dict[str, Any] | None:
     return asked if isinstance(asked, dict) and "user_message" in asked else None
 
 
+# Messages a model rewords: (memory, anchor, position's topic, idea and justification).
+REWORDED = {
+    "J'adore mon jardin.": (
+        "Aime jardiner", "On cultive des plantes",
+        ("plantes", "Les plantes aiment le soleil", "le potager en a besoin"),
+    ),
+    "Je lis beaucoup de romans le soir.": (
+        "Dévore des livres", "Les livres s'empilent",
+        ("lecture", "Lire occupe les veillées", "les intrigues passionnent"),
+    ),
+}  # fmt: skip
+
+
 def reflection(asked: dict[str, Any], speaker: str, *, copy: bool = False) -> dict[str, Any]:
     """What a model copying everything would propose for one exchange."""
     previous = str(asked.get("previous_summary") or "")
+    reworded = [v for k, v in REWORDED.items() if k in str(asked["user_message"])]
+    if reworded:
+        memory, anchor, (topic, idea, why) = reworded[0]
+        return {
+            "memories": [{"text": memory, "kind": "preference", "scope": "global",
+                          "confidence": 0.9}],
+            "summary": f"{previous.replace('a confié', 'a donné')} La discussion continue.",
+            "new_anchors": [anchor],
+            "positions": [{"topic": topic, "idea": idea, "justification": why,
+                           "action": "create"}],
+        }  # fmt: skip
     found = CANARY.findall(str(asked["user_message"]))
     shown = CANARY.findall(previous + json.dumps(asked.get("anchors") or []))
     if not found and copy and shown:

@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from memory import lexicon, manage, manage_erasure
-from memory.model import Kind, Scope
+from memory.model import Kind, Scope, Source
 from memory.store import applied, history, memories, provenance
 from memory.store.db import Store, Tx
 from memory.write import filters, state
@@ -226,3 +226,90 @@ def test_a_text_is_grounded_only_in_words_its_person_wrote(said: list[str], extr
     assume(all(_stem(extra) != _stem(w) for w in said))
     assert filters.grounded(" ".join(reversed(said)), message)
     assert not filters.grounded(f"{said[0]} {extra}", message) or extra in lexicon.STOPWORDS
+
+
+async def test_one_forgotten_message_takes_only_the_copies_of_its_words(store: Store) -> None:
+    """Alice's code reached the summary; the 20 reflections after it (Bob's and hers in turn)
+    were each shown a revision written from that one. Half of them reworded their person's
+    news (words of neither their message nor Alice's exchange), half kept its words; one of
+    Bob's copied her code. Forgetting her message takes the copy alone (before: all eleven)."""
+    reworded = ["Cultive des tomates", "Adore les randonnées", "Joue du violoncelle",
+                "Collectionne les timbres", "Élève des poules"]  # fmt: skip
+
+    async def story(tx: Tx) -> None:
+        alices = await _exchange(tx, 5, ALICE, f"Mon code est {CODE}.", at=REFLECTED_AT)
+        summary = f"Alice a donné son code {CODE}."
+        await history.set_summary(tx, STORY, summary, REFLECTED_AT, source=Source(alices, ALICE))
+        shown = REFLECTED_AT
+        for n in range(20):
+            who, at = (BOB, ALICE)[n % 2], REFLECTED_AT + 10 * (n + 1)
+            said = f"J'ai un potager numéro {n}."
+            exchange = await _exchange(tx, 10 + n, who, said, at=at)
+            await provenance.record_shown(tx, exchange, STORY, provenance.Shown(shown), now=at)
+            text = f"{reworded[n // 4]} {n}" if n % 4 < 2 else f"Potager numéro {n}"
+            await _memory(tx, who, text, exchange, at=at)
+            summary = f"Alice a confié son code {CODE}; on parle de potagers ({n})."
+            await history.set_summary(tx, STORY, summary, at, source=Source(exchange, who))
+            shown = at
+        bobs = await _exchange(tx, 40, BOB, "Tu te souviens ?", at=REFLECTED_AT + 500)
+        await provenance.record_shown(
+            tx, bobs, STORY, provenance.Shown(shown), now=REFLECTED_AT + 500
+        )
+        await _memory(tx, BOB, f"Connaît le code {CODE}", bobs, at=REFLECTED_AT + 500)
+
+    await store.transact(story)
+    before = {p: len(await _texts(store, p)) for p in (ALICE, BOB)}
+    message = await history.by_source(store, "discord:5")
+    report = await manage_erasure.forget_message(store, message, actor_id=ALICE)
+    assert report.erased.memories == 0  # her exchange made none; her later ones all stay
+    assert report.erased.others == 1
+    assert len(await _texts(store, BOB)) == before[BOB] - 1
+    assert len(await _texts(store, ALICE)) == before[ALICE] == 10
+    assert CODE not in " ".join([*await _texts(store, ALICE), *await _texts(store, BOB)])
+
+
+async def test_a_legacy_reflection_keeps_what_it_reworded(
+    database: Path | str, tmp_path: Path
+) -> None:
+    """A reflection applied before schema 21 (judged by date) that reworded Bob's news in
+    words of neither his message nor Alice's exchange keeps it."""
+
+    async def story(tx: Tx) -> None:
+        await _exchange(tx, 5, ALICE, f"Mon code est {CODE}.", at=REFLECTED_AT)
+        await tx.execute(
+            "INSERT INTO story_summaries (story_id, summary, updated_at) VALUES (?, ?, ?)",
+            (STORY, f"Alice a donné son code {CODE}.", REFLECTED_AT),
+        )
+        after = await _exchange(tx, 7, BOB, "J'ai un potager.", at=1100.0)
+        await _memory(tx, BOB, "Cultive des tomates", after, at=1100.0)
+        await _memory(tx, BOB, f"Sait que le code est {CODE}", after, at=1100.0)
+
+    async with await Store.open(database, migrate_to=18) as old:
+        await old.transact(story)
+    async with await Store.open(database) as store:
+        report = await manage_erasure.forget_person(store, ALICE)
+        assert await _texts(store, BOB) == ["Cultive des tomates"]
+        assert await stored(store, tmp_path, CODE) == 0
+        assert report.erased.others == 1
+
+
+_TAINTED = st.lists(_WORDS.map(lambda w: "t" + w), min_size=1, max_size=6)
+
+
+@settings(max_examples=60)
+@given(said=st.lists(_WORDS, max_size=6), extra=st.lists(_WORDS.map(lambda w: "q" + w),
+       max_size=4), erased=_TAINTED, pick=st.integers(min_value=0))  # fmt: skip
+def test_an_item_goes_only_with_a_word_of_the_taint_its_person_did_not_say(
+    said: list[str], extra: list[str], erased: list[str], pick: int
+) -> None:
+    """An item whose words beyond its person's message avoid the taint stays, however many;
+    one holding a word of the taint its person did not say goes."""
+    message = " ".join(said)
+    taint = filters.content_words(" ".join(erased))
+    own = filters.content_words(message)
+    extra = [w for w in extra if _stem(w) not in taint]
+    assert not filters.carries(" ".join([*reversed(said), *extra]), message, taint)
+    foreign = sorted(taint - own)
+    assume(foreign)
+    word = foreign[pick % len(foreign)]
+    assert filters.carries(" ".join([*said, word, *extra]), message, taint)
