@@ -14,7 +14,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast, get_origin
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -348,10 +348,12 @@ class Settings(BaseSettings):
 
 
 def _url_password(url: str) -> str | None:
+    """The password a URL carries, as sent (its percent-escapes decoded)."""
     try:
-        return urlsplit(url).password
+        password = urlsplit(url).password
     except ValueError:  # not a URL the client could use either
         return None
+    return None if password is None else unquote(password)
 
 
 def load_settings(path: str | Path, *, secrets_dir: str | Path | None = None) -> Settings:

@@ -206,7 +206,7 @@ def test_a_password_in_a_server_url_is_one_of_the_secrets() -> None:
     # password hunter2hunter2 refused") matches no pattern, only the value.
     settings = Settings(
         llm={"base_url": "http://admin:hunter2hunter2@10.0.0.5:11434",  # type: ignore[arg-type]
-             "embedding_base_url": "http://e:embed-pass-42@10.0.0.6"},
+             "embedding_base_url": "http://e:embed%2Fpass-42@10.0.0.6"},
     )  # fmt: skip
-    said = settings.secrets().redact("password hunter2hunter2 refused; embed-pass-42 too")
-    assert "hunter2" not in said and "embed-pass" not in said
+    said = settings.secrets().redact("password hunter2hunter2 refused; embed/pass-42 too")
+    assert "hunter2" not in said and "embed/pass" not in said
