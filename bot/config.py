@@ -14,7 +14,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast, get_origin
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -320,7 +320,9 @@ class Settings(BaseSettings):
     def secrets(self) -> Secrets:
         """Every secret value the settings hold: none is logged, stored or shown."""
         held = (self.discord.token, self.llm.api_key, self.storage.password, self.web.token)
-        return Secrets.of(*(s.get_secret_value() for s in held if s is not None))
+        # A server's password in its URL (http://user:password@host), sent as Basic auth.
+        in_urls = (_url_password(self.llm.base_url), _url_password(self.llm.embeddings_url))
+        return Secrets.of(*(s.get_secret_value() for s in held if s is not None), *in_urls)
 
     def memory_config(self) -> MemoryConfig:
         """The engine's read-path config, from [memory], [limits], [privacy] and the chat
@@ -343,6 +345,15 @@ class Settings(BaseSettings):
             memories_served=self.privacy.memories_served,
             cache_mb=limits.cache_mb,
         )
+
+
+def _url_password(url: str) -> str | None:
+    """The password a URL carries, as sent (its percent-escapes decoded)."""
+    try:
+        password = urlsplit(url).password
+    except ValueError:  # not a URL the client could use either
+        return None
+    return None if password is None else unquote(password)
 
 
 def load_settings(path: str | Path, *, secrets_dir: str | Path | None = None) -> Settings:

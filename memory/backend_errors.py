@@ -58,15 +58,24 @@ def server_message(data: Any, secrets: Secrets = NO_SECRETS) -> tuple[str, str]:
         error = error.get("message")
     if not error and isinstance(data, dict):
         error = data.get("detail")
-    kind = secrets.redact(kind[: 60 + secrets.longest])[:60]
+    kind = _head(kind, 60, secrets)[:60]
     if isinstance(error, list):
         error = "; ".join(_field_error(e) for e in error[:3] if isinstance(e, dict))
     # Only a string is quoted: str() of an arbitrary value could be huge or nested too deeply.
     if not isinstance(error, str) or not error.strip():
         return "no detail", kind
     # Redacted before it is cut: a password cut before its "@" would no longer look like one,
-    # nor a key cut in two like a configured value (each cut leaves room for the longest).
-    return _shorten(secrets.redact(_condensed(error[: 4000 + secrets.longest]))), kind
+    # nor a key cut in two like a configured value.
+    return _shorten(secrets.redact(_condensed(_head(error, 4000, secrets)))), kind
+
+
+def _head(text: str, size: int, secrets: Secrets) -> str:
+    """About the first `size` characters of `text`, redacted, without the part of a secret a
+    cut leaves: the cut is made `secrets.longest` further, and that much is dropped after
+    redacting (`_condensed` may pull the end of a text to its start: a long "[type=...]")."""
+    if len(text) <= size + secrets.longest:
+        return secrets.redact(text)
+    return secrets.redact(text[: size + secrets.longest])[: -secrets.longest or None]
 
 
 def _condensed(text: str) -> str:

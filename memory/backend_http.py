@@ -148,11 +148,12 @@ def _inflate(inflater: Any, chunk: bytes, body: bytearray, limit: int, *, raw: b
     """Inflate `chunk` onto `body`, stopping once `body` holds `limit` bytes (the rest of the
     chunk is never expanded); return the inflater to go on with (`raw`: one for a headerless
     stream when this one's header is wrong)."""
+    inflated = len(body)
     try:
         _steps(inflater, chunk, body, limit)
         return inflater
     except zlib.error:
-        if not raw:
+        if not raw or len(body) > inflated:  # a header that was read is not missing
             raise
     # The first chunk of a "deflate" sent as a raw stream, without the zlib header it calls for.
     inflater = zlib.decompressobj(-zlib.MAX_WBITS)
@@ -165,8 +166,13 @@ def _steps(inflater: Any, chunk: bytes, body: bytearray, limit: int) -> None:
     # twice at the size of the cap.
     pending = chunk
     while pending and len(body) < limit:
+        if inflater.eof:
+            # Bytes after the end of the stream (trailing bytes, a gzip's second member): a
+            # stopped inflater writes nothing and keeps them as its unconsumed tail, so this
+            # loop would spin for ever, the loop blocked, its unused_data growing each turn.
+            raise zlib.error("data after the end of the compressed stream")
         body += inflater.decompress(pending, min(INFLATE_STEP, limit - len(body)))
-        pending = inflater.unconsumed_tail
+        pending = inflater.unused_data if inflater.eof else inflater.unconsumed_tail
 
 
 def decode(body: bytes | str) -> tuple[Any, str]:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.config import ConfigError, load_settings
+from bot.config import ConfigError, Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -199,3 +199,14 @@ def test_a_url_holding_its_password_is_refused_without_showing_it(tmp_path: Path
     with pytest.raises(ConfigError, match=r"storage\.url: .*ECHO_STORAGE__PASSWORD") as caught:
         load_settings(path)
     assert "hunter22" not in str(caught.value)
+
+
+def test_a_password_in_a_server_url_is_one_of_the_secrets() -> None:
+    # Sent as Basic auth: a server or a proxy quoting it back in its own words ("user admin,
+    # password hunter2hunter2 refused") matches no pattern, only the value.
+    settings = Settings(
+        llm={"base_url": "http://admin:hunter2hunter2@10.0.0.5:11434",  # type: ignore[arg-type]
+             "embedding_base_url": "http://e:embed%2Fpass-42@10.0.0.6"},
+    )  # fmt: skip
+    said = settings.secrets().redact("password hunter2hunter2 refused; embed/pass-42 too")
+    assert "hunter2" not in said and "embed/pass" not in said

@@ -11,6 +11,7 @@ import pytest
 from memory.backend_errors import MAX_DETAIL_CHARS, answered_error
 from memory.errors import BackendRefused, BackendResponseError, BackendUnavailable
 from memory.llm import OpenAIChat
+from memory.redact import Secrets
 from memory.structured import Mode, Negotiator
 from tests.fakes.openai import (
     GRAMMAR_REFUSAL,
@@ -102,3 +103,13 @@ async def test_the_llama_cpp_python_refusal_over_http_is_a_refusal_not_an_outage
         with pytest.raises(BackendRefused) as caught:
             await chat.chat([], schema={"type": "object"}, deadline=5)
     assert caught.value.detail == "response_format.type: Input should be 'text' or 'json_object'"
+
+
+def test_no_part_of_a_key_cut_in_two_is_shown() -> None:
+    # The message was cut 4,000 characters plus the longest secret in, then its pydantic
+    # "[type=...]" removed: what stood after the cut, the key's first 38 characters, came first.
+    key = "sk-live-0123456789abcdefghijklmnopqrstuv"
+    message = "[type=" + "a" * 3994 + "]" + key
+    error = answered_error(URL, 401, {"error": {"message": message}}, Secrets.of(key))
+    assert isinstance(error, BackendRefused)
+    assert key[:8] not in str(error) and key[:8] not in error.detail

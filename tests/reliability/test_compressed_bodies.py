@@ -64,8 +64,17 @@ BOMBS: dict[str, Callable[[], tuple[str, bytes]]] = {
     "br": lambda: ("br", b"\x1b\xff\xff\x0f" * 1000),  # httpx reads it as plain bytes
     "unknown": lambda: ("x-squash", _gzip()),
     "corrupt gzip": lambda: ("gzip", _gzip()[:10] + b"\x00" * 5000),
+    # Bytes after the end of a gzip that inflates past one INFLATE_STEP: the stopped inflater
+    # kept them as its tail, and the loop blocked turning on them, memory growing.
+    "gzip, trailing bytes": lambda: ("gzip", gzip.compress(_padded_chat()) + b"\n"),
+    "gzip, two members": lambda: ("gzip", gzip.compress(b" " * 70_000) + gzip.compress(b"{}")),
 }
 CHAT_OK = {"message": {"role": "assistant", "content": "D'accord."}, "done": True}
+
+
+def _padded_chat() -> bytes:
+    """A healthy chat answer after 70,000 spaces (more than one INFLATE_STEP)."""
+    return b" " * 70_000 + json.dumps(CHAT_OK).encode()
 
 
 @dataclass
