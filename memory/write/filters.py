@@ -190,17 +190,8 @@ def inverts_negation(text: str, *, user_message: str) -> bool:
     return bool(specific & _stems(tokens))
 
 
-def grounded(text: str, message: str) -> bool:
-    """Tell whether every word of `text` but stopwords (letters and digits run together, so a
-    code is one word) is in the person's `message`, a plural or third-person "s" aside: then a
-    reflection took none of its words from elsewhere in its prompt (another person's summary,
-    anchors or positions). Known misses, on the safe side: a rewording ("I have" -> "has")."""
-    said = {_stem(w) for w in _whole_words(message)}
-    return all(_stem(w) in said for w in _whole_words(text))
-
-
 def content_words(text: str) -> frozenset[str]:
-    """The words `grounded` and `carries` compare: folded, letters and digits run together (a
+    """The words `carries` compares: folded, letters and digits run together (a
     code is one word), stopwords out, a plural or third-person "s" aside."""
     return frozenset(_stem(w) for w in _whole_words(text))
 
@@ -217,5 +208,5 @@ def carries(text: str, message: str, taint: frozenset[str]) -> bool:
 
 def _whole_words(text: str) -> list[str]:
     # Letters and digits together ("xk7canary4921" one word, not "xk" and "7canary4921"): a
-    # code must not pass for grounded on pieces of other words of the message.
+    # code must not pass for its person's own on pieces of other words of the message.
     return [w for w in _ALNUM.findall(fold(text)) if w not in lexicon.STOPWORDS]
