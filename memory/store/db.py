@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,6 +28,7 @@ import aiosqlite
 
 from memory.errors import StoreError
 from memory.read.cache import CacheBudget
+from memory.store import fts5_words
 from memory.store.generations import CHANGE_LOG as CHANGE_LOG
 from memory.store.generations import GENERATIONS_SCHEMA, Generations
 from memory.store.migrate import migrate
@@ -50,6 +52,9 @@ CHECKPOINT_PATIENCE_MS = 500
 
 # A target that starts with one of these is a PostgreSQL URL, anything else an SQLite file.
 PG_SCHEMES = ("postgresql://", "postgres://")
+
+# The schema that records the keyword index's word rules (memory.store.fts5_words).
+KEYWORD_RULES_SCHEMA = 22
 
 
 class Tx:
@@ -193,7 +198,10 @@ class Store:
         store = cls(path, reader, writer, busy_timeout_ms=busy_timeout_ms)
         try:
             await store._migrate(migrate_to)
-            store._generations.shared = await store.schema_version() >= GENERATIONS_SCHEMA
+            version = await store.schema_version()
+            store._generations.shared = version >= GENERATIONS_SCHEMA
+            if version >= KEYWORD_RULES_SCHEMA:
+                await store.transact(_keep_keyword_rules)
             if max_pages is not None:
                 await writer.execute(f"PRAGMA max_page_count = {int(max_pages)}")
         except BaseException as exc:
@@ -348,3 +356,32 @@ class Store:
             finally:
                 await self._writer.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
         return row is not None and row[0] == 0
+
+
+async def _keep_keyword_rules(tx: Tx) -> None:
+    """Rebuild the keyword index if it was built with other word rules than this process's
+    (a database before schema 22, or a SQLite whose tokenizer ends words elsewhere): its
+    entries are derived from the memories, so nothing is lost, and a word split otherwise would
+    no longer match the words kept before."""
+    signature = fts5_words.signature()
+    row = await tx.fetchone("SELECT signature FROM keyword_rules")
+    if row is not None and row[0] == signature:
+        return
+    started = time.monotonic()
+    await tx.execute("INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')")
+    await tx.execute(
+        "INSERT INTO memories_fts (rowid, words)"
+        " SELECT id, echo_owned_words(user_id, text) FROM memories"
+    )
+    count = await tx.fetchone("SELECT count(*) FROM memories")
+    await tx.execute("DELETE FROM keyword_rules")
+    await tx.execute(
+        "INSERT INTO keyword_rules (signature, built_at) VALUES (?, ?)", (signature, time.time())
+    )
+    memories = int(count[0]) if count else 0
+    log.log(
+        logging.INFO if memories else logging.DEBUG,
+        "keyword index built for these word rules: %d memories in %.1f s",
+        memories,
+        time.monotonic() - started,
+    )

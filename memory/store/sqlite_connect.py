@@ -10,14 +10,12 @@ transaction API above it (`Store`, `Tx`) does not depend on these pragmas, and t
 from __future__ import annotations
 
 import asyncio
-import functools
-import re
 import sqlite3
-import sys
 import time
-import unicodedata
 
 import aiosqlite
+
+from memory.store import fts5_words
 
 
 async def connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
@@ -45,25 +43,6 @@ async def connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
     return conn
 
 
-@functools.cache
-def _word() -> re.Pattern[str]:
-    """A word as FTS5's unicode61 tokenizer sees one: a run of anything but punctuation,
-    symbols, spaces and controls (letters, digits, the marks remove_diacritics folds away,
-    private and unassigned code points), so the underscore and every symbol separate words.
-    SQLite's tables are of an older Unicode: a symbol assigned since ("🏱") is a letter to it,
-    a separator here, so it recalls nothing; the person's filter after the match still holds."""
-    ranges: list[list[int]] = []
-    for code in range(sys.maxunicode + 1):
-        category = unicodedata.category(chr(code))
-        if category[0] in "PSZ" or category in ("Cc", "Cf", "Cs"):
-            if ranges and ranges[-1][1] == code - 1:
-                ranges[-1][1] = code
-            else:
-                ranges.append([code, code])
-    between = "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in ranges)
-    return re.compile(f"[^{between}]+")
-
-
 def owner_tag(user_id: int) -> str:
     """The letters before each of a person's words in the keyword index ("42x", "n42x" for -42)."""
     return f"{user_id}x".replace("-", "n")
@@ -74,7 +53,7 @@ def owned_words(user_id: int, text: str) -> str:
     a term of one person is then a term of the index no one else's memory holds, so matching it
     (a prefix too) reads that person's entries only (memory.store.keywords)."""
     tag = owner_tag(user_id)
-    return " ".join(tag + word for word in _word().findall(text))
+    return " ".join(tag + word for word in fts5_words.word().findall(text))
 
 
 async def _into_wal(conn: aiosqlite.Connection, busy_timeout_ms: int) -> None:

@@ -31,6 +31,7 @@ from memory.store.migrations import (
     v19_owned_keywords,
     v20_message_ids,
     v21_reflection_inputs,
+    v22_keyword_rules,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -55,6 +56,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (19, v19_owned_keywords.SQL),
     (20, v20_message_ids.SQL),
     (21, v21_reflection_inputs.SQL),
+    (22, v22_keyword_rules.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]
