@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from unittest import mock
 
-from memory.read import strategies
-from memory.read.budget import Budget, assemble
-from memory.read.prompt import Block, BlockKind, block
-from memory.read.tokens import Estimator
+from memory.context import strategies
+from memory.context.budget import Budget, assemble
+from memory.context.prompt import Block, BlockKind, block
+from memory.context.tokens import Estimator
 
 RESULTS = Path(__file__).parent / "results" / "context.md"
 SIZES = (50, 200, 1000, 5000)

@@ -1,5 +1,5 @@
 """A turn's two queries against one person's matrix: two products, one product of a two-column
-matrix, and memory.read.cosines' single pass in blocks, side by side in one run.
+matrix, and memory.vectors.cosines' single pass in blocks, side by side in one run.
 
 Each way is timed on the same matrix, interleaved, the median of ROUNDS; the sizes are the
 common embedding widths (384: MiniLM, e5-small; 768: nomic-embed-text) at 1k / 10k / 100k
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from memory.read.cosines import similarities
+from memory.vectors.cosines import similarities
 
 RESULTS = Path(__file__).parent / "results"
 ROUNDS = 30

@@ -28,11 +28,11 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.app import EchoBot, Sync
 from bot.config import Settings
+from bot.discord.app import EchoBot, Sync
 from bot.runtime import open_runtime
-from memory.admission import AdmissionStatus
 from memory.store import outbox
+from memory.turn.admission import AdmissionStatus
 from tests.bot import discord_fakes as fakes
 from tests.fakes.loopback import serve as loopback
 

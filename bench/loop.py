@@ -153,7 +153,7 @@ class Chat:
     model = "bench-chat"
 
     async def chat(self, messages: Any, **_: Any) -> Any:
-        from memory.llm import ChatResult
+        from memory.backends.chat import ChatResult
 
         return ChatResult("I see.")
 
@@ -168,8 +168,8 @@ def _texts(n: int) -> list[str]:
 
 async def _fill(store: Any, rows: list[tuple[int, int, str]], dim: int, model: str) -> None:
     """Insert memories (id, user, text) with current vectors, as the indexer would have."""
-    from memory.indexer import vector_hash
     from memory.store.memories import text_hash
+    from memory.vectors.indexer import vector_hash
 
     rng = np.random.default_rng(7)
     kinds = ("fact", "preference", "promise", "episode")
@@ -224,9 +224,9 @@ async def one_run() -> dict[str, dict[str, Any]]:
     """Every step on the code importable as `memory`; wall time and longest stall of each."""
     from memory import manage
     from memory.engine import Engine, Incoming
-    from memory.indexer import Indexer
     from memory.model import Candidate, Exchange, Kind, Scope
     from memory.store.db import Store
+    from memory.vectors.indexer import Indexer
     from memory.write.apply import apply_reflection
     from memory.write.dedup_index import IndexCache
     from memory.write.reflection import Reflection
@@ -351,8 +351,8 @@ async def one_run() -> dict[str, dict[str, Any]]:
 
 
 async def _million(ticker: Ticker) -> Step:
-    from memory.indexer import Indexer
     from memory.store.db import Store
+    from memory.vectors.indexer import Indexer
 
     with tempfile.TemporaryDirectory() as tmp:
         async with await Store.open(Path(tmp) / "million.sqlite3") as store:
@@ -436,7 +436,7 @@ LEFT = [
     " took 36 ms of wall time (target 30 ms), 24 ms before the recent conversation became a"
     " second query: a second pass over the 100,000 vectors.",
     "This round: the message and the conversation are scored in one pass over the matrix, in "
-    "blocks of 4 MB that every query reads while they are in the cache (memory/read/cosines.py:"
+    "blocks of 4 MB that every query reads while they are in the cache (memory/vectors/cosines.py:"
     " 100k x 768, 22 -> 15 ms; `python -m bench.cosines`), and whether every candidate has a "
     "vector is one compare instead of np.isin (1.2 ms). Each run now starts after the previous "
     "one's files are written back and freed (os.sync and 10 s): started at once after the "

@@ -44,7 +44,7 @@ def _texts(count: int) -> list[str]:
 
 def commonest(texts: list[str], n: int = 32) -> str:
     """The message: the `n` terms most memories hold, as recall reads a message's terms."""
-    from memory.read.recall import query_terms
+    from memory.recall.lexical import query_terms
 
     counts: collections.Counter[str] = collections.Counter()
     for text in texts[:20_000]:
@@ -91,7 +91,7 @@ def cached(memories: int) -> Path:
 
 
 async def measure(path: Path, user_id: int, message: str) -> dict[str, float]:
-    from memory.read.recall import keyword_recall
+    from memory.recall.lexical import keyword_recall
     from memory.store.db import Store
 
     asked: list[tuple[str, Any]] = []

@@ -25,8 +25,8 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.app import EchoBot, Sync
 from bot.config import Settings
+from bot.discord.app import EchoBot, Sync
 from bot.runtime import open_runtime
 from tests.bot import discord_fakes as fakes
 from tests.fakes.loopback import serve as loopback

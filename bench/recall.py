@@ -53,14 +53,14 @@ from bench.corpus import CORPORA, Corpus, distractors
 from bench.diary import DIARY, diary_distractors
 from bench.recall_report import CEILING, CONFIGS, STAGES, Tally, cell, plot, table
 from memory.engine import Engine, MemoryConfig
-from memory.indexer import Indexer
 from memory.model import Kind, Scope
-from memory.read import recall as recall_module
-from memory.read.calibrate import LanguageReport, calibrate
-from memory.read.conversation import embed_with_conversation
-from memory.read.prefixes import Prefixed, TaskPrefixes, known_prefixes
+from memory.recall import lexical as recall_module
+from memory.recall.conversation import embed_with_conversation
 from memory.store import memories as store_memories
 from memory.store.db import Store, Tx
+from memory.vectors.calibrate import LanguageReport, calibrate
+from memory.vectors.indexer import Indexer
+from memory.vectors.prefixes import Prefixed, TaskPrefixes, known_prefixes
 
 SIZES = (18, 234, 1_000, 10_000)
 SETS = 5

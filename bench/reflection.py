@@ -19,8 +19,8 @@ from pathlib import Path
 
 import httpx
 
+from memory.backends.chat import OllamaChat
 from memory.errors import BackendError
-from memory.llm import OllamaChat
 from memory.write import reflection
 from memory.write.filters import screen
 

@@ -99,7 +99,7 @@ class Chat:
     model = "bench-chat"
 
     async def chat(self, messages: Any, **_: Any) -> Any:
-        from memory.llm import ChatResult
+        from memory.backends.chat import ChatResult
 
         return ChatResult("I see. Tell me more.")
 
@@ -124,9 +124,9 @@ async def _count(store: Any) -> int:
 
 async def build(target: str, people: int, per_person: int, dim: int) -> None:
     """Write `people` x `per_person` memories through the store, then embed them all."""
-    from memory.indexer import Indexer
     from memory.model import Kind, Scope
     from memory.store import memories
+    from memory.vectors.indexer import Indexer
 
     kinds = (Kind.FACT, Kind.PREFERENCE, Kind.PROMISE, Kind.EPISODE)
     rows = [(p, i) for p in range(1, people + 1) for i in range(per_person)]
@@ -238,7 +238,7 @@ async def worker(
 
 async def idle_pass(target: str, dim: int) -> dict[str, float]:
     """An indexer pass with nothing to embed: median and longest of IDLE_PASSES (ms)."""
-    from memory.indexer import Indexer
+    from memory.vectors.indexer import Indexer
 
     async with await open_store(target) as store:
         indexer = Indexer(store, Embedder(dim))

@@ -140,7 +140,7 @@ async def _copy_table(lite: sqlite3.Connection, conn: asyncpg.Connection, table:
 async def same_recall(sqlite_path: str, url: str, people: list[int], text: str, model: str) -> int:
     """Keyword recall and the vectors' hashes of each of `people` on both backends: the number
     of people checked; raise SystemExit on the first difference."""
-    from memory.read.recall import keyword_hits
+    from memory.recall.lexical import keyword_hits
     from memory.store import vectors
     from memory.store.db import Store
 

@@ -22,8 +22,7 @@ import subprocess
 from pathlib import Path
 
 from bench.corpus import CORPORA, distractors
-from memory.model import Kind, Memory, Reason, Scope, Selected
-from memory.read.prompt import (
+from memory.context.prompt import (
     Character,
     history_blocks,
     input_block,
@@ -31,7 +30,8 @@ from memory.read.prompt import (
     persona_blocks,
     render,
 )
-from memory.read.tokens import Estimator, raw_messages
+from memory.context.tokens import Estimator, raw_messages
+from memory.model import Kind, Memory, Reason, Scope, Selected
 from memory.store.history import HistoryMessage
 
 HERE = Path(__file__).parent

@@ -27,13 +27,14 @@ from bot.runtime import (
     played_as,
     strategies,
 )
-from bot.terminal import Terminal, earlier_spelling, is_interactive, terminal_user_id
-from memory import manage_context, manage_export
-from memory.cards import load_card as read_card
-from memory.cards import load_lorebook
+from bot.terminal.chat import Terminal, earlier_spelling, is_interactive, terminal_user_id
+from memory.backends.redact import redact
+from memory.character.cards import load_card as read_card
+from memory.character.cards import load_lorebook
 from memory.errors import EchoError
-from memory.manage_setup import Store
-from memory.redact import redact
+from memory.manage import context as manage_context
+from memory.manage import export as manage_export
+from memory.manage.setup import Store
 
 log = logging.getLogger(__name__)
 
@@ -304,8 +305,8 @@ async def _lore(args: argparse.Namespace, settings: Settings) -> int:
 async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False) -> int:
     """`run`: stay connected; `sync`: send the slash commands, whether they changed or not."""
     # discord.py is only imported when the bot really runs.
-    from bot import startup
-    from bot.app import EchoBot, Sync, make_bot, start_background
+    from bot.discord import startup
+    from bot.discord.app import EchoBot, Sync, make_bot, start_background
 
     discord_settings = runtime.settings.discord
     token = discord_settings.token

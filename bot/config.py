@@ -34,15 +34,15 @@ from pydantic_settings import (
     SettingsError,
 )
 
-from bot import shards as sharding
 from bot.config_errors import describe, describe_source_error
-from memory import admission
-from memory.context import ContextConfig
+from bot.discord import shards as sharding
+from memory.backends.redact import Secrets
+from memory.context.builder import ContextConfig
 from memory.engine import MemoryConfig
-from memory.indexer import REINDEX_INTERVAL
 from memory.model import Kind
-from memory.read.semantic import RELATIVE_SD
-from memory.redact import Secrets
+from memory.recall.semantic import RELATIVE_SD
+from memory.turn import admission
+from memory.vectors.indexer import REINDEX_INTERVAL
 
 # The engine's defaults, read once: every setting that feeds the engine takes its default here.
 _MEMORY = MemoryConfig()
@@ -90,9 +90,9 @@ class DiscordSettings(_Section):
     api_url: str = Field("https://discord.com/api/v10", pattern=r"^https?://")
     gateway_url: str = Field("wss://gateway.discord.gg/", pattern=r"^wss?://")
     # Seconds before the first login is tried again when Discord is unreachable; the wait
-    # doubles at each try, up to bot.startup.LOGIN_RETRY_CAP.
+    # doubles at each try, up to bot.discord.startup.LOGIN_RETRY_CAP.
     login_retry: float = Field(2.0, gt=0, le=300)
-    # Sharding (bot.shards): the number of shards across every process, and this process's
+    # Sharding (bot.discord.shards): the number of shards across every process, and this process's
     # own; unset, one connection without shards.
     shard_count: int | None = Field(None, ge=1, le=100_000)
     shard_ids: list[int] | None = None
@@ -131,14 +131,15 @@ class LLMSettings(_Section):
     embedding_base_url: str | None = None
     embedding_model: str = "nomic-embed-text"
     # Put before the message and before each memory when they are embedded. Unset: the known
-    # prefixes of the model's family (memory/read/prefixes.py); "" for none. Changing them
+    # prefixes of the model's family (memory/vectors/prefixes.py); "" for none. Changing them
     # re-embeds every memory.
     query_prefix: str | None = Field(None, max_length=200)
     document_prefix: str | None = Field(None, max_length=200)
     api_key: Key = None
     chat_timeout: float = Field(_MEMORY.chat_deadline, gt=0)
     reflection_timeout: float = Field(REFLECTION_TIMEOUT, gt=0)
-    # How the reflection asks for JSON; "auto" learns what the server accepts (memory.structured).
+    # How the reflection asks for JSON; "auto" learns what the server accepts
+    # (memory.backends.structured).
     structured_output: Literal[
         "auto", "json_schema", "json_object_schema", "json_object", "none"
     ] = "auto"
@@ -249,7 +250,7 @@ class LimitSettings(_Section):
     slow_down_interval: float = Field(_MEMORY.slow_down_interval, ge=0)
     reflection_backlog: int = Field(_MEMORY.reflection_backlog, ge=1, le=10_000)
     max_reply_chars: int = Field(_MEMORY.max_reply_chars, ge=100, le=100_000)
-    # Megabytes of memory the per-person caches take together (memory.read.cache).
+    # Megabytes of memory the per-person caches take together (memory.recall.cache).
     cache_mb: int = Field(_MEMORY.cache_mb, ge=16, le=1_048_576)
 
 

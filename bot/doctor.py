@@ -28,11 +28,11 @@ from bot.runtime import (
     structured_output,
     with_prefixes,
 )
+from memory.backends.chat import ollama_health
 from memory.errors import BackendError, EchoError
-from memory.llm import ollama_health
-from memory.manage_setup import Store
-from memory.read.calibrate import LanguageReport, calibrate
-from memory.read.calibrate import save as save_calibration
+from memory.manage.setup import Store
+from memory.vectors.calibrate import LanguageReport, calibrate
+from memory.vectors.calibrate import save as save_calibration
 
 log = logging.getLogger(__name__)
 

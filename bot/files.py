@@ -7,8 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from memory import manage_export
 from memory.errors import InvalidInput
+from memory.manage import export as manage_export
 
 
 def write(path: str, data: str) -> None:

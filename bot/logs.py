@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TextIO
 
-from memory.redact import Secrets
+from memory.backends.redact import Secrets
 
 LOG_NAME = "echo.log"
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -19,9 +19,9 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # embedding server failing, so recall by keywords only; re-indexing or a reflection failing).
 # A turn that fails says so in its answer ("cannot answer right now"); errors are always shown.
 SCREEN_WARNINGS = (
-    "memory.read.semantic",
-    "memory.read.conversation",
-    "memory.indexer",
+    "memory.recall.semantic",
+    "memory.recall.conversation",
+    "memory.vectors.indexer",
     "memory.write.worker",
 )
 
@@ -170,7 +170,7 @@ class _OncePerKind(logging.Filter):
 
 # Libraries whose INFO lines are not for the operator: APScheduler says every job added, every
 # run (two lines each 5 s) and every start and stop; discord.client says "logging in" at each
-# login try, which bot.startup already tells in one line. -v shows them.
+# login try, which bot.discord.startup already tells in one line. -v shows them.
 _CHATTY = ("apscheduler", "discord.client")
 
 

@@ -8,19 +8,19 @@ from collections.abc import Mapping, Sequence
 from bot.plain import for_terminal as for_terminal
 from bot.plain import in_terminal, theirs
 from bot.plain import plain as plain
-from memory.cards import Card
+from memory.backends.redact import redact
+from memory.character.cards import Card
+from memory.context.budget import ContextPlan, Decision
+from memory.context.prompt import BlockKind
+from memory.context.strategies import Status
 from memory.engine import EngineStatus, Reply
 from memory.errors import BackendError, EchoError
-from memory.indexer import IndexerStatus
 from memory.manage import Stats
-from memory.manage_context import HistoryMessage
-from memory.manage_privacy import served_where
-from memory.manage_story import Summary
+from memory.manage.context import HistoryMessage
+from memory.manage.privacy import served_where
+from memory.manage.story import Summary
 from memory.model import DM_ORIGIN, LoreEntry, Memory, Reason, Scope, Turn
-from memory.read.budget import ContextPlan, Decision
-from memory.read.prompt import BlockKind
-from memory.read.strategies import Status
-from memory.redact import redact
+from memory.vectors.indexer import IndexerStatus
 
 DISCORD_LIMIT = 2000
 

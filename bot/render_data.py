@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from bot.render import count, defang
 from memory.manage import ServerStats
-from memory.manage_story import HeldAnchor, Positions
+from memory.manage.story import HeldAnchor, Positions
 
 
 def _day(at: float) -> str:

@@ -9,24 +9,27 @@ from pathlib import Path
 
 import httpx
 
-from bot import heartbeat, logs
+from bot import logs
 from bot.config import ConfigError, Settings, value_source
-from memory import cards, manage_context, manage_setup
-from memory.admission import BoundedChat
-from memory.cards import Card
-from memory.context import ContextConfig
-from memory.embedders import OllamaEmbedder, OpenAIEmbedder
+from bot.discord import heartbeat
+from memory.backends.chat import ChatBackend, Deadlined, Embedder, OllamaChat, OpenAIChat
+from memory.backends.embedders import OllamaEmbedder, OpenAIEmbedder
+from memory.backends.redact import Secrets
+from memory.backends.structured import Mode, Negotiator
+from memory.character import cards
+from memory.character.cards import Card
+from memory.context.builder import ContextConfig
+from memory.context.prompt import Character
+from memory.context.strategies import Registry, load_registry
 from memory.engine import Engine
 from memory.errors import BackendError, CardError
-from memory.indexer import Indexer
-from memory.llm import ChatBackend, Deadlined, Embedder, OllamaChat, OpenAIChat
 from memory.looplag import LoopLag
-from memory.manage_setup import ReflectionWorker, Store
-from memory.read.prefixes import Prefixed, resolve
-from memory.read.prompt import Character
-from memory.read.strategies import Registry, load_registry
-from memory.redact import Secrets
-from memory.structured import Mode, Negotiator
+from memory.manage import context as manage_context
+from memory.manage import setup
+from memory.manage.setup import ReflectionWorker, Store
+from memory.turn.admission import BoundedChat
+from memory.vectors.indexer import Indexer
+from memory.vectors.prefixes import Prefixed, resolve
 
 # A server that is down is said at once; once connected, only the deadlines (chat_timeout,
 # reflection_timeout, turn_embedding_timeout) bound a call: a first reply with a card persona
@@ -85,7 +88,7 @@ def override(settings: Settings) -> Mode | None:
 
 async def negotiator(settings: Settings, store: Store) -> Negotiator:
     """The structured-output modes: the override, or those learned so far, saved when learned."""
-    return await manage_setup.negotiator(store, override=override(settings))
+    return await setup.negotiator(store, override=override(settings))
 
 
 def played_as(settings: Settings) -> str | None:
@@ -115,7 +118,7 @@ async def _probe(
     chat, _ = backends(settings, http, modes)
     where = f"structured output at {llm.base_url} ({llm.chat_model})"
     try:
-        await chat.chat(_PROBE, schema=manage_setup.reflection_schema(),
+        await chat.chat(_PROBE, schema=setup.reflection_schema(),
                         deadline=llm.reflection_timeout, max_tokens=_PROBE_TOKENS)  # fmt: skip
     except BackendError as exc:
         fix = ('try [llm] structured_output = "auto"' if modes.override

@@ -17,23 +17,18 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 
 from memory import lexicon
-from memory.admission import Admission
+from memory.backends.chat import ChatBackend, Embedder
 from memory.bulk import quiet
-from memory.context import ContextBuilder, ContextConfig
-from memory.engine_types import EngineStatus as EngineStatus
-from memory.engine_types import Incoming as Incoming
-from memory.engine_types import MemoryConfig as MemoryConfig
-from memory.engine_types import Recall as Recall
-from memory.engine_types import Reply as Reply
+from memory.context.budget import ContextPlan
+from memory.context.builder import ContextBuilder, ContextConfig
+from memory.context.prompt import Character
+from memory.context.story import story_context as story_context
+from memory.context.strategies import Registry
 from memory.errors import BackendResponseError, Overloaded, StoreError
-from memory.exchanges import ExchangeWriter
-from memory.greetings import Greetings
-from memory.llm import ChatBackend, Embedder
 from memory.looplag import LoopLag
 from memory.model import Exchange
-from memory.read import calibrate, conversation, recall, scoring, selection
-from memory.read.budget import ContextPlan
-from memory.read.cache import (
+from memory.recall import conversation, lexical, scoring, selection
+from memory.recall.cache import (
     ENTRY_BYTES,
     MIB,
     POOL_BYTES,
@@ -41,16 +36,22 @@ from memory.read.cache import (
     CacheBudget,
     SizedCache,
 )
-from memory.read.prompt import Character
-from memory.read.semantic import VectorCache
-from memory.read.strategies import Registry
-from memory.reply_cap import MAX_REPLY_CHARS as MAX_REPLY_CHARS
-from memory.reply_cap import cap_reply as cap_reply
+from memory.recall.semantic import VectorCache
 from memory.store import memories, privacy, turns
 from memory.store.db import Store
-from memory.story_context import story_context as story_context
 from memory.text import clean, clean_message, well_formed, words
-from memory.turn_timing import record_timing
+from memory.turn.admission import Admission
+from memory.turn.exchanges import ExchangeWriter
+from memory.turn.greetings import Greetings
+from memory.turn.reply_cap import MAX_REPLY_CHARS as MAX_REPLY_CHARS
+from memory.turn.reply_cap import cap_reply as cap_reply
+from memory.turn.timing import record_timing
+from memory.turn.values import EngineStatus as EngineStatus
+from memory.turn.values import Incoming as Incoming
+from memory.turn.values import MemoryConfig as MemoryConfig
+from memory.turn.values import Recall as Recall
+from memory.turn.values import Reply as Reply
+from memory.vectors import calibrate
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ class Engine:
         self.config = config or MemoryConfig()
         self.clock = clock
         # Every per-person cache of this engine (and of a reflection worker given it) together
-        # stays under [limits] cache_mb (memory.read.cache).
+        # stays under [limits] cache_mb (memory.recall.cache).
         self.caches = CacheBudget(self.config.cache_mb * MIB)
         # What the store knows of each person's generation counts too.
         store.bound_generations(self.caches)
@@ -362,10 +363,10 @@ class Engine:
         """Select this user's memories for a message, record the turn, move the counters.
 
         `earlier`: the person's own messages just before this one, oldest first; they recall
-        by meaning too, as a second, weaker query (memory.read.conversation). `exchange_id`: the
+        by meaning too, as a second, weaker query (memory.recall.conversation). `exchange_id`: the
         message's, when it is stored; the turn is not recorded if it is erased meanwhile."""
         candidates, everywhere = await self._pool(user_id, story_id, origin)
-        keywords = await recall.keyword_recall(
+        keywords = await lexical.keyword_recall(
             self.store, user_id=user_id, story_id=story_id, origin=origin, text=text,
             everywhere=everywhere,
         )  # fmt: skip

@@ -29,7 +29,7 @@ class Reason(enum.StrEnum):
     PINNED = "pinned"
     GLOBAL = "global"
     SEMANTIC = "semantic"
-    # Recalled by the person's recent messages before this one (memory.read.conversation).
+    # Recalled by the person's recent messages before this one (memory.recall.conversation).
     CONVERSATION = "conversation"
     QUOTA = "quota"
     FALLBACK = "fallback"

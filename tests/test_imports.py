@@ -68,7 +68,7 @@ def test_each_way_of_importing_the_store_is_caught(
     # What the front ends may import: the manage modules, the engine, the read path's types.
     (package / "fine.py").write_text(
         "from memory import manage_story\nfrom memory.engine import Engine\n"
-        "from memory.read.budget import ContextPlan\nimport memory.storage_notes\n",
+        "from memory.context.budget import ContextPlan\nimport memory.storage_notes\n",
         encoding="utf-8",
     )
     assert violations(package) == [f"bot/cogs/sneaky.py:{line} imports {named}"]

@@ -11,13 +11,13 @@ from typing import Any
 import httpx
 
 from memory import manage
-from memory.embedders import OllamaEmbedder
+from memory.backends.chat import OllamaChat
+from memory.backends.embedders import OllamaEmbedder
+from memory.context.prompt import Character
 from memory.engine import Engine, Incoming
-from memory.indexer import Indexer
-from memory.llm import OllamaChat
 from memory.model import Turn
-from memory.read.prompt import Character
 from memory.store.db import Store
+from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama
 

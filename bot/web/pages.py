@@ -1,4 +1,4 @@
-"""The overview and the memory health pages, built from memory.manage_dashboard."""
+"""The overview and the memory health pages, built from memory.manage.dashboard."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from bot.web import charts
 from bot.web.html import Html, ago, counts, el, empty, esc, link, ms, page, pairs, table, when
-from memory import manage_dashboard as board
-from memory.indexer import IndexerStatus
+from memory.manage import dashboard as board
 from memory.model import Memory
+from memory.vectors.indexer import IndexerStatus
 
 
 class BadParameter(Exception):

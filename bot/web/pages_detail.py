@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from bot.web.html import Html, el, empty, esc, link, page, table, when
 from bot.web.pages import BadParameter, View, date, number, person_link
-from memory import manage_dashboard as board
+from memory.manage import dashboard as board
 from memory.model import Memory, Reason, Selected
 
 # People named on a story's row; the rest are counted.

@@ -6,7 +6,7 @@ value derived from the token (not the token) and redirects to the same page with
 so it leaves the address bar and the history. No token or a wrong one: 401, and nothing else is
 said. Comparisons are constant-time.
 
-Read-only: only GET (and HEAD) routes exist, and the handlers only read (memory.manage_dashboard).
+Read-only: only GET (and HEAD) routes exist, and the handlers only read (memory.manage.dashboard).
 Every answer carries a CSP without script (style only from /static/style.css), no framing, no
 MIME sniffing, no referrer (a token in a URL never leaves in a Referer header), no caching. The
 access log is off: it would write the `?token=` URLs.
@@ -34,8 +34,8 @@ from bot.web import pages, pages_detail
 from bot.web.html import Html
 from bot.web.pages import BadParameter, View
 from bot.web.style import STYLESHEET
-from memory import manage_dashboard as board
-from memory.indexer import IndexerStatus
+from memory.manage import dashboard as board
+from memory.vectors.indexer import IndexerStatus
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +194,8 @@ def resolve_token(settings: WebSettings, data_dir: Path) -> tuple[str, bool]:
     token = secrets.token_urlsafe(32)
     data_dir.mkdir(parents=True, exist_ok=True)
     # Written whole under a name of its own, then linked in place: several processes sharing
-    # the folder (bot.shards) agree on the first token linked, never read a half-written one.
+    # the folder (bot.discord.shards) agree on the first token linked, never read a half-written
+    # one.
     partial = data_dir / f"{TOKEN_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:

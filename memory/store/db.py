@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from memory.errors import StoreError
-from memory.read.cache import CacheBudget
+from memory.recall.cache import CacheBudget
 from memory.store import fts5_words
 from memory.store.generations import CHANGE_LOG as CHANGE_LOG
 from memory.store.generations import GENERATIONS_SCHEMA, Generations

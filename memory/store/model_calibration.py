@@ -1,4 +1,4 @@
-"""What calibration read of each embedding model, per language (see memory.read.calibrate)."""
+"""What calibration read of each embedding model, per language (see memory.vectors.calibrate)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The structured-output mode learned for each chat server and model (see memory.structured)."""
+"""The structured-output mode learned for each chat server and model (see
+memory.backends.structured)."""
 
 from __future__ import annotations
 

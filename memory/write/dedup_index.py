@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from memory.bulk import quiet
 from memory.model import Memory
-from memory.read.cache import (
+from memory.recall.cache import (
     DEDUP_BYTES,
     DEDUP_BYTES_PER_MEMORY,
     ENTRY_BYTES,
@@ -326,7 +326,7 @@ class IndexCache:
     Building an index is the costly part (seconds at 100k memories); keeping it is exact as long
     as nobody else changed that user's memories: the cached entry carries the store generation
     its content matches, so any other write (a /forget, a /remember) forces a rebuild. The
-    indexes count against `budget` in bytes with the engine's caches (memory.read.cache).
+    indexes count against `budget` in bytes with the engine's caches (memory.recall.cache).
     """
 
     def __init__(self, budget: CacheBudget | None = None) -> None:

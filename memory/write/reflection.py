@@ -6,7 +6,7 @@ parser does not trust the model to follow it: each item is validated on its own,
 is dropped with its reason, and the valid items of the same payload survive. Nothing here raises
 on bad input. Lengths and counts are capped by the parser (MAX_* below), not by the schema: the
 schema only says them in words, since grammar compilers unroll a maxLength into one rule per
-character (memory.structured).
+character (memory.backends.structured).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
+from memory.backends.structured import grammar_friendly
 from memory.model import Candidate, Kind, Scope
-from memory.structured import grammar_friendly
 from memory.text import clean
 from memory.write.stances import PositionChange, parse_positions
 from memory.write.summary import parse_anchor_changes

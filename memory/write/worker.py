@@ -14,7 +14,8 @@ row back at once, whenever the cancellation lands, and `close` stops the reflect
 and waits for those give-backs: a row a stopped process held is never left waiting its lease.
 
 A server that refuses the structured-output format costs no attempt: the chat client tries the
-next mode within the same call (memory.structured). What a failure said is kept with the row
+next mode within the same call (memory.backends.structured). What a failure said is kept with the
+row
 and logged: the backend's own words (shortened, redacted), never a bug's message.
 """
 
@@ -30,10 +31,10 @@ import time
 from collections.abc import Awaitable, Callable
 from secrets import token_hex
 
+from memory.backends.chat import ChatBackend
+from memory.backends.redact import NO_SECRETS, Secrets
 from memory.errors import BackendError, StoreError, unexpected
-from memory.llm import ChatBackend
-from memory.read.cache import CacheBudget
-from memory.redact import NO_SECRETS, Secrets
+from memory.recall.cache import CacheBudget
 from memory.store import counters, history, outbox, provenance
 from memory.store.db import Store, Tx
 from memory.write import reflection, stances, summary

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import EchoBot
+from bot.discord.app import EchoBot
 from tests.bot import discord_fakes as fakes
-from tests.bot.test_discord import _bot_with
+from tests.bot.discord.test_discord import _bot_with
 from tests.fakes.ollama import FakeOllama
 
 

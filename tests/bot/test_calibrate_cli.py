@@ -15,7 +15,7 @@ from bot.config import load_settings
 from bot.doctor import calibration
 from tests.bot.test_cli import _run
 from tests.fakes.loopback import serve
-from tests.memory.read.test_calibrate import FIXTURES
+from tests.memory.vectors.test_calibrate import FIXTURES
 
 
 @asynccontextmanager

@@ -11,19 +11,19 @@ import pytest
 from aiohttp import web
 
 from bot.cli import main
-from bot.cogs.conversation import UNAVAILABLE
 from bot.config import ConfigError, load_settings
+from bot.discord.cogs.conversation import UNAVAILABLE
 from bot.runtime import character, load_card, open_runtime
+from memory.context.lore import activate
+from memory.context.prompt import lore_blocks
 from memory.model import LoreScope
-from memory.read.lore import activate
-from memory.read.prompt import lore_blocks
 from memory.store import history
 from memory.store import lore as lore_store
 from memory.store.db import Store
 from tests.bot import discord_fakes as fakes
-from tests.bot.test_discord import ALICE, CHANNEL, _bot_with
+from tests.bot.discord.test_discord import ALICE, CHANNEL, _bot_with
 from tests.fakes.ollama import FakeOllama
-from tests.memory.test_cards import png, v2, v3
+from tests.memory.character.test_cards import png, v2, v3
 from tests.reliability.test_concurrency import _answers
 
 

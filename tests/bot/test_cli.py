@@ -10,7 +10,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from tests.bot.test_terminal_e2e import _chat, _config, _script
+from tests.bot.terminal.test_e2e import _chat, _config, _script
 from tests.fakes.ollama import FakeOllama
 
 

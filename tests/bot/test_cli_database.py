@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.terminal import terminal_user_id
+from bot.terminal.chat import terminal_user_id
 from memory import manage
 from memory.store.db import Store
 

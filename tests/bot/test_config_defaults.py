@@ -13,9 +13,10 @@ import pytest
 from pydantic import BaseModel
 
 from bot.config import Settings, load_settings
-from memory import admission, indexer
-from memory.context import ContextConfig
+from memory.context.builder import ContextConfig
 from memory.engine import MemoryConfig
+from memory.turn import admission
+from memory.vectors import indexer
 from memory.write import worker
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,8 +26,8 @@ EXAMPLE = ROOT / "config.example.toml"
 # neither config must be added here, with its reader, or the walk below fails.
 ELSEWHERE = {
     "discord": {
-        "token", "channels", "api_url", "gateway_url", "login_retry",  # bot.startup
-        "shard_count", "shard_ids",  # bot.app.make_bot
+        "token", "channels", "api_url", "gateway_url", "login_retry",  # bot.discord.startup
+        "shard_count", "shard_ids",  # bot.discord.app.make_bot
     },
     "character": {"name", "persona", "rules", "card"},  # runtime.character()
     "llm": {

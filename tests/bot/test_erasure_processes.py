@@ -10,10 +10,11 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from memory import manage, manage_erasure
+from memory import manage
+from memory.manage import forgetting as manage_erasure
 from tests.bot import discord_fakes as fakes
-from tests.bot.test_discord import ALICE, BOB, CHANNEL, _bot_with, _say
-from tests.bot.test_discord_erasure import ALICES, BOBS, _menu, _secret, _stored, _talk
+from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with, _say
+from tests.bot.discord.test_erasure import ALICES, BOBS, _menu, _secret, _stored, _talk
 from tests.fakes import canary
 from tests.fakes.ollama import FakeOllama
 from tests.pg.server import waiting_for_locks

@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
-from bot.app import EchoBot
-from bot.cogs.erasure import ConfirmErasure
-from bot.cogs.memories import ConfirmForget
-from memory import manage, manage_erasure
+from bot.discord.app import EchoBot
+from bot.discord.cogs.erasure import ConfirmErasure
+from bot.discord.cogs.memories import ConfirmForget
+from memory import manage
+from memory.manage import forgetting
 from tests.bot import discord_fakes as fakes
-from tests.bot.test_discord import ALICE, BOB, CHANNEL, _bot_with, _say
-from tests.bot.test_discord_erasure import (
+from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with, _say
+from tests.bot.discord.test_erasure import (
     ALICES,
     ALICES_DM,
     BOBS,
@@ -256,7 +257,7 @@ async def test_erasures_while_others_talk(
                              echo.runtime.worker.run_due())  # fmt: skip
         while await echo.runtime.worker.run_due():
             pass
-        assert await manage_erasure.settle_pending(echo.runtime.store) == 0
+        assert await forgetting.settle_pending(echo.runtime.store) == 0
 
         for code in (ALICES, ALICES_DM, BOBS):
             assert await _stored(echo, tmp_path, code) == 0, code
@@ -312,7 +313,7 @@ async def test_forget_me_while_others_talk_and_copy_her_words(
         await asyncio.gather(*(person(p) for p in others), forget_me())
         while await echo.runtime.worker.run_due():
             pass
-        assert await manage_erasure.settle_pending(echo.runtime.store) == 0
+        assert await forgetting.settle_pending(echo.runtime.store) == 0
         assert any(c.startswith("Erased everything about you:") for c in rec.contents())
         assert await _stored(echo, tmp_path, ALICES) == 0
         for p in others:
@@ -360,7 +361,7 @@ async def test_forget_me_while_others_talk_keeps_what_they_reworded(
         await asyncio.gather(*(person(p) for p in others), forget_me())
         while await echo.runtime.worker.run_due():
             pass
-        assert await manage_erasure.settle_pending(echo.runtime.store) == 0
+        assert await forgetting.settle_pending(echo.runtime.store) == 0
         assert any(c.startswith("Erased everything about you:") for c in rec.contents())
         assert await _stored(echo, tmp_path, ALICES) == 0
         for p in others:
@@ -424,7 +425,7 @@ async def test_one_person_erases_while_others_talk(
         await asyncio.gather(*(person(p) for p in others), erase())
         while await echo.runtime.worker.run_due():
             pass
-        assert await manage_erasure.settle_pending(store) == 0
+        assert await forgetting.settle_pending(store) == 0
 
         gone = {"forget-me": [ALICES, ALICES_DM], "forget-memory": [learned.text]}.get(
             command, [ALICES]

@@ -9,11 +9,11 @@ import os
 import sys
 from pathlib import Path
 
-from bot.app import EchoBot
+from bot.discord.app import EchoBot
 from memory.store import history
 from tests.bot import discord_fakes as fakes
-from tests.bot.test_discord import CHANNEL, _say
-from tests.bot.test_terminal_e2e import _config
+from tests.bot.discord.test_discord import CHANNEL, _say
+from tests.bot.terminal.test_e2e import _config
 from tests.fakes.ollama import FakeOllama
 
 Bot = tuple[EchoBot, fakes.Recorder]

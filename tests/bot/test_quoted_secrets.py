@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 from bot import logs
-from bot.app import EchoBot, Sync
 from bot.config import Settings
+from bot.discord.app import EchoBot, Sync
 from bot.doctor import doctor
 from bot.runtime import open_runtime
-from memory.redact import Secrets
+from memory.backends.redact import Secrets
 from tests.bot import discord_fakes as fakes
-from tests.bot.test_discord import CHANNEL, _say
+from tests.bot.discord.test_discord import CHANNEL, _say
 from tests.fakes.quoting import QUOTES, REFUSE_MARK, serve_quoting
 
 # Keys as servers are given them; each one is refused and quoted back.

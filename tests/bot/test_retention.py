@@ -9,8 +9,8 @@ from pathlib import Path
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from bot.app import add_privacy_jobs
 from bot.config import Settings
+from bot.discord.app import add_privacy_jobs
 from bot.runtime import Runtime, open_runtime
 from memory.model import CondensedHistory, Exchange
 from memory.store import context, history, outbox

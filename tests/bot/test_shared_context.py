@@ -17,11 +17,19 @@ from typing import Any
 
 import pytest
 
-from bot.app import EchoBot
+from bot.discord.app import EchoBot
 from tests.bot import discord_fakes as fakes
-from tests.bot.test_discord import ALICE, BOB, CHANNEL, OTHER_CHANNEL, _bot_with, _command, _opt
-from tests.bot.test_discord import _say as say
-from tests.bot.test_discord_context import MANAGE_MESSAGES, _sub
+from tests.bot.discord.test_context import MANAGE_MESSAGES, _sub
+from tests.bot.discord.test_discord import (
+    ALICE,
+    BOB,
+    CHANNEL,
+    OTHER_CHANNEL,
+    _bot_with,
+    _command,
+    _opt,
+)
+from tests.bot.discord.test_discord import _say as say
 from tests.fakes.canary import reflection_request
 from tests.fakes.ollama import FakeOllama
 

@@ -15,8 +15,8 @@ from bot.runtime import CONNECT_TIMEOUT, open_runtime
 from memory import manage
 from memory.engine import Incoming
 from memory.errors import BackendUnavailable
+from tests.bot.terminal.test_e2e import REFLECTION, _chat
 from tests.bot.test_cli import _run
-from tests.bot.test_terminal_e2e import REFLECTION, _chat
 from tests.fakes.openai import (
     LLAMA_CPP_PYTHON,
     FakeOpenAI,

@@ -11,7 +11,7 @@ import sys
 
 import httpx
 
-from memory.llm import OllamaChat
+from memory.backends.chat import OllamaChat
 from memory.store.db import Store
 from memory.write.worker import ReflectionWorker
 

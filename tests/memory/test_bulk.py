@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from memory import bulk
 from memory.model import Kind, Memory, Scope
-from memory.read import selection
-from memory.read.cache import CacheBudget
+from memory.recall import selection
+from memory.recall.cache import CacheBudget
 from memory.write.dedup_index import IndexCache, build_index, release
 
 TEXTS = (

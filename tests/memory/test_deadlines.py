@@ -13,13 +13,13 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from memory.admission import BoundedChat
-from memory.embedders import OllamaEmbedder
+from memory.backends.chat import ChatResult, Deadlined, OllamaChat, OpenAIChat
+from memory.backends.embedders import OllamaEmbedder
 from memory.errors import BackendError, BackendUnavailable
-from memory.llm import ChatResult, Deadlined, OllamaChat, OpenAIChat
 from memory.model import Exchange
 from memory.store import outbox
 from memory.store.db import Store
+from memory.turn.admission import BoundedChat
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama
 from tests.fakes.openai import FakeOpenAI, serve_fake_openai

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from memory import manage, manage_privacy
+from memory import manage
+from memory.manage import privacy as manage_privacy
 from memory.store import memories
 from memory.store.db import Store
 from memory.write import apply

@@ -18,14 +18,16 @@ from typing import Any
 
 import pytest
 
-from memory import manage, manage_privacy
+from memory import manage
 from memory.engine import Engine, MemoryConfig
-from memory.indexer import Indexer
+from memory.manage import privacy as manage_privacy
 from memory.model import Candidate, Exchange, Kind, Scope
-from memory.read import cosines, selection, semantic
+from memory.recall import selection, semantic
 from memory.store import memories
 from memory.store.db import Store, Tx
 from memory.text import words
+from memory.vectors import cosines
+from memory.vectors.indexer import Indexer
 from memory.write import apply
 from memory.write.reflection import Reflection
 

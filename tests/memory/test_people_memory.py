@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memory import manage
+from memory.backends.chat import ChatResult, Message
 from memory.engine import Engine, Incoming, MemoryConfig
-from memory.indexer import Indexer
-from memory.llm import ChatResult, Message
 from memory.store.db import Store
+from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
 
 GUILD = "111"

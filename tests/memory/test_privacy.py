@@ -8,9 +8,10 @@ import random
 
 import pytest
 
-from memory import manage, manage_privacy
+from memory import manage
 from memory.engine import Engine, MemoryConfig
-from memory.read.selection import RankedPool
+from memory.manage import privacy
+from memory.recall.selection import RankedPool
 from memory.store import memories
 from memory.store.db import Store
 
@@ -44,15 +45,15 @@ async def test_pools_follow_privacy_changes_under_concurrent_turns(store: Store,
                                   text=f"Aime le thé numéro {n} {rng.random()}")  # fmt: skip
             return
         wanted = rng.random() < 0.5
-        choice = manage_privacy.EVERYWHERE if wanted else manage_privacy.WHERE_LEARNED
+        choice = privacy.EVERYWHERE if wanted else privacy.WHERE_LEARNED
         switches, running = switches + 1, running + 1
-        await manage_privacy.choose(store, 1, choice, default=manage_privacy.WHERE_LEARNED)
+        await privacy.choose(store, 1, choice, default=privacy.WHERE_LEARNED)
         everywhere, running = wanted, running - 1
 
     work = [talk(*rng.choice(PLACES)) for _ in range(60)] + [write(n) for n in range(30)]
     rng.shuffle(work)
     await asyncio.gather(*work)
-    final = await manage_privacy.get(store, 1, default=manage_privacy.WHERE_LEARNED)
+    final = await privacy.get(store, 1, default=privacy.WHERE_LEARNED)
     for story, origin in PLACES:
         pool, served_everywhere = await engine._pool(1, story, origin)
         assert served_everywhere is final.everywhere
@@ -68,7 +69,7 @@ def test_each_memory_says_where_it_can_be_used() -> None:
         story = 5 if scope is Scope.STORY else None
         return Memory(1, 1, "t", Kind.FACT, scope, story_id=story, origin=origin)
 
-    where = manage_privacy.served_where
+    where = privacy.served_where
     assert where(memory(Scope.GLOBAL, "111"), everywhere=False) == "only in server 111"
     assert where(memory(Scope.GLOBAL, "111"), everywhere=True) == "in every server and DMs"
     assert where(memory(Scope.GLOBAL, "dm"), everywhere=True) == "only in DMs"

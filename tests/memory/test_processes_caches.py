@@ -17,16 +17,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memory import manage, manage_privacy
-from memory.embedders import OllamaEmbedder
+from memory import manage
+from memory.backends.chat import OllamaChat
+from memory.backends.embedders import OllamaEmbedder
 from memory.engine import UNFIT_TTL, Engine, Incoming, MemoryConfig
-from memory.indexer import Indexer
-from memory.llm import OllamaChat
+from memory.manage import privacy
 from memory.model import Exchange, Reason
-from memory.read.selection import RankedPool
+from memory.recall.selection import RankedPool
 from memory.store import context as context_store
 from memory.store import memories, outbox, vectors
 from memory.store.db import Store
+from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama
 
@@ -165,8 +166,8 @@ async def test_random_writes_from_both_processes_each_recall_serves_the_truth(
             await manage.set_pinned(store, user, rng.choice(mine).id, rng.random() < 0.5)
         elif roll < 0.85:
             everywhere[user] = rng.random() < 0.5
-            choice = manage_privacy.EVERYWHERE if everywhere[user] else manage_privacy.WHERE_LEARNED
-            await manage_privacy.choose(store, user, choice, default=manage_privacy.WHERE_LEARNED)
+            choice = privacy.EVERYWHERE if everywhere[user] else privacy.WHERE_LEARNED
+            await privacy.choose(store, user, choice, default=privacy.WHERE_LEARNED)
         else:
             await indexer.run_once()
         e = rng.choice(engines)
@@ -245,7 +246,7 @@ async def test_a_calibration_saved_by_another_process_reaches_the_turns_within_a
 ) -> None:
     """`echo calibrate` beside a running bot: once it found the model unfit for French, the
     bot's French turns are recalled by keywords only, from the first turn a minute later."""
-    from memory.read.calibrate import LanguageReport, save
+    from memory.vectors.calibrate import LanguageReport, save
 
     a, b = stores
     cat = await remember(b, "A un chat roux nommé Félix")

@@ -23,7 +23,7 @@ import httpx
 import pytest
 from aiohttp import web
 
-from memory.llm import OllamaChat
+from memory.backends.chat import OllamaChat
 from memory.model import Exchange
 from memory.store import counters, outbox
 from memory.store.db import Store

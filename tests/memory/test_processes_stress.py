@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from memory import manage
+from memory.backends.chat import OllamaChat
 from memory.errors import NotFound, StoreError
-from memory.llm import OllamaChat
 from memory.store import counters, memories, outbox
 from memory.store.db import Store
 from memory.write.apply import WriteReport

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from memory import manage, manage_erasure
+from memory import manage
+from memory.backends.chat import ChatResult
 from memory.engine import Engine, Incoming
-from memory.llm import ChatResult
+from memory.manage import forgetting
 from memory.store.db import Store
 
 ALICE, STORY, GUILD = 1, 10, "111"
@@ -80,10 +81,10 @@ async def test_a_turn_under_way_records_nothing_once_its_message_or_author_is_er
 
     async def erase() -> None:
         if erased == "person":
-            await manage_erasure.forget_person(store, ALICE, engine=engine)
+            await forgetting.forget_person(store, ALICE, engine=engine)
         else:
-            stored = await manage_erasure.resolve(store, alices.source_id)
-            await manage_erasure.forget_message(store, stored, actor_id=ALICE, engine=engine)
+            stored = await forgetting.resolve(store, alices.source_id)
+            await forgetting.forget_message(store, stored, actor_id=ALICE, engine=engine)
         embedder.open.set()
 
     async def crowd(person: int) -> None:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.model import Kind, Scope
-from memory.read.recall import RARE_TERM_CAP, keyword_hits
+from memory.recall.lexical import RARE_TERM_CAP, keyword_hits
 from memory.store import memories
 from memory.store.db import Store, Tx
 

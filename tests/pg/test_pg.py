@@ -11,15 +11,15 @@ import asyncpg
 import httpx
 import pytest
 
-from memory import manage_erasure
-from memory.embedders import OllamaEmbedder
+from memory.backends.embedders import OllamaEmbedder
 from memory.errors import MigrationError
-from memory.indexer import Indexer
+from memory.manage import forgetting as manage_erasure
 from memory.model import Kind, Reason, Scope, Selected
 from memory.store import history, memories, turns
 from memory.store.db import Store, Tx
 from memory.store.migrations import LATEST
 from memory.store.pg import _MIGRATION_LOCK
+from memory.vectors.indexer import Indexer
 from tests.fakes import canary
 from tests.fakes.ollama import FakeOllama
 

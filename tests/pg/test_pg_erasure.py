@@ -14,12 +14,12 @@ import asyncpg
 import pytest
 from asyncpg.transaction import Transaction
 
-from memory import manage_erasure
-from memory.context import ContextBuilder, ContextConfig
+from memory.context.budget import ContextPlan
+from memory.context.builder import ContextBuilder, ContextConfig
+from memory.context.prompt import Character
+from memory.context.tokens import Estimator
+from memory.manage import forgetting as manage_erasure
 from memory.model import CondensedHistory
-from memory.read.budget import ContextPlan
-from memory.read.prompt import Character
-from memory.read.tokens import Estimator
 from memory.store import context, history
 from memory.store.db import Store, Tx
 from tests.fakes import canary

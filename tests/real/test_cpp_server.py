@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memory.llm import OpenAIChat
+from memory.backends.chat import OpenAIChat
 from memory.model import Exchange
 from memory.store import counters, outbox
 from memory.store.db import Store

@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from bot.app import EchoBot
-from bot.cogs.conversation import SLOW_DOWN, UNAVAILABLE
+from bot.discord.app import EchoBot
+from bot.discord.cogs.conversation import SLOW_DOWN, UNAVAILABLE
 from memory.model import Exchange
 from memory.store import outbox
 from memory.store.db import Store
 from tests.bot import discord_fakes as fakes
-from tests.bot.test_discord import CHANNEL, OTHER_CHANNEL, _bot_with
+from tests.bot.discord.test_discord import CHANNEL, OTHER_CHANNEL, _bot_with
 from tests.fakes.ollama import Chaos, FakeOllama
 
 PEOPLE = [2000 + n for n in range(20)]
@@ -256,7 +256,7 @@ async def test_pools_stay_equal_to_a_rebuild_under_concurrent_recalls_and_writes
     ever served a forgotten memory after its erasure returned."""
     from memory import manage
     from memory.engine import Engine
-    from memory.read.selection import RankedPool
+    from memory.recall.selection import RankedPool
     from memory.store import memories as memory_store
 
     rng = random.Random(seed)

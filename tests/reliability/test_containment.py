@@ -14,17 +14,17 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.cogs.conversation import UNAVAILABLE
-from memory import exchanges as exchanges_module
+from bot.discord.cogs.conversation import UNAVAILABLE
+from memory.backends.chat import ChatResult, Message, OllamaChat
+from memory.context.prompt import Character
 from memory.engine import Engine, Incoming
-from memory.llm import ChatResult, Message, OllamaChat
 from memory.model import Exchange
-from memory.read.prompt import Character
 from memory.store import counters, history, memories, outbox
 from memory.store.db import Store
+from memory.turn import exchanges as exchanges_module
 from memory.write.worker import MAX_ATTEMPTS, ReflectionWorker
 from tests.bot import discord_fakes as fakes
-from tests.bot.test_discord import CHANNEL, MANAGE_GUILD, _bot_with, _command
+from tests.bot.discord.test_discord import CHANNEL, MANAGE_GUILD, _bot_with, _command
 from tests.fakes.ollama import FakeOllama
 
 CANARY = "XK7CANARY4921"

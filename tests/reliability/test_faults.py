@@ -12,14 +12,14 @@ from typing import Any
 import httpx
 
 from memory import manage
-from memory.embedders import OllamaEmbedder
+from memory.backends.chat import OllamaChat
+from memory.backends.embedders import OllamaEmbedder
+from memory.context.prompt import Character
 from memory.engine import Engine, Incoming
-from memory.indexer import Indexer
-from memory.llm import OllamaChat
 from memory.model import Kind, Scope
-from memory.read.prompt import Character
 from memory.store import memories, outbox
 from memory.store.db import Store
+from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
 from tests.fakes.canary import stored
 from tests.fakes.ollama import FakeOllama
@@ -123,7 +123,7 @@ async def _settled(store: Store, passes: int = 20) -> bool:
 
 async def test_a_thousand_hostile_replies_never_ping(tmp_path: Path, ollama: FakeOllama) -> None:
     from tests.bot import discord_fakes as fakes
-    from tests.bot.test_discord import CHANNEL, _bot_with
+    from tests.bot.discord.test_discord import CHANNEL, _bot_with
 
     rng = random.Random(7)
     pieces = ["@everyone", "@here", "@Everyone", "<@&42>", "<@123>", "<@!123>", "hi", " ", "\n"]
@@ -149,7 +149,7 @@ async def test_replayed_messages_and_repeated_ready_answer_once(
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
     from tests.bot import discord_fakes as fakes
-    from tests.bot.test_discord import CHANNEL, _bot_with
+    from tests.bot.discord.test_discord import CHANNEL, _bot_with
 
     async with _bot_with(tmp_path, ollama) as (echo, rec):
         for _ in range(3):

@@ -16,14 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.model import Exchange
-from memory.read.prompt import (
+from memory.context.prompt import (
     Character,
     input_block,
     memory_blocks,
     persona_blocks,
     render,
 )
+from memory.model import Exchange
 from memory.store import counters, memories
 from memory.store.db import Store
 from memory.write.apply import apply_reflection

@@ -12,9 +12,10 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from memory import manage, manage_privacy
+from memory import manage
 from memory.engine import Engine
 from memory.errors import NotFound
+from memory.manage import privacy as manage_privacy
 from memory.model import DM_ORIGIN, Kind, Scope
 from memory.store.db import Store
 

@@ -10,12 +10,12 @@ from typing import Any
 import httpx
 import pytest
 
-from memory.embedders import OllamaEmbedder
+from memory.backends.embedders import OllamaEmbedder
 from memory.engine import Engine, MemoryConfig
-from memory.indexer import Indexer
 from memory.model import Kind, Scope
 from memory.store import counters, memories
 from memory.store.db import Store, Tx
+from memory.vectors.indexer import Indexer
 from tests.fakes.ollama import FakeOllama
 
 GUILD, STORY = "111", 10
@@ -97,7 +97,14 @@ async def test_a_turn_whose_embedding_has_the_wrong_dimension_is_answered_and_co
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
     from tests.bot import discord_fakes as fakes
-    from tests.bot.test_discord import ALICE, CHANNEL, MANAGE_GUILD, _bot_with, _command, _remember
+    from tests.bot.discord.test_discord import (
+        ALICE,
+        CHANNEL,
+        MANAGE_GUILD,
+        _bot_with,
+        _command,
+        _remember,
+    )
 
     async with _bot_with(tmp_path, ollama) as (echo, rec):
         await _remember(echo, ALICE, "Alice has a ginger cat called Felix")
@@ -121,7 +128,14 @@ async def test_stats_and_the_outbox_never_show_the_password_of_the_backend_url(
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
     from tests.bot import discord_fakes as fakes
-    from tests.bot.test_discord import ALICE, CHANNEL, MANAGE_GUILD, _bot_with, _command, _remember
+    from tests.bot.discord.test_discord import (
+        ALICE,
+        CHANNEL,
+        MANAGE_GUILD,
+        _bot_with,
+        _command,
+        _remember,
+    )
 
     ollama.url = ollama.url.replace("http://", "http://echo:s3cr3t-pw@")
     async with _bot_with(tmp_path, ollama) as (echo, rec):

@@ -19,18 +19,19 @@ from typing import Any
 import httpx
 import pytest
 
-from memory import manage, manage_context
-from memory.cards import parse_card
+from memory import manage
+from memory.backends.chat import ChatBackend, OllamaChat, OpenAIChat
+from memory.character.cards import parse_card
+from memory.context.prompt import Character
 from memory.engine import Engine, Incoming
-from memory.llm import ChatBackend, OllamaChat, OpenAIChat
-from memory.read.prompt import Character
+from memory.manage import context
 from memory.store import memories
 from memory.store.db import Store
 from memory.text import clean_message
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import Chaos, serve_fake_ollama
 from tests.fakes.openai import serve_fake_openai
-from tests.memory.test_cards import v2
+from tests.memory.character.test_cards import v2
 from tests.memory.test_text import CONTROL_TOKENS, control_tokens_in
 
 GUILD = "111"
@@ -88,8 +89,8 @@ async def _engine(store: Store, chat: ChatBackend) -> Engine:
         post_history_instructions=f"Answer in two sentences. {STUFF}",
         mes_example=f"<START>\n{{{{user}}}}: Is the lamp on?\n{{{{char}}}}: {STUFF}",
     )))  # fmt: skip
-    await manage_context.sync_card_lore(store, card)
-    await manage_context.add_lore(
+    await context.sync_card_lore(store, card)
+    await context.add_lore(
         store, keywords="lamp", guild_id=int(GUILD), content=f"{{{{user}}}} owns a lamp. {STUFF}"
     )
     character = Character(

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memory import manage_context, manage_erasure
+from memory.backends.chat import ChatResult
 from memory.engine import Engine, Incoming
-from memory.llm import ChatResult
+from memory.manage import context, forgetting
 from memory.store import history
 from memory.store.db import Store
 from memory.write.worker import ReflectionWorker
@@ -70,7 +70,7 @@ async def _ids(store: Store) -> dict[str, set[int]]:
 
 
 async def _lore(store: Store, n: int) -> int:
-    entry = await manage_context.add_lore(
+    entry = await context.add_lore(
         store, keywords=f"mot{n}", content=f"Une légende {n}", guild_id=int(GUILD)
     )
     return entry.id
@@ -86,9 +86,9 @@ async def test_the_ids_of_the_newest_rows_erased_are_never_given_again(store: St
     seen = await _ids(store)
     assert all(seen.values()), seen  # one row at least of each kind to erase
 
-    message = await manage_erasure.resolve(store, newest)
-    await manage_erasure.forget_message(store, message, actor_id=ALICE)
-    await manage_context.remove_lore(store, newest_lore, guild_id=int(GUILD))
+    message = await forgetting.resolve(store, newest)
+    await forgetting.forget_message(store, message, actor_id=ALICE)
+    await context.remove_lore(store, newest_lore, guild_id=int(GUILD))
     left = await _ids(store)
     for table in TABLES:  # the newest of each kind went: its id is free to be reused
         assert max(left[table], default=0) < max(seen[table]), table
@@ -121,11 +121,11 @@ async def test_people_erasing_while_others_talk_never_get_an_id_twice(store: Sto
             await collect()
             if rng.random() < 0.6:
                 stored = await history.by_source(store, source)
-                await manage_erasure.forget_message(store, stored, actor_id=user)
+                await forgetting.forget_message(store, stored, actor_id=user)
             entry = await _lore(store, user * 10 + n)
             await collect()
             if rng.random() < 0.6:
-                await manage_context.remove_lore(store, entry, guild_id=int(GUILD))
+                await context.remove_lore(store, entry, guild_id=int(GUILD))
 
     await asyncio.gather(*(person(u) for u in range(2, 8)))
     await collect()
@@ -147,7 +147,7 @@ async def test_an_old_database_keeps_its_messages_and_stops_reusing_their_ids(
     async with await Store.open(path) as new:
         assert await _rows(new) == before
         newest = await history.by_source(new, "m2")
-        await manage_erasure.forget_message(new, newest, actor_id=ALICE)
+        await forgetting.forget_message(new, newest, actor_id=ALICE)
         again = await new.transact(lambda tx: history.add_user_message(
             tx, source_id="m3", story_id=STORY, user_id=ALICE, author_name="Marie",
             content="message 3", now=3.0))  # fmt: skip

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memory.model import Kind, Scope
-from memory.read.recall import keyword_recall, query_terms
+from memory.recall.lexical import keyword_recall, query_terms
 from memory.store import fts5_words, memories
 from memory.store.db import Store, Tx
 from memory.store.sqlite_connect import owned_words, owner_tag

@@ -8,7 +8,8 @@ from pathlib import Path
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from memory import manage, manage_erasure
+from memory import manage
+from memory.manage import forgetting
 from memory.model import Kind, Scope, Source
 from memory.store import applied, history, memories, provenance
 from memory.store.db import Store, Tx
@@ -73,7 +74,7 @@ async def test_an_old_database_is_migrated_and_its_rows_judged_by_date(
         assert [m.history_id for m in still.messages] == [1] and still.summaries == 1
 
         message = await history.by_source(store, "discord:5")
-        report = await manage_erasure.forget_message(store, message, actor_id=ALICE)
+        report = await forgetting.forget_message(store, message, actor_id=ALICE)
 
         derived = report.erased.derived
         assert (derived.anchors, derived.positions, derived.summaries) == (1, 1, 1)
@@ -101,7 +102,7 @@ async def test_state_changes_of_a_forgotten_exchange_are_undone(store: Store) ->
         )
     )
     message = await history.by_source(store, "a")
-    report = await manage_erasure.forget_message(store, message, actor_id=1)
+    report = await forgetting.forget_message(store, message, actor_id=1)
     assert report.erased.derived.state_changes == 1
     mood = (await state.for_story(store, STORY))["mood"]
     assert abs(mood - -0.1) < 1e-9
@@ -165,7 +166,7 @@ async def test_a_reflection_applied_before_schema_21_is_judged_by_date(
     async with await Store.open(database, migrate_to=18) as old:
         await old.transact(story)
     async with await Store.open(database) as store:
-        report = await manage_erasure.forget_person(store, ALICE)
+        report = await forgetting.forget_person(store, ALICE)
         assert await _texts(store, BOB) == ["Aime le jardin", "Le phare est rouge"]
         assert await stored(store, tmp_path, CODE) == 0
         assert report.erased.others == 1
@@ -204,7 +205,7 @@ async def test_what_a_reflection_was_shown_is_followed_from_note_to_note(store: 
 
     await store.transact(story)
     message = await history.by_source(store, "discord:5")
-    report = await manage_erasure.forget_message(store, message, actor_id=ALICE)
+    report = await forgetting.forget_message(store, message, actor_id=ALICE)
     assert report.erased.others == 2  # Bob's anchor, Carol's memory
     assert (
         "\n2 items of other people went with it: memories, anchors or positions a reflection"
@@ -250,7 +251,7 @@ async def test_one_forgotten_message_takes_only_the_copies_of_its_words(store: S
     await store.transact(story)
     before = {p: len(await _texts(store, p)) for p in (ALICE, BOB)}
     message = await history.by_source(store, "discord:5")
-    report = await manage_erasure.forget_message(store, message, actor_id=ALICE)
+    report = await forgetting.forget_message(store, message, actor_id=ALICE)
     assert report.erased.memories == 0  # her exchange made none; her later ones all stay
     assert report.erased.others == 1
     assert len(await _texts(store, BOB)) == before[BOB] - 1
@@ -277,7 +278,7 @@ async def test_a_legacy_reflection_keeps_what_it_reworded(
     async with await Store.open(database, migrate_to=18) as old:
         await old.transact(story)
     async with await Store.open(database) as store:
-        report = await manage_erasure.forget_person(store, ALICE)
+        report = await forgetting.forget_person(store, ALICE)
         assert await _texts(store, BOB) == ["Cultive des tomates"]
         assert await stored(store, tmp_path, CODE) == 0
         assert report.erased.others == 1

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from memory.llm import OllamaChat
+from memory.backends.chat import OllamaChat
 from memory.model import Exchange
 from memory.store import counters, history, memories, outbox
 from memory.store.db import Store

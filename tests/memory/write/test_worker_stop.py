@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from memory.llm import ChatResult
+from memory.backends.chat import ChatResult
 from memory.model import Exchange
 from memory.store import memories, outbox
 from memory.store.db import Store, Tx

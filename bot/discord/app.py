@@ -1,0 +1,228 @@
+"""EchoBot: the Discord client. Resources are built in `main` and passed in; nothing global.
+
+Each cog is an extension (a module with `async def setup(bot)`), loaded in `setup_hook`. The
+command tree is sent to Discord only when it changed since the last time (its payload's digest is
+kept in a file beside the database), or when `echo-bot sync` asks: Discord rate-limits command
+uploads, and a bot restarted in a loop would spend the limit for nothing.
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+import hashlib
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import discord
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from discord.ext import commands
+
+from bot.discord.i18n import FrenchTranslator
+from bot.discord.shards import Shards
+from bot.discord.startup import channel_warnings
+from bot.discord.ui import EchoTree
+from bot.runtime import Runtime
+from memory.errors import unexpected
+from memory.manage import forgetting
+from memory.vectors.indexer import start_scheduler
+
+log = logging.getLogger(__name__)
+
+# How often the reflection worker looks at the outbox (a turn also wakes it at once).
+REFLECTION_POLL = 5.0
+
+
+async def after_turns(runtime: Runtime) -> None:
+    """Write what a busy database refused, then reflect on the queued exchanges. Never raises:
+    it runs as a background task and a scheduler job, whose own error logs would print the
+    exception's message."""
+    try:
+        await runtime.engine.flush_pending()
+        await runtime.worker.run_due()
+    except Exception as exc:
+        log.error("background writes and reflections failed: %s", unexpected(exc))
+
+
+def start_background(runtime: Runtime) -> AsyncIOScheduler:
+    """Start the memory's background work (re-indexing, reflections, erasures, retention) in
+    the running loop; the caller shuts the scheduler down. It needs no Discord connection."""
+    scheduler = start_scheduler(runtime.indexer, interval=runtime.settings.memory.reindex_interval)
+    # A first run at once: what waited in the outbox across a restart is not left for later.
+    scheduler.add_job(
+        after_turns, "interval", args=[runtime], seconds=REFLECTION_POLL, id="reflect",
+        max_instances=1, coalesce=True, misfire_grace_time=60,
+        next_run_time=datetime.datetime.now(datetime.UTC),
+    )  # fmt: skip
+    # The caches of the people active lately, built in the background before they speak.
+    scheduler.add_job(runtime.engine.warm_up, "date", id="warm-up", misfire_grace_time=60)
+    add_privacy_jobs(scheduler, runtime)
+    return scheduler
+
+
+def add_privacy_jobs(scheduler: AsyncIOScheduler, runtime: Runtime) -> None:
+    """Finish the erasures a reader kept pending, and apply the retention rules ([privacy])."""
+    forgetting.schedule(
+        scheduler, runtime.store, history_days=runtime.settings.privacy.history_days
+    )
+
+
+# The cogs, one concern each, loaded in this order.
+EXTENSIONS = (
+    "bot.discord.cogs.conversation",
+    "bot.discord.cogs.memories",
+    "bot.discord.cogs.admin",
+    "bot.discord.cogs.context",
+    "bot.discord.cogs.personal",
+    "bot.discord.cogs.moderation",
+    "bot.discord.cogs.erasure",
+)
+
+
+class Sync(enum.Enum):
+    """When the command tree is sent to Discord at start."""
+
+    CHANGED = "changed"  # when its payload differs from the one last sent (`run`)
+    ALWAYS = "always"  # `echo-bot sync`
+    NEVER = "never"  # tests, benchmarks
+
+
+def digest_path(database: Path) -> Path:
+    """Where the digest of the last command tree sent is kept: beside the database."""
+    return database.with_name(database.name + ".commands")
+
+
+async def tree_digest(bot: commands.Bot) -> str:
+    """The digest of what `tree.sync()` would send: every global command as Discord receives
+    it (translations included), for this application."""
+    tree, translator = bot.tree, bot.tree.translator
+    commands_ = tree.get_commands()
+    if translator is not None:
+        payload = [await c.get_translated_payload(tree, translator) for c in commands_]
+    else:
+        payload = [c.to_dict(tree) for c in commands_]
+    text = json.dumps([bot.application_id, payload], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def make_bot(runtime: Runtime, *, sync: Sync = Sync.CHANGED, background: bool = True) -> EchoBot:
+    """The bot the settings ask for: one connection without [discord] shard_count, else this
+    process's shards (bot.discord.shards)."""
+    shards = runtime.settings.discord.shards
+    if shards is None:
+        return EchoBot(runtime, sync=sync, background=background)
+    return ShardedEchoBot(runtime, shards, sync=sync, background=background)
+
+
+class EchoBot(commands.Bot):
+    """The character on Discord."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        sync: Sync = Sync.CHANGED,
+        background: bool = True,
+        shards: Shards | None = None,
+    ) -> None:
+        intents = discord.Intents.default()
+        intents.message_content = True
+        super().__init__(
+            command_prefix=commands.when_mentioned,
+            intents=intents,
+            allowed_mentions=discord.AllowedMentions.none(),
+            help_command=None,
+            tree_cls=EchoTree,
+            **_shard_options(shards),
+        )
+        self.runtime = runtime
+        self.sharding = shards
+        if shards is not None and not shards.sends_commands and sync is Sync.CHANGED:
+            # The process holding shard 0 sends them; `echo-bot sync` (ALWAYS) still may.
+            sync = Sync.NEVER
+        self.sync = sync
+        # How many commands this start sent to Discord (0: none; `echo-bot sync` says it).
+        self.commands_sent = 0
+        self.background = background
+        self.scheduler: AsyncIOScheduler | None = None
+        self.channels_checked = False
+
+    async def setup_hook(self) -> None:
+        await self.tree.set_translator(FrenchTranslator())
+        for name in EXTENSIONS:
+            await self.load_extension(name)
+        if self.background:
+            self.scheduler = start_background(self.runtime)
+        if self.sync is not Sync.NEVER:
+            await self.sync_commands(force=self.sync is Sync.ALWAYS)
+        elif self.sharding is not None and not self.sharding.sends_commands:
+            log.info("%s: the slash commands are sent by the process holding shard 0",
+                     self.sharding.describe())  # fmt: skip
+
+    async def sync_commands(self, *, force: bool = False) -> bool:
+        """Send the command tree to Discord if it changed since it was last sent (or `force`);
+        return whether it was sent."""
+        marker = digest_path(Path(self.runtime.settings.storage.path))
+        digest = await tree_digest(self)
+        try:
+            last = marker.read_text(encoding="ascii").strip()
+        except OSError:
+            last = ""  # never sent from here, or the file is unreadable: send
+        if digest == last and not force:
+            log.info("slash commands unchanged since they were last sent; not synced")
+            return False
+        await self.tree.sync()
+        self.commands_sent = len(self.tree.get_commands())
+        try:
+            marker.write_text(digest + "\n", encoding="ascii")
+        except OSError as exc:
+            # Only costs a sync at the next start.
+            log.warning("cannot keep the commands' digest in %s (%s)", marker, exc.strerror)
+        log.info("slash commands sent to Discord (%d)", self.commands_sent)
+        return True
+
+    async def after_turns(self) -> None:
+        """Write what a busy database refused, then reflect on the queued exchanges."""
+        await after_turns(self.runtime)
+
+    async def on_error(self, event_method: str, /, *args: object, **kwargs: object) -> None:
+        """An event handler raised: log it with where it came from, never what was said."""
+        exc = sys.exc_info()[1]
+        if exc is None:
+            log.error("event %s failed", event_method)
+        else:
+            log.error("event %s failed: %s", event_method, unexpected(exc))
+
+    async def on_ready(self) -> None:
+        # on_ready can fire several times (reconnects): it only logs, the channels once.
+        log.info("connected as %s (%s)", self.user, self.user and self.user.id)
+        if not self.channels_checked:
+            self.channels_checked = True
+            for line in channel_warnings(self, self.runtime.settings.discord.channels):
+                log.warning("%s", line)
+
+    async def close(self) -> None:
+        if self.scheduler is not None and self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        await super().close()
+
+
+class ShardedEchoBot(EchoBot, commands.AutoShardedBot):
+    """The character on Discord over several gateway connections: this process's shards."""
+
+    def __init__(
+        self, runtime: Runtime, shards: Shards, *, sync: Sync = Sync.CHANGED,
+        background: bool = True,
+    ) -> None:  # fmt: skip
+        super().__init__(runtime, sync=sync, background=background, shards=shards)
+
+
+def _shard_options(shards: Shards | None) -> dict[str, Any]:
+    """What discord.py's AutoShardedClient takes: the count, and the ids unless all are here."""
+    if shards is None:
+        return {}
+    return {"shard_count": shards.count,
+            "shard_ids": None if shards.ids is None else list(shards.ids)}  # fmt: skip

@@ -1,0 +1,134 @@
+"""on_message: decide whether to answer, call the engine once, send the reply safely."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+import discord
+from discord.ext import commands
+
+from bot import render
+from memory.engine import Incoming
+from memory.errors import EchoError, Overloaded, unexpected
+from memory.model import guild_origin
+
+if TYPE_CHECKING:
+    from bot.discord.app import EchoBot
+
+log = logging.getLogger(__name__)
+
+UNAVAILABLE = "I can't reach my language model right now — please try again in a moment."
+SLOW_DOWN = (
+    "You're writing faster than I can answer: I'm still on your earlier messages, so I'll let "
+    "the newest ones pass. Give me a moment."
+)
+
+
+class Conversation(commands.Cog):
+    """Answers in configured channels, in DMs, and where it is mentioned or replied to."""
+
+    def __init__(self, bot: EchoBot) -> None:
+        self.bot = bot
+        self.channels = set(bot.runtime.settings.discord.channels)
+        self._background: set[asyncio.Task[object]] = set()
+
+    def should_answer(self, message: discord.Message) -> bool:
+        """Tell whether this message is for the character."""
+        me = self.bot.user
+        if me is None or message.author.bot or message.author.id == me.id:
+            return False
+        if message.guild is None:
+            return True
+        channel = message.channel
+        parent = getattr(channel, "parent_id", None)
+        if channel.id in self.channels or parent in self.channels:
+            return True
+        if any(user.id == me.id for user in message.mentions):
+            return True
+        resolved = message.reference.resolved if message.reference else None
+        return isinstance(resolved, discord.Message) and resolved.author.id == me.id
+
+    def text_of(self, message: discord.Message) -> str:
+        """The message text without the mention that summoned the character."""
+        me = self.bot.user
+        text = message.content
+        if me is not None:
+            text = re.sub(rf"<@!?{me.id}>", "", text)
+        return text.strip()
+
+    @commands.Cog.listener()
+    async def on_message(self, message: discord.Message) -> None:
+        if not self.should_answer(message):
+            return
+        text = self.text_of(message)
+        if not text:
+            return  # empty or attachment-only: nothing to say, no LLM call
+        incoming = Incoming(
+            source_id=f"discord:{message.id}",
+            user_id=message.author.id,
+            user_name=message.author.display_name,
+            story_id=message.channel.id,
+            origin=guild_origin(message.guild.id if message.guild else None),
+            text=text,
+        )
+        try:
+            # Admitted first (a refusal is decided before any await): a flood shows no
+            # "typing…" for the messages turned away, which would spend the bot's rate limit.
+            async with self.bot.runtime.engine.admit(incoming) as fresh:
+                if not fresh:
+                    return  # a replay of a message already answered, or waiting in line
+                chunks = await self._answer(message, incoming)
+                # Sent before the line is released: this person's next message is answered
+                # after this one, on Discord as in the history.
+                for chunk in chunks:
+                    await message.reply(chunk, mention_author=False, allowed_mentions=_NONE)
+        except Overloaded as exc:
+            # Counted by the engine; the notice itself is rate-limited per person.
+            if exc.notify:
+                await message.reply(SLOW_DOWN, mention_author=False, allowed_mentions=_NONE)
+            return
+        # The reflection runs after the reply is out, in the background.
+        task = asyncio.create_task(self.bot.after_turns())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _answer(self, message: discord.Message, incoming: Incoming) -> list[str]:
+        """The messages that answer: the reply (with the greeting and the cut line), the
+        unavailable line when the turn failed, nothing for a message with nothing to answer."""
+        try:
+            async with _typing(message.channel):
+                reply = await self.bot.runtime.engine.turn(incoming, admitted=True)
+        except EchoError as exc:
+            log.warning("no reply to message %d: %s", message.id, type(exc).__name__)
+            return [UNAVAILABLE]
+        except Exception as exc:
+            # A bug: the person still hears back, the traceback goes to the log.
+            log.error("turn for message %d raised %s", message.id, unexpected(exc))
+            return [UNAVAILABLE]
+        # Every chunk is a reply to the message: "Exclude from context" on any of them finds the
+        # stored reply through that reference.
+        return [] if reply is None else render.reply_chunks(reply)
+
+
+_NONE = discord.AllowedMentions.none()
+
+
+@contextlib.asynccontextmanager
+async def _typing(channel: discord.abc.Messageable) -> AsyncIterator[None]:
+    """Show "typing…" while the turn runs, if Discord lets us: a refused indicator (rate limit,
+    a 5xx) must not cost the reply."""
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            await stack.enter_async_context(channel.typing())
+        except discord.HTTPException as exc:
+            log.info("typing indicator refused (%s): answering without it", exc.status)
+        yield
+
+
+async def setup(bot: EchoBot) -> None:
+    await bot.add_cog(Conversation(bot))

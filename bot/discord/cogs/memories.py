@@ -1,0 +1,202 @@
+"""Slash commands over a person's own memories: /why /memories /pin /unpin /forget /remember.
+
+Each command parses the interaction, calls one engine function with the caller's id, renders.
+Another person's memory id answers exactly like a missing one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from bot import render
+from bot.discord.ui import EchoView, Interaction, origin_of, send_ephemeral, story_of
+from memory import manage
+from memory.manage import forgetting, privacy
+from memory.manage import story as manage_story
+from memory.manage.setup import Store
+from memory.model import Kind, Memory, Scope
+
+if TYPE_CHECKING:
+    from bot.discord.app import EchoBot
+
+
+async def memory_choices(interaction: Interaction, current: str) -> list[app_commands.Choice[int]]:
+    """The caller's own memories that hold what was typed so far (or have that id)."""
+    store = interaction.client.runtime.store
+    found = await manage.list_memories(store, interaction.user.id, query=current)
+    return [app_commands.Choice(name=f"#{m.id} {m.text}"[:100], value=m.id) for m in found[:25]]
+
+
+class MemoryPages(EchoView):
+    """Buttons to page through one person's memories; only they can press them."""
+
+    def __init__(self, owner_id: int, items: list[Memory], *, everywhere: bool = False) -> None:
+        super().__init__(timeout=600)
+        self.owner_id = owner_id
+        self.everywhere = everywhere
+        self.pages = render.paginate(items)
+        self.total = len(items)
+        self.index = 0
+        self._update_buttons()
+
+    def text(self) -> str:
+        return render.render_memories(
+            self.pages[self.index], page_index=self.index, pages=len(self.pages), total=self.total,
+            everywhere=self.everywhere,
+        )  # fmt: skip
+
+    def _update_buttons(self) -> None:
+        self.previous.disabled = self.index == 0
+        self.next.disabled = self.index >= len(self.pages) - 1
+
+    async def interaction_check(self, interaction: Interaction) -> bool:  # type: ignore[override]
+        return interaction.user.id == self.owner_id
+
+    async def _show(self, interaction: Interaction, step: int) -> None:
+        self.index = max(0, min(len(self.pages) - 1, self.index + step))
+        self._update_buttons()
+        await interaction.response.edit_message(
+            content=render.defang(self.text()), view=self, allowed_mentions=None
+        )
+
+    @discord.ui.button(label="◀", style=discord.ButtonStyle.secondary)
+    async def previous(
+        self, interaction: Interaction, button: discord.ui.Button[MemoryPages]
+    ) -> None:
+        await self._show(interaction, -1)
+
+    @discord.ui.button(label="▶", style=discord.ButtonStyle.secondary)
+    async def next(self, interaction: Interaction, button: discord.ui.Button[MemoryPages]) -> None:
+        await self._show(interaction, +1)
+
+
+class ConfirmForget(EchoView):
+    """Asks before erasing for good."""
+
+    def __init__(self, owner_id: int, memory_id: int) -> None:
+        super().__init__(timeout=120)
+        self.owner_id = owner_id
+        self.memory_id = memory_id
+
+    async def interaction_check(self, interaction: Interaction) -> bool:  # type: ignore[override]
+        return interaction.user.id == self.owner_id
+
+    @discord.ui.button(label="Forget", style=discord.ButtonStyle.danger)
+    async def confirm(
+        self, interaction: Interaction, button: discord.ui.Button[ConfirmForget]
+    ) -> None:
+        forgotten = await forgetting.forget_memory(
+            interaction.client.runtime.store, self.owner_id, self.memory_id
+        )
+        self.stop()
+        await interaction.response.edit_message(content=forgotten.text(), view=None)
+
+    @discord.ui.button(label="Keep", style=discord.ButtonStyle.secondary)
+    async def cancel(
+        self, interaction: Interaction, button: discord.ui.Button[ConfirmForget]
+    ) -> None:
+        self.stop()
+        await interaction.response.edit_message(content="Kept.", view=None)
+
+
+class MemoryCommands(commands.Cog):
+    def __init__(self, bot: EchoBot) -> None:
+        self.bot = bot
+
+    @property
+    def store(self) -> Store:
+        return self.bot.runtime.store
+
+    async def served_everywhere(self, interaction: Interaction) -> bool:
+        """Whether the caller's memories are served everywhere (their choice or the default)."""
+        default = self.bot.runtime.settings.privacy.memories_served
+        found = await privacy.get(self.store, interaction.user.id, default=default)
+        return found.everywhere
+
+    @app_commands.command(
+        name=_("why"), description=_("The memories used for your last message here, and why")
+    )
+    async def why(self, interaction: Interaction) -> None:
+        turn = await manage.why(self.store, interaction.user.id, story_of(interaction))
+        everywhere = await self.served_everywhere(interaction)
+        await send_ephemeral(interaction, render.render_why(turn, everywhere=everywhere))
+
+    @app_commands.command(name=_("memories"), description=_("Your memories, page by page"))
+    @app_commands.describe(filter=_("Only those never served, or those containing this text"))
+    async def memories(self, interaction: Interaction, filter: str | None = None) -> None:
+        never = (filter or "").strip().casefold() in ("never", "never served", "jamais")
+        found = await manage.list_memories(
+            self.store, interaction.user.id, never_served=never,
+            query="" if never or filter is None else filter,
+        )  # fmt: skip
+        view = MemoryPages(
+            interaction.user.id, found, everywhere=await self.served_everywhere(interaction)
+        )
+        await interaction.response.send_message(
+            render.defang(view.text()), view=view, ephemeral=True,
+            allowed_mentions=discord.AllowedMentions.none(),
+        )  # fmt: skip
+
+    @app_commands.command(name=_("pin"), description=_("Always keep this memory in the context"))
+    @app_commands.describe(memory=_("One of your memories"))
+    @app_commands.autocomplete(memory=memory_choices)
+    async def pin(self, interaction: Interaction, memory: int) -> None:
+        found = await manage.set_pinned(self.store, interaction.user.id, memory, True)
+        await send_ephemeral(interaction, f"Pinned #{found.id}.")
+
+    @app_commands.command(name=_("unpin"), description=_("Stop always keeping this memory"))
+    @app_commands.describe(memory=_("One of your memories"))
+    @app_commands.autocomplete(memory=memory_choices)
+    async def unpin(self, interaction: Interaction, memory: int) -> None:
+        found = await manage.set_pinned(self.store, interaction.user.id, memory, False)
+        await send_ephemeral(interaction, f"Unpinned #{found.id}.")
+
+    @app_commands.command(name=_("forget"), description=_("Erase this memory for good"))
+    @app_commands.describe(memory=_("One of your memories"))
+    @app_commands.autocomplete(memory=memory_choices)
+    async def forget(self, interaction: Interaction, memory: int) -> None:
+        target = await manage.get(self.store, interaction.user.id, memory)
+        await interaction.response.send_message(
+            render.defang(f"Forget this for good?\n{render.memory_line(target)}"),
+            view=ConfirmForget(interaction.user.id, memory), ephemeral=True,
+            allowed_mentions=discord.AllowedMentions.none(),
+        )  # fmt: skip
+
+    @app_commands.command(
+        name=_("summary"), description=_("This conversation's summary and anchors")
+    )
+    async def summary(self, interaction: Interaction) -> None:
+        found = await manage_story.summary(self.store, story_of(interaction))
+        await send_ephemeral(interaction, render.render_summary(found))
+
+    @app_commands.command(name=_("remember"), description=_("Add a memory yourself"))
+    @app_commands.describe(
+        text=_("What to remember"),
+        kind=_("Fact, preference, promise, episode or rule"),
+        scope=_("Everywhere, or only in this conversation"),
+    )
+    async def remember(
+        self,
+        interaction: Interaction,
+        text: str,
+        kind: Literal["fact", "preference", "promise", "episode", "rule"] = "fact",
+        scope: Literal["global", "story"] = "global",
+    ) -> None:
+        outcome = await manage.remember(
+            self.store, user_id=interaction.user.id, story_id=story_of(interaction),
+            origin=origin_of(interaction), text=text, kind=Kind(kind), scope=Scope(scope),
+            builder=self.bot.runtime.worker.builder,
+        )  # fmt: skip
+        said = f"Memory #{outcome.memory_id}: {outcome.action}."
+        if kind == "rule":
+            said += f" {render.WISH_NOTE}"
+        await send_ephemeral(interaction, said)
+
+
+async def setup(bot: EchoBot) -> None:
+    await bot.add_cog(MemoryCommands(bot))

@@ -1,0 +1,83 @@
+"""A story's shared context for its moderators: /anchors and /positions, with drops kept in
+history (who, when, why). In a server it takes Manage Messages; in DMs the person is the
+moderator of their own conversation."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from bot import render_data
+from bot.discord.ui import Interaction, send_ephemeral, story_of
+from memory.manage import story as manage_story
+
+if TYPE_CHECKING:
+    from bot.discord.app import EchoBot
+
+
+def _moderates(interaction: Interaction) -> bool:
+    """Manage Messages in a server; anyone in their own DMs."""
+    if interaction.guild_id is None or interaction.permissions.manage_messages:
+        return True
+    raise app_commands.MissingPermissions(["manage_messages"])
+
+
+class Moderation(commands.Cog):
+    anchors = app_commands.Group(
+        name=_("anchors"), description=_("Key facts held in this conversation"),
+        default_permissions=discord.Permissions(manage_messages=True),
+    )  # fmt: skip
+    positions = app_commands.Group(
+        name=_("positions"), description=_("What the character thinks, and since when")
+    )
+
+    def __init__(self, bot: EchoBot) -> None:
+        self.bot = bot
+
+    @anchors.command(name=_("show"), description=_("The anchors held here, and those dropped"))
+    @app_commands.check(_moderates)
+    async def anchors_show(self, interaction: Interaction) -> None:
+        found = await manage_story.anchors(self.bot.runtime.store, story_of(interaction))
+        await send_ephemeral(interaction, render_data.render_anchors(found))
+
+    @anchors.command(name=_("add"), description=_("Hold a key fact no reflection can drop"))
+    @app_commands.describe(text=_("The fact"))
+    @app_commands.check(_moderates)
+    async def anchors_add(self, interaction: Interaction, text: str) -> None:
+        anchor_id = await manage_story.add_anchor(
+            self.bot.runtime.store, story_of(interaction), text, by=interaction.user.id
+        )
+        await send_ephemeral(interaction, f"Anchor #{anchor_id} held.")
+
+    @anchors.command(name=_("drop"), description=_("Drop an anchor; the reason stays in history"))
+    @app_commands.describe(anchor=_("The anchor's number"), reason=_("Why"))
+    @app_commands.check(_moderates)
+    async def anchors_drop(self, interaction: Interaction, anchor: int, reason: str) -> None:
+        await manage_story.drop_anchor(
+            self.bot.runtime.store, story_of(interaction), anchor, reason, by=interaction.user.id
+        )
+        await send_ephemeral(interaction, f"Anchor #{anchor} dropped.")
+
+    @positions.command(name=_("show"), description=_("The character's positions here"))
+    async def positions_show(self, interaction: Interaction) -> None:
+        found = await manage_story.positions(self.bot.runtime.store, story_of(interaction))
+        await send_ephemeral(interaction, render_data.render_positions(found))
+
+    @positions.command(
+        name=_("drop"), description=_("Drop a position; the reason stays in history")
+    )
+    @app_commands.describe(position=_("The position's number"), reason=_("Why"))
+    @app_commands.check(_moderates)
+    async def positions_drop(self, interaction: Interaction, position: int, reason: str) -> None:
+        topic = await manage_story.drop_position(
+            self.bot.runtime.store, story_of(interaction), position, reason, by=interaction.user.id
+        )
+        await send_ephemeral(interaction, f"Position #{position} ({topic}) dropped.")
+
+
+async def setup(bot: EchoBot) -> None:
+    await bot.add_cog(Moderation(bot))

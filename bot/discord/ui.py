@@ -1,0 +1,89 @@
+"""What every cog shares: the command tree with its one error handler, the view base whose button
+errors get the same treatment, the private answer, and where an interaction happens (its story,
+its origin). The cogs import this module, never bot.discord.app, which loads them as extensions."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+
+from bot import render
+from memory.errors import Forbidden, InvalidInput, NotFound, unexpected
+from memory.model import Origin, guild_origin
+
+if TYPE_CHECKING:
+    from bot.discord.app import EchoBot  # noqa: F401 (named in the quoted annotations)
+
+log = logging.getLogger(__name__)
+
+Interaction = discord.Interaction["EchoBot"]
+
+BUG = "Something went wrong on my side; it has been logged."
+
+
+class EchoTree(app_commands.CommandTree["EchoBot"]):
+    """The command tree, with the one error handler: a short message to the user, the traceback
+    in the log."""
+
+    async def on_error(self, interaction: Interaction, error: app_commands.AppCommandError) -> None:
+        original = getattr(error, "original", error)
+        if isinstance(original, NotFound | Forbidden):
+            message = f"{_sentence(original)}."
+        elif isinstance(error, app_commands.MissingPermissions | app_commands.NoPrivateMessage):
+            message = str(error)
+        elif isinstance(original, InvalidInput):
+            message = f"{original}."
+        else:  # a bug (a ValueError too): the person is not told it was their mistake
+            log.error("command %s failed: %s", interaction.command and interaction.command.name,
+                      unexpected(original))  # fmt: skip
+            message = BUG
+        await send_ephemeral(interaction, message)
+
+
+def _sentence(error: Exception) -> str:
+    """An error's text as a sentence: its first letter up, the rest as written (a permission's
+    name keeps its capitals)."""
+    text = str(error)
+    return text[:1].upper() + text[1:]
+
+
+class EchoView(discord.ui.View):
+    """A view whose button errors get the command tree's treatment: a short private answer,
+    and for a bug the log line with its frames, never its message (discord.py's default logs the
+    exception with its text)."""
+
+    async def on_error(
+        self, interaction: discord.Interaction[Any], error: Exception, item: discord.ui.Item[Any]
+    ) -> None:
+        if isinstance(error, NotFound | Forbidden | InvalidInput):
+            message = f"{_sentence(error)}."
+        else:
+            log.error("button %s failed: %s", getattr(item, "custom_id", "?"), unexpected(error))
+            message = BUG
+        await send_ephemeral(interaction, message)
+
+
+async def send_ephemeral(interaction: discord.Interaction[Any], text: str) -> None:
+    """Send a private answer, split under Discord's limit, never pinging anyone, without any
+    of the bot's secrets."""
+    text = interaction.client.runtime.secrets.remove(text)
+    chunks = render.split_message(render.defang(text)) or ["…"]
+    none = discord.AllowedMentions.none()
+    for chunk in chunks:
+        if interaction.response.is_done():
+            await interaction.followup.send(chunk, ephemeral=True, allowed_mentions=none)
+        else:
+            await interaction.response.send_message(chunk, ephemeral=True, allowed_mentions=none)
+
+
+def story_of(interaction: Interaction) -> int:
+    """The story an interaction happens in: its channel (a DM is a channel too)."""
+    return interaction.channel_id or interaction.user.id
+
+
+def origin_of(interaction: Interaction) -> Origin:
+    """Where an interaction happens, as memories record it."""
+    return guild_origin(interaction.guild_id)

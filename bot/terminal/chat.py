@@ -1,0 +1,468 @@
+"""The same character in a terminal, with the slash commands typed as lines (/why, /pin 3...).
+
+When stdin is not a terminal (a script, a test), each turn finishes its reflection before the
+next line is read, so a scripted conversation is deterministic. Stdin is read by the event loop
+itself (bot.terminal.lines): while a line or a y/N answer is awaited, reflections and re-indexing
+go on,
+and Ctrl-C or the end of input ends the chat at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import shlex
+import sys
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from bot import files, logs, render, render_data
+from bot.runtime import Runtime
+from bot.terminal import options
+from bot.terminal.lines import LineReader
+from bot.terminal.options import HELP
+from bot.terminal.options import number as _id
+from bot.terminal.options import yes as _yes
+from memory import manage
+from memory.engine import Incoming
+from memory.errors import EchoError, Forbidden, InvalidInput, NotFound, StoreError
+from memory.manage import context as manage_context
+from memory.manage import export as manage_export
+from memory.manage import forgetting
+from memory.manage import privacy as manage_privacy
+from memory.manage import story as manage_story
+from memory.model import DM_ORIGIN, Kind, Scope
+from memory.vectors.indexer import start_scheduler
+
+log = logging.getLogger(__name__)
+
+PROMPT = "> "
+# Messages per /history page: a screenful.
+HISTORY_PAGE = 20
+
+
+def name_key(name: str) -> str:
+    """The person a terminal user name stands for: `Marie`, `marie` and ` marie ` are one."""
+    return " ".join(name.split()).casefold()
+
+
+def terminal_user_id(name: str) -> int:
+    """A stable id for a terminal user name (memories are keyed on it, never on the name);
+    names that differ only by case or spaces get the same id."""
+    return _hashed(name_key(name))
+
+
+def spelled_user_id(name: str) -> int:
+    """The id this name had when ids were made from the name exactly as typed: a name already
+    in its key's form (`marie`) keeps its id; `Marie` had another."""
+    return _hashed(name)
+
+
+def _hashed(name: str) -> int:
+    digest = hashlib.sha256(f"terminal-user:{name}".encode()).digest()
+    return int.from_bytes(digest[:7], "big")
+
+
+async def earlier_spelling(runtime: Runtime, name: str) -> str | None:
+    """A line for the person when memories are kept under the id this exact spelling had."""
+    old = spelled_user_id(name)
+    if old == terminal_user_id(name) or not await manage.list_memories(runtime.store, old):
+        return None
+    key = name_key(name)
+    return (
+        f"Memories saved as {name!r} before names ignored case and spaces are kept apart from "
+        f"{key!r}'s; to bring them here: echo-bot export --user-id {old} old.json, then "
+        f"echo-bot import --user {shlex.quote(key)} old.json."
+    )
+
+
+class Terminal:
+    """A chat session for one named person; a DM with the character is its own story."""
+
+    def __init__(self, runtime: Runtime, user_name: str, *, out: TextIO, interactive: bool) -> None:
+        self.runtime = runtime
+        self.user_name = user_name
+        self.user_id = terminal_user_id(user_name)
+        self.story_id = self.user_id
+        self.out = out
+        self.interactive = interactive
+        self._count = 0
+        # Message ids must be unique across sessions: the store answers each source id once.
+        self._session = uuid.uuid4().hex
+        self._background: set[asyncio.Task[None]] = set()
+        # What the next line answers, after a command asked for a confirmation.
+        self._answer: _Question | None = None
+
+    def say(self, text: str) -> None:
+        """Print a command's answer: Discord's markdown shown as the plain text it stands for."""
+        self._print(render.plain(text))
+
+    def _print(self, text: str, end: str = "\n") -> None:
+        print(self.runtime.secrets.remove(text), file=self.out, end=end, flush=True)
+
+    def _ask(self, question: str, name: str, act: Callable[[], Awaitable[None]], kept: str) -> None:
+        """Ask a y/N question; the next line answers it (y does `act`, anything else keeps)."""
+        self.say(f"{question} [y/N]")
+        self._answer = _Question(name, act, kept)
+
+    async def handle(self, line: str) -> bool:
+        """Handle one input line; return False when the session should end. What it renders
+        marks people's texts, so that `say` shows them exactly as written."""
+        with render.for_terminal():
+            return await self._handle(line)
+
+    async def _handle(self, line: str) -> bool:
+        line = line.strip()
+        if self._answer is not None:
+            # The line answers the question a command asked: y does it, anything else keeps.
+            question, self._answer = self._answer, None
+            if _yes(line):
+                await self._guarded(question.name, question.act)
+            else:
+                self.say(question.kept)
+            return True
+        if not line:
+            return True
+        if line.startswith("/"):
+            return await self.command(line)
+        await self.talk(line)
+        return True
+
+    async def talk(self, text: str) -> None:
+        self._count += 1
+        source = f"terminal:{self.user_id}:{self._session}:{self._count}"
+        try:
+            reply = await self.runtime.engine.turn(
+                Incoming(source, self.user_id, self.user_name, self.story_id, DM_ORIGIN, text)
+            )
+        except EchoError as exc:
+            log.warning("turn failed: %s", type(exc).__name__)
+            name, url = self.runtime.engine.character_name, self.runtime.settings.llm.base_url
+            self._print(render.cannot_answer(name, exc, base_url=url))
+            return
+        if reply is None:
+            return
+        name = self.runtime.engine.character_name
+        # The character's own words as written (its *actions* are part of the role).
+        if reply.greeting:
+            self._print(f"{name}: {reply.greeting}")
+        self._print(f"{name}: {reply.text}")
+        if reply.cut:
+            self.say(render.cut_line(reply.cut))
+        if self.interactive:
+            self._in_background(self._reflect(reply.exchange_id))
+        else:
+            # Scripted input: the memory is written and indexed before the next line.
+            await self.runtime.worker.reflect_now(reply.exchange_id)
+            await self.runtime.indexer.run_once()
+
+    def _in_background(self, work: Coroutine[object, object, None]) -> None:
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _reflect(self, exchange_id: str | None) -> None:
+        """This turn's reflection (after the one running, if any), then those due: a retry, or
+        one a previous session's end cut short."""
+        try:
+            if exchange_id is not None:
+                await self.runtime.worker.reflect_now(exchange_id)
+            await self.runtime.worker.run_due()
+        except EchoError as exc:  # the outbox keeps the exchange for the next try
+            log.warning("reflection not run now: %s", type(exc).__name__)
+
+    async def command(self, line: str) -> bool:
+        name, _, arg = line[1:].partition(" ")
+        if name in ("quit", "exit"):
+            return False
+        method = f"cmd_{name.replace('-', '_')}"
+        handler = getattr(self, method, None) if method.isidentifier() else None
+        if handler is None:
+            self.say(f"Unknown command /{name}. {HELP}")
+        else:
+            await self._guarded(name, lambda: handler(arg.strip()))
+        return True
+
+    async def _guarded(self, name: str, act: Callable[[], Awaitable[None]]) -> None:
+        """Run a command, turning a person's mistake or a refusing database into one line."""
+        try:
+            await act()
+        except (NotFound, Forbidden) as exc:
+            text = str(exc)
+            self.say(f"{text[:1].upper()}{text[1:]}.")
+        except InvalidInput as exc:
+            self.say(f"{exc}.")
+        except StoreError as exc:
+            log.warning("command /%s failed: %s", name, type(exc).__name__)
+            self.say(f"[the database refused this: {exc}]")
+
+    async def cmd_help(self, arg: str) -> None:
+        self.say(HELP)
+
+    async def cmd_why(self, arg: str) -> None:
+        turn = await manage.why(self.runtime.store, self.user_id, self.story_id)
+        self.say(render.render_why(turn, everywhere=await self._everywhere()))
+
+    async def cmd_memories(self, arg: str) -> None:
+        store, never = self.runtime.store, arg == "never"
+        found = await manage.list_memories(
+            store, self.user_id, never_served=never, query="" if never else arg,
+        )  # fmt: skip
+        if not found and arg and await manage.list_memories(store, self.user_id):
+            self.say(
+                "Every memory of yours has been used at least once." if never
+                else f"None of your memories has the words {arg!r}."
+            )  # fmt: skip
+            return
+        self.say(render.render_memories(
+            found, page_index=0, pages=1, total=len(found), everywhere=await self._everywhere()
+        ))  # fmt: skip
+
+    async def _everywhere(self) -> bool:
+        default = self.runtime.settings.privacy.memories_served
+        found = await manage_privacy.get(self.runtime.store, self.user_id, default=default)
+        return found.everywhere
+
+    async def cmd_pin(self, arg: str, pinned: bool = True) -> None:
+        store = self.runtime.store
+        before = await manage.get(store, self.user_id, _id(arg))
+        if before.pinned == pinned:
+            self.say(f"#{before.id} {'was already pinned' if pinned else 'was not pinned'}.")
+            return
+        memory = await manage.set_pinned(store, self.user_id, before.id, pinned)
+        self.say(f"{'Pinned' if memory.pinned else 'Unpinned'} #{memory.id}.")
+
+    async def cmd_unpin(self, arg: str) -> None:
+        await self.cmd_pin(arg, pinned=False)
+
+    async def cmd_forget(self, arg: str) -> None:
+        """/forget ID: says at once when there is no such memory; asks first in a terminal."""
+        memory = await manage.get(self.runtime.store, self.user_id, _id(arg))
+
+        async def forget() -> None:
+            found = await forgetting.forget_memory(self.runtime.store, self.user_id, memory.id)
+            self.say(found.text(terminal=True))
+
+        if not self.interactive:
+            await forget()
+            return
+        excerpt = render.excerpt(memory.text, 60)
+        self._ask(f"Forget #{memory.id} ({excerpt}) for good?", "forget", forget, "Kept.")
+
+    async def cmd_forget_message(self, arg: str) -> None:
+        """/forget-message ID: the message with this history id (or the reply to one), the
+        reply to it, and what was made from it."""
+        store = self.runtime.store
+        message = await manage_context.message_in_story(store, self.story_id, _id(arg))
+        report = await forgetting.forget_message(
+            store, message, actor_id=self.user_id, engine=self.runtime.engine
+        )
+        self.say(report.text(heading="Forgotten:"))
+
+    async def cmd_forget_me(self, arg: str) -> None:
+        """/forget-me: asks, and the next line answers (y to erase)."""
+        question = forgetting.FORGET_ME_QUESTION
+        self._ask(question, "forget-me", self._forget_me, "Kept; nothing was erased.")
+
+    async def _forget_me(self) -> None:
+        report = await forgetting.forget_person(
+            self.runtime.store, self.user_id, engine=self.runtime.engine
+        )
+        self.say(report.text(heading="Erased everything about you:"))
+
+    async def cmd_remember(self, arg: str) -> None:
+        """/remember TEXT [kind:KIND] [scope:global|story]."""
+        text, chosen = options.split(arg, options.REMEMBER)
+        if not text.strip():
+            raise InvalidInput(f"write {options.REMEMBER_USAGE} (1 to 500 characters)")
+        kind = Kind(chosen.get("kind", Kind.FACT.value))
+        outcome = await manage.remember(
+            self.runtime.store, user_id=self.user_id, story_id=self.story_id, origin=DM_ORIGIN,
+            text=text, kind=kind, scope=Scope(chosen.get("scope", Scope.GLOBAL.value)),
+            builder=self.runtime.worker.builder,
+        )  # fmt: skip
+        said = f"Memory #{outcome.memory_id}: {outcome.action}."
+        self.say(f"{said} {render.WISH_NOTE}" if kind is Kind.RULE else said)
+
+    async def cmd_summary(self, arg: str) -> None:
+        self.say(
+            render.render_summary(await manage_story.summary(self.runtime.store, self.story_id))
+        )
+
+    async def cmd_positions(self, arg: str) -> None:
+        """/positions · /positions drop ID REASON (the terminal's owner moderates their story)."""
+        store = self.runtime.store
+        action, _, rest = arg.partition(" ")
+        if action == "drop":
+            number, _, reason = rest.strip().partition(" ")
+            topic = await manage_story.drop_position(
+                store, self.story_id, _id(number), reason, by=self.user_id
+            )
+            self.say(f"Position #{_id(number)} ({topic}) dropped.")
+        elif action:
+            raise InvalidInput("write /positions, or /positions drop ID REASON")
+        else:
+            found = await manage_story.positions(store, self.story_id)
+            self.say(render_data.render_positions(found, name=self._name))
+
+    async def cmd_anchors(self, arg: str) -> None:
+        """/anchors · /anchors add TEXT · /anchors drop ID REASON."""
+        store = self.runtime.store
+        action, _, rest = arg.partition(" ")
+        if action == "add":
+            anchor_id = await manage_story.add_anchor(store, self.story_id, rest, by=self.user_id)
+            self.say(f"Anchor #{anchor_id} held.")
+        elif action == "drop":
+            number, _, reason = rest.strip().partition(" ")
+            await manage_story.drop_anchor(
+                store, self.story_id, _id(number), reason, by=self.user_id
+            )
+            self.say(f"Anchor #{_id(number)} dropped.")
+        elif action:
+            raise InvalidInput("write /anchors, /anchors add TEXT, or /anchors drop ID REASON")
+        else:
+            found_anchors = await manage_story.anchors(store, self.story_id)
+            self.say(render_data.render_anchors(found_anchors, name=self._name))
+
+    def _name(self, user_id: int) -> str:
+        # Only the terminal's person moderates their story.
+        return "you" if user_id == self.user_id else f"person {user_id}"
+
+    async def cmd_privacy(self, arg: str) -> None:
+        """/privacy · /privacy where_learned|everywhere|default."""
+        store, default = self.runtime.store, self.runtime.settings.privacy.memories_served
+        if arg:
+            found = await manage_privacy.choose(store, self.user_id, arg, default=default)
+        else:
+            found = await manage_privacy.get(store, self.user_id, default=default)
+        self.say(found.line(terminal=True))
+
+    async def cmd_stats(self, arg: str) -> None:
+        stats = await manage.stats(self.runtime.store)
+        self.say(
+            render.render_stats(stats, self.runtime.indexer.status(), self.runtime.engine.status())
+        )
+
+    async def cmd_context(self, arg: str) -> None:
+        """/context [DRAFT] [full:true]: history messages with the same fate on one line each
+        run, as in Discord, unless full:true."""
+        draft, chosen = options.split(arg, options.CONTEXT)
+        plan = await self.runtime.engine.preview(
+            user_id=self.user_id, user_name=self.user_name, story_id=self.story_id,
+            origin=DM_ORIGIN, text=draft,
+        )  # fmt: skip
+        self.say(render.render_context(plan, full=chosen.get("full") == "true"))
+
+    async def cmd_strategy(self, arg: str) -> None:
+        engine = self.runtime.engine
+        if not arg:
+            self.say((await manage_context.strategies(engine, self.story_id)).line())
+            return
+        chosen = await manage_context.choose_strategy(engine, self.story_id, arg)
+        self.say(f"Strategy here is now `{chosen}`.")
+
+    async def cmd_lore(self, arg: str) -> None:
+        """/lore list · /lore add KEYWORDS | CONTENT · /lore remove ID (the owner's entries)."""
+        action, _, rest = arg.partition(" ")
+        store = self.runtime.store
+        if action == "list":
+            self.say(render.render_lore(await manage_context.list_lore(store, None), guild_id=None))
+        elif action == "add":
+            keywords, bar, content = rest.partition("|")
+            if not bar:
+                raise InvalidInput(
+                    "write /lore add KEYWORDS | CONTENT (keywords separated by commas)"
+                )
+            entry = await manage_context.add_lore(
+                store, keywords=keywords, content=content, guild_id=None
+            )
+            self.say(f"Lore entry #{entry.id} added.")
+        elif action == "remove":
+            await manage_context.remove_lore(store, _id(rest), guild_id=None)
+            self.say(f"Lore entry #{_id(rest)} removed.")
+        else:
+            raise InvalidInput("write /lore list, /lore add KEYWORDS | CONTENT, or /lore remove ID")
+
+    async def cmd_history(self, arg: str) -> None:
+        """/history [PAGE]: page 1 is the last HISTORY_PAGE messages, page 2 those before."""
+        page = _id(arg) if arg else 1
+        store = self.runtime.store
+        found = await manage_context.history_page(store, self.story_id, page, size=HISTORY_PAGE)
+        self.say(render.render_history(found.messages, page=page, older=found.older))
+
+    async def cmd_export(self, arg: str) -> None:
+        """/export [FILE]: everything stored about the person, as `echo-bot export` writes it."""
+        path = arg or f"echo-export-{self.user_id}.json"
+        default = self.runtime.settings.privacy.memories_served
+        data = await manage_export.export(self.runtime.store, self.user_id, default_served=default)
+        files.write(path, json.dumps(data, ensure_ascii=False))
+        self.say(
+            f"Everything stored about you is in {Path(path).resolve()} "
+            f"({render.count(len(data['memories']), 'memory', 'memories')}, "
+            f"{render.count(len(data['messages']), 'message')} with their replies)."
+        )
+
+    async def cmd_exclude(self, arg: str, excluded: bool = True) -> None:
+        store = self.runtime.store
+        message = await manage_context.message_in_story(store, self.story_id, _id(arg))
+        await manage_context.set_excluded(store, message, actor_id=self.user_id, excluded=excluded)
+        self.say(
+            f"Message #{_id(arg)} {'excluded from' if excluded else 'included in'} the context."
+        )
+
+    async def cmd_include(self, arg: str) -> None:
+        await self.cmd_exclude(arg, excluded=False)
+
+    async def run(self, stdin: TextIO) -> None:
+        """Read lines until end of input, /quit or Ctrl-C; then stop the background work."""
+        reader = LineReader(stdin)
+        scheduler = None
+        note = await earlier_spelling(self.runtime, self.user_name)
+        if note is not None:
+            self.say(note)
+        if self.interactive:
+            name = self.runtime.engine.character_name
+            self.say(f"Talking to {name} as {self.user_name}. {HELP}")
+            scheduler = start_scheduler(
+                self.runtime.indexer, interval=self.runtime.settings.memory.reindex_interval
+            )
+            days = self.runtime.settings.privacy.history_days
+            forgetting.schedule(scheduler, self.runtime.store, history_days=days)
+            self._in_background(self._reflect(None))
+        try:
+            while True:
+                if self.interactive:
+                    with logs.prompt_waiting(PROMPT, self.out):
+                        line = await reader.readline()
+                else:
+                    line = await reader.readline()
+                if not line or not await self.handle(line):
+                    break
+        finally:
+            if self.interactive:
+                self._print("")  # the shell's prompt on a line of its own
+            # In order: no new job, then the running reflections stop. One cut short stays in
+            # the outbox, and the next start reflects on it.
+            if scheduler is not None:
+                scheduler.shutdown(wait=False)
+            for task in self._background:
+                task.cancel()
+            await asyncio.gather(*self._background, return_exceptions=True)
+
+
+@dataclass(frozen=True)
+class _Question:
+    """A y/N question waiting for the next line: what y does, and what is said otherwise."""
+
+    name: str
+    act: Callable[[], Awaitable[None]]
+    kept: str
+
+
+def is_interactive(stream: TextIO = sys.stdin) -> bool:
+    return stream.isatty()

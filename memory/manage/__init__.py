@@ -1,0 +1,162 @@
+"""What a person can do with their own memories: see why, list, pin, forget, add; the figures
+of /stats. (Their whole data: manage_export; where memories are served: manage_privacy.)
+
+Every operation takes the caller's user id and reaches only that user's memories: another
+person's memory id answers exactly like a missing one (NotFound) and changes nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from memory.errors import InvalidInput, NotFound
+from memory.manage import forgetting
+from memory.model import MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope, Turn
+from memory.store import counters, erasure, figures, memories, outbox, turns
+from memory.store.db import Store, Tx
+from memory.text import clean
+from memory.write.apply import Outcome, merge_candidate, with_index
+from memory.write.dedup_index import DedupIndex
+from memory.write.dedup_pool import IndexBuilder
+from memory.write.reflection import MAX_MEMORY_CHARS
+
+
+async def why(store: Store, user_id: int, story_id: int) -> Turn | None:
+    """Return the caller's last turn in this story with the memories it used."""
+    return await turns.last(store, user_id, story_id)
+
+
+async def list_memories(
+    store: Store, user_id: int, *, never_served: bool = False, query: str = ""
+) -> list[Memory]:
+    """Return the caller's memories, newest first, optionally only those never served."""
+    found = await memories.list_for_user(store, user_id)
+    if never_served:
+        found = [m for m in found if m.served_count == 0]
+    if query:
+        needle = clean(query).casefold()
+        found = [m for m in found if needle in m.text.casefold() or needle == str(m.id)]
+    return found
+
+
+async def get(store: Store, user_id: int, memory_id: int) -> Memory:
+    """Return one of the caller's memories; NotFound for a missing or another person's id."""
+    memory = await memories.get(store, user_id, memory_id)
+    if memory is None:
+        raise NotFound(f"no memory #{memory_id}")
+    return memory
+
+
+async def set_pinned(store: Store, user_id: int, memory_id: int, pinned: bool) -> Memory:
+    """Pin or unpin one of the caller's memories."""
+    if not await store.transact(lambda tx: memories.set_pinned(tx, user_id, memory_id, pinned)):
+        raise NotFound(f"no memory #{memory_id}")
+    return await get(store, user_id, memory_id)
+
+
+async def forget(store: Store, user_id: int, memory_id: int) -> Memory:
+    """Erase one of the caller's memories for real: row, vector, counters, traces (see
+    forgetting.forget_memory, which also says what still holds the words)."""
+    return (await forgetting.forget_memory(store, user_id, memory_id)).memory
+
+
+async def remember(
+    store: Store,
+    *,
+    user_id: int,
+    story_id: int,
+    origin: str,
+    text: str,
+    kind: Kind = Kind.FACT,
+    scope: Scope = Scope.GLOBAL,
+    now: float | None = None,
+    builder: IndexBuilder | None = None,
+) -> Outcome:
+    """Add a memory the person wrote themself; it goes through dedup like any other (its
+    index built by `builder`, the worker's, in another process when large)."""
+    text = clean(text)
+    if not text or len(text) > MAX_MEMORY_CHARS:
+        raise InvalidInput(f"a memory is 1 to {MAX_MEMORY_CHARS} characters")
+    when = time.time() if now is None else now
+    candidate = Candidate(text=text, kind=kind, scope=scope, confidence=1.0)
+
+    async def run(tx: Tx, index: DedupIndex) -> Outcome:
+        outcome, _ = await merge_candidate(
+            tx, index, candidate, exchange_id=f"{MANUAL_EXCHANGE}{user_id}:{when}", user_id=user_id,
+            story_id=story_id, origin=origin, now=when,
+        )  # fmt: skip
+        await counters.bump(tx, f"memories_{outcome.action}")
+        return outcome
+
+    return await with_index(store, user_id, story_id, origin, run, builder=builder)
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """Server-wide figures for /stats (no memory text)."""
+
+    memories: int
+    users: int
+    degraded_turns: int
+    turns: int
+    outbox_pending: int
+    rejections: Mapping[str, int]
+    reflection_failures: Mapping[str, int]
+    # Why reflections were given up: after retries (by error), or over a person's backlog.
+    reflection_drops: Mapping[str, int] = field(default_factory=dict)
+    # What the latest failed reflection said (the backend's own words, redacted).
+    last_reflection_error: str | None = None
+    # Erasures whose bytes are still in the database files (a reader holds an old snapshot).
+    erasures_pending: int = 0
+
+
+async def stats(store: Store) -> Stats:
+    """Return the figures an operator needs to see memory working (or not)."""
+    held, users, turn_total = await figures.everywhere(store)
+    named = await counters.read_all(store)
+    return Stats(
+        memories=held,
+        users=users,
+        degraded_turns=named.get("degraded_turns", 0),
+        turns=turn_total,
+        outbox_pending=await outbox.pending_count(store),
+        rejections={
+            k.removeprefix("memories_rejected:"): v
+            for k, v in named.items()
+            if k.startswith("memories_rejected:")
+        },
+        reflection_failures={
+            k.removeprefix("reflection_failed:"): v
+            for k, v in named.items()
+            if k.startswith("reflection_failed:")
+        },
+        reflection_drops={
+            k.removeprefix("reflection_dropped_"): v
+            for k, v in named.items()
+            if k.startswith("reflection_dropped_")
+        },
+        last_reflection_error=await outbox.last_error(store),
+        erasures_pending=len(await erasure.pending(store)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStats:
+    """One server's figures for its moderators' /stats (no memory text)."""
+
+    memories: int
+    people: int
+    turns: int
+    degraded_turns: int
+    reflections_waiting: int
+    # Erasures whose bytes are still in the database files: the files are shared by every
+    # server, so this one is the bot's.
+    erasures_pending: int = 0
+
+
+async def server_stats(store: Store, guild_id: int) -> ServerStats:
+    """Return the figures of what was said in this server only."""
+    found = await figures.server(store, str(guild_id))
+    return ServerStats(*found, erasures_pending=len(await erasure.pending(store)))

@@ -1,0 +1,218 @@
+"""A person's own data: everything stored about them as one JSON document, and its import.
+
+An import checks the whole file before it writes anything: the first item that cannot be a
+memory is named, with why, and nothing is written. Imported memories keep their pin and dates
+and go through dedup (importing a file twice adds nothing); each one is served where it was
+learned, as any other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from memory.errors import InvalidInput
+from memory.manage.privacy import served_where
+from memory.model import DM_ORIGIN, MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope
+from memory.store import counters, memories, personal, privacy
+from memory.store.db import Store, Tx
+from memory.text import clean
+from memory.write.apply import merge_candidate
+from memory.write.dedup_index import DedupIndex, build_index
+from memory.write.reflection import MAX_MEMORY_CHARS
+
+EXPORT_VERSION = 2
+
+# SQLite integers are signed 64-bit: an id outside is refused before it reaches a query.
+_SQLITE_INT = range(-(2**63), 2**63)
+# Dates are POSIX seconds; past this (year 5138) a number is not one.
+MAX_DATE = 1e11
+
+E = TypeVar("E", Kind, Scope)
+
+
+async def export(store: Store, user_id: int, *, default_served: str) -> dict[str, Any]:
+    """Return everything stored about the person, JSON-ready."""
+    choice = await privacy.memories_served(store, user_id)
+    everywhere = (choice or default_served) == privacy.EVERYWHERE
+    found = await memories.list_for_user(store, user_id)
+    return {
+        "version": EXPORT_VERSION,
+        "user_id": user_id,
+        "exported_at": time.time(),
+        "privacy": {"memories_served": choice, "default": default_served},
+        "memories": [
+            {
+                "id": m.id, "text": m.text, "kind": m.kind.value, "scope": m.scope.value,
+                "story_id": m.story_id, "origin": m.origin, "confidence": m.confidence,
+                "pinned": m.pinned, "created_at": m.created_at, "updated_at": m.updated_at,
+                "candidate_count": m.candidate_count, "served_count": m.served_count,
+                "semantic_count": m.semantic_count,
+                "served": served_where(m, everywhere=everywhere),
+            }
+            for m in sorted(found, key=lambda m: m.id)
+        ],
+        "messages": await personal.messages(store, user_id),
+        "derived": await personal.derived(store, user_id),
+    }  # fmt: skip
+
+
+def nothing_stored(data: Mapping[str, Any]) -> bool:
+    """Whether an export holds nothing at all: no memory, message, derived item or choice."""
+    derived = data["derived"]
+    return (
+        not data["memories"]
+        and not data["messages"]
+        and not any(derived.values())
+        and data["privacy"]["memories_served"] is None
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Imported:
+    """One memory of an export file, checked."""
+
+    text: str
+    kind: Kind
+    scope: Scope
+    story_id: int
+    origin: str
+    confidence: float
+    pinned: bool
+    created_at: float | None
+    updated_at: float | None
+
+
+def parse(data: object) -> list[Imported]:
+    """Check a whole export file; InvalidInput names the first bad item and why."""
+    items = data.get("memories") if isinstance(data, Mapping) else None
+    if not isinstance(items, list):
+        raise InvalidInput('not an `echo-bot export` file (no "memories" list)')
+    version = data.get("version", EXPORT_VERSION) if isinstance(data, Mapping) else None
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise InvalidInput(f"version {version!r} is not an export version (a whole number)")
+    if version > EXPORT_VERSION:
+        raise InvalidInput(
+            f"export version {version} is newer than this Écho reads (up to {EXPORT_VERSION}):"
+            " update Écho, then import it"
+        )
+    return [_item(index, item) for index, item in enumerate(items)]
+
+
+def _item(index: int, item: object) -> Imported:
+    where = f"memories[{index}]"
+    if not isinstance(item, Mapping):
+        raise InvalidInput(f"{where}: not an object")
+
+    def bad(field: str, why: str) -> InvalidInput:
+        return InvalidInput(f"{where}: {field} {why}")
+
+    text = item.get("text")
+    if not isinstance(text, str) or not 1 <= len(clean(text)) <= MAX_MEMORY_CHARS:
+        raise bad("text", f"must be 1 to {MAX_MEMORY_CHARS} characters")
+    kind = _choice(item.get("kind"), Kind)
+    if kind is None:
+        raise bad("kind", f"must be one of {', '.join(k.value for k in Kind)}")
+    scope = _choice(item.get("scope"), Scope)
+    if scope is None:
+        raise bad("scope", "must be global or story")
+    story = item.get("story_id")
+    if story is None and scope is Scope.GLOBAL:
+        story = 0
+    if not isinstance(story, int) or isinstance(story, bool) or story not in _SQLITE_INT:
+        raise bad("story_id", "must be a 64-bit integer (required for a story memory)")
+    origin = item.get("origin", DM_ORIGIN)
+    if not isinstance(origin, str) or not (origin == DM_ORIGIN or _server_id(origin)):
+        raise bad("origin", 'must be "dm" or a server id')
+    confidence = _number(item.get("confidence", 1.0))
+    if confidence is None or not 0.0 <= confidence <= 1.0:
+        raise bad("confidence", "must be a number from 0 to 1")
+    pinned = item.get("pinned", False)
+    if not isinstance(pinned, bool):
+        raise bad("pinned", "must be true or false")
+    dates = []
+    for field in ("created_at", "updated_at"):
+        value = item.get(field)
+        date = None if value is None else _number(value)
+        if value is not None and (date is None or not 0.0 <= date < MAX_DATE):
+            raise bad(field, "must be a date in seconds since 1970")
+        dates.append(date)
+    created, updated = dates
+    if created is not None and updated is not None and updated < created:
+        raise bad("updated_at", "is before created_at")
+    return Imported(clean(text), kind, scope, story, origin, confidence, pinned, created, updated)
+
+
+def _choice(value: object, enum: type[E]) -> E | None:
+    try:
+        return enum(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _server_id(origin: str) -> bool:
+    return origin.isascii() and origin.isdigit() and int(origin) in _SQLITE_INT
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+async def import_memories(
+    store: Store, user_id: int, data: object, *, now: float | None = None
+) -> dict[str, int]:
+    """Check the file, then add its memories to the person in one transaction (through dedup,
+    with their pins and dates); return what happened, by action. A memory the person already
+    has as it is in the file (same text, kind, scope and place) is left alone ("unchanged"),
+    so that importing a file again writes nothing, rules included (dedup leaves rules apart)."""
+    items = parse(data)
+    when = time.time() if now is None else now
+
+    async def run(tx: Tx) -> dict[str, int]:
+        done: dict[str, int] = {}
+        indexes: dict[tuple[int, str], DedupIndex] = {}
+        held = {_same(m) for m in await memories.list_for_user(tx, user_id)}
+        for n, item in enumerate(items):
+            if _same(item) in held:
+                done["unchanged"] = done.get("unchanged", 0) + 1
+                continue
+            key = (item.story_id, item.origin)
+            if key not in indexes:
+                pool = await memories.merge_pool(tx, user_id, item.story_id, item.origin)
+                # Seconds at 100k memories: off the event loop (the import holds the write).
+                indexes[key] = await asyncio.to_thread(build_index, pool)
+            candidate = Candidate(item.text, item.kind, item.scope, confidence=item.confidence)
+            outcome, memory = await merge_candidate(
+                tx, indexes[key], candidate, exchange_id=f"{MANUAL_EXCHANGE}{user_id}:{when}:{n}",
+                user_id=user_id, story_id=item.story_id, origin=item.origin, now=when,
+            )  # fmt: skip
+            if outcome.action == "created":
+                created = item.created_at if item.created_at is not None else when
+                await personal.restore(
+                    tx, user_id, memory.id, pinned=item.pinned, created_at=created,
+                    updated_at=max(created, item.updated_at or created),
+                )  # fmt: skip
+            elif item.pinned and not memory.pinned:
+                await memories.set_pinned(tx, user_id, memory.id, True)
+            await counters.bump(tx, f"memories_{outcome.action}")
+            done[outcome.action] = done.get(outcome.action, 0) + 1
+            held.add(_same(item))
+        return done
+
+    return await store.transact(run)
+
+
+def _same(m: Memory | Imported) -> tuple[str, Kind, Scope, int, str]:
+    """What makes an imported memory one the person already has."""
+    story = (m.story_id or 0) if m.scope is Scope.STORY else 0
+    return (m.text, m.kind, m.scope, story, m.origin or DM_ORIGIN)

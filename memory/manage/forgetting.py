@@ -1,0 +1,338 @@
+"""Forgetting, as people ask for it: one memory, one message and the reply to it, everything
+about oneself, or what one server holds about a member who left. The bot and the terminal call
+these, and the scheduler calls `settle_pending` and `tidy`; no SQL above this line.
+
+Each erasure is one transaction (memory/store/erasure.py). Then the WAL is checkpointed so the
+database files hold nothing of it; when a reader on an older snapshot keeps the checkpoint from
+finishing, the erasure is pending (counted in /stats) until `settle_pending` finishes it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from memory.engine import Engine
+from memory.errors import Forbidden, NotFound, StoreError, unexpected
+from memory.manage import context
+from memory.model import MANUAL_EXCHANGE, Memory
+from memory.store import erasure, history, memories, provenance, retention
+from memory.store.db import Store, Tx
+from memory.store.erasure import Erased, Target
+from memory.store.history import HistoryMessage
+from memory.store.provenance import Leftovers
+from memory.write import filters, state
+
+log = logging.getLogger(__name__)
+
+# How often an erasure a reader kept pending is tried again, and the retention rules applied.
+ERASURE_POLL = 30.0
+RETENTION_INTERVAL = 3600.0
+
+FORGET_ME_QUESTION = (
+    "Erase everything I store about you, in every server and in DMs? Your memories, your "
+    "messages and my replies to them, and what I made from them (anchors, positions, "
+    "summaries, and what I noted for others from them). This cannot be undone."
+)
+
+_BOUNDS = {name: (low, high) for name, (low, high, _, _) in state.DEFAULT_FIELDS.items()}
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    """One memory erased, and what still holds the words it was learned from."""
+
+    memory: Memory
+    still: Leftovers = field(default_factory=Leftovers)
+    learned: bool = True  # False: the person wrote it themself (/remember, an import)
+    complete: bool = True
+
+    def text(self, *, terminal: bool = False) -> str:
+        """What to tell the person: what went, what stays, and how to remove the rest."""
+        lines = [f"Forgotten #{self.memory.id}."]
+        s = self.still
+        made = _made(s.anchors, s.positions, s.summaries, s.condensed)
+        if s.messages:
+            one = len(s.messages) == 1
+            said = f"the {_plural(len(s.messages), 'message')} it was learned from"
+            also = f", and {made} made from {'it' if one else 'them'}" if made else ""
+            lines.append(
+                f"Still stored: {said} {'is' if one else 'are'} in the conversation history{also}."
+            )
+            lines.append(_next_step(s, terminal=terminal))
+        elif made:
+            lines.append(f"Still stored: {made} made from the messages it was learned from.")
+            lines.append("/forget-me erases everything about you.")
+        elif self.learned:
+            lines.append("The messages it was learned from are no longer stored.")
+        else:
+            lines.append("You wrote it yourself; nothing else was made from it.")
+        if not self.complete:
+            lines.append(PENDING)
+        return "\n".join(lines)
+
+
+PENDING = (
+    "Its bytes leave the database files as soon as another reader lets go of them (erasure "
+    "pending; /stats counts it)."
+)
+
+
+def _made(anchors: int, positions: int, summaries: int, condensed: int) -> str:
+    parts = []
+    if anchors:
+        parts.append(_plural(anchors, "anchor"))
+    if positions:
+        parts.append(_plural(positions, "position"))
+    if summaries:
+        parts.append("the conversation summary" if summaries == 1 else f"{summaries} summaries")
+    if condensed:
+        parts.append(_plural(condensed, "sentence") + " of the condensed history")
+    return ", ".join(parts)
+
+
+def _next_step(still: Leftovers, *, terminal: bool) -> str:
+    if terminal:
+        ids = " ".join(f"/forget-message {m.history_id}" for m in still.messages)
+        return (
+            f"To remove them and what was made from them: {ids} (or /forget-me for all); "
+            "/history lists the last messages, /history 2 and on the older ones."
+        )
+    return (
+        "To remove them and what was made from them: Apps → “Forget this message” on each "
+        "(or /forget-me for everything about you)."
+    )
+
+
+async def forget_memory(store: Store, user_id: int, memory_id: int) -> Forgotten:
+    """Erase one of the caller's memories for real (row, vector, counters, traces) and say what
+    still holds the words it was learned from; NotFound for a missing or another's id."""
+    memory = await memories.get(store, user_id, memory_id)
+    if memory is None:
+        raise NotFound(f"no memory #{memory_id}")
+    sources = await provenance.memory_sources(store, user_id, memory_id)
+    learned = [s for s in sources if not s.startswith(MANUAL_EXCHANGE)]
+    still = await provenance.leftovers(store, learned)
+    now = time.time()
+
+    async def run(tx: Tx) -> int | None:
+        if not await memories.delete(tx, user_id, [memory_id]):
+            return None
+        await erasure.purge_keyword_segments(tx)
+        return await erasure.record(tx, "memory", now=now)
+
+    erasure_id = await store.transact(run)
+    if erasure_id is None:
+        raise NotFound(f"no memory #{memory_id}")
+    complete = await _settle(store, [erasure_id])
+    return Forgotten(memory, still, learned=bool(learned) or not sources, complete=complete)
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureReport:
+    """What one erasure removed, for the person who asked."""
+
+    erased: Erased
+    complete: bool
+    whose: str = "your"  # "your", "their": whose messages went
+
+    def parts(self) -> list[str]:
+        e, d = self.erased, self.erased.derived
+        parts = []
+        if e.messages:
+            whose = "yours" if self.whose == "your" else "theirs"
+            said = _plural(e.messages, "message")
+            parts.append(f"{said} of the history ({whose} and my replies)")
+        if e.memories:
+            parts.append(_plural(e.memories, "memory", "memories"))
+        parts += [p for p in _made(d.anchors, d.positions, 0, d.condensed).split(", ") if p]
+        if d.state_changes:
+            parts.append(_plural(d.state_changes, "change") + " of my mood or closeness")
+        if e.outbox:
+            parts.append(_plural(e.outbox, "reflection record"))
+        if e.turns:
+            parts.append(_plural(e.turns, "turn record") + " (what each used, for /why)")
+        return parts
+
+    def text(self, *, heading: str) -> str:
+        parts = self.parts()
+        lines = [f"{heading} " + (", ".join(parts) if parts else "nothing was stored") + "."]
+        if self.erased.derived.summaries:
+            lines.append(
+                "The rolling summary of "
+                + ("that conversation" if self.erased.derived.summaries == 1 else
+                   f"{self.erased.derived.summaries} conversations")
+                + " went back to before it; the next reflection rewrites it."
+            )  # fmt: skip
+        if self.erased.others:
+            said = "you" if self.whose == "your" else "they"
+            lines.append(
+                f"{_plural(self.erased.others, 'item')} of other people went with it: memories, "
+                f"anchors or positions a reflection wrote while it was shown what {said} said "
+                "(in the summary or the conversation's notes)."
+            )
+        for memory_id in self.erased.memories_kept:
+            if self.whose == "your":
+                lines.append(
+                    f"Memory #{memory_id} stays: another message said it too (only this one's "
+                    f"link to it went); /forget {memory_id} erases it."
+                )
+            else:
+                lines.append(
+                    "One of their memories stays: another of their messages said it too (only "
+                    "this one's link to it went)."
+                )
+        if not self.complete:
+            lines.append(PENDING)
+        return "\n".join(lines)
+
+
+async def forget_message(
+    store: Store,
+    message: HistoryMessage | None,
+    *,
+    actor_id: int,
+    moderator: bool = False,
+    engine: Engine | None = None,
+) -> ErasureReport:
+    """Forget a stored message (or the reply to one): the message, the reply and greeting that
+    answered it, and everything derived from that exchange. Allowed to its author (the person a
+    reply answered) and to moderators."""
+    if message is None:
+        raise NotFound("that message is not in my conversation history")
+    if message.role == "user":
+        exchange_id, author = message.source_id, message.user_id
+    else:
+        exchange_id = message.source_id.rpartition(":")[0]
+        author = await context.reply_owner(store, message)
+    if not moderator and author != actor_id:
+        raise Forbidden(
+            "you can forget only your own messages and my replies to you "
+            "(moderators: Manage Messages)"
+        )
+    target = Target.message(exchange_id, user_id=author or 0, story_id=message.story_id)
+    if engine is not None:
+        engine.drop_waiting(exchange_id=exchange_id)
+    report = await _erase(store, target)
+    return ErasureReport(report.erased, report.complete, "your" if author == actor_id else "their")
+
+
+async def forget_person(
+    store: Store, user_id: int, *, origin: str | None = None, engine: Engine | None = None
+) -> ErasureReport:
+    """Erase everything stored about a person, in every server and DM (`origin` None), or what
+    one server (`origin`) holds about them: memories, their messages and my replies, reflection
+    records, turns, counters, and what was derived from their exchanges."""
+    if engine is not None:
+        engine.drop_waiting(user_id=user_id, origin=origin)
+    target = Target.person(user_id) if origin is None else Target.member(user_id, origin)
+    return await _erase(store, target)
+
+
+async def _erase(store: Store, target: Target) -> ErasureReport:
+    erased = await store.transact(
+        lambda tx: erasure.erase(
+            tx,
+            target,
+            now=time.time(),
+            bounds=_BOUNDS,
+            words=filters.content_words,
+            carries=filters.carries,
+        )
+    )
+    log.info("erasure %d (%s): %d memories, %d messages, %d derived, %d of other people",
+             erased.erasure_id, target.kind, erased.memories, erased.messages,
+             erased.derived.total, erased.others)  # fmt: skip
+    return ErasureReport(erased, await _settle(store, [erased.erasure_id]))
+
+
+async def _settle(store: Store, erasure_ids: Sequence[int]) -> bool:
+    """Checkpoint the WAL so the files hold nothing erased; record the erasures complete.
+    False when a reader kept the checkpoint from finishing: they stay pending."""
+    if not await store.checkpoint():
+        log.info("erasures %s pending: a reader holds an older snapshot", list(erasure_ids))
+        return False
+    try:
+        await store.transact(lambda tx: erasure.complete(tx, erasure_ids, now=time.time()))
+    except StoreError as exc:  # the files are clean; the record says so at the next settle
+        log.warning("erasures %s not recorded complete (%s)", list(erasure_ids), exc)
+    return True
+
+
+async def settle_pending(store: Store) -> int:
+    """Finish the erasures a reader kept pending (the scheduler); return how many remain."""
+    waiting = await erasure.pending(store)
+    if waiting and not await _settle(store, waiting):
+        return len(waiting)
+    return 0
+
+
+@dataclass(frozen=True, slots=True)
+class Tidied:
+    """What one pass of the retention rules removed."""
+
+    outbox_texts: int = 0
+    messages: int = 0
+    tombstones: int = 0
+
+
+async def tidy(store: Store, *, history_days: float, now: float | None = None) -> Tidied:
+    """Apply the retention rules: texts of dropped reflections past their week, messages past
+    `history_days` (0: kept), records of erasures completed long ago. Then checkpoint, so
+    what went leaves the files."""
+    when = time.time() if now is None else now
+    texts = await store.transact(lambda tx: retention.purge_dropped(tx, now=when))
+    pruned = 0
+    if history_days > 0:
+        before = when - history_days * 86_400
+        while True:
+            batch = await store.transact(lambda tx: retention.prune_history(tx, before=before))
+            pruned += batch
+            if batch < retention.PRUNE_BATCH:
+                break
+    tombstones = await store.transact(lambda tx: erasure.forget_tombstones(tx, now=when))
+    if texts or pruned:
+        log.info("retention: %d reflection texts blanked, %d old messages pruned", texts, pruned)
+        await store.checkpoint()
+    return Tidied(texts, pruned, tombstones)
+
+
+def schedule(scheduler: AsyncIOScheduler, store: Store, *, history_days: float) -> None:
+    """Add the jobs that finish pending erasures and apply the retention rules."""
+
+    async def settle() -> None:
+        try:
+            await settle_pending(store)
+        except Exception as exc:  # a scheduler job's own error log would print the message
+            log.error("pending erasures not settled: %s", unexpected(exc))
+
+    async def retain() -> None:
+        try:
+            await tidy(store, history_days=history_days)
+        except Exception as exc:
+            log.error("retention not applied: %s", unexpected(exc))
+
+    scheduler.add_job(settle, "interval", seconds=ERASURE_POLL, id="erasures",
+                      max_instances=1, coalesce=True, misfire_grace_time=60)  # fmt: skip
+    scheduler.add_job(
+        retain, "interval", seconds=RETENTION_INTERVAL, id="retention", max_instances=1,
+        coalesce=True, misfire_grace_time=int(RETENTION_INTERVAL),
+        next_run_time=datetime.datetime.now(datetime.UTC),  # once at start-up
+    )  # fmt: skip
+
+
+async def resolve(store: Store, source_id: str) -> HistoryMessage | None:
+    """The stored message an exchange is about: the person's message, or failing that (it was
+    pruned) the reply to it."""
+    return await history.by_source(store, source_id) or await history.by_source(
+        store, f"{source_id}:reply"
+    )

@@ -1,0 +1,163 @@
+"""A person's own data: /export gives them, privately, everything stored about them as a JSON
+file; an import restores pins and dates, and a bad file writes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory import manage
+from memory.errors import InvalidInput
+from memory.manage import export as manage_export
+from memory.store.db import Store
+from tests.bot import discord_fakes as fakes
+from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with, _command, _opt, _say
+from tests.fakes import canary
+from tests.fakes.ollama import FakeOllama
+
+CAROL = 1003
+ALICES, BOBS = "ALICANARY1111", "BOBCANARY2222"
+
+
+def _exported(rec: fakes.Recorder, who: int) -> tuple[str, dict[str, Any]]:
+    """The text and the attached file of this person's /export answer."""
+    for sent in reversed(rec.sent):
+        name = f"echo-export-{who}.json"
+        if name in sent.files:
+            data = sent.payload.get("data", sent.payload)
+            assert data["flags"] == fakes.EPHEMERAL
+            return str(data["content"]), json.loads(sent.files[name])
+    raise AssertionError(f"no export for {who}")
+
+
+async def test_export_gives_a_person_everything_about_them_and_nothing_else(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    canary.script(ollama)
+    async with _bot_with(tmp_path, ollama) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        await asyncio.gather(
+            _say(echo, channel, ALICE, f"Mon code de coffre est {ALICES}"),
+            _say(echo, channel, BOB, f"Mon code de coffre est {BOBS}"),
+        )
+        await asyncio.gather(*getattr(echo.get_cog("Conversation"), "_background", ()))
+        await echo.runtime.worker.run_due()
+        await _command(echo, "remember", ALICE, options=[_opt("text", "Aime le thé vert", 3)])
+        [tea] = await manage.list_memories(echo.runtime.store, ALICE, query="thé")
+        await _command(echo, "pin", ALICE, options=[_opt("memory", tea.id)])
+
+        await asyncio.gather(  # both export while Carol talks
+            _command(echo, "export", ALICE),
+            _command(echo, "export", BOB),
+            _say(echo, channel, CAROL, "Bonjour à tous"),
+        )
+        said, data = _exported(rec, ALICE)
+        assert said.startswith("Everything I store about you: 2 memories, 1 message (with")
+        assert data["user_id"] == ALICE and BOBS not in json.dumps(data)
+        memories = {m["text"]: m for m in data["memories"]}
+        pinned = memories["Aime le thé vert"]
+        assert pinned["pinned"] and pinned["kind"] == "fact" and pinned["scope"] == "global"
+        assert pinned["served"] == f"only in server {fakes.GUILD_ID}"
+        learned = memories[f"A pour code de coffre {ALICES}"]
+        assert learned["created_at"] > 0 and learned["served_count"] >= 0
+        [message] = data["messages"]
+        assert message["text"] == f"Mon code de coffre est {ALICES}"
+        assert message["reply"] == f"Noté : {ALICES}."
+        derived = data["derived"]
+        assert [a["text"] for a in derived["anchors"]] == [
+            f"Le coffre de user{ALICE} s'ouvre avec {ALICES}"
+        ]
+        assert [p["topic"] for p in derived["positions"]] == [f"coffre {ALICES}"]
+        assert derived["state_changes"][0]["field"] == "mood"
+        _, bobs = _exported(rec, BOB)
+        assert ALICES not in json.dumps(bobs) and len(bobs["memories"]) == 1
+
+
+async def test_import_restores_pins_and_dates_and_goes_through_dedup(
+    tmp_path: Path, store: Store
+) -> None:
+    async def person(user: int, texts: list[str]) -> None:
+        for n, text in enumerate(texts):
+            await manage.remember(store, user_id=user, story_id=10, origin="111", text=text,
+                                  now=1_000.0 + n)  # fmt: skip
+
+    await asyncio.gather(person(1, ["Aime le thé", "A un chat"]), person(2, ["Joue du cello"]))
+    [cat] = await manage.list_memories(store, 1, query="chat")
+    await manage.set_pinned(store, 1, cat.id, True)
+    exports = await asyncio.gather(
+        *(manage_export.export(store, u, default_served="where_learned") for u in (1, 2))
+    )
+    async with await Store.open(tmp_path / "other.sqlite3") as other:
+        done = await asyncio.gather(
+            *(manage_export.import_memories(other, 40 + n, e) for n, e in enumerate(exports))
+        )
+        assert done == [{"created": 2}, {"created": 1}]
+        again = await manage_export.import_memories(other, 40, exports[0])
+        assert again == {"unchanged": 2}
+        restored = {m.text: m for m in await manage.list_memories(other, 40)}
+        assert restored["A un chat"].pinned and not restored["Aime le thé"].pinned
+        assert restored["Aime le thé"].created_at == 1_000.0
+        assert restored["A un chat"].updated_at == 1_001.0
+        assert restored["A un chat"].origin == "111"
+
+
+async def test_a_second_import_of_the_same_file_writes_nothing_rules_included(
+    store: Store,
+) -> None:
+    """Rules stay out of dedup (a wish is never merged into a fact): before, each import of the
+    same file added the rule again."""
+    rule = {"text": "Appelle-moi Lé, pas Léa", "kind": "rule", "scope": "global", "origin": "dm"}
+    fact = {"text": "Aime le thé", "kind": "fact", "scope": "story", "story_id": 7, "origin": "5"}
+    data = {"version": 2, "memories": [rule, fact]}
+    assert await manage_export.import_memories(store, 1, data) == {"created": 2}
+    before = await manage.list_memories(store, 1)
+    again = await asyncio.gather(*(manage_export.import_memories(store, 1, data) for _ in "abc"))
+    assert again == [{"unchanged": 2}] * 3
+    assert await manage.list_memories(store, 1) == before
+    # The same text in another place, or of another kind, is another memory.
+    moved = {"version": 2, "memories": [{**rule, "kind": "preference"}, {**fact, "story_id": 8}]}
+    assert await manage_export.import_memories(store, 1, moved) == {"created": 2}
+
+
+async def test_an_export_newer_than_the_code_is_refused_whole(store: Store) -> None:
+    good = {"text": "Aime le thé", "kind": "fact", "scope": "global"}
+    for version, said in (
+        (99, "export version 99 is newer than this Écho reads (up to 2): update Écho, then "
+             "import it"),
+        ("2", "version '2' is not an export version (a whole number)"),
+    ):  # fmt: skip
+        with pytest.raises(InvalidInput) as raised:
+            await manage_export.import_memories(store, 1, {"version": version, "memories": [good]})
+        assert str(raised.value) == said
+    assert await manage.list_memories(store, 1) == []
+
+
+@pytest.mark.parametrize(
+    ("item", "said"),
+    [
+        ({"text": "", "kind": "fact", "scope": "global"},
+         "memories[1]: text must be 1 to 500 characters"),
+        ({"text": "x", "kind": "fact", "scope": "story"},
+         "memories[1]: story_id must be a 64-bit integer (required for a story memory)"),
+        ({"text": "x", "kind": "fact", "scope": "global", "origin": "guild"},
+         'memories[1]: origin must be "dm" or a server id'),
+        ({"text": "x", "kind": "fact", "scope": "global", "confidence": float("inf")},
+         "memories[1]: confidence must be a number from 0 to 1"),
+        ({"text": "x", "kind": "fact", "scope": "global", "created_at": -1},
+         "memories[1]: created_at must be a date in seconds since 1970"),
+        ({"text": "x", "kind": "fact", "scope": "global", "pinned": 1},
+         "memories[1]: pinned must be true or false"),
+    ],
+)  # fmt: skip
+async def test_a_bad_file_names_the_item_and_writes_nothing(
+    store: Store, item: dict[str, Any], said: str
+) -> None:
+    good = {"text": "Aime le thé", "kind": "fact", "scope": "global", "origin": "dm"}
+    with pytest.raises(InvalidInput) as raised:
+        await manage_export.import_memories(store, 1, {"memories": [good, item]})
+    assert str(raised.value) == said
+    assert await manage.list_memories(store, 1) == []

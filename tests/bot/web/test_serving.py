@@ -1,0 +1,163 @@
+"""Serving the operator's page: the token (configured, kept, generated and printed once), the
+refusal to bind elsewhere than loopback without one, `echo-bot web`, the page beside the bot; the
+markup and chart helpers; a degraded turn's reason on the overview."""
+
+from __future__ import annotations
+
+import html
+import re
+import socket
+import stat
+from pathlib import Path
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import SecretStr
+
+from bot import cli
+from bot.config import ConfigError, Settings, WebSettings
+from bot.web import charts
+from bot.web.html import el, esc
+from bot.web.server import TOKEN_FILE, if_enabled, resolve_token, serving
+from memory.engine import Incoming
+from memory.store.db import Store
+from tests.fakes.ollama import FakeOllama
+from tests.web_script import engine
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _settings(tmp_path: Path, **web: object) -> Settings:
+    return Settings(storage={"path": tmp_path / "echo.sqlite3"}, web=web)  # type: ignore[arg-type]
+
+
+def test_a_token_is_generated_once_kept_private_and_reused(tmp_path: Path) -> None:
+    first, generated = resolve_token(WebSettings(), tmp_path)
+    assert generated and len(first) >= 32
+    path = tmp_path / TOKEN_FILE
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert resolve_token(WebSettings(), tmp_path) == (first, False)
+    configured = WebSettings(token=SecretStr("c" * 20))
+    assert resolve_token(configured, tmp_path) == ("c" * 20, False)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.4", "::", "example.org"])
+def test_a_non_loopback_address_without_a_token_is_refused_in_one_line(
+    tmp_path: Path, host: str
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        resolve_token(WebSettings(host=host), tmp_path)
+    assert "\n" not in str(refused.value) and "[web] token" in str(refused.value)
+    assert not (tmp_path / TOKEN_FILE).exists()
+    token = SecretStr("t" * 16)
+    assert resolve_token(WebSettings(host=host, token=token), tmp_path) == ("t" * 16, False)
+
+
+def test_a_short_token_is_refused_without_being_shown(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[web]\ntoken = "short-secret"\n', encoding="utf-8")
+    assert cli.main(["--config", str(config), "check-config"]) == 2
+
+
+def test_echo_bot_web_refuses_a_public_address_without_a_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[web]\nhost = "0.0.0.0"\n', encoding="utf-8")
+    assert cli.main(["--config", str(config), "web"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "not a loopback address" in err
+
+
+async def test_the_page_is_served_on_loopback_and_the_link_is_printed_once(
+    tmp_path: Path, store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = _settings(tmp_path, port=_free_port())
+    async with serving(settings, store) as address, httpx.AsyncClient() as client:
+        printed = capsys.readouterr().err
+        token = re.search(r"\?token=(\S+)", printed)
+        assert token is not None
+        assert (await client.get(address)).status_code == 401
+        opened = await client.get(f"{address}?token={token[1]}", follow_redirects=True)
+        assert opened.status_code == 200 and "Overview" in opened.text
+        assert str(opened.url) == address  # the token left the address bar
+    # A second start prints the address again, and where the token is, never the token.
+    async with serving(settings, store) as again:
+        err = capsys.readouterr().err
+        assert token[1] not in err
+        kept = tmp_path / TOKEN_FILE
+        assert err.splitlines() == [
+            f"Operator's page: {again} — open {again}?token=… with the token kept in {kept}"
+        ]
+    configured = _settings(tmp_path, port=_free_port(), token=SecretStr("s" * 24))
+    async with serving(configured, store) as address:
+        err = capsys.readouterr().err
+        assert "s" * 24 not in err and "with your [web] token (or ECHO_WEB__TOKEN)" in err
+
+
+async def test_the_page_runs_beside_the_bot_only_when_enabled(tmp_path: Path, store: Store) -> None:
+    port = _free_port()
+    async with httpx.AsyncClient() as client:
+        async with if_enabled(_settings(tmp_path, port=port), store, lambda: None):
+            with pytest.raises(httpx.ConnectError):
+                await client.get(f"http://127.0.0.1:{port}/")
+        on = _settings(tmp_path, port=port, enabled=True)
+        async with if_enabled(on, store, lambda: None, here=False):
+            with pytest.raises(httpx.ConnectError):
+                await client.get(f"http://127.0.0.1:{port}/")
+        async with if_enabled(on, store, lambda: None):
+            assert (await client.get(f"http://127.0.0.1:{port}/")).status_code == 401
+
+
+async def test_a_port_in_use_is_said_in_one_line(tmp_path: Path, store: Store) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        settings = _settings(tmp_path, port=taken.getsockname()[1])
+        with pytest.raises(ConfigError, match=r"cannot listen on 127\.0\.0\.1"):
+            async with serving(settings, store):
+                pass
+
+
+async def test_a_degraded_turn_is_counted_with_its_reason(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    from memory.manage import dashboard
+
+    bot = engine(store, ollama, http)
+    await bot.turn(Incoming("m1", 1, "Marie", 10, "111", "Bonjour"))
+    ollama.set("/api/embed", "500")
+    reply = await bot.turn(Incoming("m2", 1, "Marie", 10, "111", "Encore moi"))
+    assert reply is not None and reply.recall.degraded
+    o = await dashboard.overview(store)
+    assert [(d.turns, d.degraded) for d in o.turn_days] == [(2, {"embedding": 1})]
+    assert o.latencies[""].p50 <= o.latencies[""].p95
+
+
+@given(st.text())
+def test_any_text_comes_back_as_text(text: str) -> None:
+    cell = el("td", text, title=text)
+    inner = cell[cell.index(">") + 1 : -len("</td>")]
+    assert "<" not in inner and html.unescape(inner) == text
+    assert html.unescape(esc(text)) == text and '"' not in esc(text)
+
+
+def test_bars_are_as_tall_as_their_values() -> None:
+    svg = charts.bars("label", [("a", {"x": 1.0, "y": 3.0}), ("b", {"x": 4.0})], ["x", "y"])
+    heights = [float(h) for h in re.findall(r'<rect[^>]*height="([\d.]+)"[^>]*class="s\d"', svg)]
+    # The legend's two squares (10 high), then a: x 1, y 3; b: x 4 — on one scale.
+    bars = heights[2:]
+    assert len(bars) == 3 and bars[0] * 3 == pytest.approx(bars[1], rel=0.01)
+    assert bars[0] * 4 == pytest.approx(bars[2], rel=0.01)
+    assert "<title>b · x: 4</title>" in svg and "<script" not in svg
+
+
+def test_a_line_skips_missing_values() -> None:
+    svg = charts.lines("l", [("a", {"p": 10.0}), ("b", {}), ("c", {"p": 30.0})], ["p"])
+    assert svg.count("<circle") == 2 and "<polyline" in svg
