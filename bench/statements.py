@@ -49,7 +49,7 @@ from memory.vectors.indexer import Indexer
 
 USER, OTHER, STORY, GUILD = 1, 2, 10, "111"
 # A context small enough that a few turns condense history (the summarize strategy).
-CONTEXT = ContextConfig(context_length=900, response_tokens=200)
+CONTEXT = ContextConfig(context_length=600, response_tokens=150)
 WARM_TURNS = 6
 
 # The tables a turn reads the story from.
