@@ -36,6 +36,23 @@ FIELDS = ("mood", "Closeness", "énergie", "trust", "_tension", "Zèle")
 CHARACTER = Character("Écho", "Tu es Écho.")
 
 
+async def position_speakers(store: Store, story_id: int) -> dict[int, tuple[str, ...]]:
+    """Main's read of who shaped each position of a story (the one read took its place)."""
+    rows = await store.fetchall(
+        "SELECT s.position_id, (SELECT author_name FROM messages WHERE story_id = p.story_id"
+        " AND user_id = s.user_id ORDER BY id DESC LIMIT 1) FROM position_sources s"
+        " JOIN positions p ON p.id = s.position_id"
+        " WHERE p.story_id = ? AND s.user_id IS NOT NULL ORDER BY s.position_id, s.exchange_id",
+        (story_id,),
+    )
+    found: dict[int, list[str]] = {}
+    for r in rows:
+        names = found.setdefault(int(r[0]), [])
+        if r[1] is not None and str(r[1]) not in names:
+            names.append(str(r[1]))
+    return {k: tuple(v) for k, v in found.items()}
+
+
 async def separate_reads(
     store: Store, story_id: int, *, before_id: int | None, history_messages: int
 ) -> StorySnapshot:
@@ -47,7 +64,7 @@ async def separate_reads(
         store, story_id, limit=CONVERSATION_WINDOW, before_id=before_id
     )
     freshest = (await positions.for_story(store, story_id))[:PROMPT_POSITIONS]
-    speakers = await story.position_speakers(store, story_id)
+    speakers = await position_speakers(store, story_id)
     return StorySnapshot(
         story_id=story_id,
         history=tuple(window),
