@@ -265,7 +265,7 @@ async def warm_turn(store: Store, http: httpx.AsyncClient, url: str) -> tuple[Co
     return trace.counts(), trace
 
 
-async def _measure(backend: str, url: str | None) -> tuple[Counts, Trace]:
+async def _measure(url: str | None) -> tuple[Counts, Trace]:
     from tests.fakes.ollama import serve_fake_ollama
 
     async with serve_fake_ollama() as ollama, httpx.AsyncClient(timeout=30.0) as http:
@@ -345,12 +345,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     found: dict[str, Counts] = {}
     traces: dict[str, Trace] = {}
-    found["sqlite"], traces["sqlite"] = asyncio.run(_measure("sqlite", None))
+    found["sqlite"], traces["sqlite"] = asyncio.run(_measure(None))
     if not args.sqlite_only:
 
         def on_pg(server: Any) -> tuple[Counts, Trace]:
             url = asyncio.run(server.create())
-            return asyncio.run(_measure("postgres", url))
+            return asyncio.run(_measure(url))
 
         measured = _with_postgres(on_pg)
         if measured is None:
