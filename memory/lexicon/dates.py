@@ -238,6 +238,13 @@ def _number(text: str) -> int:
     return int(text) if text.isdigit() else _CARDINALS[_key(text)]
 
 
+def machine_zone(now: float) -> tzinfo:
+    """The machine's time zone as it is at `now` (its UTC offset then)."""
+    zone = datetime.fromtimestamp(now).astimezone().tzinfo
+    assert zone is not None  # astimezone() always sets one
+    return zone
+
+
 def local_day(now: float, zone: tzinfo) -> date:
     """The calendar day it is at `now` in `zone`."""
     return datetime.fromtimestamp(now, zone).date()

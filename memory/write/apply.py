@@ -13,10 +13,10 @@ import random
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 from typing import TypeVar
 
-from memory.lexicon.dates import Span, annotate
+from memory.lexicon.dates import Span, annotate, machine_zone
 from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
 from memory.store import applied, counters, dates, erasure, memories, outbox, provenance, timings
 from memory.store.db import Store, Tx
@@ -344,10 +344,7 @@ def dated(
     The date goes into the text, in parentheses, rather than replacing the words: the person's
     own words stay readable, the date is shown wherever the text is (the prompt, /memories, an
     export), and the dedup compares it (memory.write.dedup.carriers)."""
-    if zone is None:
-        zone = datetime.fromtimestamp(said_at).astimezone().tzinfo
-    assert zone is not None  # astimezone() always sets one
-    text, spans = annotate(candidate.text, said_at, zone)
+    text, spans = annotate(candidate.text, said_at, zone or machine_zone(said_at))
     return (replace(candidate, text=text) if spans else candidate), spans
 
 
