@@ -186,7 +186,7 @@ _PERIOD_PART_RE = _compile("(?P<p>" + _alt(_phrases("PERIOD_PARTS")) + ")")
 _MONTH_RE = _compile(
     "(?P<pre>"
     + _alt(_phrases("MONTH_BEFORE"))
-    + r")\s+(?P<m>"
+    + r")(?:(?<=')|\s+)(?P<m>"
     + _alt(_phrases("MONTH_INDEX"))
     + ")"
 )

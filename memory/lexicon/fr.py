@@ -266,4 +266,5 @@ MONTH_INDEX = {
     "décembre": 12,
     "decembre": 12,
 }
-MONTH_BEFORE = frozenset({"en", "au mois de", "début", "fin", "courant"})
+# « au mois d'avril »: the elided « de » is written against the month.
+MONTH_BEFORE = frozenset({"en", "au mois de", "au mois d'", "début", "fin", "courant"})

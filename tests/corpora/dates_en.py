@@ -1,0 +1,115 @@
+"""English phrasings of dates, with what they mean said on Monday 7 December 2026 at 15:00 in
+Paris (memory.lexicon.dates). Memories as a reflection writes them (third person); messages as
+people type them.
+
+DATES: (memory text, the days its relative dates mean, as `Span.label` writes them; () when it
+names none the code should resolve). WINDOWS: (message, [first day, day after the last) it asks
+about, or None). KNOWN_MISSES: the cases the code gets wrong today, and why; the bench lists
+them, the tests check they still miss (fixing one is a change to this list).
+"""
+
+NOW = "2026-12-07T15:00"
+ZONE = "Europe/Paris"
+
+DATES: list[tuple[str, tuple[str, ...]]] = [
+    ("Léa has a job interview tomorrow", ("2026-12-08",)),
+    ("Her sister arrives tonight", ("2026-12-07",)),
+    ("Has a dentist appointment next Tuesday", ("2026-12-08",)),
+    ("Is going to a concert this Friday", ("2026-12-11",)),
+    ("Has a meeting with his boss on Monday", ("2026-12-14",)),
+    ("Moves to Paris in two weeks", ("2026-12-21",)),
+    ("Will hear back about the job in 3 days", ("2026-12-10",)),
+    ("Starts a new job next week", ("2026-12-14/2026-12-20",)),
+    ("Is flying to Lisbon next month", ("2027-01",)),
+    ("Started a diet last week", ("2026-11-30/2026-12-06",)),
+    ("Got a puppy yesterday", ("2026-12-06",)),
+    ("Has an exam the day after tomorrow", ("2026-12-09",)),
+    ("Ran a half marathon the day before yesterday", ("2026-12-05",)),
+    ("Is seeing her mother this weekend", ("2026-12-12/2026-12-13",)),
+    ("Has a date tomorrow night", ("2026-12-08",)),
+    ("Has physiotherapy tomorrow morning", ("2026-12-08",)),
+    ("Is hosting a dinner on Saturday", ("2026-12-12",)),
+    ("Has a piano recital next Sunday", ("2026-12-13",)),
+    ("Went to the hospital last Thursday", ("2026-12-03",)),
+    ("Is getting married next year", ("2027",)),
+    ("Quit smoking last month", ("2026-11",)),
+    ("Will visit his grandparents in a week", ("2026-12-14",)),
+    ("Is moving house in a fortnight", ("2026-12-21",)),
+    ("Has a deadline in 10 days", ("2026-12-17",)),
+    ("Plans to retire in five years", ("2031-12-07",)),
+    ("Her lease ends in six months", ("2027-06-07",)),
+    ("Swims every Monday", ()),
+    ("Loves Black Friday sales", ()),
+    ("Has a vet appointment on Tuesday, December 15", ()),
+    ("Is driving to Lyon this coming Friday", ("2026-12-11",)),
+    ("Slept badly last night", ("2026-12-06",)),
+    ("Is cooking for friends this evening", ("2026-12-07",)),
+    ("Had a fight with her brother this morning", ("2026-12-07",)),
+    (
+        "Has a job interview on Wednesday and a doctor's appointment on Thursday",
+        ("2026-12-09", "2026-12-10"),
+    ),
+    ("Tomorrow's exam worries her", ("2026-12-08",)),
+    ("Will know the results in a couple of days", ("2026-12-09",)),
+    ("Is taking a trip in a few days", ()),
+    ("Will see the doctor on Monday", ("2026-12-14",)),
+    ("May go hiking this weekend", ("2026-12-12/2026-12-13",)),
+    ("Has a gig this Monday", ("2026-12-07",)),
+    ("Celebrates Good Friday with family", ()),
+    ("Is going back to work today", ("2026-12-07",)),
+    ("Met her new neighbour on Sunday", ("2026-12-06",)),
+    ("Learned to drive in three months", ()),
+    ("Has a wedding to attend on the 19th", ("2026-12-19",)),
+]
+
+WINDOWS: list[tuple[str, tuple[str, str] | None]] = [
+    ("what did I say yesterday?", ("2026-12-06", "2026-12-07")),
+    ("What did we talk about last week?", ("2026-11-30", "2026-12-07")),
+    ("remember what I told you in March?", ("2026-03-01", "2026-04-01")),
+    ("what did I tell you two days ago", ("2026-12-05", "2026-12-06")),
+    ("at the start of the month I mentioned a plan", ("2026-12-01", "2026-12-11")),
+    ("what did I say today?", ("2026-12-07", "2026-12-08")),
+    ("the thing I told you the day before yesterday", ("2026-12-05", "2026-12-06")),
+    ("last month I told you about my job", ("2026-11-01", "2026-12-01")),
+    ("three weeks ago I said something important", ("2026-11-16", "2026-11-23")),
+    ("what was it I said a month ago?", ("2026-11-01", "2026-12-01")),
+    ("last night I told you a secret", ("2026-12-06", "2026-12-07")),
+    ("what did I say last Monday?", ("2026-11-30", "2026-12-01")),
+    ("earlier this week I mentioned my cat", ("2026-12-07", "2026-12-08")),
+    ("last year I told you where I grew up", ("2025-01-01", "2026-01-01")),
+    ("in May I told you about my trip", ("2026-05-01", "2026-06-01")),
+    ("back in April we talked about books", ("2026-04-01", "2026-05-01")),
+    ("what did I say this morning", ("2026-12-07", "2026-12-08")),
+    ("hello, how are you?", None),
+    ("I may come by later", None),
+    ("the soldiers march in step", None),
+    ("see you tomorrow", None),
+    ("next week I travel to Rome", None),
+    ("what did I tell you last weekend?", ("2026-12-05", "2026-12-07")),
+    ("something I said at the end of last month", ("2026-11-21", "2026-12-01")),
+    ("what have I told you this month?", ("2026-12-01", "2027-01-01")),
+    ("What did I tell you 5 days ago?", ("2026-12-02", "2026-12-03")),
+    ("in early March I told you about a job", ("2026-03-01", "2026-03-11")),
+    ("in late October we talked about Halloween", ("2026-10-21", "2026-11-01")),
+    ("two years ago I told you my dream", ("2024-01-01", "2025-01-01")),
+    ("earlier today I told you my plans", ("2026-12-07", "2026-12-08")),
+    ("yesterday's chat was fun", ("2026-12-06", "2026-12-07")),
+    ("what did I say at the beginning of the week", ("2026-12-07", "2026-12-10")),
+    ("what did I tell you this week?", ("2026-12-07", "2026-12-14")),
+    ("I love December", None),
+    ("my birthday is in June", ("2026-06-01", "2026-07-01")),
+    ("what did we discuss a couple of days ago", ("2026-12-05", "2026-12-06")),
+    ("what did I say a week ago", ("2026-11-30", "2026-12-07")),
+    ("what did I say last Friday", ("2026-12-04", "2026-12-05")),
+    ("what did I say 10 days ago", ("2026-11-27", "2026-11-28")),
+    ("recently I told you something", None),
+    ("tell me what I said on Sunday", ("2026-12-06", "2026-12-07")),
+    ("the other day I told you about a film", None),
+]
+
+KNOWN_MISSES = {
+    "Met her new neighbour on Sunday": "past tense: a bare weekday resolves forward",
+    "Learned to drive in three months": "a duration after 'in' reads as a date",
+    "Has a wedding to attend on the 19th": "a day number without a month is not resolved",
+    "tell me what I said on Sunday": "a bare weekday names no window (it may be a plan)",
+}
