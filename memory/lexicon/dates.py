@@ -24,6 +24,7 @@ are not compared with resolved ones; times of day are not kept (a date, not an h
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -85,11 +86,15 @@ _APOSTROPHES = dict.fromkeys(map(ord, "’‘ʼ`"), "'")
 
 def _shadow(text: str) -> str:
     """`text` lowercased, without accents, straight apostrophes and dashes, at the same length."""
-    out = []
-    for c in text.translate(_APOSTROPHES).translate(_DASHES):
-        s = strip_accents(c).lower()
-        out.append(s if len(s) == 1 else c)
-    return "".join(out)
+    if text.isascii():
+        return text.lower()
+    return "".join(_shadow_char(c) for c in text)
+
+
+@functools.cache
+def _shadow_char(c: str) -> str:
+    s = strip_accents(c.translate(_APOSTROPHES).translate(_DASHES)).lower()
+    return s if len(s) == 1 else c
 
 
 def _phrase(phrase: str) -> str:
@@ -194,6 +199,7 @@ _MONTH_RE = _compile(
 # An annotation `annotate` wrote: a day, a month, a year, or "first/last".
 _LABEL = r"\d{4}(?:-\d{2}(?:-\d{2})?)?(?:/\d{4}-\d{2}-\d{2})?"
 _ANNOTATION = re.compile(r"\s*\((" + _LABEL + r")\)")
+_ANNOTATED = re.compile(r"\(\d{4}")
 
 
 # --- calendar arithmetic --------------------------------------------------------------------
@@ -333,7 +339,7 @@ def annotate(text: str, now: float, zone: tzinfo) -> tuple[str, tuple[Span, ...]
 
 def dated_phrases(text: str) -> tuple[tuple[int, int, str], ...]:
     """Return each phrase `annotate` dated in `text`, as (start, end past its date, the date)."""
-    if "(" not in text:
+    if _ANNOTATED.search(text) is None:  # most texts: one scan, no rule run
         return ()
     out = []
     for match, _ in _found(text, _WRITE_RULES):
