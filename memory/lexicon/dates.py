@@ -150,6 +150,7 @@ _THIS = _words("THIS_BEFORE")
 _LAST = _words("LAST_BEFORE") | _words("LAST_AFTER")
 _HABIT = _words("HABITUAL_BEFORE")
 _NAMED = _words("NAMED_BEFORE") | _words("NAMED_AFTER")
+_TODAY_ASKED = _words("TODAY_ASKED")
 
 _NUMBER = r"(?P<n>\d{1,3}|" + _alt(_phrases("CARDINALS")) + ")"
 _UNIT = r"(?P<u>" + _alt(_phrases("UNITS")) + ")"
@@ -354,6 +355,8 @@ def dated_phrases(text: str) -> tuple[tuple[int, int, str], ...]:
 
 def _past_day(m: re.Match[str], today: date) -> Span | None:
     offset = _DAY_OFFSETS[_key(m["d"])]
+    if offset == 0 and _key(m["d"]) not in _TODAY_ASKED:
+        return None
     return _day(today + timedelta(days=offset)) if offset <= 0 else None
 
 

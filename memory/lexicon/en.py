@@ -110,6 +110,11 @@ DAY_OFFSETS = {
     "the day before yesterday": -2,
 }
 
+# The day words that name today in a message asking about a time (read side). Not "today",
+# "tonight", "this evening": "I'm so tired today", "I'm going out tonight" name today but ask
+# nothing about what was said; known miss: "what did I say today?".
+TODAY_ASKED = frozenset({"this morning", "earlier today"})
+
 # A part of the day may follow a day word and belongs to its phrase: "tomorrow morning" is one
 # date, annotated once after "morning", not between the two words.
 DAY_PARTS = frozenset({"morning", "afternoon", "evening", "night"})

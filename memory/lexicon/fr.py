@@ -137,6 +137,11 @@ DAY_OFFSETS = {
     "avant-hier": -2,
 }
 
+# The day words that name today in a message asking about a time (read side). Not
+# « aujourd'hui », « ce soir »: « je suis crevé aujourd'hui », « je sors ce soir » name today but
+# ask nothing about what was said; known miss: « qu'est-ce que je t'ai dit aujourd'hui ? ».
+TODAY_ASKED = frozenset({"ce matin"})
+
 # A part of the day may follow a day word: « demain soir », « hier matin » are one date each.
 DAY_PARTS = frozenset({"matin", "midi", "après-midi", "soir"})
 
