@@ -95,7 +95,8 @@ DETERMINERS = frozenset({"the", "a", "an", "this", "that", "its"})
 
 # Days by their offset from the day said. "tonight"/"this evening" are that same day: "Léa has a
 # concert tonight" is false the next morning. "last night" is the evening before ("I slept badly
-# last night", told at breakfast).
+# last night", told at breakfast). Known false positive: "today" meaning nowadays ("Today she
+# lives in Lyon") is dated too (harmless: the date it was said).
 DAY_OFFSETS = {
     "today": 0,
     "tonight": 0,
@@ -137,13 +138,15 @@ NEXT_BEFORE = frozenset({"next", "this coming"})
 THIS_BEFORE = frozenset({"this"})
 LAST_BEFORE = frozenset({"last"})
 
-# A weekday after these is a habit, not a date: "every Monday she swims", "each Friday".
-# Plurals ("on Mondays") are not weekday words at all.
-HABITUAL_BEFORE = frozenset({"every", "each"})
+# A weekday after these is a habit or a kind of day, not a date: "every Monday she swims", "each
+# Friday", "loves a Sunday roast", "hates the Monday blues". Plurals ("on Mondays") are not
+# weekday words at all. Known miss: "the Tuesday after next" is left unresolved.
+HABITUAL_BEFORE = frozenset({"every", "each", "a", "the"})
 
 # Named days that are not "the next such weekday": "Black Friday" is in late November, "Good
-# Friday" before Easter, "Cyber Monday" after Thanksgiving.
-NAMED_BEFORE = frozenset({"black", "good", "cyber", "blue"})
+# Friday" before Easter, "Cyber Monday" after Thanksgiving, "gives up chocolate on Ash
+# Wednesday".
+NAMED_BEFORE = frozenset({"black", "good", "cyber", "blue", "ash", "easter", "palm"})
 
 # "in two weeks", "in 3 days"; the number may be a word (CARDINALS).
 IN_BEFORE = frozenset({"in"})

@@ -124,6 +124,8 @@ DETERMINERS = frozenset({"le", "la", "l", "les", "un", "une", "ce", "cette", "so
 # Days by their offset from the day said. « ce soir » and « cette nuit » are that day: « Léa a
 # un concert ce soir » is false le lendemain. « après-demain » and « avant-hier » are whole
 # phrases: finding « demain » inside made a meeting the day after tomorrow overwrite tomorrow's.
+# Known false positive: « aujourd'hui » meaning nowadays (« aujourd'hui, elle vit à Lyon ») is
+# dated too (harmless: the date it was said).
 DAY_OFFSETS = {
     "aujourd'hui": 0,
     "ce soir": 0,
@@ -168,8 +170,9 @@ THIS_BEFORE = frozenset({"ce"})
 # dimanche » (an amateur painter).
 HABITUAL_BEFORE = frozenset({"le", "chaque", "du", "au", "les"})
 
-# Named days that are not the next such weekday: « vendredi saint », « lundi de Pâques ».
-NAMED_AFTER = frozenset({"saint", "de pâques", "de pentecôte"})
+# Named days that are not the next such weekday: « vendredi saint », « lundi de Pâques »,
+# « adore les crêpes de Mardi gras ».
+NAMED_AFTER = frozenset({"saint", "de pâques", "de pentecôte", "gras"})
 
 IN_BEFORE = frozenset({"dans"})
 # « il y a deux jours » (read side: a window). Not « ça fait deux ans » (« ça fait deux ans que

@@ -56,6 +56,8 @@ DATES: list[tuple[str, tuple[str, ...]]] = [
     ("May go hiking this weekend", ("2026-12-12/2026-12-13",)),
     ("Has a gig this Monday", ("2026-12-07",)),
     ("Celebrates Good Friday with family", ()),
+    ("Loves a Sunday roast with her parents", ()),
+    ("Gives up chocolate on Ash Wednesday", ()),
     ("Is going back to work today", ("2026-12-07",)),
     ("Met her new neighbour on Sunday", ("2026-12-06",)),
     ("Learned to drive in three months", ()),

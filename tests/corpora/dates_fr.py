@@ -44,6 +44,7 @@ DATES: list[tuple[str, tuple[str, ...]]] = [
     ("Est un peintre du dimanche", ()),
     ("Part en Écosse l'an prochain", ("2027",)),
     ("Jeûne le vendredi saint", ()),
+    ("Adore les crêpes de Mardi gras", ()),
     ("Fête ses 30 ans samedi qui vient", ("2026-12-12",)),
     ("Passe son permis apres demain", ("2026-12-09",)),
     ("Chaque vendredi, elle fait du yoga", ()),
