@@ -29,7 +29,7 @@ said = st.tuples(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     template=st.sampled_from(TEMPLATES),
     first=st.sampled_from(PHRASES),
@@ -58,9 +58,9 @@ def test_demain_said_on_monday_merges_with_mardi_said_that_monday() -> None:
     assert similarity(a, c) < SIMILARITY_THRESHOLD
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
-    st.lists(st.tuples(st.sampled_from(TEMPLATES), st.sampled_from(PHRASES), said), max_size=20),
+    st.lists(st.tuples(st.sampled_from(TEMPLATES), st.sampled_from(PHRASES), said), max_size=12),
     st.tuples(st.sampled_from(TEMPLATES), st.sampled_from(PHRASES), said),
 )
 def test_the_index_decides_like_brute_force_on_dated_texts(
