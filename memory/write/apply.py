@@ -134,7 +134,7 @@ async def apply_reflection(
                 tx, index, candidate, exchange_id=exchange.exchange_id, user_id=exchange.user_id,
                 story_id=exchange.story_id, origin=exchange.origin, now=now,
             )  # fmt: skip
-            await _record_dates(tx, outcome, memory, spans)
+            await record_dates(tx, outcome, memory, spans)
             outcomes.append(outcome)
             touched.append(memory)
         amounts: Counter[str] = Counter()
@@ -348,7 +348,7 @@ def dated(
     return (replace(candidate, text=text) if spans else candidate), spans
 
 
-async def _record_dates(tx: Tx, outcome: Outcome, memory: Memory, spans: tuple[Span, ...]) -> None:
+async def record_dates(tx: Tx, outcome: Outcome, memory: Memory, spans: tuple[Span, ...]) -> None:
     """Record the days a created or rewritten memory means (an absorbed one keeps its own)."""
     if outcome.action != Action.ABSORB.value:
         await dates.record(tx, memory.id, [(s.first, s.last) for s in spans])

@@ -8,6 +8,7 @@ import json
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
+from memory import manage
 from memory.model import Exchange
 from memory.store import dates, memories, outbox
 from memory.store.db import Store
@@ -87,3 +88,13 @@ async def test_a_richer_wording_of_the_same_day_rewrites_the_memory_and_keeps_on
     (only,) = await memories.list_for_user(store, 1)
     assert only.text == "Léa has a big job interview on Tuesday (2026-12-08)"
     assert await dates.of(store, only.id) == [(date(2026, 12, 8), date(2026, 12, 8))]
+
+
+async def test_a_memory_the_person_writes_is_dated_the_same_way(store: Store) -> None:
+    text = "Dentist appointment next Friday"
+    await manage.remember(
+        store, user_id=1, story_id=10, origin=GUILD, text=text, now=_at(7, 9), zone=PARIS
+    )
+    (written,) = await memories.list_for_user(store, 1)
+    assert written.text == "Dentist appointment next Friday (2026-12-11)"
+    assert await dates.of(store, written.id) == [(date(2026, 12, 11), date(2026, 12, 11))]
