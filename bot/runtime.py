@@ -249,6 +249,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         worker = ReflectionWorker(
             store, Deadlined(chat, "reflection_timeout"), character_name=engine.character.name,
             deadline=settings.llm.reflection_timeout, caches=engine.caches, secrets=secrets,
+            zone=engine.zone,
         )  # fmt: skip
         loop_lag.start()
         try:

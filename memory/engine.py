@@ -15,6 +15,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
+from datetime import tzinfo
 
 from memory import lexicon
 from memory.backends.chat import ChatBackend, Embedder
@@ -25,6 +26,7 @@ from memory.context.prompt import Character
 from memory.context.story import read_story
 from memory.context.strategies import Registry
 from memory.errors import BackendResponseError, Overloaded, StoreError
+from memory.lexicon import dates
 from memory.looplag import LoopLag
 from memory.model import Exchange
 from memory.recall import conversation, lexical, scoring, selection
@@ -88,8 +90,11 @@ class Engine:
         strategies: Registry | None = None,
         clock: Callable[[], float] = time.time,
         loop_lag: LoopLag | None = None,
+        zone: tzinfo | None = None,
     ) -> None:
         self.store = store
+        # The time zone a message's times are read in ("yesterday"; None: the machine's).
+        self.zone = zone
         self.embedder = embedder
         self._warmed = False
         self.loop_lag = loop_lag
@@ -379,6 +384,8 @@ class Engine:
                 candidates=candidates, text=text, earlier=earlier,
                 unfit=lambda: self._unfit_for(text),
             )  # fmt: skip
+        now = self.clock()
+        asked = dates.window(text, now, self.zone or dates.machine_zone(now))
         chosen = selection.select(
             candidates,
             scored.scores,
@@ -391,6 +398,7 @@ class Engine:
             quotas=self.config.quotas,
             conversation=scored.heard,
             conversation_slots=self.config.conversation_slots,
+            window=(asked.start, asked.end) if asked else None,
         )
         degraded, why_degraded = bool(scored.degraded), scored.degraded
         if not record:
