@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 TEST_LOCK := requirements-test.lock
 
-.PHONY: test lint run chat install clean lock
+.PHONY: test test-quick lint run chat install clean lock
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -26,6 +26,10 @@ lint: $(STAMP)
 
 test: lint
 	$(VENV)/bin/pytest
+
+# The loop while working: every test but those marked slow (crashes, faults, CLI round trips).
+test-quick: lint
+	$(VENV)/bin/pytest -m "not slow"
 
 config.toml:
 	cp config.example.toml config.toml
