@@ -133,11 +133,17 @@ class Background:
         reflection cut short has given its outbox row back (memory.write.worker), the
         re-indexing its turn (Store.exclusive)."""
         self._stopping = True
-        if self._scheduler.running:
-            self._scheduler.shutdown(wait=False)
+        if not self._scheduler.running:
+            return
+        # Paused first, and its last tasks let start: APScheduler's shutdown cancels the tasks
+        # it made, and one cancelled before it began is logged as an error with a traceback.
+        self._scheduler.pause()
+        await asyncio.sleep(0)
         for task in self._runs:
             task.cancel()
         await asyncio.gather(*self._runs, *self._waiting, return_exceptions=True)
+        if self._scheduler.running:  # not already shut down by a `stop` at the same time
+            self._scheduler.shutdown(wait=False)
 
     async def _run(self, job: Job) -> None:
         if self._stopping:
