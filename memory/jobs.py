@@ -23,7 +23,8 @@ figures are counted when asked.
 
 One difference, by mode rather than by front end: the terminal reading a script (stdin is not a
 terminal) starts none of these. Each of its turns reflects and indexes before the next line is
-read, so what a script leaves behind does not depend on timing.
+read, so what a script leaves behind does not depend on timing. The one-shot commands (`echo-bot
+sync`, export, import, reindex, doctor) start none either: they end as soon as they are done.
 """
 
 from __future__ import annotations

@@ -263,7 +263,7 @@ async def _settle(store: Store, erasure_ids: Sequence[int]) -> bool:
 
 
 async def settle_pending(store: Store) -> int:
-    """Finish the erasures a reader kept pending (the scheduler); return how many remain."""
+    """Finish the erasures a reader kept pending (the erasures job); return how many remain."""
     waiting = await erasure.pending(store)
     if waiting and not await _settle(store, waiting):
         return len(waiting)
