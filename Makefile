@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 TEST_LOCK := requirements-test.lock
 
-.PHONY: test lint run chat install clean lock
+.PHONY: test test-quick lint run chat install clean lock
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -30,6 +30,10 @@ WORKERS ?= $(shell python3 -c 'import os; print(len(os.sched_getaffinity(0)) + 1
 
 test: lint
 	$(VENV)/bin/pytest $(if $(filter 0,$(WORKERS)),,-n $(WORKERS))
+
+# The loop while working: every test but those marked slow (crashes, faults, CLI round trips).
+test-quick: lint
+	$(VENV)/bin/pytest -m "not slow" $(if $(filter 0,$(WORKERS)),,-n $(WORKERS))
 
 config.toml:
 	cp config.example.toml config.toml
