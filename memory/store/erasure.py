@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from memory.store import memories, provenance
+from memory.store import memories, provenance, versions
 from memory.store.db import Store, Tx
 from memory.store.provenance import Copied, Derived
 
@@ -108,6 +108,8 @@ async def erase(
     derived = await provenance.erase_derived(
         tx, erasure_id, since=since, messages=removed, bounds=bounds
     )
+    # Earlier versions made of the erased words; a memory's current words go below.
+    await versions.erase_from(tx, erasure_id)
     erased, kept = await _memories(tx, erasure_id, target)
     copied = await provenance.copied_from(
         tx, erasure_id, since=since, before=before, taint=taint, user_id=target.user_id,

@@ -19,6 +19,7 @@ from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
 from memory.store import applied, counters, erasure, memories, outbox, provenance, timings
 from memory.store.db import Store, Tx
 from memory.store.generations import GenerationMoved
+from memory.write import supersede
 from memory.write.dedup import Action
 from memory.write.dedup_index import DedupIndex, IndexCache, IndexKey, release
 from memory.write.dedup_pool import IndexBuilder, build_in_thread
@@ -85,6 +86,7 @@ async def apply_reflection(
     lease: outbox.Lease | None = None,
     builder: IndexBuilder | None = None,
     shown: provenance.Shown | None = None,
+    shown_memories: Collection[int] = (),
 ) -> WriteReport:
     """Apply a parsed reflection for one exchange in one transaction; idempotent per exchange.
 
@@ -93,7 +95,9 @@ async def apply_reflection(
     transaction first checks that the lease still holds the row (else writes nothing but a
     counter: a stale result) and then marks it done. `shown`: the story's notes its prompt held,
     recorded with it (so that forgetting them reaches what it made); ShownErased, with nothing
-    written, when an erasure took part of them out since.
+    written, when an erasure took part of them out since. `shown_memories`: the ids of the
+    person's memories the reflection was shown, the only ones a candidate may replace
+    (memory.write.supersede).
     """
 
     screening = screen(
@@ -123,14 +127,13 @@ async def apply_reflection(
             )
         outcomes = [Outcome("rejected", reason) for _, reason in screening.rejected]
         touched: list[Memory] = []
+        amounts: Counter[str] = Counter()
         for candidate in screening.kept:
-            outcome, memory = await merge_candidate(
-                tx, index, candidate, exchange_id=exchange.exchange_id, user_id=exchange.user_id,
-                story_id=exchange.story_id, origin=exchange.origin, now=now,
-            )  # fmt: skip
+            outcome, memory = await _replace_or_merge(
+                tx, index, candidate, exchange, shown_memories, amounts, now=now
+            )
             outcomes.append(outcome)
             touched.append(memory)
-        amounts: Counter[str] = Counter()
         if await _story_notes_current(tx, exchange):
             amounts.update(await _apply_story_notes(tx, exchange, reflection, now=now))
         else:
@@ -145,7 +148,7 @@ async def apply_reflection(
             exchange.exchange_id, tuple(outcomes), reflection.dropped, memories=tuple(touched)
         )
         await applied.record_applied(tx, exchange.exchange_id, _report_json(report), now=now)
-        await timings.count_reflection(tx, [(o.action, o.reason or "") for o in outcomes], now=now)
+        await timings.count_reflection(tx, [_daily(o) for o in outcomes], now=now)
         return report
 
     report = await with_index(
@@ -166,6 +169,43 @@ async def apply_reflection(
             len(report.dropped),
         )
     return report
+
+
+async def _replace_or_merge(
+    tx: Tx,
+    index: DedupIndex,
+    candidate: Candidate,
+    exchange: Exchange,
+    shown: Collection[int],
+    amounts: Counter[str],
+    *,
+    now: float,
+) -> tuple[Outcome, Memory]:
+    """A candidate that says it replaces a memory replaces it if the code agrees (its refusals
+    counted in `amounts`); otherwise, and for every other candidate, `merge_candidate`."""
+    if candidate.replaces is not None:
+        target, refusal = await supersede.check(
+            tx, index, candidate, user_id=exchange.user_id, story_id=exchange.story_id,
+            origin=exchange.origin, shown=shown,
+        )  # fmt: skip
+        if target is not None:
+            memory = await supersede.replace(
+                tx, index, target, candidate, exchange_id=exchange.exchange_id,
+                ended_by="reflection", now=now,
+            )  # fmt: skip
+            return Outcome("superseded", memory_id=memory.id), memory
+        amounts[f"supersession_refused:{refusal}"] += 1
+    return await merge_candidate(
+        tx, index, candidate, exchange_id=exchange.exchange_id, user_id=exchange.user_id,
+        story_id=exchange.story_id, origin=exchange.origin, now=now,
+    )  # fmt: skip
+
+
+def _daily(outcome: Outcome) -> tuple[str, str]:
+    """An outcome as the daily figures count it: a replacement rewrote a memory's wording."""
+    if outcome.action == "superseded":
+        return "merged", "superseded"
+    return outcome.action, outcome.reason or ""
 
 
 class ShownErased(Exception):
