@@ -93,7 +93,7 @@ async def edit(
             raise NotFound(f"no memory #{memory_id}")
         current = memories.from_row(row)
         if current.text == text:
-            return current
+            raise InvalidInput(f"memory #{memory_id} already says this")
         decision = index.decide(text)
         other = decision.target
         if decision.action is not Action.CREATE and other is not None and other.id != memory_id:
