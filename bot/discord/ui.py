@@ -58,12 +58,18 @@ class EchoView(discord.ui.View):
     async def on_error(
         self, interaction: discord.Interaction[Any], error: Exception, item: discord.ui.Item[Any]
     ) -> None:
-        if isinstance(error, NotFound | Forbidden | InvalidInput):
-            message = f"{_sentence(error)}."
-        else:
-            log.error("button %s failed: %s", getattr(item, "custom_id", "?"), unexpected(error))
-            message = BUG
-        await send_ephemeral(interaction, message)
+        await answer_error(interaction, error, getattr(item, "custom_id", "?"))
+
+
+async def answer_error(interaction: discord.Interaction[Any], error: Exception, what: str) -> None:
+    """A button's or a form's error as the person reads it: their mistake in one sentence, a
+    bug as BUG with its frames in the log (never its message)."""
+    if isinstance(error, NotFound | Forbidden | InvalidInput):
+        message = f"{_sentence(error)}."
+    else:
+        log.error("button %s failed: %s", what, unexpected(error))
+        message = BUG
+    await send_ephemeral(interaction, message)
 
 
 async def send_ephemeral(interaction: discord.Interaction[Any], text: str) -> None:
