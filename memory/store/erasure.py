@@ -109,7 +109,7 @@ async def erase(
         tx, erasure_id, since=since, messages=removed, bounds=bounds
     )
     # Earlier versions made of the erased words; a memory's current words go below.
-    await versions.erase_from(tx, erasure_id)
+    earlier = await versions.erase_from(tx, erasure_id)
     erased, kept = await _memories(tx, erasure_id, target)
     copied = await provenance.copied_from(
         tx, erasure_id, since=since, before=before, taint=taint, user_id=target.user_id,
@@ -130,7 +130,7 @@ async def erase(
         f"DELETE FROM applied_exchanges WHERE exchange_id IN ({_ERASED})", (erasure_id,)
     )
     turns = await _turns(tx, target, stories)
-    if erased or others:
+    if erased or others or earlier:  # a replaced wording may linger in old segments
         await purge_keyword_segments(tx)
     return Erased(
         erasure_id, len(ids), erased, kept, outbox_rows, turns, derived, others + copied.others

@@ -240,3 +240,50 @@ def test_the_criterion_tells_true_updates_from_look_alikes_but_the_known_few() -
     assert missed == []
     # The documented false positives: one single topic, two different people.
     assert passed == LOOKALIKES[-3:]
+
+
+async def _all_texts(store: Store) -> list[str]:
+    rows = await store.fetchall(
+        "SELECT text FROM memories UNION ALL SELECT text FROM memory_versions"
+    )
+    return sorted(str(r[0]) for r in rows)
+
+
+async def test_forgetting_messages_of_a_chain_takes_out_their_versions(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    engine, worker = _setup(store, ollama, http)
+    lyon = await _say(engine, worker, ALICE, "J'habite à Lyon")
+    paris = await _say(engine, worker, ALICE, "Je viens d'emménager à Paris")
+    await _say(engine, worker, BOB, "J'habite à Lyon")
+    [bobs] = await memories.list_for_user(store, BOB)
+    # The message the old wording came from: that version goes, the current one stays.
+    await forgetting.forget_message(
+        store, await forgetting.resolve(store, lyon), actor_id=ALICE, engine=engine
+    )
+    assert await _all_texts(store) == ["Habite à Lyon", "Vient d'emménager à Paris"]
+    [now] = await memories.list_for_user(store, ALICE)
+    assert await versions.history(store, ALICE, now.id) == []
+    assert [m.id for m in await memories.list_for_user(store, BOB)] == [bobs.id]
+    # The message the current wording came from: the memory goes, with all it was.
+    await forgetting.forget_message(
+        store, await forgetting.resolve(store, paris), actor_id=ALICE, engine=engine
+    )
+    assert await _all_texts(store) == ["Habite à Lyon"]  # Bob's
+
+
+@pytest.mark.parametrize("how", ["memory", "person"])
+async def test_forgetting_a_memory_or_a_person_erases_the_whole_chain(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient, how: str
+) -> None:
+    engine, worker = _setup(store, ollama, http)
+    await _say(engine, worker, ALICE, "J'habite à Lyon")
+    await _say(engine, worker, ALICE, "Je viens d'emménager à Paris")
+    [now] = await memories.list_for_user(store, ALICE)
+    await manage_versions.edit(store, ALICE, now.id, "Vit à Paris, dans le 11e")
+    assert len(await versions.history(store, ALICE, now.id)) == 2
+    if how == "memory":
+        await forgetting.forget_memory(store, ALICE, now.id)
+    else:
+        await forgetting.forget_person(store, ALICE, engine=engine)
+    assert await _all_texts(store) == []
