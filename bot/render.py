@@ -155,7 +155,7 @@ def _source(exchange_id: str) -> str:
     if not exchange_id:
         return "source not recorded"
     if exchange_id.startswith(MANUAL_EXCHANGE):
-        return "written by you"
+        return "imported" if ":import:" in exchange_id else "written by you"
     return "learned from your message"
 
 
