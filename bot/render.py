@@ -290,6 +290,13 @@ def render_stats(
             "Rejected by filter: "
             + ", ".join(f"{k} {v}" for k, v in sorted(stats.rejections.items()))
         )
+    if stats.changes or stats.changes_refused:
+        lines.append(
+            "Memories changed: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(stats.changes.items()))
+            + " · replacements refused: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(stats.changes_refused.items())) or "none")
+        )
     if stats.reflection_drops:
         lines.append(
             "Reflections dropped: "

@@ -148,6 +148,8 @@ async def test_proposals_the_code_refuses_are_counted_and_the_new_memory_kept(
     assert await _count(store, "supersession_refused:not_shown") == 1
     assert await _count(store, "supersession_refused:other_subject") == 1
     assert await _count(store, "memories_superseded") == 0
+    stats = await manage.stats(store)
+    assert stats.changes_refused == {"gone": 1, "not_shown": 1, "other_subject": 1}
     texts = sorted(m.text for m in await memories.list_for_user(store, ALICE))
     assert texts == sorted(
         ["Aime le jazz", "Aime le rock", "Likes tea", "Plays the oboe", "I keep bees on a roof"]
