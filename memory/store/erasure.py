@@ -117,6 +117,7 @@ async def erase(
     )  # fmt: skip
     own, others = await _copied_memories(tx, copied, target.user_id, carries)
     erased += own
+    earlier += await versions.erase_copied(tx, copied, carries)
     await tx.execute(
         f"DELETE FROM reflection_inputs WHERE exchange_id IN ({_ERASED})", (erasure_id,)
     )

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from memory.model import MANUAL_EXCHANGE, Kind, Memory, Scope
 from memory.store import applied, memories
 from memory.store.db import Store, Tx
+from memory.store.provenance import Carries, Copied
 
 # What ends a version: a reflection's proposal the code accepted, the person's edit, a restore.
 ENDED_BY = ("reflection", "edit", "restore")
@@ -183,6 +184,30 @@ async def erase_from(tx: Tx, erasure_id: int) -> int:
         (erasure_id,),
     )
     return await tx.changes()
+
+
+async def erase_copied(tx: Tx, copied: Copied, carries: Carries) -> int:
+    """Take out the earlier versions worded by reflections shown what an erasure took out that
+    carry its words (as erasure._copied_memories judges current wordings); return how many."""
+    wanted = sorted(copied.exchanges)
+    doomed: list[int] = []
+    for start in range(0, len(wanted), memories.ID_BATCH):
+        batch = wanted[start : start + memories.ID_BATCH]
+        rows = await tx.fetchall(
+            "SELECT id, came_from, text FROM memory_versions WHERE came_from IN"
+            f" ({', '.join('?' * len(batch))})",
+            batch,
+        )
+        for version_id, came_from, text in rows:
+            said = copied.exchanges[str(came_from)]
+            if carries(str(text), said[1], copied.taint.get(str(came_from), frozenset())):
+                doomed.append(int(version_id))
+    for start in range(0, len(doomed), memories.ID_BATCH):
+        ids = doomed[start : start + memories.ID_BATCH]
+        await tx.execute(
+            f"DELETE FROM memory_versions WHERE id IN ({', '.join('?' * len(ids))})", ids
+        )
+    return len(doomed)
 
 
 async def for_user(db: Store | Tx, user_id: int) -> list[Version]:
