@@ -72,17 +72,22 @@ async def answer_error(interaction: discord.Interaction[Any], error: Exception, 
     await send_ephemeral(interaction, message)
 
 
-async def send_ephemeral(interaction: discord.Interaction[Any], text: str) -> None:
+async def send_ephemeral(
+    interaction: discord.Interaction[Any], text: str, *, view: discord.ui.View | None = None
+) -> None:
     """Send a private answer, split under Discord's limit, never pinging anyone, without any
-    of the bot's secrets."""
+    of the bot's secrets; a `view` goes with its last part."""
     text = interaction.client.runtime.secrets.remove(text)
     chunks = render.split_message(render.defang(text)) or ["…"]
     none = discord.AllowedMentions.none()
-    for chunk in chunks:
+    for n, chunk in enumerate(chunks):
+        extra: dict[str, Any] = {"view": view} if view is not None and n == len(chunks) - 1 else {}
         if interaction.response.is_done():
-            await interaction.followup.send(chunk, ephemeral=True, allowed_mentions=none)
+            await interaction.followup.send(chunk, ephemeral=True, allowed_mentions=none, **extra)
         else:
-            await interaction.response.send_message(chunk, ephemeral=True, allowed_mentions=none)
+            await interaction.response.send_message(
+                chunk, ephemeral=True, allowed_mentions=none, **extra
+            )
 
 
 def story_of(interaction: Interaction) -> int:

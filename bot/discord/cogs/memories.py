@@ -217,13 +217,9 @@ class MemoryCommands(commands.Cog):
             self.store, interaction.user.id, [m.id for m in used]
         )
         text = render.render_why(turn, everywhere=everywhere, replaced=replaced)
-        if not used:
-            await send_ephemeral(interaction, text)
-            return
-        await interaction.response.send_message(
-            render.defang(text)[: render.DISCORD_LIMIT], view=Editable(interaction.user.id, used),
-            ephemeral=True, allowed_mentions=discord.AllowedMentions.none(),
-        )  # fmt: skip
+        await send_ephemeral(
+            interaction, text, view=Editable(interaction.user.id, used) if used else None
+        )
 
     @app_commands.command(name=_("memories"), description=_("Your memories, page by page"))
     @app_commands.describe(
@@ -236,10 +232,9 @@ class MemoryCommands(commands.Cog):
     ) -> None:
         if history is not None:
             chain = await manage_versions.history(self.store, interaction.user.id, history)
-            await interaction.response.send_message(
-                render.defang(render.render_versions(chain))[: render.DISCORD_LIMIT],
-                view=Editable(interaction.user.id, [chain.memory]), ephemeral=True,
-                allowed_mentions=discord.AllowedMentions.none(),
+            await send_ephemeral(
+                interaction, render.render_versions(chain),
+                view=Editable(interaction.user.id, [chain.memory]),
             )  # fmt: skip
             return
         never = (filter or "").strip().casefold() in ("never", "never served", "jamais")
