@@ -312,8 +312,8 @@ def _replaces(item: dict[Any, Any]) -> int | None:
     """The memory id a candidate says it replaces; None for none or for what is not an id (the
     candidate stays: it is still something the person said)."""
     value = item.get("replaces")
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
+        return None  # 2**63 and up: no database integer, and no id
     return value
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory import manage
 from memory.backends.chat import OllamaChat
@@ -23,7 +25,8 @@ from memory.manage import versions as manage_versions
 from memory.model import Exchange, Reason, Selected
 from memory.store import counters, memories, outbox, turns, versions
 from memory.store.db import Store
-from memory.write.supersede import SAME_THING, same_thing
+from memory.write.reflection import parse
+from memory.write.supersede import SAME_THING, same_thing, subject_words, topics
 from memory.write.worker import ReflectionWorker
 from tests.corpora.supersession import LOOKALIKES, UPDATES
 from tests.fakes.ollama import FakeOllama
@@ -289,3 +292,48 @@ async def test_forgetting_a_memory_or_a_person_erases_the_whole_chain(
     else:
         await forgetting.forget_person(store, ALICE, engine=engine)
     assert await _all_texts(store) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80), st.text(max_size=80))
+def test_the_criterion_is_a_symmetric_share(old: str, new: str) -> None:
+    score = same_thing(old, new)
+    assert 0.0 <= score <= 1.0
+    assert score == same_thing(new, old)
+    if subject_words(old) or topics(old):
+        assert same_thing(old, old) == 1.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(
+    st.none() | st.booleans() | st.integers() | st.integers(2**63 - 2, 2**64) | st.floats()
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=6,
+))  # fmt: skip
+def test_a_replaces_of_any_shape_never_loses_the_memory(value: object) -> None:
+    item = {"text": "Habite à Paris", "kind": "fact", "scope": "global", "confidence": 0.9}
+    parsed = parse(json.dumps({"memories": [item | {"replaces": value}]}))
+    [candidate] = parsed.candidates
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**63
+    assert candidate.replaces == (value if ok else None)
+
+
+@pytest.mark.parametrize("seed", range(3))
+async def test_an_edit_racing_a_forget_leaves_no_old_words(store: Store, seed: int) -> None:
+    rng = random.Random(seed)
+    await manage.remember(store, user_id=ALICE, story_id=STORY, origin=GUILD, text="Habite à Lyon")
+    [lyon] = await memories.list_for_user(store, ALICE)
+
+    async def edit() -> None:
+        await asyncio.sleep(rng.uniform(0, 0.01))
+        with contextlib.suppress(NotFound):
+            await manage_versions.edit(store, ALICE, lyon.id, "Habite à Paris")
+
+    async def forget() -> None:
+        await asyncio.sleep(rng.uniform(0, 0.01))
+        with contextlib.suppress(NotFound):
+            await forgetting.forget_memory(store, ALICE, lyon.id)
+
+    await asyncio.gather(edit(), forget())
+    assert all("Lyon" not in t for t in await _all_texts(store))
