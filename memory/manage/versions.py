@@ -25,6 +25,9 @@ from memory.write.dedup_pool import IndexBuilder
 from memory.write.reflection import MAX_MEMORY_CHARS
 from memory.write.supersede import replace
 
+# The longest text a correction may have: a memory's.
+MAX_CHARS = MAX_MEMORY_CHARS
+
 
 @dataclass(frozen=True, slots=True)
 class Chain:
@@ -86,12 +89,9 @@ async def edit(
     origin = memory.origin or ""
 
     async def run(tx: Tx, index: DedupIndex) -> Memory:
-        row = await tx.fetchone(
-            f"{memories.SELECT_MEMORY} WHERE m.id = ? AND m.user_id = ?", (memory_id, user_id)
-        )
-        if row is None:  # forgotten meanwhile
+        current = await versions.get_in(tx, user_id, memory_id)
+        if current is None:  # forgotten meanwhile
             raise NotFound(f"no memory #{memory_id}")
-        current = memories.from_row(row)
         if current.text == text:
             raise InvalidInput(f"memory #{memory_id} already says this")
         decision = index.decide(text)

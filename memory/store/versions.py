@@ -125,7 +125,7 @@ async def restore(tx: Tx, user_id: int, memory_id: int, *, now: float) -> Memory
     """Undo the last replacement of the user's memory: its version before comes back as the
     current wording, the current one is kept as history (ended by the restore). None when the
     memory is not theirs or has no earlier version."""
-    memory = await _get(tx, user_id, memory_id)
+    memory = await get_in(tx, user_id, memory_id)
     earlier = await history(tx, user_id, memory_id)
     if memory is None or not earlier:
         return None
@@ -139,7 +139,8 @@ async def restore(tx: Tx, user_id: int, memory_id: int, *, now: float) -> Memory
     return current
 
 
-async def _get(tx: Tx, user_id: int, memory_id: int) -> Memory | None:
+async def get_in(tx: Tx, user_id: int, memory_id: int) -> Memory | None:
+    """The user's memory with this id as it is inside this transaction, or None."""
     row = await tx.fetchone(
         f"{memories.SELECT_MEMORY} WHERE m.id = ? AND m.user_id = ?", (memory_id, user_id)
     )

@@ -19,7 +19,7 @@ from collections.abc import Collection
 
 from memory import lexicon
 from memory.model import Candidate, Memory
-from memory.store import memories, versions
+from memory.store import versions
 from memory.store.db import Tx
 from memory.text import content_words
 from memory.write.dedup import Action
@@ -91,12 +91,9 @@ async def check(
     shown: Collection[int],
 ) -> tuple[Memory | None, Refusal | None]:
     """The memory `candidate` may replace (its `replaces`), or why it may not."""
-    row = await tx.fetchone(
-        f"{memories.SELECT_MEMORY} WHERE m.id = ? AND m.user_id = ?", (candidate.replaces, user_id)
-    )
-    if row is None:
+    target = await versions.get_in(tx, user_id, candidate.replaces or 0)
+    if target is None:
         return None, Refusal.GONE
-    target = memories.from_row(row)
     if target.id not in shown:
         return None, Refusal.NOT_SHOWN
     if target.origin != origin or (target.story_id not in (None, story_id)):

@@ -30,7 +30,6 @@ from memory.manage import story as manage_story
 from memory.manage import versions as manage_versions
 from memory.manage.setup import Store
 from memory.model import Kind, Memory, Scope
-from memory.write.reflection import MAX_MEMORY_CHARS
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot
@@ -52,7 +51,7 @@ class EditMemory(discord.ui.Modal, title="Edit a memory"):
         self.memory_id = memory.id
         self.text: discord.ui.TextInput[EditMemory] = discord.ui.TextInput(
             label=f"Memory #{memory.id}", style=discord.TextStyle.paragraph,
-            default=memory.text, max_length=MAX_MEMORY_CHARS,
+            default=memory.text, max_length=manage_versions.MAX_CHARS,
         )  # fmt: skip
         self.add_item(self.text)
 
