@@ -21,6 +21,7 @@ from memory.backends.chat import OllamaChat
 from memory.engine import Engine, Incoming
 from memory.errors import NotFound
 from memory.manage import forgetting
+from memory.manage import privacy as manage_privacy
 from memory.manage import versions as manage_versions
 from memory.model import Exchange, Reason, Selected
 from memory.store import counters, memories, outbox, turns, versions
@@ -337,3 +338,22 @@ async def test_an_edit_racing_a_forget_leaves_no_old_words(store: Store, seed: i
 
     await asyncio.gather(edit(), forget())
     assert all("Lyon" not in t for t in await _all_texts(store))
+
+
+async def test_a_memory_served_here_but_learned_elsewhere_is_not_replaced_from_here(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    """Served in another server (the person chose `everywhere`), a memory is shown to that
+    conversation's reflection, but not that conversation's to change."""
+    engine, worker = _setup(store, ollama, http)
+    await _say(engine, worker, ALICE, "J'habite à Lyon")
+    await manage_privacy.choose(store, ALICE, "everywhere", default="where_learned")
+    source = f"t:{ALICE}:elsewhere"
+    await engine.turn(
+        Incoming(source, ALICE, "p1", STORY + 1, "222", "Je viens d'emménager à Paris")
+    )
+    await engine.flush_pending()
+    assert await worker.reflect_now(source) is not None
+    assert await _count(store, "supersession_refused:elsewhere") == 1
+    texts = sorted(m.text for m in await memories.list_for_user(store, ALICE))
+    assert texts == ["Habite à Lyon", "Vient d'emménager à Paris"]
