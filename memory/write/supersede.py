@@ -18,7 +18,7 @@ import enum
 from collections.abc import Collection
 
 from memory import lexicon
-from memory.model import Candidate, Memory
+from memory.model import Candidate, Kind, Memory
 from memory.store import versions
 from memory.store.db import Tx
 from memory.text import content_words
@@ -38,6 +38,7 @@ class Refusal(enum.StrEnum):
     GONE = "gone"  # not this person's memory (now): erased since, another's, never one
     NOT_SHOWN = "not_shown"  # theirs, but not among the memories this reflection was shown
     ELSEWHERE = "elsewhere"  # learned in another place or story: not this conversation's to change
+    RULE = "rule"  # the person's wish about how to be talked to: only they change it
     OTHER_SUBJECT = "other_subject"  # about something else (same_thing below SAME_THING)
     DUPLICATE = "duplicate"  # the new wording says what another memory already does
 
@@ -96,6 +97,8 @@ async def check(
         return None, Refusal.GONE
     if target.id not in shown:
         return None, Refusal.NOT_SHOWN
+    if target.kind is Kind.RULE:
+        return None, Refusal.RULE
     if target.origin != origin or (target.story_id not in (None, story_id)):
         return None, Refusal.ELSEWHERE
     if same_thing(target.text, candidate.text) < SAME_THING:
@@ -114,8 +117,8 @@ async def replace(
     """Make the candidate the current wording of `target`, the old one kept as history."""
     current = await versions.supersede(
         tx, target, text=candidate.text, scope=target.scope,
-        confidence=max(candidate.confidence, 0.0), ended_by=ended_by, exchange_id=exchange_id,
-        now=now,
+        confidence=candidate.confidence, ended_by=ended_by, exchange_id=exchange_id, now=now,
     )  # fmt: skip
-    index.replace(target, current)
+    if target.kind is not Kind.RULE:  # rules stay out of dedup (memories.merge_pool)
+        index.replace(target, current)
     return current

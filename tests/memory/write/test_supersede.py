@@ -23,7 +23,7 @@ from memory.errors import NotFound
 from memory.manage import forgetting
 from memory.manage import privacy as manage_privacy
 from memory.manage import versions as manage_versions
-from memory.model import Exchange, Reason, Selected
+from memory.model import Exchange, Kind, Reason, Selected
 from memory.store import counters, memories, outbox, turns, versions
 from memory.store.db import Store
 from memory.write.reflection import parse
@@ -382,3 +382,15 @@ async def test_the_reflection_is_shown_the_memories_its_reply_used_as_data(
     assert shown["id"] == kept.id and "Garde le mot" in shown["text"]
     wire = [p for path, p in ollama.calls if path == "/api/chat" and "format" in p]
     assert all(token not in str(m["content"]) for m in wire[-1]["messages"])
+
+
+async def test_a_rule_the_person_wrote_is_not_replaced_by_a_reflection(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    engine, worker = _setup(store, ollama, http)
+    await manage.remember(store, user_id=ALICE, story_id=STORY, origin=GUILD,
+                          text="Appelle-moi Lé", kind=Kind.RULE)  # fmt: skip
+    [rule] = await memories.list_for_user(store, ALICE)
+    await _say(engine, worker, ALICE, f"Appelle-moi Léa #{rule.id}")
+    assert await _count(store, "supersession_refused:rule") == 1
+    assert (await manage.get(store, ALICE, rule.id)).text == "Appelle-moi Lé"
