@@ -8,6 +8,7 @@ dedup against their other memories), the old wording kept as history.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -94,7 +95,8 @@ async def edit(
             raise NotFound(f"no memory #{memory_id}")
         if current.text == text:
             raise InvalidInput(f"memory #{memory_id} already says this")
-        decision = index.decide(text)
+        # Off the loop, as merge_candidate decides (a common word walks all their memories).
+        decision = await asyncio.to_thread(index.decide, text)
         other = decision.target
         if decision.action is not Action.CREATE and other is not None and other.id != memory_id:
             raise InvalidInput(f"memory #{other.id} already says this")
