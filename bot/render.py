@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Mapping, Sequence
 
@@ -19,7 +20,8 @@ from memory.manage import Stats
 from memory.manage.context import HistoryMessage
 from memory.manage.privacy import served_where
 from memory.manage.story import Summary
-from memory.model import DM_ORIGIN, LoreEntry, Memory, Reason, Scope, Turn
+from memory.manage.versions import Chain
+from memory.model import DM_ORIGIN, MANUAL_EXCHANGE, LoreEntry, Memory, Reason, Scope, Turn
 from memory.vectors.indexer import IndexerStatus
 
 DISCORD_LIMIT = 2000
@@ -118,9 +120,11 @@ def memory_line(
     score: float | None = None,
     matched: Sequence[str] = (),
     everywhere: bool | None = None,
+    replaced: Mapping[int, float] | None = None,
 ) -> str:
     """One memory on one line: id, kind, scope, pin, why recalled, counters, where it can be
-    used (when the person's privacy choice is given), text."""
+    used (when the person's privacy choice is given), text; and, from `replaced` (memory id ->
+    when its last earlier version ended), that it replaces one."""
     flags = " 📌" if memory.pinned else ""
     if everywhere is not None:
         where = _where_in_terminal if in_terminal() else served_where
@@ -131,11 +135,62 @@ def memory_line(
     counts = f"{memory.candidate_count}/{memory.served_count}/{memory.semantic_count}"
     return (
         f"`#{memory.id}` {memory.kind.value}·{memory.scope.value}{flags}{cosine}"
-        f" · c/s/sem {counts} — {defang(memory.text)}"
+        f" · c/s/sem {counts} — {defang(memory.text)}{_replaces(memory.id, replaced)}"
     )
 
 
-def render_why(turn: Turn | None, *, everywhere: bool | None = None) -> str:
+def _replaces(memory_id: int, replaced: Mapping[int, float] | None) -> str:
+    if not replaced or memory_id not in replaced:
+        return ""
+    until = day(replaced[memory_id])
+    return f" (replaces its earlier version, until {until}: /memories history {memory_id})"
+
+
+def day(at: float) -> str:
+    """A date as a person reads it in a list: "3 Dec 2026"."""
+    when = datetime.datetime.fromtimestamp(at)
+    return f"{when.day} {when:%b %Y}"
+
+
+def _source(exchange_id: str) -> str:
+    if not exchange_id:
+        return "source not recorded"
+    if exchange_id.startswith(MANUAL_EXCHANGE):
+        return "imported" if ":import:" in exchange_id else "written by you"
+    return "learned from your message"
+
+
+_ENDED = {
+    "reflection": "replaced after a later message",
+    "edit": "corrected by you",
+    "restore": "undone by /restore",
+}
+
+
+def render_versions(chain: Chain) -> str:
+    """A memory's versions, the current one first, each with its dates and where it came from."""
+    m = chain.memory
+    lines = [
+        f"`#{m.id}` now, since {day(chain.since)} ({_source(chain.source)}) — {defang(m.text)}"
+    ]
+    for v in reversed(chain.earlier):
+        lines.append(
+            f"  {day(v.valid_from)} – {day(v.valid_until)} ({_source(v.came_from)};"
+            f" {_ENDED.get(v.ended_by, v.ended_by)}) — {defang(v.text)}"
+        )
+    if not chain.earlier:
+        lines.append("It never changed.")
+    else:
+        lines.append(f"/restore {m.id} brings back the version before; /forget {m.id} erases all.")
+    return "\n".join(lines)
+
+
+def render_why(
+    turn: Turn | None,
+    *,
+    everywhere: bool | None = None,
+    replaced: Mapping[int, float] | None = None,
+) -> str:
     """The memories used for a turn, grouped by the reason they were selected."""
     if turn is None:
         return "No turn of yours here yet: talk to me first, then ask /why."
@@ -152,7 +207,13 @@ def render_why(turn: Turn | None, *, everywhere: bool | None = None) -> str:
         if group:
             lines.append(f"**{_REASON_TITLES[reason]}** ({len(group)})")
             lines.extend(
-                memory_line(s.memory, score=s.score, matched=s.matched, everywhere=everywhere)
+                memory_line(
+                    s.memory,
+                    score=s.score,
+                    matched=s.matched,
+                    everywhere=everywhere,
+                    replaced=replaced,
+                )
                 for s in group
             )
     if turn.selected:  # the legend explains memory lines: none, nothing to explain
@@ -180,12 +241,13 @@ def render_memories(
     pages: int,
     total: int,
     everywhere: bool | None = None,
+    replaced: Mapping[int, float] | None = None,
 ) -> str:
     """One page of a person's memories, with where each can be used."""
     if not total:
         return "No memories here."
     head = f"Your memories — page {page_index + 1}/{pages} ({total} in all)"
-    lines = [head, *(memory_line(m, everywhere=everywhere) for m in page)]
+    lines = [head, *(memory_line(m, everywhere=everywhere, replaced=replaced) for m in page)]
     return "\n".join([*lines, f"{COUNTS_LEGEND}."])
 
 
@@ -228,6 +290,13 @@ def render_stats(
         lines.append(
             "Rejected by filter: "
             + ", ".join(f"{k} {v}" for k, v in sorted(stats.rejections.items()))
+        )
+    if stats.changes or stats.changes_refused:
+        lines.append(
+            "Memories changed: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(stats.changes.items()))
+            + " · replacements refused: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(stats.changes_refused.items())) or "none")
         )
     if stats.reflection_drops:
         lines.append(

@@ -68,6 +68,8 @@ class Candidate:
     scope: Scope
     id: int = 0
     confidence: float = 1.0
+    # The id of a memory the reflection was shown that this one replaces (the code decides).
+    replaces: int | None = None
 
     def __post_init__(self) -> None:
         _coerce_enums(self)

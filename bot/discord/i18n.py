@@ -35,6 +35,14 @@ FRENCH: dict[str, str] = {
     "stats": "stats",
     "Memory figures for this server's operators": "Chiffres de la mémoire pour les admins",
     "never served": "jamais servis",
+    "history": "historique",
+    "One of your memories: its versions, with their dates": (
+        "Un de tes souvenirs : ses versions, avec leurs dates"
+    ),
+    "restore": "restaurer",
+    "Bring back this memory's version before its last change": (
+        "Revenir à la version de ce souvenir d'avant son dernier changement"
+    ),
     "summary": "resume",
     "This conversation's summary and anchors": "Le résumé de cette conversation et ses ancres",
     "positions": "positions",

@@ -58,25 +58,36 @@ class EchoView(discord.ui.View):
     async def on_error(
         self, interaction: discord.Interaction[Any], error: Exception, item: discord.ui.Item[Any]
     ) -> None:
-        if isinstance(error, NotFound | Forbidden | InvalidInput):
-            message = f"{_sentence(error)}."
-        else:
-            log.error("button %s failed: %s", getattr(item, "custom_id", "?"), unexpected(error))
-            message = BUG
-        await send_ephemeral(interaction, message)
+        await answer_error(interaction, error, getattr(item, "custom_id", "?"))
 
 
-async def send_ephemeral(interaction: discord.Interaction[Any], text: str) -> None:
+async def answer_error(interaction: discord.Interaction[Any], error: Exception, what: str) -> None:
+    """A button's or a form's error as the person reads it: their mistake in one sentence, a
+    bug as BUG with its frames in the log (never its message)."""
+    if isinstance(error, NotFound | Forbidden | InvalidInput):
+        message = f"{_sentence(error)}."
+    else:
+        log.error("button %s failed: %s", what, unexpected(error))
+        message = BUG
+    await send_ephemeral(interaction, message)
+
+
+async def send_ephemeral(
+    interaction: discord.Interaction[Any], text: str, *, view: discord.ui.View | None = None
+) -> None:
     """Send a private answer, split under Discord's limit, never pinging anyone, without any
-    of the bot's secrets."""
+    of the bot's secrets; a `view` goes with its last part."""
     text = interaction.client.runtime.secrets.remove(text)
     chunks = render.split_message(render.defang(text)) or ["…"]
     none = discord.AllowedMentions.none()
-    for chunk in chunks:
+    for n, chunk in enumerate(chunks):
+        extra: dict[str, Any] = {"view": view} if view is not None and n == len(chunks) - 1 else {}
         if interaction.response.is_done():
-            await interaction.followup.send(chunk, ephemeral=True, allowed_mentions=none)
+            await interaction.followup.send(chunk, ephemeral=True, allowed_mentions=none, **extra)
         else:
-            await interaction.response.send_message(chunk, ephemeral=True, allowed_mentions=none)
+            await interaction.response.send_message(
+                chunk, ephemeral=True, allowed_mentions=none, **extra
+            )
 
 
 def story_of(interaction: Interaction) -> int:

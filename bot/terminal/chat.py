@@ -36,6 +36,7 @@ from memory.manage import export as manage_export
 from memory.manage import forgetting
 from memory.manage import privacy as manage_privacy
 from memory.manage import story as manage_story
+from memory.manage import versions as manage_versions
 from memory.model import DM_ORIGIN, Kind, Scope
 
 log = logging.getLogger(__name__)
@@ -207,9 +208,17 @@ class Terminal:
 
     async def cmd_why(self, arg: str) -> None:
         turn = await manage.why(self.runtime.store, self.user_id, self.story_id)
-        self.say(render.render_why(turn, everywhere=await self._everywhere()))
+        shown = [s.memory.id for s in turn.selected] if turn else []
+        replaced = await manage_versions.replaced_until(self.runtime.store, self.user_id, shown)
+        self.say(render.render_why(turn, everywhere=await self._everywhere(), replaced=replaced))
 
     async def cmd_memories(self, arg: str) -> None:
+        """/memories [never|TEXT] · /memories history ID (a memory's versions)."""
+        word, _, rest = arg.partition(" ")
+        if word == "history" and rest.strip():
+            chain = await manage_versions.history(self.runtime.store, self.user_id, _id(rest))
+            self.say(render.render_versions(chain))
+            return
         store, never = self.runtime.store, arg == "never"
         found = await manage.list_memories(
             store, self.user_id, never_served=never, query="" if never else arg,
@@ -220,9 +229,26 @@ class Terminal:
                 else f"None of your memories has the words {arg!r}."
             )  # fmt: skip
             return
+        replaced = await manage_versions.replaced_until(store, self.user_id, [m.id for m in found])
         self.say(render.render_memories(
-            found, page_index=0, pages=1, total=len(found), everywhere=await self._everywhere()
+            found, page_index=0, pages=1, total=len(found), everywhere=await self._everywhere(),
+            replaced=replaced,
         ))  # fmt: skip
+
+    async def cmd_restore(self, arg: str) -> None:
+        """/restore ID: the version before the last replacement comes back."""
+        memory = await manage_versions.restore(self.runtime.store, self.user_id, _id(arg))
+        self.say(f"#{memory.id} is back to: {render.excerpt(memory.text, 80)}")
+
+    async def cmd_edit(self, arg: str) -> None:
+        """/edit ID TEXT: a correction, kept as the memory's new version."""
+        number, _, text = arg.partition(" ")
+        memory = await manage_versions.edit(
+            self.runtime.store, self.user_id, _id(number), text,
+            builder=self.runtime.worker.builder,
+        )  # fmt: skip
+        self.say(f"#{memory.id} now says: {render.excerpt(memory.text, 80)}"
+                 f" (the old wording: /memories history {memory.id})")  # fmt: skip
 
     async def _everywhere(self) -> bool:
         default = self.runtime.settings.privacy.memories_served

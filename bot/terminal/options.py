@@ -25,7 +25,8 @@ CONTEXT: Choices = {"full": ["true", "false"]}
 REMEMBER_USAGE = "/remember TEXT [kind:fact|preference|promise|episode|rule] [scope:global|story]"
 
 HELP = f"""\
-Commands: /why · /memories [never|TEXT] · /pin ID · /unpin ID · /forget ID
+Commands: /why · /memories [never|TEXT|history ID] · /pin ID · /unpin ID · /forget ID
+          /edit ID TEXT · /restore ID
           {REMEMBER_USAGE}
           /summary · /positions [drop ID REASON] · /anchors [add TEXT|drop ID REASON]
           /privacy [where_learned|everywhere|default] · /stats · /context [DRAFT] [full:true]

@@ -165,9 +165,10 @@ def _reflections(o: board.Overview, every_day: list[str]) -> Html:
             "Candidates per day: created, merged into a memory, absorbed by one, rejected.",
         )
         + table(
-            ("day", *ACTIONS, "rejected, by reason"),
+            ("day", *ACTIONS, "of the merged, replacements", "rejected, by reason"),
             [
-                (d.day, *(d.actions.get(a, 0) for a in ACTIONS), counts(d.rejected))
+                (d.day, *(d.actions.get(a, 0) for a in ACTIONS), d.actions.get("replaced", 0),
+                 counts(d.rejected))
                 for d in reversed(o.reflection_days)
             ],
         )

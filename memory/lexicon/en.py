@@ -240,3 +240,37 @@ MONTH_INDEX = {
     "december": 12,
 }
 MONTH_BEFORE = frozenset({"in", "in early", "in late", "back in"})
+
+# What a memory is about, for a replacement the reflection proposes (memory/write/supersede.py):
+# a person has one home, one job, one partner, one course of studies at a time, so a new one
+# replaces the old even with no word in common ("lives in Lyon" -> "just moved to Paris").
+# "job" is here although "has a job interview on Friday" is then about work too: a counted
+# false positive of the criterion (tests/corpora/supersession.py).
+TOPIC_HOME = frozenset(
+    "lives live living moved moving relocated flat apartment house home rent rents".split()
+)
+TOPIC_WORK = frozenset(
+    "works work working job jobs employed unemployed hired fired quit retired career".split()
+)
+TOPIC_PARTNER = frozenset(
+    """
+    girlfriend boyfriend partner husband wife fiance fiancee married divorced engaged single
+    dating broke separated
+    """.split()
+)
+TOPIC_STUDIES = frozenset("studies studying student degree university college major".split())
+
+# Words that never say on their own what a memory is about: the verbs of taste ("likes jazz"
+# and "likes rock" are two tastes), naming ("has a cat named Misha" and "has a dog named Rex"
+# are two pets), everyday verbs ("plays the cello", "plays football"; "is learning Spanish",
+# "is learning to swim"), things people have several of ("a dentist appointment", "a job
+# interview"), and the words of change itself.
+NOT_A_SUBJECT = frozenset(
+    """
+    likes like loves love enjoys enjoy prefers prefer hates hate dislikes adores adore
+    named called name
+    appointment appointments meeting pet pets animal friend friends child children kid kids
+    now new just recently longer anymore actually since started starting became becoming got
+    plays play playing played stopped stop learning learns learn goes going years old
+    """.split()
+)

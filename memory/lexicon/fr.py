@@ -276,3 +276,44 @@ MONTH_INDEX = {
 }
 # « au mois d'avril »: the elided « de » is written against the month.
 MONTH_BEFORE = frozenset({"en", "au mois de", "au mois d'", "début", "fin", "courant"})
+
+# What a memory is about, for a replacement the reflection proposes (memory/write/supersede.py):
+# un seul logement, un seul emploi, un seul couple, un seul cursus à la fois, so a new one
+# replaces the old even with no word in common ("habite à Lyon" -> "vient d'emménager à Paris").
+# "travail" is here although "a un entretien de travail vendredi" is then about work too: a
+# counted false positive of the criterion (tests/corpora/supersession.py).
+TOPIC_HOME = frozenset(
+    """
+    habite habiter vit vivre emménagé emménager emménage déménagé déménager déménage installé
+    installée appartement logement loyer
+    """.split()
+)
+TOPIC_WORK = frozenset(
+    """
+    travaille travailler travail job boulot emploi poste métier embauché embauchée licencié
+    licenciée démissionné retraite chômage
+    """.split()
+)
+TOPIC_PARTNER = frozenset(
+    """
+    copain copine compagnon compagne conjoint conjointe mari épouse fiancé fiancée marié mariée
+    divorcé divorcée célibataire séparé séparée rompu
+    """.split()
+)
+TOPIC_STUDIES = frozenset("études étudie étudiant étudiante licence master fac université".split())
+
+# Words that never say on their own what a memory is about: taste ("aime le jazz", "aime le
+# rock": two tastes), everyday verbs and places ("joue du violoncelle", "joue au tennis"; "va au
+# concert", "va au cinéma"; "chez le dentiste", "chez le coiffeur"), naming ("un chat qui
+# s'appelle Misha", "un chien nommé Rex": two pets), what people have several of ("rendez-vous"),
+# and the words of change itself.
+NOT_A_SUBJECT = frozenset(
+    """
+    aime aimer adore adorer préfère préférer déteste détester apprécie
+    appelle appelé appelée nommé nommée nom
+    rendez-vous rdv animal animaux ami amie amis amies enfant enfants
+    maintenant nouveau nouvelle nouvel vient venir récemment plus désormais depuis commencé
+    devenu devenue fait
+    joue jouer va aller chez arrêté arrête apprend apprendre ans âge
+    """.split()
+)

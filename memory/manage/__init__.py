@@ -116,6 +116,10 @@ class Stats:
     last_reflection_error: str | None = None
     # Erasures whose bytes are still in the database files (a reader holds an old snapshot).
     erasures_pending: int = 0
+    # Memories that changed: replaced by a reflection, edited, restored; and the replacements a
+    # reflection proposed that the code refused, by reason.
+    changes: Mapping[str, int] = field(default_factory=dict)
+    changes_refused: Mapping[str, int] = field(default_factory=dict)
 
 
 async def stats(store: Store) -> Stats:
@@ -145,6 +149,16 @@ async def stats(store: Store) -> Stats:
         },
         last_reflection_error=await outbox.last_error(store),
         erasures_pending=len(await erasure.pending(store)),
+        changes={
+            k.removeprefix("memories_"): v
+            for k, v in named.items()
+            if k in ("memories_superseded", "memories_edited", "memories_restored")
+        },
+        changes_refused={
+            k.removeprefix("supersession_refused:"): v
+            for k, v in named.items()
+            if k.startswith("supersession_refused:")
+        },
     )
 
 

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from memory.errors import InvalidInput
 from memory.manage.privacy import served_where
 from memory.model import DM_ORIGIN, MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope
-from memory.store import counters, memories, personal, privacy
+from memory.store import counters, memories, personal, privacy, versions
 from memory.store.db import Store, Tx
 from memory.text import clean
 from memory.write.apply import merge_candidate
@@ -40,6 +40,9 @@ async def export(store: Store, user_id: int, *, default_served: str) -> dict[str
     choice = await privacy.memories_served(store, user_id)
     everywhere = (choice or default_served) == privacy.EVERYWHERE
     found = await memories.list_for_user(store, user_id)
+    earlier: dict[int, list[dict[str, Any]]] = {}
+    for v in await versions.for_user(store, user_id):
+        earlier.setdefault(v.memory_id, []).append(_version_json(v))
     return {
         "version": EXPORT_VERSION,
         "user_id": user_id,
@@ -53,11 +56,21 @@ async def export(store: Store, user_id: int, *, default_served: str) -> dict[str
                 "candidate_count": m.candidate_count, "served_count": m.served_count,
                 "semantic_count": m.semantic_count,
                 "served": served_where(m, everywhere=everywhere),
+                "history": earlier.get(m.id, []),
             }
             for m in sorted(found, key=lambda m: m.id)
         ],
         "messages": await personal.messages(store, user_id),
         "derived": await personal.derived(store, user_id),
+    }  # fmt: skip
+
+
+def _version_json(v: versions.Version) -> dict[str, Any]:
+    """An earlier version of a memory as the export writes it (oldest first in "history")."""
+    return {
+        "text": v.text, "kind": v.kind.value, "scope": v.scope.value, "story_id": v.story_id,
+        "confidence": v.confidence, "valid_from": v.valid_from, "valid_until": v.valid_until,
+        "came_from": v.came_from, "ended_by": v.ended_by,
     }  # fmt: skip
 
 
@@ -85,6 +98,8 @@ class Imported:
     pinned: bool
     created_at: float | None
     updated_at: float | None
+    # Its earlier versions, oldest first: (text, valid_from, valid_until, ended_by).
+    history: tuple[tuple[str, float, float, str], ...] = ()
 
 
 def parse(data: object) -> list[Imported]:
@@ -144,7 +159,32 @@ def _item(index: int, item: object) -> Imported:
     created, updated = dates
     if created is not None and updated is not None and updated < created:
         raise bad("updated_at", "is before created_at")
-    return Imported(clean(text), kind, scope, story, origin, confidence, pinned, created, updated)
+    earlier = tuple(_history(where, item.get("history", [])))
+    return Imported(
+        clean(text), kind, scope, story, origin, confidence, pinned, created, updated, earlier
+    )
+
+
+def _history(where: str, value: object) -> list[tuple[str, float, float, str]]:
+    """A memory's earlier versions in an export file, checked."""
+    if not isinstance(value, list):
+        raise InvalidInput(f"{where}: history must be a list")
+    out = []
+    for n, version in enumerate(value):
+        at = f"{where}.history[{n}]"
+        if not isinstance(version, Mapping):
+            raise InvalidInput(f"{at}: not an object")
+        text = version.get("text")
+        if not isinstance(text, str) or not 1 <= len(clean(text)) <= MAX_MEMORY_CHARS:
+            raise InvalidInput(f"{at}: text must be 1 to {MAX_MEMORY_CHARS} characters")
+        start, end = _number(version.get("valid_from")), _number(version.get("valid_until"))
+        if start is None or end is None or not 0.0 <= start <= end < MAX_DATE:
+            raise InvalidInput(f"{at}: valid_from and valid_until must be dates, in order")
+        ended = version.get("ended_by", "edit")
+        if ended not in versions.ENDED_BY:
+            raise InvalidInput(f"{at}: ended_by must be one of {', '.join(versions.ENDED_BY)}")
+        out.append((clean(text), start, end, str(ended)))
+    return out
 
 
 def _choice(value: object, enum: type[E]) -> E | None:
@@ -202,6 +242,8 @@ async def import_memories(
                     tx, user_id, memory.id, pinned=item.pinned, created_at=created,
                     updated_at=max(created, item.updated_at or created),
                 )  # fmt: skip
+                await _restore_history(tx, memory, item, source=f"{MANUAL_EXCHANGE}{user_id}:"
+                                       f"import:{when}")  # fmt: skip
             elif item.pinned and not memory.pinned:
                 await memories.set_pinned(tx, user_id, memory.id, True)
             await counters.bump(tx, f"memories_{outcome.action}")
@@ -210,6 +252,18 @@ async def import_memories(
         return done
 
     return await store.transact(run)
+
+
+async def _restore_history(tx: Tx, memory: Memory, item: Imported, *, source: str) -> None:
+    """Put back an imported memory's earlier versions (their words came with the file)."""
+    for text, start, end, ended in item.history:
+        await versions.insert_version(
+            tx, memory.id,
+            versions.Version(
+                0, memory.id, memory.user_id, text, memory.kind, memory.scope, memory.story_id,
+                memory.confidence, start, end, source, ended, "",
+            ),
+        )  # fmt: skip
 
 
 def _same(m: Memory | Imported) -> tuple[str, Kind, Scope, int, str]:

@@ -48,8 +48,9 @@ class Latency:
 
 @dataclass(frozen=True, slots=True)
 class ReflectionDay:
-    """What the reflections applied on one day did with their candidates: action → count, and
-    the rejections by reason."""
+    """What the reflections applied on one day did with their candidates: action → count (and
+    "replaced": of the merged, those that made a memory's new version), and the rejections by
+    reason."""
 
     day: str
     actions: dict[str, int]
@@ -147,6 +148,8 @@ async def reflection_days(store: Store, since: float) -> list[ReflectionDay]:
         name = datetime.date.fromordinal(EPOCH + int(day)).isoformat()
         found = days.setdefault(int(day), ReflectionDay(name, {}, {}))
         found.actions[str(action)] = found.actions.get(str(action), 0) + int(n)
+        if action == "merged" and reason == "superseded":  # a memory's new version
+            found.actions["replaced"] = int(n)
         if action == "rejected":
             found.rejected[str(reason) or "unknown"] = int(n)
     return list(days.values())

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from memory.store import memories, provenance
+from memory.store import memories, provenance, versions
 from memory.store.db import Store, Tx
 from memory.store.provenance import Copied, Derived
 
@@ -108,6 +108,8 @@ async def erase(
     derived = await provenance.erase_derived(
         tx, erasure_id, since=since, messages=removed, bounds=bounds
     )
+    # Earlier versions made of the erased words; a memory's current words go below.
+    earlier = await versions.erase_from(tx, erasure_id)
     erased, kept = await _memories(tx, erasure_id, target)
     copied = await provenance.copied_from(
         tx, erasure_id, since=since, before=before, taint=taint, user_id=target.user_id,
@@ -115,6 +117,7 @@ async def erase(
     )  # fmt: skip
     own, others = await _copied_memories(tx, copied, target.user_id, carries)
     erased += own
+    earlier += await versions.erase_copied(tx, copied, carries)
     await tx.execute(
         f"DELETE FROM reflection_inputs WHERE exchange_id IN ({_ERASED})", (erasure_id,)
     )
@@ -128,7 +131,7 @@ async def erase(
         f"DELETE FROM applied_exchanges WHERE exchange_id IN ({_ERASED})", (erasure_id,)
     )
     turns = await _turns(tx, target, stories)
-    if erased or others:
+    if erased or others or earlier:  # a replaced wording may linger in old segments
         await purge_keyword_segments(tx)
     return Erased(
         erasure_id, len(ids), erased, kept, outbox_rows, turns, derived, others + copied.others

@@ -52,9 +52,9 @@ async def record(
             if await erasure.was_erased(tx, exchange_id):
                 return 0
         turn_id = await tx.execute(
-            "INSERT INTO turns (user_id, story_id, origin, degraded, created_at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (where.user_id, where.story_id, where.origin, int(degraded), now),
+            "INSERT INTO turns (user_id, story_id, origin, degraded, created_at, exchange_id)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (where.user_id, where.story_id, where.origin, int(degraded), now, exchange_id),
         )
         await tx.executemany(
             "INSERT INTO turn_selections (turn_id, memory_id, position, reason, score, matched)"

@@ -21,6 +21,7 @@ from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
 from memory.store import applied, counters, dates, erasure, memories, outbox, provenance, timings
 from memory.store.db import Store, Tx
 from memory.store.generations import GenerationMoved
+from memory.write import supersede
 from memory.write.dedup import Action
 from memory.write.dedup_index import DedupIndex, IndexCache, IndexKey, release
 from memory.write.dedup_pool import IndexBuilder, build_in_thread
@@ -88,6 +89,7 @@ async def apply_reflection(
     builder: IndexBuilder | None = None,
     shown: provenance.Shown | None = None,
     zone: tzinfo | None = None,
+    shown_memories: Collection[int] = (),
 ) -> WriteReport:
     """Apply a parsed reflection for one exchange in one transaction; idempotent per exchange.
 
@@ -97,7 +99,9 @@ async def apply_reflection(
     counter: a stale result) and then marks it done. `shown`: the story's notes its prompt held,
     recorded with it (so that forgetting them reaches what it made); ShownErased, with nothing
     written, when an erasure took part of them out since. `zone`: the time zone the exchange's
-    relative dates are read in (None: the machine's).
+    relative dates are read in (None: the machine's). `shown_memories`: the ids of the person's
+    memories the reflection was shown, the only ones a candidate may replace
+    (memory.write.supersede).
     """
 
     screening = screen(
@@ -128,16 +132,15 @@ async def apply_reflection(
         outcomes = [Outcome("rejected", reason) for _, reason in screening.rejected]
         touched: list[Memory] = []
         said_at = await outbox.queued_at(tx, exchange.exchange_id) or now
+        amounts: Counter[str] = Counter()
         for kept in screening.kept:
             candidate, spans = dated(kept, said_at, zone)
-            outcome, memory = await merge_candidate(
-                tx, index, candidate, exchange_id=exchange.exchange_id, user_id=exchange.user_id,
-                story_id=exchange.story_id, origin=exchange.origin, now=now,
-            )  # fmt: skip
+            outcome, memory = await _replace_or_merge(
+                tx, index, candidate, exchange, shown_memories, amounts, now=now
+            )
             await record_dates(tx, outcome, memory, spans)
             outcomes.append(outcome)
             touched.append(memory)
-        amounts: Counter[str] = Counter()
         if await _story_notes_current(tx, exchange):
             amounts.update(await _apply_story_notes(tx, exchange, reflection, now=now))
         else:
@@ -152,7 +155,7 @@ async def apply_reflection(
             exchange.exchange_id, tuple(outcomes), reflection.dropped, memories=tuple(touched)
         )
         await applied.record_applied(tx, exchange.exchange_id, _report_json(report), now=now)
-        await timings.count_reflection(tx, [(o.action, o.reason or "") for o in outcomes], now=now)
+        await timings.count_reflection(tx, [_daily(o) for o in outcomes], now=now)
         return report
 
     report = await with_index(
@@ -173,6 +176,43 @@ async def apply_reflection(
             len(report.dropped),
         )
     return report
+
+
+async def _replace_or_merge(
+    tx: Tx,
+    index: DedupIndex,
+    candidate: Candidate,
+    exchange: Exchange,
+    shown: Collection[int],
+    amounts: Counter[str],
+    *,
+    now: float,
+) -> tuple[Outcome, Memory]:
+    """A candidate that says it replaces a memory replaces it if the code agrees (its refusals
+    counted in `amounts`); otherwise, and for every other candidate, `merge_candidate`."""
+    if candidate.replaces is not None:
+        target, refusal = await supersede.check(
+            tx, index, candidate, user_id=exchange.user_id, story_id=exchange.story_id,
+            origin=exchange.origin, shown=shown,
+        )  # fmt: skip
+        if target is not None:
+            memory = await supersede.replace(
+                tx, index, target, candidate, exchange_id=exchange.exchange_id,
+                ended_by="reflection", now=now,
+            )  # fmt: skip
+            return Outcome("superseded", memory_id=memory.id), memory
+        amounts[f"supersession_refused:{refusal}"] += 1
+    return await merge_candidate(
+        tx, index, candidate, exchange_id=exchange.exchange_id, user_id=exchange.user_id,
+        story_id=exchange.story_id, origin=exchange.origin, now=now,
+    )  # fmt: skip
+
+
+def _daily(outcome: Outcome) -> tuple[str, str]:
+    """An outcome as the daily figures count it: a replacement rewrote a memory's wording."""
+    if outcome.action == "superseded":
+        return "merged", "superseded"
+    return outcome.action, outcome.reason or ""
 
 
 class ShownErased(Exception):

@@ -47,6 +47,11 @@ class MemoryItem(BaseModel):
         description="global: true of the person anywhere; story: only within this conversation."
     )
     confidence: float = Field(ge=0.0, le=1.0)
+    replaces: int = Field(
+        default=0,
+        description="The id of one of the `memories` you were shown that this one replaces "
+        "(the person moved, changed jobs, changed their mind, or it was wrong); 0 for none.",
+    )
 
 
 class PositionItem(BaseModel):
@@ -98,6 +103,10 @@ remembering about the person for the months to come: their life, the people and 
 their plans, tastes, promises and what happened to them.
 Write each memory in the language the person used, in the third person, short, one fact each, \
 keeping numbers, dates and negations exactly as the person said them.
+memories: what you already remember of the person and your reply used, by id. When a new memory \
+changes or corrects one of them (a move, a new job, a taste that changed, a mistake), write the \
+new one with that id in `replaces`; it stays 0 for two things that are both true (two pets, two \
+appointments).
 kind: fact, preference, promise or episode. scope: global when it stays true outside this \
 conversation, story when it only matters here. confidence: how sure you are that the person said it.
 summary: the story so far, rewritten whole from the previous summary and this exchange.
@@ -117,14 +126,17 @@ def build_messages(
     previous_summary: str = "",
     anchors: Sequence[tuple[int, str]] = (),
     positions: Sequence[tuple[str, str]] = (),
+    memories: Sequence[tuple[int, str]] = (),
 ) -> list[dict[str, str]]:
-    """Return the chat messages that ask for the reflection of one exchange."""
+    """Return the chat messages that ask for the reflection of one exchange (`memories`: the
+    person's memories the reply used, by id, which a new one may replace)."""
     # The display name is the person's to choose: it goes with their words, as data.
     exchange = {
         "person": user_name,
         "previous_summary": previous_summary,
         "anchors": [{"id": i, "text": t} for i, t in anchors],
         "positions": [{"topic": t, "idea": i} for t, i in positions],
+        "memories": [{"id": i, "text": t} for i, t in memories],
         "user_message": user_message,
         "character_reply": reply,
     }
@@ -291,7 +303,18 @@ def _candidate(item: object) -> tuple[Candidate | None, str]:
         return None, "confidence_not_a_number"
     if not 0.0 <= confidence <= 1.0:  # infinity (and a 400-digit integer) included
         return None, "confidence_out_of_range"
-    return Candidate(text=text, kind=kind, scope=scope, confidence=confidence), ""
+    return Candidate(
+        text=text, kind=kind, scope=scope, confidence=confidence, replaces=_replaces(item)
+    ), ""
+
+
+def _replaces(item: dict[Any, Any]) -> int | None:
+    """The memory id a candidate says it replaces; None for none or for what is not an id (the
+    candidate stays: it is still something the person said)."""
+    value = item.get("replaces")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
+        return None  # 2**63 and up: no database integer, and no id
+    return value
 
 
 _E = TypeVar("_E", Kind, Scope)

@@ -36,7 +36,7 @@ from memory.backends.chat import ChatBackend
 from memory.backends.redact import NO_SECRETS, Secrets
 from memory.errors import BackendError, StoreError, unexpected
 from memory.recall.cache import CacheBudget
-from memory.store import counters, history, outbox, provenance
+from memory.store import counters, history, outbox, provenance, versions
 from memory.store.db import Store, Tx
 from memory.write import reflection, stances, summary
 from memory.write.apply import ShownErased, WriteReport, apply_reflection
@@ -180,6 +180,7 @@ class ReflectionWorker:
             said, said_at = await history.summary_dated(self.store, story)
             held = await summary.active(self.store, story)
             positions = await stances.for_story(self.store, story)
+            used = await versions.shown_for(self.store, exchange.user_id, exchange.exchange_id)
             shown = provenance.Shown(
                 said_at, tuple(a.id for a in held), tuple(p.id for p in positions)
             )
@@ -191,6 +192,7 @@ class ReflectionWorker:
                 previous_summary=said,
                 anchors=[(a.id, a.text) for a in held],
                 positions=[(p.topic, p.idea) for p in positions],
+                memories=[(m.id, m.text) for m in used],
             )
             result = await self.chat.chat(
                 messages, schema=reflection.json_schema(), deadline=self.deadline
@@ -201,7 +203,7 @@ class ReflectionWorker:
             report = await apply_reflection(
                 self.store, exchange, parsed, character_name=self.character_name,
                 now=self.clock(), indexes=self.indexes, lease=lease, builder=self.builder,
-                shown=shown, zone=self.zone,
+                shown=shown, zone=self.zone, shown_memories=[m.id for m in used],
             )  # fmt: skip
         except ShownErased:
             # What it was shown changed under it: the row goes back, to be asked again from

@@ -1,4 +1,5 @@
-"""Slash commands over a person's own memories: /why /memories /pin /unpin /forget /remember.
+"""Slash commands over a person's own memories: /why /memories /pin /unpin /forget /restore
+/remember, and the Edit action on the memories /why and /memories show.
 
 Each command parses the interaction, calls one engine function with the caller's id, renders.
 Another person's memory id answers exactly like a missing one.
@@ -6,6 +7,7 @@ Another person's memory id answers exactly like a missing one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import discord
@@ -14,10 +16,18 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot import render
-from bot.discord.ui import EchoView, Interaction, origin_of, send_ephemeral, story_of
+from bot.discord.ui import (
+    EchoView,
+    Interaction,
+    answer_error,
+    origin_of,
+    send_ephemeral,
+    story_of,
+)
 from memory import manage
 from memory.manage import forgetting, privacy
 from memory.manage import story as manage_story
+from memory.manage import versions as manage_versions
 from memory.manage.setup import Store
 from memory.model import Kind, Memory, Scope
 
@@ -32,27 +42,104 @@ async def memory_choices(interaction: Interaction, current: str) -> list[app_com
     return [app_commands.Choice(name=f"#{m.id} {m.text}"[:100], value=m.id) for m in found[:25]]
 
 
-class MemoryPages(EchoView):
-    """Buttons to page through one person's memories; only they can press them."""
+class EditMemory(discord.ui.Modal, title="Edit a memory"):
+    """The memory's text, prefilled; what is submitted becomes its new version (the old one kept
+    as history). The memory is looked up with the submitter's id: another's answers as missing."""
 
-    def __init__(self, owner_id: int, items: list[Memory], *, everywhere: bool = False) -> None:
+    def __init__(self, memory: Memory) -> None:
+        super().__init__(timeout=600)
+        self.memory_id = memory.id
+        self.text: discord.ui.TextInput[EditMemory] = discord.ui.TextInput(
+            label=f"Memory #{memory.id}", style=discord.TextStyle.paragraph,
+            default=memory.text, max_length=manage_versions.MAX_CHARS,
+        )  # fmt: skip
+        self.add_item(self.text)
+
+    async def on_submit(self, interaction: Interaction) -> None:  # type: ignore[override]
+        runtime = interaction.client.runtime
+        edited = await manage_versions.edit(
+            runtime.store, interaction.user.id, self.memory_id, self.text.value,
+            builder=runtime.worker.builder,
+        )  # fmt: skip
+        await send_ephemeral(
+            interaction,
+            f"#{edited.id} now says: {edited.text}\n(The old wording: /memories history:"
+            f"{edited.id}; /restore brings it back.)",
+        )
+
+    async def on_error(  # type: ignore[override]
+        self, interaction: Interaction, error: Exception
+    ) -> None:
+        await answer_error(interaction, error, "edit")
+
+
+class EditChoice(discord.ui.Select["EchoView"]):
+    """ "Edit…": pick one of the memories shown, and its text opens in a form."""
+
+    def __init__(self, items: Sequence[Memory]) -> None:
+        super().__init__(placeholder="Edit…", row=1)
+        self.show(items)
+
+    def show(self, items: Sequence[Memory]) -> None:
+        self.options = [
+            discord.SelectOption(label=f"#{m.id} {m.text}"[:100], value=str(m.id))
+            for m in items[:25]
+        ]
+        self.disabled = not self.options
+        if not self.options:  # Discord refuses a select without options
+            self.options = [discord.SelectOption(label="—", value="0")]
+
+    async def callback(self, interaction: Interaction) -> None:  # type: ignore[override]
+        store = interaction.client.runtime.store
+        memory = await manage.get(store, interaction.user.id, int(self.values[0]))
+        await interaction.response.send_modal(EditMemory(memory))
+
+
+class Editable(EchoView):
+    """An Edit action on the memories an answer shows; only their owner can use it."""
+
+    def __init__(self, owner_id: int, items: Sequence[Memory]) -> None:
+        super().__init__(timeout=600)
+        self.owner_id = owner_id
+        self.add_item(EditChoice(items))
+
+    async def interaction_check(self, interaction: Interaction) -> bool:  # type: ignore[override]
+        return interaction.user.id == self.owner_id
+
+
+class MemoryPages(EchoView):
+    """Buttons to page through one person's memories, and an Edit action on the page's; only
+    they can press them."""
+
+    def __init__(
+        self,
+        owner_id: int,
+        items: list[Memory],
+        *,
+        everywhere: bool = False,
+        replaced: Mapping[int, float] | None = None,
+    ) -> None:
         super().__init__(timeout=600)
         self.owner_id = owner_id
         self.everywhere = everywhere
+        self.replaced = replaced or {}
         self.pages = render.paginate(items)
         self.total = len(items)
         self.index = 0
+        self.edit = EditChoice(self.pages[0])
+        self.add_item(self.edit)
         self._update_buttons()
 
     def text(self) -> str:
         return render.render_memories(
             self.pages[self.index], page_index=self.index, pages=len(self.pages), total=self.total,
-            everywhere=self.everywhere,
+            everywhere=self.everywhere, replaced=self.replaced,
         )  # fmt: skip
 
     def _update_buttons(self) -> None:
         self.previous.disabled = self.index == 0
         self.next.disabled = self.index >= len(self.pages) - 1
+        self.edit.show(self.pages[self.index])
 
     async def interaction_check(self, interaction: Interaction) -> bool:  # type: ignore[override]
         return interaction.user.id == self.owner_id
@@ -124,19 +211,43 @@ class MemoryCommands(commands.Cog):
     async def why(self, interaction: Interaction) -> None:
         turn = await manage.why(self.store, interaction.user.id, story_of(interaction))
         everywhere = await self.served_everywhere(interaction)
-        await send_ephemeral(interaction, render.render_why(turn, everywhere=everywhere))
+        used = [s.memory for s in turn.selected] if turn else []
+        replaced = await manage_versions.replaced_until(
+            self.store, interaction.user.id, [m.id for m in used]
+        )
+        text = render.render_why(turn, everywhere=everywhere, replaced=replaced)
+        await send_ephemeral(
+            interaction, text, view=Editable(interaction.user.id, used) if used else None
+        )
 
     @app_commands.command(name=_("memories"), description=_("Your memories, page by page"))
-    @app_commands.describe(filter=_("Only those never served, or those containing this text"))
-    async def memories(self, interaction: Interaction, filter: str | None = None) -> None:
+    @app_commands.describe(
+        filter=_("Only those never served, or those containing this text"),
+        history=_("One of your memories: its versions, with their dates"),
+    )
+    @app_commands.autocomplete(history=memory_choices)
+    async def memories(
+        self, interaction: Interaction, filter: str | None = None, history: int | None = None
+    ) -> None:
+        if history is not None:
+            chain = await manage_versions.history(self.store, interaction.user.id, history)
+            await send_ephemeral(
+                interaction, render.render_versions(chain),
+                view=Editable(interaction.user.id, [chain.memory]),
+            )  # fmt: skip
+            return
         never = (filter or "").strip().casefold() in ("never", "never served", "jamais")
         found = await manage.list_memories(
             self.store, interaction.user.id, never_served=never,
             query="" if never or filter is None else filter,
         )  # fmt: skip
-        view = MemoryPages(
-            interaction.user.id, found, everywhere=await self.served_everywhere(interaction)
+        replaced = await manage_versions.replaced_until(
+            self.store, interaction.user.id, [m.id for m in found]
         )
+        view = MemoryPages(
+            interaction.user.id, found, everywhere=await self.served_everywhere(interaction),
+            replaced=replaced,
+        )  # fmt: skip
         await interaction.response.send_message(
             render.defang(view.text()), view=view, ephemeral=True,
             allowed_mentions=discord.AllowedMentions.none(),
@@ -166,6 +277,15 @@ class MemoryCommands(commands.Cog):
             view=ConfirmForget(interaction.user.id, memory), ephemeral=True,
             allowed_mentions=discord.AllowedMentions.none(),
         )  # fmt: skip
+
+    @app_commands.command(
+        name=_("restore"), description=_("Bring back this memory's version before its last change")
+    )
+    @app_commands.describe(memory=_("One of your memories"))
+    @app_commands.autocomplete(memory=memory_choices)
+    async def restore(self, interaction: Interaction, memory: int) -> None:
+        found = await manage_versions.restore(self.store, interaction.user.id, memory)
+        await send_ephemeral(interaction, f"#{found.id} is back to: {found.text}")
 
     @app_commands.command(
         name=_("summary"), description=_("This conversation's summary and anchors")

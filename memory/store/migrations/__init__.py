@@ -33,6 +33,7 @@ from memory.store.migrations import (
     v21_reflection_inputs,
     v22_keyword_rules,
     v23_memory_dates,
+    v24_memory_versions,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -59,6 +60,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (21, v21_reflection_inputs.SQL),
     (22, v22_keyword_rules.SQL),
     (23, v23_memory_dates.SQL),
+    (24, v24_memory_versions.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -13,6 +13,7 @@ import pytest
 from memory import manage
 from memory.errors import InvalidInput
 from memory.manage import export as manage_export
+from memory.manage import versions as manage_versions
 from memory.store.db import Store
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with, _command, _opt, _say
@@ -161,3 +162,36 @@ async def test_a_bad_file_names_the_item_and_writes_nothing(
         await manage_export.import_memories(store, 1, {"memories": [good, item]})
     assert str(raised.value) == said
     assert await manage.list_memories(store, 1) == []
+
+
+async def test_the_export_carries_a_memorys_history_and_the_import_restores_it(
+    tmp_path: Path, store: Store
+) -> None:
+    async def person(user: int) -> None:
+        await manage.remember(store, user_id=user, story_id=10, origin="111",
+                              text=f"Habite à Lyon, dit {user}", now=1_000.0)  # fmt: skip
+        [memory] = await manage.list_memories(store, user)
+        await manage_versions.edit(store, user, memory.id, f"Habite à Paris, dit {user}",
+                                   now=2_000.0)  # fmt: skip
+
+    await asyncio.gather(person(1), person(2))
+    data = await manage_export.export(store, 1, default_served="where_learned")
+    [item] = data["memories"]
+    assert item["text"] == "Habite à Paris, dit 1"
+    [earlier] = item["history"]
+    assert (earlier["text"], earlier["valid_from"], earlier["valid_until"]) == (
+        "Habite à Lyon, dit 1", 1_000.0, 2_000.0,
+    )  # fmt: skip
+    assert earlier["ended_by"] == "edit"
+    async with await Store.open(tmp_path / "other.sqlite3") as other:
+        assert await manage_export.import_memories(other, 40, data) == {"created": 1}
+        [memory] = await manage.list_memories(other, 40)
+        chain = await manage_versions.history(other, 40, memory.id)
+        assert [(v.text, v.valid_from, v.valid_until) for v in chain.earlier] == [
+            ("Habite à Lyon, dit 1", 1_000.0, 2_000.0)
+        ]
+        # A file whose history is not in order is refused whole.
+        earlier["valid_until"] = 10.0
+        with pytest.raises(InvalidInput, match=r"memories\[0\]\.history\[0\]"):
+            await manage_export.import_memories(other, 41, data)
+        assert await manage.list_memories(other, 41) == []

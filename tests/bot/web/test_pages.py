@@ -126,7 +126,7 @@ async def test_the_overview_shows_turns_latency_reflections_and_calibration(
     assert "<svg" in body and 'role="img"' in body
     # The script's reflections: Félix and the piano created; Félix again absorbed; the
     # candidate under the confidence floor rejected both times.
-    assert re.search(r"2\d{3}-\d\d-\d\d\s+2\s+0\s+1\s+2\s+low_confidence 2", text)
+    assert re.search(r"2\d{3}-\d\d-\d\d\s+2\s+0\s+1\s+2\s+0\s+low_confidence 2", text)
     assert re.search(r"\bm\s+\d\.\d{3}\s+4\s+0\b", text)  # estimator of chat model "m"
     assert "echo-bot calibrate" in text  # never calibrated: says what would fill it
     assert "The last 14 days (UTC)" in text

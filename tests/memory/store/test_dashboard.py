@@ -149,3 +149,10 @@ async def test_reflections_applied_before_schema_17_are_counted_per_day(
     }
     rejected = Counter(r for _, chosen in reports for a, r in chosen if a == "rejected")
     assert sum((Counter(d.rejected) for d in found), Counter()) == rejected
+
+
+async def test_replacements_are_counted_per_day_among_the_merged(store: Store) -> None:
+    outcomes = [("merged", "superseded"), ("merged", ""), ("created", ""), ("merged", "superseded")]
+    await store.transact(lambda tx: timings.count_reflection(tx, outcomes, now=NOW))
+    [day] = await dashboard.reflection_days(store, NOW - DAY)
+    assert (day.actions["merged"], day.actions["replaced"], day.actions["created"]) == (3, 2, 1)

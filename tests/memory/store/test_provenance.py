@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from memory import manage
 from memory.manage import forgetting
+from memory.manage import versions as manage_versions
 from memory.model import Kind, Scope, Source
 from memory.store import applied, history, memories, provenance
 from memory.store.db import Store, Tx
@@ -304,3 +305,33 @@ def test_an_item_goes_only_with_a_word_of_the_taint_its_person_did_not_say(
     assume(foreign)
     word = foreign[pick % len(foreign)]
     assert filters.carries(" ".join([*said, word, *extra]), message, taint)
+
+
+async def test_an_earlier_version_copied_from_a_forgotten_message_goes_too(
+    store: Store,
+) -> None:
+    """Carol's reflection, shown Alice's anchor, wrote a memory with Alice's code; Carol then
+    corrected it in her own words. Forgetting Alice's message keeps Carol's correction and
+    takes out the earlier version that held the code."""
+
+    async def story(tx: Tx) -> None:
+        alices = await _exchange(tx, 5, ALICE, f"Mon code est {CODE}.", at=REFLECTED_AT)
+        anchor = await tx.execute(
+            "INSERT INTO anchors (story_id, text, created_at, exchange_id, user_id)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (STORY, f"Le code {CODE}", REFLECTED_AT, alices, ALICE),
+        )
+        carols = await _exchange(tx, 9, CAROL, "Et le code ?", at=1200.0)
+        await provenance.record_shown(
+            tx, carols, STORY, provenance.Shown(500.0, (anchor,), ()), now=1200.0
+        )
+        await _memory(tx, CAROL, f"Connaît le code {CODE}", carols, at=1200.0)
+
+    await store.transact(story)
+    [carols] = await manage.list_memories(store, CAROL)
+    await manage_versions.edit(store, CAROL, carols.id, "Connaît un code secret", now=1300.0)
+    message = await history.by_source(store, "discord:5")
+    await forgetting.forget_message(store, message, actor_id=ALICE)
+    assert await _texts(store, CAROL) == ["Connaît un code secret"]
+    assert (await manage_versions.history(store, CAROL, carols.id)).earlier == ()
+    assert await store.fetchall("SELECT id FROM memory_versions") == []
