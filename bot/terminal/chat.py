@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from bot import files, logs, render, render_data
+from bot import files, logs, render
 from bot.runtime import Runtime
 from bot.terminal import options
 from bot.terminal.lines import LineReader
@@ -308,7 +308,7 @@ class Terminal:
             raise InvalidInput("write /positions, or /positions drop ID REASON")
         else:
             found = await manage_story.positions(store, self.story_id)
-            self.say(render_data.render_positions(found, name=self._name))
+            self.say(render.render_positions(found, name=self._name))
 
     async def cmd_anchors(self, arg: str) -> None:
         """/anchors · /anchors add TEXT · /anchors drop ID REASON."""
@@ -327,7 +327,7 @@ class Terminal:
             raise InvalidInput("write /anchors, /anchors add TEXT, or /anchors drop ID REASON")
         else:
             found_anchors = await manage_story.anchors(store, self.story_id)
-            self.say(render_data.render_anchors(found_anchors, name=self._name))
+            self.say(render.render_anchors(found_anchors, name=self._name))
 
     def _name(self, user_id: int) -> str:
         # Only the terminal's person moderates their story.

@@ -30,7 +30,7 @@ from urllib.parse import quote, urlencode
 from aiohttp import web
 
 from bot.config import MIN_WEB_TOKEN, ConfigError, Settings, WebSettings
-from bot.web import pages, pages_detail
+from bot.web import pages
 from bot.web.html import Html
 from bot.web.pages import BadParameter, View
 from bot.web.style import STYLESHEET
@@ -156,11 +156,11 @@ def build_app(view: View, token: str) -> web.Application:
     app.on_response_prepare.append(_secure)
     app.router.add_get("/", _render(pages.overview))
     app.router.add_get("/health", _render(pages.health))
-    app.router.add_get("/people", _render(pages_detail.people))
-    app.router.add_get(r"/people/{user_id:\d{1,19}}", _one(pages_detail.person, "user_id"))
-    app.router.add_get("/turns", _render(pages_detail.turns))
-    app.router.add_get("/stories", _render(pages_detail.stories))
-    app.router.add_get(r"/stories/{story_id:\d{1,19}}", _one(pages_detail.story, "story_id"))
+    app.router.add_get("/people", _render(pages.people))
+    app.router.add_get(r"/people/{user_id:\d{1,19}}", _one(pages.person, "user_id"))
+    app.router.add_get("/turns", _render(pages.turns))
+    app.router.add_get("/stories", _render(pages.stories))
+    app.router.add_get(r"/stories/{story_id:\d{1,19}}", _one(pages.story, "story_id"))
     app.router.add_get("/static/style.css", _style)
     return app
 

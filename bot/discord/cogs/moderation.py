@@ -11,7 +11,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot import render_data
+from bot import render
 from bot.discord.ui import Interaction, send_ephemeral, story_of
 from memory.manage import story as manage_story
 
@@ -42,7 +42,7 @@ class Moderation(commands.Cog):
     @app_commands.check(_moderates)
     async def anchors_show(self, interaction: Interaction) -> None:
         found = await manage_story.anchors(self.bot.runtime.store, story_of(interaction))
-        await send_ephemeral(interaction, render_data.render_anchors(found))
+        await send_ephemeral(interaction, render.render_anchors(found))
 
     @anchors.command(name=_("add"), description=_("Hold a key fact no reflection can drop"))
     @app_commands.describe(text=_("The fact"))
@@ -65,7 +65,7 @@ class Moderation(commands.Cog):
     @positions.command(name=_("show"), description=_("The character's positions here"))
     async def positions_show(self, interaction: Interaction) -> None:
         found = await manage_story.positions(self.bot.runtime.store, story_of(interaction))
-        await send_ephemeral(interaction, render_data.render_positions(found))
+        await send_ephemeral(interaction, render.render_positions(found))
 
     @positions.command(
         name=_("drop"), description=_("Drop a position; the reason stays in history")
