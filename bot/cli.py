@@ -28,13 +28,10 @@ from bot.runtime import (
     strategies,
 )
 from bot.terminal.chat import Terminal, earlier_spelling, is_interactive, terminal_user_id
-from memory.backends.redact import redact
-from memory.character.cards import load_card as read_card
-from memory.character.cards import load_lorebook
-from memory.errors import EchoError
+from memory import EchoError, Store, load_lorebook, redact
+from memory import load_card as read_card
 from memory.manage import context as manage_context
 from memory.manage import export as manage_export
-from memory.manage.setup import Store
 
 log = logging.getLogger(__name__)
 

@@ -41,20 +41,20 @@ from pydantic_settings import (
 )
 
 from bot.discord import shards as sharding
-from memory.backends.redact import Secrets
-from memory.context.builder import ContextConfig
-from memory.engine import MemoryConfig
-from memory.model import Kind
-from memory.recall.semantic import RELATIVE_SD
-from memory.turn import admission
-from memory.vectors.indexer import REINDEX_INTERVAL
+from memory import (
+    MAX_CHATS,
+    REFLECTION_DEADLINE,
+    REINDEX_INTERVAL,
+    RELATIVE_SD,
+    ContextConfig,
+    Kind,
+    MemoryConfig,
+    Secrets,
+)
 
 # The engine's defaults, read once: every setting that feeds the engine takes its default here.
 _MEMORY = MemoryConfig()
 _CONTEXT = ContextConfig()
-# The reflection worker's deadline (memory.write.worker.REFLECTION_DEADLINE, equal by test: bot/
-# does not import the write path).
-REFLECTION_TIMEOUT = 180.0
 
 # The smallest prompt budget that holds a persona, the rules and a message.
 MIN_PROMPT_TOKENS = 256
@@ -142,7 +142,7 @@ class LLMSettings(_Section):
     document_prefix: str | None = Field(None, max_length=200)
     api_key: Key = None
     chat_timeout: float = Field(_MEMORY.chat_deadline, gt=0)
-    reflection_timeout: float = Field(REFLECTION_TIMEOUT, gt=0)
+    reflection_timeout: float = Field(REFLECTION_DEADLINE, gt=0)
     # How the reflection asks for JSON; "auto" learns what the server accepts
     # (memory.backends.structured).
     structured_output: Literal[
@@ -251,7 +251,7 @@ class LimitSettings(_Section):
     """How much of the bot one person, and everyone together, may take at once."""
 
     turn_queue: int = Field(_MEMORY.turn_queue, ge=0, le=100)
-    max_concurrent_chats: int = Field(admission.MAX_CHATS, ge=1, le=256)
+    max_concurrent_chats: int = Field(MAX_CHATS, ge=1, le=256)
     slow_down_interval: float = Field(_MEMORY.slow_down_interval, ge=0)
     reflection_backlog: int = Field(_MEMORY.reflection_backlog, ge=1, le=10_000)
     max_reply_chars: int = Field(_MEMORY.max_reply_chars, ge=100, le=100_000)

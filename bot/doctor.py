@@ -28,11 +28,15 @@ from bot.runtime import (
     structured_output,
     with_prefixes,
 )
-from memory.backends.chat import ollama_health
-from memory.errors import BackendError, EchoError
-from memory.manage.setup import Store
-from memory.vectors.calibrate import LanguageReport, calibrate
-from memory.vectors.calibrate import save as save_calibration
+from memory import (
+    BackendError,
+    EchoError,
+    LanguageReport,
+    Store,
+    calibrate,
+    ollama_health,
+    save_calibration,
+)
 
 log = logging.getLogger(__name__)
 

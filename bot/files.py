@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from memory.errors import InvalidInput
+from memory import InvalidInput
 from memory.manage import export as manage_export
 
 

@@ -9,19 +9,30 @@ from collections.abc import Callable, Mapping, Sequence
 from bot.plain import for_terminal as for_terminal
 from bot.plain import in_terminal, theirs
 from bot.plain import plain as plain
-from memory.backends.redact import redact
-from memory.character.cards import Card
-from memory.context.budget import ContextPlan, Decision
-from memory.context.prompt import BlockKind
-from memory.context.strategies import Status
-from memory.engine import EngineStatus, Reply
-from memory.errors import BackendError, EchoError
+from memory import (
+    DM_ORIGIN,
+    BackendError,
+    BlockKind,
+    Card,
+    ContextPlan,
+    Decision,
+    EchoError,
+    EngineStatus,
+    HeldAnchor,
+    HistoryMessage,
+    IndexerStatus,
+    LoreEntry,
+    Memory,
+    Reason,
+    Reply,
+    Scope,
+    Status,
+    Turn,
+    redact,
+)
 from memory.manage import ServerStats, Stats
-from memory.manage.context import HistoryMessage
 from memory.manage.privacy import served_where
-from memory.manage.story import HeldAnchor, Positions, Summary
-from memory.model import DM_ORIGIN, LoreEntry, Memory, Reason, Scope, Turn
-from memory.vectors.indexer import IndexerStatus
+from memory.manage.story import Positions, Summary
 
 DISCORD_LIMIT = 2000
 

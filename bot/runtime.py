@@ -12,24 +12,36 @@ import httpx
 from bot import logs
 from bot.config import ConfigError, Settings, value_source
 from bot.discord import heartbeat
-from memory.backends.chat import ChatBackend, Deadlined, Embedder, OllamaChat, OpenAIChat
-from memory.backends.embedders import OllamaEmbedder, OpenAIEmbedder
-from memory.backends.redact import Secrets
-from memory.backends.structured import Mode, Negotiator
-from memory.character import cards
-from memory.character.cards import Card
-from memory.context.builder import ContextConfig
-from memory.context.prompt import Character
-from memory.context.strategies import Registry, load_registry
-from memory.engine import Engine
-from memory.errors import BackendError, CardError
-from memory.looplag import LoopLag
+from memory import (
+    BackendError,
+    BoundedChat,
+    Card,
+    CardError,
+    Character,
+    ChatBackend,
+    ContextConfig,
+    Deadlined,
+    Embedder,
+    Engine,
+    Indexer,
+    LoopLag,
+    Mode,
+    Negotiator,
+    OllamaChat,
+    OllamaEmbedder,
+    OpenAIChat,
+    OpenAIEmbedder,
+    Prefixed,
+    ReflectionWorker,
+    Registry,
+    Secrets,
+    Store,
+    load_registry,
+    resolve_prefixes,
+)
+from memory import load_card as read_card
 from memory.manage import context as manage_context
 from memory.manage import setup
-from memory.manage.setup import ReflectionWorker, Store
-from memory.turn.admission import BoundedChat
-from memory.vectors.indexer import Indexer
-from memory.vectors.prefixes import Prefixed, resolve
 
 # A server that is down is said at once; once connected, only the deadlines (chat_timeout,
 # reflection_timeout, turn_embedding_timeout) bound a call: a first reply with a card persona
@@ -139,7 +151,7 @@ def load_card(settings: Settings) -> Card | None:
     if settings.character.card is None:
         return None
     try:
-        return cards.load_card(settings.character.card, played_as=played_as(settings))
+        return read_card(settings.character.card, played_as=played_as(settings))
     except CardError as exc:
         raise ConfigError(f"character.card: {exc}") from None
 
@@ -194,7 +206,7 @@ def with_prefixes(settings: Settings, embedder: Embedder) -> Prefixed:
     """The embedder with its task prefixes: [llm] query_prefix and document_prefix, each one
     left unset taken from the model's family."""
     llm = settings.llm
-    chosen = resolve(llm.embedding_model, llm.query_prefix, llm.document_prefix)
+    chosen = resolve_prefixes(llm.embedding_model, llm.query_prefix, llm.document_prefix)
     return Prefixed(embedder, chosen)
 
 

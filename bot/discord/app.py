@@ -26,9 +26,8 @@ from bot.discord.shards import Shards
 from bot.discord.startup import channel_warnings
 from bot.discord.ui import EchoTree
 from bot.runtime import Runtime
-from memory.errors import unexpected
+from memory import start_scheduler, unexpected
 from memory.manage import forgetting
-from memory.vectors.indexer import start_scheduler
 
 log = logging.getLogger(__name__)
 

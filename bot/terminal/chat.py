@@ -28,16 +28,24 @@ from bot.terminal.lines import LineReader
 from bot.terminal.options import HELP
 from bot.terminal.options import number as _id
 from bot.terminal.options import yes as _yes
-from memory import manage
-from memory.engine import Incoming
-from memory.errors import EchoError, Forbidden, InvalidInput, NotFound, StoreError
+from memory import (
+    DM_ORIGIN,
+    EchoError,
+    Forbidden,
+    Incoming,
+    InvalidInput,
+    Kind,
+    NotFound,
+    Scope,
+    StoreError,
+    manage,
+    start_scheduler,
+)
 from memory.manage import context as manage_context
 from memory.manage import export as manage_export
 from memory.manage import forgetting
 from memory.manage import privacy as manage_privacy
 from memory.manage import story as manage_story
-from memory.model import DM_ORIGIN, Kind, Scope
-from memory.vectors.indexer import start_scheduler
 
 log = logging.getLogger(__name__)
 

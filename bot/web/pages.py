@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 
 from bot.web import charts
 from bot.web.html import Html, ago, counts, el, empty, esc, link, ms, page, pairs, table, when
+from memory import IndexerStatus, Memory, Reason, Selected, Store
 from memory.manage import dashboard as board
-from memory.model import Memory, Reason, Selected
-from memory.vectors.indexer import IndexerStatus
 
 
 class BadParameter(Exception):
@@ -22,7 +21,7 @@ class BadParameter(Exception):
 class View:
     """What every page reads: the database, the running indexer (None apart from the bot)."""
 
-    store: board.Store
+    store: Store
     indexer: Callable[[], IndexerStatus | None] = lambda: None
     clock: Callable[[], float] = field(default=time.time)
     # Where memories are served for people who made no /privacy choice ([privacy]).
@@ -307,8 +306,6 @@ async def health(view: View, params: Mapping[str, str]) -> Html:
         body.append(empty("Every memory here was served at least once (or there is none yet)."))
     return page("Memory health", covers, *body, here="/health")
 
-
-__all__ = ["BadParameter", "View", "date", "esc", "health", "overview", "person_link"]
 
 # People named on a story's row; the rest are counted.
 STORY_PEOPLE = 5

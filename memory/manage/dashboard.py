@@ -37,7 +37,7 @@ from memory.write import state
 
 __all__ = [
     "DAY", "Answered", "LanguageFit", "Latency", "MemoryFilter", "OutboxState", "PersonRow",
-    "RecallSplit", "ReflectionDay", "Revision", "StateChange", "Store", "StoryRow", "TokenFit",
+    "RecallSplit", "ReflectionDay", "Revision", "StateChange", "StoryRow", "TokenFit",
     "TurnDay", "TurnPlan",
 ]  # fmt: skip
 

@@ -1,8 +1,5 @@
-"""What a front end opens the memory with: the database, the reflection worker, and the
-structured-output mode each chat server accepts (learned once, kept in the database).
-
-The front ends (bot/) import from the memory.manage* modules only, never from memory.store or
-memory.write: tests/test_imports.py holds them to it.
+"""The structured-output mode each chat server accepts, learned once and kept in the database,
+and the schema `doctor` probes a server with (a reflection's).
 """
 
 from __future__ import annotations
@@ -12,9 +9,8 @@ from typing import Any
 
 from memory.backends.structured import Mode, Negotiator
 from memory.store import structured as learned
-from memory.store.db import Store as Store
+from memory.store.db import Store
 from memory.write import reflection
-from memory.write.worker import ReflectionWorker as ReflectionWorker
 
 
 def reflection_schema() -> dict[str, Any]:

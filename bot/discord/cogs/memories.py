@@ -15,11 +15,9 @@ from discord.ext import commands
 
 from bot import render
 from bot.discord.ui import EchoView, Interaction, origin_of, send_ephemeral, story_of
-from memory import manage
+from memory import Kind, Memory, Scope, Store, manage
 from memory.manage import forgetting, privacy
 from memory.manage import story as manage_story
-from memory.manage.setup import Store
-from memory.model import Kind, Memory, Scope
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot
