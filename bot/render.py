@@ -6,9 +6,7 @@ import datetime
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from bot.plain import for_terminal as for_terminal
 from bot.plain import in_terminal, theirs
-from bot.plain import plain as plain
 from memory import (
     DM_ORIGIN,
     BackendError,

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bot import files, logs, render
+from bot.plain import for_terminal, plain
 from bot.runtime import Runtime
 from bot.terminal import options
 from bot.terminal.lines import LineReader
@@ -108,7 +109,7 @@ class Terminal:
 
     def say(self, text: str) -> None:
         """Print a command's answer: Discord's markdown shown as the plain text it stands for."""
-        self._print(render.plain(text))
+        self._print(plain(text))
 
     def _print(self, text: str, end: str = "\n") -> None:
         print(self.runtime.secrets.remove(text), file=self.out, end=end, flush=True)
@@ -121,7 +122,7 @@ class Terminal:
     async def handle(self, line: str) -> bool:
         """Handle one input line; return False when the session should end. What it renders
         marks people's texts, so that `say` shows them exactly as written."""
-        with render.for_terminal():
+        with for_terminal():
             return await self._handle(line)
 
     async def _handle(self, line: str) -> bool:

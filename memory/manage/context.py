@@ -15,7 +15,7 @@ from memory.model import LoreEntry, LoreScope
 from memory.store import history
 from memory.store import lore as lore_store
 from memory.store.db import Store
-from memory.store.history import HistoryMessage as HistoryMessage
+from memory.store.history import HistoryMessage
 from memory.text import clean_message
 
 

@@ -15,14 +15,12 @@ from memory.errors import InvalidInput, NotFound
 from memory.store import history
 from memory.store import story as stored
 from memory.store.db import Store
-from memory.store.story import HeldAnchor as HeldAnchor
-from memory.store.story import PositionDrop
+from memory.store.story import HeldAnchor, PositionDrop
 from memory.text import clean
 from memory.write import stances
 from memory.write import summary as rolling
 from memory.write.stances import Position
-from memory.write.summary import MAX_ANCHOR_CHARS
-from memory.write.summary import Anchor as Anchor
+from memory.write.summary import MAX_ANCHOR_CHARS, Anchor
 
 MAX_REASON_CHARS = 500
 

@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from memory import manage
-from memory.engine import Engine, MemoryConfig
+from memory import Engine, MemoryConfig, manage
 from memory.manage import privacy as manage_privacy
 from memory.model import Candidate, Exchange, Kind, Scope
 from memory.recall import selection, semantic

@@ -17,10 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memory import manage
+from memory import Engine, Incoming, MemoryConfig, manage
 from memory.backends.chat import OllamaChat
 from memory.backends.embedders import OllamaEmbedder
-from memory.engine import UNFIT_TTL, Engine, Incoming, MemoryConfig
+from memory.engine import UNFIT_TTL
 from memory.manage import privacy
 from memory.model import Exchange, Reason
 from memory.recall.selection import RankedPool

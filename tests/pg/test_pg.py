@@ -14,7 +14,7 @@ import pytest
 from memory.backends.embedders import OllamaEmbedder
 from memory.errors import MigrationError
 from memory.manage import forgetting as manage_erasure
-from memory.model import Kind, Reason, Scope, Selected
+from memory.model import Kind, Memory, Reason, Scope, Selected
 from memory.store import history, memories, turns
 from memory.store.db import Store, Tx
 from memory.store.migrations import LATEST
@@ -105,7 +105,7 @@ async def test_a_forgotten_message_leaves_no_dead_row_of_the_words_that_recalled
             content=f"is {CANARY} still my locker code?", now=1.0,
         )  # fmt: skip
 
-    async def kept(tx: Tx) -> memories.Memory:
+    async def kept(tx: Tx) -> Memory:
         return await memories.insert(
             tx, user_id=USER, text=f"Alice's locker code is {CANARY}", kind=Kind.FACT,
             scope=Scope.GLOBAL, story_id=STORY, origin=GUILD, confidence=0.9, now=1.0,

@@ -14,12 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memory import manage
+from memory import Engine, Incoming, manage
 from memory.backends.chat import OllamaChat
 from memory.context.builder import ContextConfig
 from memory.context.prompt import Character
 from memory.context.strategies import Status, load_registry
-from memory.engine import Engine, Incoming
 from memory.errors import Forbidden, InvalidInput
 from memory.manage import context as manage_context
 from memory.store import context as stored

@@ -14,9 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory import manage
+from memory import Engine, MemoryConfig, manage
 from memory.backends.embedders import OllamaEmbedder
-from memory.engine import Engine, MemoryConfig
 from memory.model import Kind, Reason, Scope
 from memory.recall.lexical import (
     MAX_KEYWORD_HITS,
