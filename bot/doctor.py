@@ -22,8 +22,8 @@ from bot import files
 from bot.config import ConfigError, Settings, value_source
 from bot.runtime import (
     backends,
+    configured_card,
     describe_character,
-    load_card,
     strategies,
     structured_output,
     with_prefixes,
@@ -65,7 +65,7 @@ async def doctor(
 
     results: list[tuple[bool | None, str]] = [(True, f"config {config_path} is valid")]
     try:
-        card = load_card(settings)
+        card = configured_card(settings)
         results.append((True, describe_character(settings, card, config_path)))
     except ConfigError as exc:
         results.append((False, f"{exc} → fix or unset [character] card"))

@@ -36,12 +36,12 @@ from memory import (
     Registry,
     Secrets,
     Store,
+    load_card,
     load_registry,
     resolve_prefixes,
 )
-from memory import load_card as read_card
-from memory.manage import context as manage_context
 from memory.manage import setup
+from memory.manage.context import sync_card_lore
 
 # A server that is down is said at once; once connected, only the deadlines (chat_timeout,
 # reflection_timeout, turn_embedding_timeout) bound a call: a first reply with a card persona
@@ -146,12 +146,12 @@ async def _probe(
     return True, f"{where}: {mode}{note} ({source}{refused})"
 
 
-def load_card(settings: Settings) -> Card | None:
+def configured_card(settings: Settings) -> Card | None:
     """The configured character card, read; ConfigError says what is wrong with it."""
     if settings.character.card is None:
         return None
     try:
-        return read_card(settings.character.card, played_as=played_as(settings))
+        return load_card(settings.character.card, played_as=played_as(settings))
     except CardError as exc:
         raise ConfigError(f"character.card: {exc}") from None
 
@@ -231,7 +231,7 @@ def strategies(settings: Settings) -> Registry:
 async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     """Open the database and the HTTP client, build the engine; close everything on exit."""
     registry = strategies(settings)
-    card = load_card(settings)
+    card = configured_card(settings)
     secrets = settings.secrets()
     async with (
         logs.redacting(secrets),
@@ -242,7 +242,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         heartbeat.beating(heartbeat.path_for(settings.storage.path, settings.discord.file_tag)),
     ):
         if card is not None:
-            await manage_context.sync_card_lore(store, card)
+            await sync_card_lore(store, card)
         direct, embedder = backends(settings, http, await negotiator(settings, store))
         embedder = with_prefixes(settings, embedder)
         # Turns and reflections share the bound on chat calls at once.

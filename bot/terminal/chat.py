@@ -42,11 +42,7 @@ from memory import (
     manage,
     start_scheduler,
 )
-from memory.manage import context as manage_context
-from memory.manage import export as manage_export
-from memory.manage import forgetting
-from memory.manage import privacy as manage_privacy
-from memory.manage import story as manage_story
+from memory.manage import context, export, forgetting, privacy, story
 
 log = logging.getLogger(__name__)
 
@@ -234,7 +230,7 @@ class Terminal:
 
     async def _everywhere(self) -> bool:
         default = self.runtime.settings.privacy.memories_served
-        found = await manage_privacy.get(self.runtime.store, self.user_id, default=default)
+        found = await privacy.get(self.runtime.store, self.user_id, default=default)
         return found.everywhere
 
     async def cmd_pin(self, arg: str, pinned: bool = True) -> None:
@@ -267,7 +263,7 @@ class Terminal:
         """/forget-message ID: the message with this history id (or the reply to one), the
         reply to it, and what was made from it."""
         store = self.runtime.store
-        message = await manage_context.message_in_story(store, self.story_id, _id(arg))
+        message = await context.message_in_story(store, self.story_id, _id(arg))
         report = await forgetting.forget_message(
             store, message, actor_id=self.user_id, engine=self.runtime.engine
         )
@@ -299,9 +295,7 @@ class Terminal:
         self.say(f"{said} {render.WISH_NOTE}" if kind is Kind.RULE else said)
 
     async def cmd_summary(self, arg: str) -> None:
-        self.say(
-            render.render_summary(await manage_story.summary(self.runtime.store, self.story_id))
-        )
+        self.say(render.render_summary(await story.summary(self.runtime.store, self.story_id)))
 
     async def cmd_positions(self, arg: str) -> None:
         """/positions · /positions drop ID REASON (the terminal's owner moderates their story)."""
@@ -309,14 +303,14 @@ class Terminal:
         action, _, rest = arg.partition(" ")
         if action == "drop":
             number, _, reason = rest.strip().partition(" ")
-            topic = await manage_story.drop_position(
+            topic = await story.drop_position(
                 store, self.story_id, _id(number), reason, by=self.user_id
             )
             self.say(f"Position #{_id(number)} ({topic}) dropped.")
         elif action:
             raise InvalidInput("write /positions, or /positions drop ID REASON")
         else:
-            found = await manage_story.positions(store, self.story_id)
+            found = await story.positions(store, self.story_id)
             self.say(render.render_positions(found, name=self._name))
 
     async def cmd_anchors(self, arg: str) -> None:
@@ -324,18 +318,16 @@ class Terminal:
         store = self.runtime.store
         action, _, rest = arg.partition(" ")
         if action == "add":
-            anchor_id = await manage_story.add_anchor(store, self.story_id, rest, by=self.user_id)
+            anchor_id = await story.add_anchor(store, self.story_id, rest, by=self.user_id)
             self.say(f"Anchor #{anchor_id} held.")
         elif action == "drop":
             number, _, reason = rest.strip().partition(" ")
-            await manage_story.drop_anchor(
-                store, self.story_id, _id(number), reason, by=self.user_id
-            )
+            await story.drop_anchor(store, self.story_id, _id(number), reason, by=self.user_id)
             self.say(f"Anchor #{_id(number)} dropped.")
         elif action:
             raise InvalidInput("write /anchors, /anchors add TEXT, or /anchors drop ID REASON")
         else:
-            found_anchors = await manage_story.anchors(store, self.story_id)
+            found_anchors = await story.anchors(store, self.story_id)
             self.say(render.render_anchors(found_anchors, name=self._name))
 
     def _name(self, user_id: int) -> str:
@@ -346,9 +338,9 @@ class Terminal:
         """/privacy · /privacy where_learned|everywhere|default."""
         store, default = self.runtime.store, self.runtime.settings.privacy.memories_served
         if arg:
-            found = await manage_privacy.choose(store, self.user_id, arg, default=default)
+            found = await privacy.choose(store, self.user_id, arg, default=default)
         else:
-            found = await manage_privacy.get(store, self.user_id, default=default)
+            found = await privacy.get(store, self.user_id, default=default)
         self.say(found.line(terminal=True))
 
     async def cmd_stats(self, arg: str) -> None:
@@ -370,9 +362,9 @@ class Terminal:
     async def cmd_strategy(self, arg: str) -> None:
         engine = self.runtime.engine
         if not arg:
-            self.say((await manage_context.strategies(engine, self.story_id)).line())
+            self.say((await context.strategies(engine, self.story_id)).line())
             return
-        chosen = await manage_context.choose_strategy(engine, self.story_id, arg)
+        chosen = await context.choose_strategy(engine, self.story_id, arg)
         self.say(f"Strategy here is now `{chosen}`.")
 
     async def cmd_lore(self, arg: str) -> None:
@@ -380,19 +372,17 @@ class Terminal:
         action, _, rest = arg.partition(" ")
         store = self.runtime.store
         if action == "list":
-            self.say(render.render_lore(await manage_context.list_lore(store, None), guild_id=None))
+            self.say(render.render_lore(await context.list_lore(store, None), guild_id=None))
         elif action == "add":
             keywords, bar, content = rest.partition("|")
             if not bar:
                 raise InvalidInput(
                     "write /lore add KEYWORDS | CONTENT (keywords separated by commas)"
                 )
-            entry = await manage_context.add_lore(
-                store, keywords=keywords, content=content, guild_id=None
-            )
+            entry = await context.add_lore(store, keywords=keywords, content=content, guild_id=None)
             self.say(f"Lore entry #{entry.id} added.")
         elif action == "remove":
-            await manage_context.remove_lore(store, _id(rest), guild_id=None)
+            await context.remove_lore(store, _id(rest), guild_id=None)
             self.say(f"Lore entry #{_id(rest)} removed.")
         else:
             raise InvalidInput("write /lore list, /lore add KEYWORDS | CONTENT, or /lore remove ID")
@@ -401,14 +391,14 @@ class Terminal:
         """/history [PAGE]: page 1 is the last HISTORY_PAGE messages, page 2 those before."""
         page = _id(arg) if arg else 1
         store = self.runtime.store
-        found = await manage_context.history_page(store, self.story_id, page, size=HISTORY_PAGE)
+        found = await context.history_page(store, self.story_id, page, size=HISTORY_PAGE)
         self.say(render.render_history(found.messages, page=page, older=found.older))
 
     async def cmd_export(self, arg: str) -> None:
         """/export [FILE]: everything stored about the person, as `echo-bot export` writes it."""
         path = arg or f"echo-export-{self.user_id}.json"
         default = self.runtime.settings.privacy.memories_served
-        data = await manage_export.export(self.runtime.store, self.user_id, default_served=default)
+        data = await export.export(self.runtime.store, self.user_id, default_served=default)
         files.write(path, json.dumps(data, ensure_ascii=False))
         self.say(
             f"Everything stored about you is in {Path(path).resolve()} "
@@ -418,8 +408,8 @@ class Terminal:
 
     async def cmd_exclude(self, arg: str, excluded: bool = True) -> None:
         store = self.runtime.store
-        message = await manage_context.message_in_story(store, self.story_id, _id(arg))
-        await manage_context.set_excluded(store, message, actor_id=self.user_id, excluded=excluded)
+        message = await context.message_in_story(store, self.story_id, _id(arg))
+        await context.set_excluded(store, message, actor_id=self.user_id, excluded=excluded)
         self.say(
             f"Message #{_id(arg)} {'excluded from' if excluded else 'included in'} the context."
         )

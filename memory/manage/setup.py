@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from memory.backends.structured import Mode, Negotiator
-from memory.store import structured as learned
+from memory.store import structured
 from memory.store.db import Store
 from memory.write import reflection
 
@@ -20,9 +20,9 @@ def reflection_schema() -> dict[str, Any]:
 
 async def negotiator(store: Store, *, override: Mode | None) -> Negotiator:
     """The structured-output modes: the override, or those learned so far, saved when learned."""
-    known = {key: Mode(mode) for key, mode in (await learned.load(store)).items()}
+    known = {key: Mode(mode) for key, mode in (await structured.load(store)).items()}
 
     async def save(server: str, model: str, mode: Mode) -> None:
-        await learned.save(store, server, model, mode.value, now=time.time())
+        await structured.save(store, server, model, mode.value, now=time.time())
 
     return Negotiator(override=override, known=known, on_learned=save)

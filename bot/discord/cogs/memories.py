@@ -16,8 +16,7 @@ from discord.ext import commands
 from bot import render
 from bot.discord.ui import EchoView, Interaction, origin_of, send_ephemeral, story_of
 from memory import Kind, Memory, Scope, Store, manage
-from memory.manage import forgetting, privacy
-from memory.manage import story as manage_story
+from memory.manage import forgetting, privacy, story
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot
@@ -169,7 +168,7 @@ class MemoryCommands(commands.Cog):
         name=_("summary"), description=_("This conversation's summary and anchors")
     )
     async def summary(self, interaction: Interaction) -> None:
-        found = await manage_story.summary(self.store, story_of(interaction))
+        found = await story.summary(self.store, story_of(interaction))
         await send_ephemeral(interaction, render.render_summary(found))
 
     @app_commands.command(name=_("remember"), description=_("Add a memory yourself"))
