@@ -22,8 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memory import manage
-from memory.engine import Engine, MemoryConfig
+from memory import Engine, MemoryConfig, manage
 from memory.store.db import Store, Tx
 
 SIZES = (100, 1_000, 3_000, 10_000, 100_000)

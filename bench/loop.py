@@ -222,8 +222,7 @@ async def _timed(ticker: Ticker, fn: Callable[[], Awaitable[Any]]) -> tuple[Step
 
 async def one_run() -> dict[str, dict[str, Any]]:
     """Every step on the code importable as `memory`; wall time and longest stall of each."""
-    from memory import manage
-    from memory.engine import Engine, Incoming
+    from memory import Engine, Incoming, manage
     from memory.model import Candidate, Exchange, Kind, Scope
     from memory.store.db import Store
     from memory.vectors.indexer import Indexer

@@ -52,7 +52,7 @@ from bench.conversations import RELATED, UNRELATED
 from bench.corpus import CORPORA, Corpus, distractors
 from bench.diary import DIARY, diary_distractors
 from bench.recall_report import CEILING, CONFIGS, STAGES, Tally, cell, plot, table
-from memory.engine import Engine, MemoryConfig
+from memory import Engine, MemoryConfig
 from memory.model import Kind, Scope
 from memory.recall import lexical as recall_module
 from memory.recall.conversation import embed_with_conversation

@@ -182,7 +182,7 @@ async def worker(
 ) -> dict[str, Any]:  # fmt: skip
     """Serve this process's share of the people, two turns each, while its share of the
     newcomers send ATTACK until the others are done; latencies and memory."""
-    from memory.engine import Engine, Incoming, MemoryConfig
+    from memory import Engine, Incoming, MemoryConfig
 
     mine = list(range(1 + index, people + 1, count))
     async with await open_store(target) as store:

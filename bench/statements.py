@@ -37,11 +37,11 @@ from typing import Any
 
 import httpx
 
+from memory import Engine, Incoming
 from memory.backends.chat import OllamaChat
 from memory.backends.embedders import OllamaEmbedder
 from memory.context.builder import ContextConfig
 from memory.context.prompt import Character
-from memory.engine import Engine, Incoming
 from memory.model import Kind, Scope, Source
 from memory.store import anchors, history, memories, positions, story, story_state
 from memory.store import context as stored

@@ -21,21 +21,17 @@ from bot import doctor, files, logs, render
 from bot.config import ConfigError, Settings, load_settings, token_source
 from bot.runtime import (
     Runtime,
+    configured_card,
     describe_character,
-    load_card,
     open_runtime,
     played_as,
     start_jobs,
     strategies,
 )
 from bot.terminal.chat import Terminal, earlier_spelling, is_interactive, terminal_user_id
-from memory.backends.redact import redact
-from memory.character.cards import load_card as read_card
-from memory.character.cards import load_lorebook
-from memory.errors import EchoError
-from memory.manage import context as manage_context
-from memory.manage import export as manage_export
-from memory.manage.setup import Store
+from memory import EchoError, Store, load_card, load_lorebook, redact
+from memory.manage import export
+from memory.manage.context import sync_card_lore
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +166,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         registry = strategies(settings)  # the configured strategy must exist (plugins too)
         print(f"{args.config}: OK (context strategy {settings.context.strategy!r} of "
               f"{', '.join(registry.names())})")  # fmt: skip
-        print(describe_character(settings, load_card(settings), args.config))
+        print(describe_character(settings, configured_card(settings), args.config))
         return 0
     if command == "doctor":
         return await doctor.doctor(settings, args.config, secrets_dir=_secrets_dir(args))
@@ -235,13 +231,13 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         user_id = args.user_id if args.user_id is not None else terminal_user_id(args.user)
         default = settings.privacy.memories_served
         if command == "export":
-            data = await manage_export.export(runtime.store, user_id, default_served=default)
-            if manage_export.nothing_stored(data):
+            data = await export.export(runtime.store, user_id, default_served=default)
+            if export.nothing_stored(data):
                 print(f"echo-bot: {await _nobody(runtime, args)}", file=sys.stderr)
                 return 1
             files.write(args.file, json.dumps(data, ensure_ascii=False))
             return 0
-        done = await manage_export.import_memories(runtime.store, user_id, exported)
+        done = await export.import_memories(runtime.store, user_id, exported)
         print(render.render_import(done))
         return 0
 
@@ -265,13 +261,13 @@ async def _card(args: argparse.Namespace, settings: Settings) -> int:
     # A card other than the configured one is read as its own character: its lore is its own,
     # not that of the character the config plays now.
     named = played_as(settings) if playing else None
-    card = read_card(path, played_as=named)
+    card = load_card(path, played_as=named)
     print(render.render_card(card))
     if args.card_command == "import":
         async with await Store.open(
             settings.storage.database, password=settings.storage.database_password()
         ) as store:
-            changed = await manage_context.sync_card_lore(store, card)
+            changed = await sync_card_lore(store, card)
         who = named or card.name
         said = render.count(len(card.lore), "entry", "entries")
         print(f"Lore: {said} stored for {who}" if changed else "Lore: already up to date")
@@ -291,7 +287,7 @@ async def _lore(args: argparse.Namespace, settings: Settings) -> int:
     async with await Store.open(
         settings.storage.database, password=settings.storage.database_password()
     ) as store:
-        changed = await manage_context.sync_card_lore(store, book)
+        changed = await sync_card_lore(store, book)
     who = f"only while {args.character!r} plays" if args.character else "for every character"
     said = render.count(len(book.lore), "entry", "entries")
     print(f"Lorebook {book.name!r} ({book.format}): {said} "

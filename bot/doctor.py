@@ -22,17 +22,21 @@ from bot import files
 from bot.config import ConfigError, Settings, value_source
 from bot.runtime import (
     backends,
+    configured_card,
     describe_character,
-    load_card,
     strategies,
     structured_output,
     with_prefixes,
 )
-from memory.backends.chat import ollama_health
-from memory.errors import BackendError, EchoError
-from memory.manage.setup import Store
-from memory.vectors.calibrate import LanguageReport, calibrate
-from memory.vectors.calibrate import save as save_calibration
+from memory import (
+    BackendError,
+    EchoError,
+    LanguageReport,
+    Store,
+    calibrate,
+    ollama_health,
+    save_calibration,
+)
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +65,7 @@ async def doctor(
 
     results: list[tuple[bool | None, str]] = [(True, f"config {config_path} is valid")]
     try:
-        card = load_card(settings)
+        card = configured_card(settings)
         results.append((True, describe_character(settings, card, config_path)))
     except ConfigError as exc:
         results.append((False, f"{exc} → fix or unset [character] card"))

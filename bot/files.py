@@ -7,8 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from memory.errors import InvalidInput
-from memory.manage import export as manage_export
+from memory import InvalidInput
+from memory.manage import export
 
 
 def write(path: str, data: str) -> None:
@@ -43,7 +43,7 @@ def exported(text: str, path: str) -> object:
     except RecursionError:
         raise InvalidInput(f"{where}: JSON nested too deeply") from None
     try:
-        manage_export.parse(data)
+        export.parse(data)
     except InvalidInput as exc:
         raise InvalidInput(f"{where}: {exc}") from None
     return data

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TextIO
 
-from memory.backends.redact import Secrets
+from memory import Secrets
 
 LOG_NAME = "echo.log"
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"

@@ -12,25 +12,37 @@ import httpx
 from bot import logs
 from bot.config import ConfigError, Settings, value_source
 from bot.discord import heartbeat
-from memory import jobs
-from memory.backends.chat import ChatBackend, Deadlined, Embedder, OllamaChat, OpenAIChat
-from memory.backends.embedders import OllamaEmbedder, OpenAIEmbedder
-from memory.backends.redact import Secrets
-from memory.backends.structured import Mode, Negotiator
-from memory.character import cards
-from memory.character.cards import Card
-from memory.context.builder import ContextConfig
-from memory.context.prompt import Character
-from memory.context.strategies import Registry, load_registry
-from memory.engine import Engine
-from memory.errors import BackendError, CardError
-from memory.looplag import LoopLag
-from memory.manage import context as manage_context
+from memory import (
+    BackendError,
+    BoundedChat,
+    Card,
+    CardError,
+    Character,
+    ChatBackend,
+    ContextConfig,
+    Deadlined,
+    Embedder,
+    Engine,
+    Indexer,
+    LoopLag,
+    Mode,
+    Negotiator,
+    OllamaChat,
+    OllamaEmbedder,
+    OpenAIChat,
+    OpenAIEmbedder,
+    Prefixed,
+    ReflectionWorker,
+    Registry,
+    Secrets,
+    Store,
+    jobs,
+    load_card,
+    load_registry,
+    resolve_prefixes,
+)
 from memory.manage import setup
-from memory.manage.setup import ReflectionWorker, Store
-from memory.turn.admission import BoundedChat
-from memory.vectors.indexer import Indexer
-from memory.vectors.prefixes import Prefixed, resolve
+from memory.manage.context import sync_card_lore
 
 # A server that is down is said at once; once connected, only the deadlines (chat_timeout,
 # reflection_timeout, turn_embedding_timeout) bound a call: a first reply with a card persona
@@ -135,12 +147,12 @@ async def _probe(
     return True, f"{where}: {mode}{note} ({source}{refused})"
 
 
-def load_card(settings: Settings) -> Card | None:
+def configured_card(settings: Settings) -> Card | None:
     """The configured character card, read; ConfigError says what is wrong with it."""
     if settings.character.card is None:
         return None
     try:
-        return cards.load_card(settings.character.card, played_as=played_as(settings))
+        return load_card(settings.character.card, played_as=played_as(settings))
     except CardError as exc:
         raise ConfigError(f"character.card: {exc}") from None
 
@@ -195,7 +207,7 @@ def with_prefixes(settings: Settings, embedder: Embedder) -> Prefixed:
     """The embedder with its task prefixes: [llm] query_prefix and document_prefix, each one
     left unset taken from the model's family."""
     llm = settings.llm
-    chosen = resolve(llm.embedding_model, llm.query_prefix, llm.document_prefix)
+    chosen = resolve_prefixes(llm.embedding_model, llm.query_prefix, llm.document_prefix)
     return Prefixed(embedder, chosen)
 
 
@@ -220,7 +232,7 @@ def strategies(settings: Settings) -> Registry:
 async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     """Open the database and the HTTP client, build the engine; close everything on exit."""
     registry = strategies(settings)
-    card = load_card(settings)
+    card = configured_card(settings)
     secrets = settings.secrets()
     async with (
         logs.redacting(secrets),
@@ -231,7 +243,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         heartbeat.beating(heartbeat.path_for(settings.storage.path, settings.discord.file_tag)),
     ):
         if card is not None:
-            await manage_context.sync_card_lore(store, card)
+            await sync_card_lore(store, card)
         direct, embedder = backends(settings, http, await negotiator(settings, store))
         embedder = with_prefixes(settings, embedder)
         # Turns and reflections share the bound on chat calls at once.

@@ -1,5 +1,155 @@
 """Écho's memory engine: what to remember about each person, and what to recall each turn.
 
-This package never imports Discord. `memory.engine` is the entry point; `memory.write` turns an
-exchange into stored memories, `memory.read` picks the memories that enter the context.
+This package never imports Discord. Its face is this module and `memory.manage` (what a person
+or the operator does with the memory); the front ends (bot/) import nothing else of it, and
+tests/test_imports.py holds them to it. The rest is the inside: memory.turn (a turn's path),
+memory.recall, memory.context, memory.write, memory.vectors, memory.store, memory.backends.
+
+    Engine, MemoryConfig          the engine of one character, and its read path's numbers
+    Incoming, Reply, Recall       a message to answer, the answer, the memories it used
+    Store, ReflectionWorker       the database (SQLite or PostgreSQL), the reflection after a turn
+    Indexer                       the re-indexing of memories' vectors
+    jobs                          every background job, started the same by each front end
+    ContextConfig, Registry       the prompt's budget, the context strategies (built in, plugged in)
+    Card, Character               a character card read from a file, the character that plays
+    OllamaChat, OpenAIChat, ...   the chat and embedding backends, their deadlines, task prefixes
+    Memory, Turn, Kind, Scope     the values a person's memories are shown and changed with
+    EchoError and its tree        every error raised on purpose (memory.errors draws the tree)
 """
+
+from memory import jobs, manage
+from memory.backends.chat import (
+    ChatBackend,
+    Deadlined,
+    Embedder,
+    OllamaChat,
+    OpenAIChat,
+    ollama_health,
+)
+from memory.backends.embedders import OllamaEmbedder, OpenAIEmbedder
+from memory.backends.redact import Secrets, redact
+from memory.backends.structured import Mode, Negotiator
+from memory.character.cards import Card, load_card, load_lorebook
+from memory.context.budget import ContextPlan, Decision
+from memory.context.builder import ContextConfig
+from memory.context.prompt import BlockKind, Character
+from memory.context.strategies import Registry, Status, load_registry
+from memory.engine import Engine
+from memory.errors import (
+    BackendError,
+    BackendRefused,
+    BackendResponseError,
+    BackendUnavailable,
+    CardError,
+    EchoError,
+    Forbidden,
+    InvalidInput,
+    MigrationError,
+    NotFound,
+    Overloaded,
+    ReflectionError,
+    StoreError,
+    unexpected,
+)
+from memory.looplag import LoopLag
+from memory.model import (
+    DM_ORIGIN,
+    MANUAL_EXCHANGE,
+    Kind,
+    LoreEntry,
+    LoreScope,
+    Memory,
+    Origin,
+    Reason,
+    Scope,
+    Selected,
+    Turn,
+    guild_origin,
+)
+from memory.recall.semantic import RELATIVE_SD
+from memory.store.db import Store
+from memory.store.history import HistoryMessage
+from memory.store.story import HeldAnchor
+from memory.turn.admission import MAX_CHATS, BoundedChat
+from memory.turn.values import EngineStatus, Incoming, MemoryConfig, Recall, Reply
+from memory.vectors.calibrate import LanguageReport, calibrate, save_calibration
+from memory.vectors.indexer import REINDEX_INTERVAL, Indexer, IndexerStatus
+from memory.vectors.prefixes import Prefixed, resolve_prefixes
+from memory.write.worker import REFLECTION_DEADLINE, ReflectionWorker
+
+__all__ = [
+    "DM_ORIGIN",
+    "MANUAL_EXCHANGE",
+    "MAX_CHATS",
+    "REFLECTION_DEADLINE",
+    "REINDEX_INTERVAL",
+    "RELATIVE_SD",
+    "BackendError",
+    "BackendRefused",
+    "BackendResponseError",
+    "BackendUnavailable",
+    "BlockKind",
+    "BoundedChat",
+    "Card",
+    "CardError",
+    "Character",
+    "ChatBackend",
+    "ContextConfig",
+    "ContextPlan",
+    "Deadlined",
+    "Decision",
+    "EchoError",
+    "Embedder",
+    "Engine",
+    "EngineStatus",
+    "Forbidden",
+    "HeldAnchor",
+    "HistoryMessage",
+    "Incoming",
+    "Indexer",
+    "IndexerStatus",
+    "InvalidInput",
+    "Kind",
+    "LanguageReport",
+    "LoopLag",
+    "LoreEntry",
+    "LoreScope",
+    "Memory",
+    "MemoryConfig",
+    "MigrationError",
+    "Mode",
+    "Negotiator",
+    "NotFound",
+    "OllamaChat",
+    "OllamaEmbedder",
+    "OpenAIChat",
+    "OpenAIEmbedder",
+    "Origin",
+    "Overloaded",
+    "Prefixed",
+    "Reason",
+    "Recall",
+    "ReflectionError",
+    "ReflectionWorker",
+    "Registry",
+    "Reply",
+    "Scope",
+    "Secrets",
+    "Selected",
+    "Status",
+    "Store",
+    "StoreError",
+    "Turn",
+    "calibrate",
+    "guild_origin",
+    "jobs",
+    "load_card",
+    "load_lorebook",
+    "load_registry",
+    "manage",
+    "ollama_health",
+    "redact",
+    "resolve_prefixes",
+    "save_calibration",
+    "unexpected",
+]

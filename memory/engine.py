@@ -2,9 +2,9 @@
 
 The engine composes the parts a turn goes through: admission (admission.py), the person's
 candidate pool and recall (here), the context (context.py), the greeting due (greetings.py),
-writing the exchange (exchanges.py) and the turn's timing (turn_timing.py). Its values
-(MemoryConfig, Incoming, Reply, Recall, EngineStatus) live in engine_types.py and are imported
-from here by the front ends."""
+writing the exchange (exchanges.py) and the turn's timing (timing.py). Its values
+(MemoryConfig, Incoming, Reply, Recall, EngineStatus) live in memory/turn/values.py, which the
+turn's parts import too; the front ends take them from the package's face (memory)."""
 
 from __future__ import annotations
 
@@ -46,14 +46,9 @@ from memory.text import clean, clean_message, well_formed, words
 from memory.turn.admission import Admission
 from memory.turn.exchanges import ExchangeWriter
 from memory.turn.greetings import Greetings
-from memory.turn.reply_cap import MAX_REPLY_CHARS as MAX_REPLY_CHARS
-from memory.turn.reply_cap import cap_reply as cap_reply
+from memory.turn.reply_cap import cap_reply
 from memory.turn.timing import record_timing
-from memory.turn.values import EngineStatus as EngineStatus
-from memory.turn.values import Incoming as Incoming
-from memory.turn.values import MemoryConfig as MemoryConfig
-from memory.turn.values import Recall as Recall
-from memory.turn.values import Reply as Reply
+from memory.turn.values import EngineStatus, Incoming, MemoryConfig, Recall, Reply
 from memory.vectors import calibrate
 
 log = logging.getLogger(__name__)

@@ -1,50 +1,67 @@
-"""The front ends reach the memory through memory.manage* (and the engine), never through its
-store or its write path; and SQL lives in memory/store/ alone. Tests, so that `make test` names
-the module that breaks a rule."""
+"""The front ends reach the memory through its face only: `memory` (memory/__init__.py and its
+__all__) and `memory.manage` with its modules, never its insides (the engine's modules, the
+store, the write path...); and SQL lives in memory/store/ alone. Tests, so that `make test`
+names the module that breaks a rule."""
 
 from __future__ import annotations
 
 import ast
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import pytest
 
+import memory
+
 ROOT = Path(__file__).resolve().parent.parent
-FORBIDDEN = ("memory.store", "memory.write")
+MANAGE = "memory.manage"
 
 
-def imported(tree: ast.AST) -> list[tuple[int, list[str]]]:
-    """Each import statement of an AST, wherever it sits (TYPE_CHECKING blocks and functions
-    too), with its line and the modules it may load: `import a.b` a.b; `from a import b` a and
-    a.b (b may be a module)."""
-    found: list[tuple[int, list[str]]] = []
+def imported(tree: ast.AST) -> list[tuple[int, str, list[str]]]:
+    """Each absolute import statement of an AST, wherever it sits (TYPE_CHECKING blocks and
+    functions too), with its line, its module and the names taken from it: `import a.b` is
+    (a.b, []), `from a import b, c` is (a, [b, c])."""
+    found: list[tuple[int, str, list[str]]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [(node.lineno, [alias.name]) for alias in node.names]
+            found += [(node.lineno, alias.name, []) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names = [f"{node.module}.{alias.name}" for alias in node.names]
-            found.append((node.lineno, [node.module, *names]))
+            found.append((node.lineno, node.module, [alias.name for alias in node.names]))
     return found
 
 
-def violations(root: Path) -> list[str]:
-    """'<file>:<line> imports <module>' for each import under `root` that loads a forbidden
-    module (the first one it names)."""
+def behind_the_door(module: str, names: list[str], face: Collection[str]) -> str | None:
+    """The inside module of `memory` an import reaches, or None when it takes only the face:
+    `memory` itself and the names of its __all__ (`face`), `memory.manage` and its modules."""
+    if module == MANAGE or module.startswith(MANAGE + "."):
+        return None
+    if module == "memory":
+        return next((f"memory.{n}" for n in names if n not in face and n != "*"), None)
+    return module if module.startswith("memory.") else None
+
+
+def violations(root: Path, face: Collection[str] = frozenset(memory.__all__)) -> list[str]:
+    """'<file>:<line> imports <module>' for each import under `root` that reaches past the
+    face of `memory` (the first module it names)."""
     out = []
     for path in sorted(root.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for line, names in sorted(imported(tree)):
-            bad = [n for n in names if any(n == f or n.startswith(f + ".") for f in FORBIDDEN)]
-            if bad:
-                out.append(f"{path.relative_to(root.parent)}:{line} imports {bad[0]}")
+        for line, module, names in sorted(imported(tree)):
+            inside = behind_the_door(module, names, face)
+            if inside is not None:
+                out.append(f"{path.relative_to(root.parent)}:{line} imports {inside}")
     return out
 
 
-def test_bot_imports_neither_the_store_nor_the_write_path() -> None:
+def test_bot_imports_memory_through_its_face_only() -> None:
     broken = violations(ROOT / "bot")
-    assert not broken, "bot/ must go through memory.manage*:\n" + "\n".join(broken)
+    assert not broken, "bot/ imports only memory and memory.manage*:\n" + "\n".join(broken)
+
+
+def test_the_face_holds_every_name_it_lists() -> None:
+    assert [n for n in memory.__all__ if not hasattr(memory, n)] == []
+    assert "manage" in memory.__all__ and "Engine" in memory.__all__
 
 
 @pytest.mark.parametrize(
@@ -55,20 +72,26 @@ def test_bot_imports_neither_the_store_nor_the_write_path() -> None:
         ("import memory.write.summary", 1, "memory.write.summary"),
         ("from memory import manage, store", 1, "memory.store"),
         ("from memory import write as w", 1, "memory.write"),
+        ("from memory import engine", 1, "memory.engine"),
+        ("from memory.engine import Engine", 1, "memory.engine"),
+        ("import memory.turn.values as values", 1, "memory.turn.values"),
+        ("from memory.context.budget import ContextPlan", 1, "memory.context.budget"),
+        ("import memory, memory.recall", 1, "memory.recall"),
         ("if TYPE_CHECKING:\n    from memory.store.history import X", 2, "memory.store.history"),
         ("def f():\n    from memory.write.worker import Worker", 2, "memory.write.worker"),
     ],
 )
-def test_each_way_of_importing_the_store_is_caught(
+def test_each_way_of_importing_past_the_face_is_caught(
     tmp_path: Path, source: str, line: int, named: str
 ) -> None:
     package = tmp_path / "bot"
     (package / "cogs").mkdir(parents=True)
     (package / "cogs" / "sneaky.py").write_text(source + "\n", encoding="utf-8")
-    # What the front ends may import: the manage modules, the engine, the read path's types.
+    # What the front ends may import: the face's names, memory.manage and its modules.
     (package / "fine.py").write_text(
-        "from memory import manage_story\nfrom memory.engine import Engine\n"
-        "from memory.context.budget import ContextPlan\nimport memory.storage_notes\n",
+        "import memory\nfrom memory import Engine, Incoming, Store, manage\nfrom memory import *\n"
+        "from memory.manage import story\nfrom memory.manage.story import Summary\n"
+        "import memory.manage.dashboard\nfrom bot.render import count\n",
         encoding="utf-8",
     )
     assert violations(package) == [f"bot/cogs/sneaky.py:{line} imports {named}"]

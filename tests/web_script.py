@@ -10,11 +10,10 @@ from typing import Any
 
 import httpx
 
-from memory import manage
+from memory import Engine, Incoming, manage
 from memory.backends.chat import OllamaChat
 from memory.backends.embedders import OllamaEmbedder
 from memory.context.prompt import Character
-from memory.engine import Engine, Incoming
 from memory.model import Turn
 from memory.store.db import Store
 from memory.vectors.indexer import Indexer

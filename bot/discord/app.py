@@ -24,8 +24,7 @@ from bot.discord.shards import Shards
 from bot.discord.startup import channel_warnings
 from bot.discord.ui import EchoTree
 from bot.runtime import Runtime, start_jobs
-from memory import jobs
-from memory.errors import unexpected
+from memory import jobs, unexpected
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,7 @@ import discord
 from discord import app_commands
 
 from bot import render
-from memory.errors import Forbidden, InvalidInput, NotFound, unexpected
-from memory.model import Origin, guild_origin
+from memory import Forbidden, InvalidInput, NotFound, Origin, guild_origin, unexpected
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot  # noqa: F401 (named in the quoted annotations)

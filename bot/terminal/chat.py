@@ -21,23 +21,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from bot import files, logs, render, render_data
+from bot import files, logs, render
+from bot.plain import for_terminal, plain
 from bot.runtime import Runtime, start_jobs
 from bot.terminal import options
 from bot.terminal.lines import LineReader
 from bot.terminal.options import HELP
 from bot.terminal.options import number as _id
 from bot.terminal.options import yes as _yes
-from memory import jobs, manage
-from memory.engine import Incoming
-from memory.errors import EchoError, Forbidden, InvalidInput, NotFound, StoreError
-from memory.manage import context as manage_context
-from memory.manage import export as manage_export
-from memory.manage import forgetting
-from memory.manage import privacy as manage_privacy
-from memory.manage import story as manage_story
-from memory.manage import versions as manage_versions
-from memory.model import DM_ORIGIN, Kind, Scope
+from memory import (
+    DM_ORIGIN,
+    EchoError,
+    Forbidden,
+    Incoming,
+    InvalidInput,
+    Kind,
+    NotFound,
+    Scope,
+    StoreError,
+    jobs,
+    manage,
+)
+from memory.manage import context, export, forgetting, privacy, story, versions
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +107,7 @@ class Terminal:
 
     def say(self, text: str) -> None:
         """Print a command's answer: Discord's markdown shown as the plain text it stands for."""
-        self._print(render.plain(text))
+        self._print(plain(text))
 
     def _print(self, text: str, end: str = "\n") -> None:
         print(self.runtime.secrets.remove(text), file=self.out, end=end, flush=True)
@@ -115,7 +120,7 @@ class Terminal:
     async def handle(self, line: str) -> bool:
         """Handle one input line; return False when the session should end. What it renders
         marks people's texts, so that `say` shows them exactly as written."""
-        with render.for_terminal():
+        with for_terminal():
             return await self._handle(line)
 
     async def _handle(self, line: str) -> bool:
@@ -209,14 +214,14 @@ class Terminal:
     async def cmd_why(self, arg: str) -> None:
         turn = await manage.why(self.runtime.store, self.user_id, self.story_id)
         shown = [s.memory.id for s in turn.selected] if turn else []
-        replaced = await manage_versions.replaced_until(self.runtime.store, self.user_id, shown)
+        replaced = await versions.replaced_until(self.runtime.store, self.user_id, shown)
         self.say(render.render_why(turn, everywhere=await self._everywhere(), replaced=replaced))
 
     async def cmd_memories(self, arg: str) -> None:
         """/memories [never|TEXT] · /memories history ID (a memory's versions)."""
         word, _, rest = arg.partition(" ")
         if word == "history" and rest.strip():
-            chain = await manage_versions.history(self.runtime.store, self.user_id, _id(rest))
+            chain = await versions.history(self.runtime.store, self.user_id, _id(rest))
             self.say(render.render_versions(chain))
             return
         store, never = self.runtime.store, arg == "never"
@@ -229,7 +234,7 @@ class Terminal:
                 else f"None of your memories has the words {arg!r}."
             )  # fmt: skip
             return
-        replaced = await manage_versions.replaced_until(store, self.user_id, [m.id for m in found])
+        replaced = await versions.replaced_until(store, self.user_id, [m.id for m in found])
         self.say(render.render_memories(
             found, page_index=0, pages=1, total=len(found), everywhere=await self._everywhere(),
             replaced=replaced,
@@ -237,13 +242,13 @@ class Terminal:
 
     async def cmd_restore(self, arg: str) -> None:
         """/restore ID: the version before the last replacement comes back."""
-        memory = await manage_versions.restore(self.runtime.store, self.user_id, _id(arg))
+        memory = await versions.restore(self.runtime.store, self.user_id, _id(arg))
         self.say(f"#{memory.id} is back to: {render.excerpt(memory.text, 80)}")
 
     async def cmd_edit(self, arg: str) -> None:
         """/edit ID TEXT: a correction, kept as the memory's new version."""
         number, _, text = arg.partition(" ")
-        memory = await manage_versions.edit(
+        memory = await versions.edit(
             self.runtime.store, self.user_id, _id(number), text,
             builder=self.runtime.worker.builder,
         )  # fmt: skip
@@ -252,7 +257,7 @@ class Terminal:
 
     async def _everywhere(self) -> bool:
         default = self.runtime.settings.privacy.memories_served
-        found = await manage_privacy.get(self.runtime.store, self.user_id, default=default)
+        found = await privacy.get(self.runtime.store, self.user_id, default=default)
         return found.everywhere
 
     async def cmd_pin(self, arg: str, pinned: bool = True) -> None:
@@ -285,7 +290,7 @@ class Terminal:
         """/forget-message ID: the message with this history id (or the reply to one), the
         reply to it, and what was made from it."""
         store = self.runtime.store
-        message = await manage_context.message_in_story(store, self.story_id, _id(arg))
+        message = await context.message_in_story(store, self.story_id, _id(arg))
         report = await forgetting.forget_message(
             store, message, actor_id=self.user_id, engine=self.runtime.engine
         )
@@ -317,9 +322,7 @@ class Terminal:
         self.say(f"{said} {render.WISH_NOTE}" if kind is Kind.RULE else said)
 
     async def cmd_summary(self, arg: str) -> None:
-        self.say(
-            render.render_summary(await manage_story.summary(self.runtime.store, self.story_id))
-        )
+        self.say(render.render_summary(await story.summary(self.runtime.store, self.story_id)))
 
     async def cmd_positions(self, arg: str) -> None:
         """/positions · /positions drop ID REASON (the terminal's owner moderates their story)."""
@@ -327,34 +330,32 @@ class Terminal:
         action, _, rest = arg.partition(" ")
         if action == "drop":
             number, _, reason = rest.strip().partition(" ")
-            topic = await manage_story.drop_position(
+            topic = await story.drop_position(
                 store, self.story_id, _id(number), reason, by=self.user_id
             )
             self.say(f"Position #{_id(number)} ({topic}) dropped.")
         elif action:
             raise InvalidInput("write /positions, or /positions drop ID REASON")
         else:
-            found = await manage_story.positions(store, self.story_id)
-            self.say(render_data.render_positions(found, name=self._name))
+            found = await story.positions(store, self.story_id)
+            self.say(render.render_positions(found, name=self._name))
 
     async def cmd_anchors(self, arg: str) -> None:
         """/anchors · /anchors add TEXT · /anchors drop ID REASON."""
         store = self.runtime.store
         action, _, rest = arg.partition(" ")
         if action == "add":
-            anchor_id = await manage_story.add_anchor(store, self.story_id, rest, by=self.user_id)
+            anchor_id = await story.add_anchor(store, self.story_id, rest, by=self.user_id)
             self.say(f"Anchor #{anchor_id} held.")
         elif action == "drop":
             number, _, reason = rest.strip().partition(" ")
-            await manage_story.drop_anchor(
-                store, self.story_id, _id(number), reason, by=self.user_id
-            )
+            await story.drop_anchor(store, self.story_id, _id(number), reason, by=self.user_id)
             self.say(f"Anchor #{_id(number)} dropped.")
         elif action:
             raise InvalidInput("write /anchors, /anchors add TEXT, or /anchors drop ID REASON")
         else:
-            found_anchors = await manage_story.anchors(store, self.story_id)
-            self.say(render_data.render_anchors(found_anchors, name=self._name))
+            found_anchors = await story.anchors(store, self.story_id)
+            self.say(render.render_anchors(found_anchors, name=self._name))
 
     def _name(self, user_id: int) -> str:
         # Only the terminal's person moderates their story.
@@ -364,9 +365,9 @@ class Terminal:
         """/privacy · /privacy where_learned|everywhere|default."""
         store, default = self.runtime.store, self.runtime.settings.privacy.memories_served
         if arg:
-            found = await manage_privacy.choose(store, self.user_id, arg, default=default)
+            found = await privacy.choose(store, self.user_id, arg, default=default)
         else:
-            found = await manage_privacy.get(store, self.user_id, default=default)
+            found = await privacy.get(store, self.user_id, default=default)
         self.say(found.line(terminal=True))
 
     async def cmd_stats(self, arg: str) -> None:
@@ -388,9 +389,9 @@ class Terminal:
     async def cmd_strategy(self, arg: str) -> None:
         engine = self.runtime.engine
         if not arg:
-            self.say((await manage_context.strategies(engine, self.story_id)).line())
+            self.say((await context.strategies(engine, self.story_id)).line())
             return
-        chosen = await manage_context.choose_strategy(engine, self.story_id, arg)
+        chosen = await context.choose_strategy(engine, self.story_id, arg)
         self.say(f"Strategy here is now `{chosen}`.")
 
     async def cmd_lore(self, arg: str) -> None:
@@ -398,19 +399,17 @@ class Terminal:
         action, _, rest = arg.partition(" ")
         store = self.runtime.store
         if action == "list":
-            self.say(render.render_lore(await manage_context.list_lore(store, None), guild_id=None))
+            self.say(render.render_lore(await context.list_lore(store, None), guild_id=None))
         elif action == "add":
             keywords, bar, content = rest.partition("|")
             if not bar:
                 raise InvalidInput(
                     "write /lore add KEYWORDS | CONTENT (keywords separated by commas)"
                 )
-            entry = await manage_context.add_lore(
-                store, keywords=keywords, content=content, guild_id=None
-            )
+            entry = await context.add_lore(store, keywords=keywords, content=content, guild_id=None)
             self.say(f"Lore entry #{entry.id} added.")
         elif action == "remove":
-            await manage_context.remove_lore(store, _id(rest), guild_id=None)
+            await context.remove_lore(store, _id(rest), guild_id=None)
             self.say(f"Lore entry #{_id(rest)} removed.")
         else:
             raise InvalidInput("write /lore list, /lore add KEYWORDS | CONTENT, or /lore remove ID")
@@ -419,14 +418,14 @@ class Terminal:
         """/history [PAGE]: page 1 is the last HISTORY_PAGE messages, page 2 those before."""
         page = _id(arg) if arg else 1
         store = self.runtime.store
-        found = await manage_context.history_page(store, self.story_id, page, size=HISTORY_PAGE)
+        found = await context.history_page(store, self.story_id, page, size=HISTORY_PAGE)
         self.say(render.render_history(found.messages, page=page, older=found.older))
 
     async def cmd_export(self, arg: str) -> None:
         """/export [FILE]: everything stored about the person, as `echo-bot export` writes it."""
         path = arg or f"echo-export-{self.user_id}.json"
         default = self.runtime.settings.privacy.memories_served
-        data = await manage_export.export(self.runtime.store, self.user_id, default_served=default)
+        data = await export.export(self.runtime.store, self.user_id, default_served=default)
         files.write(path, json.dumps(data, ensure_ascii=False))
         self.say(
             f"Everything stored about you is in {Path(path).resolve()} "
@@ -436,8 +435,8 @@ class Terminal:
 
     async def cmd_exclude(self, arg: str, excluded: bool = True) -> None:
         store = self.runtime.store
-        message = await manage_context.message_in_story(store, self.story_id, _id(arg))
-        await manage_context.set_excluded(store, message, actor_id=self.user_id, excluded=excluded)
+        message = await context.message_in_story(store, self.story_id, _id(arg))
+        await context.set_excluded(store, message, actor_id=self.user_id, excluded=excluded)
         self.say(
             f"Message #{_id(arg)} {'excluded from' if excluded else 'included in'} the context."
         )

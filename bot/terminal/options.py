@@ -14,8 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from memory.errors import InvalidInput
-from memory.model import Kind, Scope
+from memory import InvalidInput, Kind, Scope
 
 Choices = Mapping[str, Sequence[str]]
 

@@ -4,6 +4,6 @@
 server.py   the app, the token guard, the security headers, start and stop
 html.py     markup that escapes every text it is given (memory texts are user input)
 charts.py   bar and line charts as SVG, drawn by the server
-pages.py    overview and memory health;  pages_detail.py  people, turns, stories
+pages.py    overview, memory health, people, turns, stories
 style.py    the stylesheet (light and dark follow the browser)
 """

@@ -30,12 +30,11 @@ from urllib.parse import quote, urlencode
 from aiohttp import web
 
 from bot.config import MIN_WEB_TOKEN, ConfigError, Settings, WebSettings
-from bot.web import pages, pages_detail
+from bot.web import pages
 from bot.web.html import Html
 from bot.web.pages import BadParameter, View
 from bot.web.style import STYLESHEET
-from memory.manage import dashboard as board
-from memory.vectors.indexer import IndexerStatus
+from memory import IndexerStatus, Store
 
 log = logging.getLogger(__name__)
 
@@ -156,11 +155,11 @@ def build_app(view: View, token: str) -> web.Application:
     app.on_response_prepare.append(_secure)
     app.router.add_get("/", _render(pages.overview))
     app.router.add_get("/health", _render(pages.health))
-    app.router.add_get("/people", _render(pages_detail.people))
-    app.router.add_get(r"/people/{user_id:\d{1,19}}", _one(pages_detail.person, "user_id"))
-    app.router.add_get("/turns", _render(pages_detail.turns))
-    app.router.add_get("/stories", _render(pages_detail.stories))
-    app.router.add_get(r"/stories/{story_id:\d{1,19}}", _one(pages_detail.story, "story_id"))
+    app.router.add_get("/people", _render(pages.people))
+    app.router.add_get(r"/people/{user_id:\d{1,19}}", _one(pages.person, "user_id"))
+    app.router.add_get("/turns", _render(pages.turns))
+    app.router.add_get("/stories", _render(pages.stories))
+    app.router.add_get(r"/stories/{story_id:\d{1,19}}", _one(pages.story, "story_id"))
     app.router.add_get("/static/style.css", _style)
     return app
 
@@ -211,7 +210,7 @@ def resolve_token(settings: WebSettings, data_dir: Path) -> tuple[str, bool]:
 
 @contextlib.asynccontextmanager
 async def serving(
-    settings: Settings, store: board.Store, *,
+    settings: Settings, store: Store, *,
     indexer: Callable[[], IndexerStatus | None] = lambda: None,
 ) -> AsyncIterator[str]:  # fmt: skip
     """Serve the page in the running loop for the block; yield its address."""
@@ -251,7 +250,7 @@ async def serving(
 @contextlib.asynccontextmanager
 async def if_enabled(
     settings: Settings,
-    store: board.Store,
+    store: Store,
     indexer: Callable[[], IndexerStatus | None],
     *,
     here: bool = True,
@@ -266,9 +265,7 @@ async def if_enabled(
 
 async def serve_alone(settings: Settings) -> int:
     """`echo-bot web`: the page on its own against the database, until interrupted."""
-    opened = board.Store.open(
-        settings.storage.database, password=settings.storage.database_password()
-    )
+    opened = Store.open(settings.storage.database, password=settings.storage.database_password())
     async with await opened as store, serving(settings, store):
         await asyncio.Event().wait()
     return 0

@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from memory.context import lore as lore_read
 from memory.context.budget import Budget, ContextPlan, assemble
+from memory.context.lore import activate
 from memory.context.prompt import (
     Block,
     Character,
@@ -198,7 +198,7 @@ class ContextBuilder:
         if not entries:
             return [], []
         conversation = [text, *(m.content for m in reversed(kept))]
-        fired = lore_read.activate(
+        fired = activate(
             entries, conversation, depth=self.config.lore_depth, character=self.character.name
         )
         cap = int(self.config.budget.prompt * self.config.lore_share)

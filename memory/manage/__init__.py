@@ -1,5 +1,5 @@
 """What a person can do with their own memories: see why, list, pin, forget, add; the figures
-of /stats. (Their whole data: manage_export; where memories are served: manage_privacy.)
+of /stats. (Their whole data: export.py; where memories are served: privacy.py.)
 
 Every operation takes the caller's user id and reaches only that user's memories: another
 person's memory id answers exactly like a missing one (NotFound) and changes nothing.

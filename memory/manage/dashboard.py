@@ -13,23 +13,21 @@ from dataclasses import dataclass, field
 from memory.manage import story as manage_story
 from memory.manage.story import Positions
 from memory.model import Memory, Turn
-from memory.store import context, counters, dashboard, dashboard_detail, erasure, history, privacy
+from memory.store import context, counters, dashboard, erasure, history, privacy
 from memory.store.dashboard import (
+    Answered,
     LanguageFit,
     Latency,
+    MemoryFilter,
     OutboxState,
+    PersonRow,
     RecallSplit,
     ReflectionDay,
-    TokenFit,
-    TurnDay,
-)
-from memory.store.dashboard_detail import (
-    Answered,
-    MemoryFilter,
-    PersonRow,
     Revision,
     StateChange,
     StoryRow,
+    TokenFit,
+    TurnDay,
 )
 from memory.store.db import Store
 from memory.store.story import HeldAnchor
@@ -39,7 +37,7 @@ from memory.write import state
 
 __all__ = [
     "DAY", "Answered", "LanguageFit", "Latency", "MemoryFilter", "OutboxState", "PersonRow",
-    "RecallSplit", "ReflectionDay", "Revision", "StateChange", "Store", "StoryRow", "TokenFit",
+    "RecallSplit", "ReflectionDay", "Revision", "StateChange", "StoryRow", "TokenFit",
     "TurnDay", "TurnPlan",
 ]  # fmt: skip
 
@@ -129,18 +127,18 @@ async def health(store: Store, *, origin: str | None = None) -> Health:
 
 async def people(store: Store, *, page: int = 0) -> tuple[list[PersonRow], int]:
     """One page of people, the latest turn first; and how many people there are."""
-    return await dashboard_detail.people(store, limit=PAGE_ROWS, offset=page * PAGE_ROWS)
+    return await dashboard.people(store, limit=PAGE_ROWS, offset=page * PAGE_ROWS)
 
 
 async def names(store: Store, user_ids: Collection[int]) -> dict[int, str]:
     """The display name each person last wrote under; absent for those with no message kept
     (an imported person, or one whose messages went)."""
-    return await dashboard_detail.names(store, user_ids)
+    return await dashboard.names(store, user_ids)
 
 
 async def speakers(store: Store, story_ids: Collection[int]) -> dict[int, list[int]]:
     """The people with a message kept in each of these stories, by id."""
-    return await dashboard_detail.speakers(store, story_ids)
+    return await dashboard.speakers(store, story_ids)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,10 +154,10 @@ class Person:
 
 async def person(store: Store, user_id: int, chosen: MemoryFilter) -> Person:
     """One person's memories, filtered, ordered and paged as chosen."""
-    found, matching = await dashboard_detail.person_memories(store, user_id, chosen)
+    found, matching = await dashboard.person_memories(store, user_id, chosen)
     return Person(
         user_id=user_id,
-        name=await dashboard_detail.person_name(store, user_id),
+        name=await dashboard.person_name(store, user_id),
         served=await privacy.memories_served(store, user_id),
         memories=found,
         matching=matching,
@@ -177,13 +175,13 @@ class RecentTurn:
 
 async def recent_turns(store: Store, *, user_id: int | None = None) -> list[RecentTurn]:
     """The last turns recorded, newest first, each with its selection and context plan."""
-    found = await dashboard_detail.recent_turns(store, limit=TURNS_SHOWN, user_id=user_id)
-    planned = await dashboard_detail.plans(store, [t.id for t, _, _ in found])
+    found = await dashboard.recent_turns(store, limit=TURNS_SHOWN, user_id=user_id)
+    planned = await dashboard.plans(store, [t.id for t, _, _ in found])
     return [RecentTurn(t, origin, planned.get(t.id), answered) for t, origin, answered in found]
 
 
 async def stories(store: Store) -> list[StoryRow]:
-    return await dashboard_detail.stories(store, limit=STORIES_SHOWN)
+    return await dashboard.stories(store, limit=STORIES_SHOWN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,11 +203,11 @@ async def story(store: Store, story_id: int) -> StoryPage:
     return StoryPage(
         story_id=story_id,
         summary=await history.summary(store, story_id),
-        revisions=await dashboard_detail.revisions(store, story_id, limit=HISTORY_SHOWN),
+        revisions=await dashboard.revisions(store, story_id, limit=HISTORY_SHOWN),
         anchors=await manage_story.anchors(store, story_id),
         positions=await manage_story.positions(store, story_id),
         state=await state.for_story(store, story_id),
-        state_changes=await dashboard_detail.state_changes(store, story_id, limit=HISTORY_SHOWN),
+        state_changes=await dashboard.state_changes(store, story_id, limit=HISTORY_SHOWN),
         strategy=await context.strategy(store, story_id),
         condensed=tuple(condensed.sentences),
     )

@@ -29,7 +29,6 @@ import aiosqlite
 from memory.errors import StoreError
 from memory.recall.cache import CacheBudget
 from memory.store import fts5_words
-from memory.store.generations import CHANGE_LOG as CHANGE_LOG
 from memory.store.generations import GENERATIONS_SCHEMA, Generations
 from memory.store.migrate import migrate
 from memory.store.migrations import LATEST

@@ -182,7 +182,9 @@ async def calibrate(embedder: Embedder, *, deadline: float = 60.0) -> list[Langu
     return [report(lang, pairs, queries, documents) for lang, pairs in PARAPHRASES.items()]
 
 
-async def save(store: Store, model: str, reports: list[LanguageReport], *, now: float) -> None:
+async def save_calibration(
+    store: Store, model: str, reports: list[LanguageReport], *, now: float
+) -> None:
     """Remember what was read for this model, so turns can use it."""
     readings = [
         (r.language, r.fit, r.separation, NO_THRESHOLD if r.threshold is None else r.threshold)

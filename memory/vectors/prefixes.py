@@ -53,7 +53,9 @@ def known_prefixes(model: str) -> TaskPrefixes:
     return NONE
 
 
-def resolve(model: str, query: str | None = None, document: str | None = None) -> TaskPrefixes:
+def resolve_prefixes(
+    model: str, query: str | None = None, document: str | None = None
+) -> TaskPrefixes:
     """Return the configured prefixes, each one left unset (None) taken from the known ones."""
     known = known_prefixes(model)
     return TaskPrefixes(

@@ -13,7 +13,7 @@ from aiohttp import web
 from bot.cli import main
 from bot.config import ConfigError, load_settings
 from bot.discord.cogs.conversation import UNAVAILABLE
-from bot.runtime import character, load_card, open_runtime
+from bot.runtime import character, configured_card, open_runtime
 from memory.context.lore import activate
 from memory.context.prompt import lore_blocks
 from memory.model import LoreScope
@@ -284,7 +284,7 @@ def test_a_card_set_in_the_config_copied_from_the_example_plays_whole(
     config.write_text(example.replace('# card = "characters/nyx.png"', 'card = "nyx.json"'),
                       encoding="utf-8")  # fmt: skip
     settings = load_settings(config)
-    played = character(settings, load_card(settings))
+    played = character(settings, configured_card(settings))
     assert played.name == "Nyx" and played.persona.startswith("Nyx keeps the night lighthouse")
     assert played.greetings[0].startswith("*Nyx opens the door.*")
     assert main(["--config", str(config), "check-config"]) == 0

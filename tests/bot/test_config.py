@@ -167,8 +167,7 @@ def test_a_renamed_key_names_its_new_place(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_every_renamed_key_points_at_a_real_setting_and_is_gone() -> None:
-    from bot.config import Settings
-    from bot.config_errors import RENAMED
+    from bot.config import RENAMED, Settings
 
     def keys(section: str) -> set[str]:
         model = Settings.model_fields[section].annotation

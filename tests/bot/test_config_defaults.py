@@ -13,8 +13,8 @@ import pytest
 from pydantic import BaseModel
 
 from bot.config import Settings, load_settings
+from memory import MemoryConfig
 from memory.context.builder import ContextConfig
-from memory.engine import MemoryConfig
 from memory.turn import admission
 from memory.vectors import indexer
 from memory.write import worker

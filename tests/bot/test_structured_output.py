@@ -12,8 +12,7 @@ import pytest
 
 from bot.config import load_settings
 from bot.runtime import CONNECT_TIMEOUT, open_runtime
-from memory import manage
-from memory.engine import Incoming
+from memory import Incoming, manage
 from memory.errors import BackendUnavailable
 from tests.bot.terminal.test_e2e import REFLECTION, _chat
 from tests.bot.test_cli import _run

@@ -15,9 +15,8 @@ from zoneinfo import ZoneInfo
 import httpx
 
 from bot.render import render_why
-from memory import manage
+from memory import Engine, Incoming, manage
 from memory.backends.chat import OllamaChat
-from memory.engine import Engine, Incoming
 from memory.model import Reason
 from memory.store import memories
 from memory.store.db import Store

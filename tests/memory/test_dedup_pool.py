@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from memory import manage
-from memory.manage import privacy as manage_privacy
+from memory.manage import privacy
 from memory.store import memories
 from memory.store.db import Store
 from memory.write import apply
@@ -80,7 +80,7 @@ async def test_a_large_index_is_built_in_another_process_and_checked_against_the
         if meanwhile is not None:  # the write lock is free while the index builds
             await manage.forget(store, HEAVY, target.id)
         if meanwhile == "privacy":  # a change that names no memory: built again
-            await manage_privacy.choose(store, HEAVY, "everywhere", default="where_learned")
+            await privacy.choose(store, HEAVY, "everywhere", default="where_learned")
         assert not heavy.done()
         (tmp_path / "open").touch()
         [outcome] = (await heavy).outcomes

@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 
-from memory import manage
-from memory.engine import Engine, MemoryConfig
-from memory.manage import privacy as manage_privacy
+from memory import Engine, MemoryConfig, manage
+from memory.manage import privacy
 from memory.model import Candidate, Exchange, Kind, Scope
 from memory.recall import selection, semantic
 from memory.store import memories
@@ -236,7 +235,7 @@ async def test_a_dedup_index_is_built_off_the_loop_and_outside_the_write(
     # The write lock is free while the index builds: the person's own changes go through.
     await manage.forget(store, HEAVY, target.id)
     if meanwhile == "privacy":  # a change that names no memory: the index is built again
-        await manage_privacy.choose(store, HEAVY, "everywhere", default="where_learned")
+        await privacy.choose(store, HEAVY, "everywhere", default="where_learned")
     assert not heavy.done()
     gate.opened.set()
     report = await heavy

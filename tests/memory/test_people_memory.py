@@ -11,9 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memory import manage
+from memory import Engine, Incoming, MemoryConfig, manage
 from memory.backends.chat import ChatResult, Message
-from memory.engine import Engine, Incoming, MemoryConfig
 from memory.store.db import Store
 from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker

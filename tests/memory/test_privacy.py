@@ -8,8 +8,7 @@ import random
 
 import pytest
 
-from memory import manage
-from memory.engine import Engine, MemoryConfig
+from memory import Engine, MemoryConfig, manage
 from memory.manage import privacy
 from memory.recall.selection import RankedPool
 from memory.store import memories

@@ -17,10 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memory import manage
+from memory import Engine, Incoming, MemoryConfig, manage
 from memory.backends.chat import OllamaChat
 from memory.backends.embedders import OllamaEmbedder
-from memory.engine import UNFIT_TTL, Engine, Incoming, MemoryConfig
+from memory.engine import UNFIT_TTL
 from memory.manage import privacy
 from memory.model import Exchange, Reason
 from memory.recall.selection import RankedPool
@@ -246,7 +246,7 @@ async def test_a_calibration_saved_by_another_process_reaches_the_turns_within_a
 ) -> None:
     """`echo calibrate` beside a running bot: once it found the model unfit for French, the
     bot's French turns are recalled by keywords only, from the first turn a minute later."""
-    from memory.vectors.calibrate import LanguageReport, save
+    from memory.vectors.calibrate import LanguageReport, save_calibration
 
     a, b = stores
     cat = await remember(b, "A un chat roux nommé Félix")
@@ -264,7 +264,7 @@ async def test_a_calibration_saved_by_another_process_reaches_the_turns_within_a
     assert await score() is not None
     unfit = LanguageReport("fr", separation=0.6, paraphrase_mean=0.5, unrelated_mean=0.4,
                            threshold=None, cutoff=0.6)  # fmt: skip
-    await save(b, MODEL, [unfit], now=1.0)
+    await save_calibration(b, MODEL, [unfit], now=1.0)
     clock[0] += UNFIT_TTL
     assert await score() is None
 

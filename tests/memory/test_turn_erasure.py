@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from memory import manage
+from memory import Engine, Incoming, manage
 from memory.backends.chat import ChatResult
-from memory.engine import Engine, Incoming
 from memory.manage import forgetting
 from memory.store.db import Store
 

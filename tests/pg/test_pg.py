@@ -13,8 +13,8 @@ import pytest
 
 from memory.backends.embedders import OllamaEmbedder
 from memory.errors import MigrationError
-from memory.manage import forgetting as manage_erasure
-from memory.model import Kind, Reason, Scope, Selected
+from memory.manage import forgetting
+from memory.model import Kind, Memory, Reason, Scope, Selected
 from memory.store import history, memories, turns
 from memory.store.db import Store, Tx
 from memory.store.migrations import LATEST
@@ -71,7 +71,7 @@ async def test_a_forgotten_memory_leaves_no_word_in_any_live_row(
     assert CANARY.lower() in await canary.rows_text(store)
     before = await _vacuums(url, "memories", "embeddings")
 
-    forgotten = await manage_erasure.forget_memory(store, USER, memory_id)
+    forgotten = await forgetting.forget_memory(store, USER, memory_id)
 
     assert forgotten.complete
     assert CANARY.lower() not in await canary.rows_text(store)
@@ -105,7 +105,7 @@ async def test_a_forgotten_message_leaves_no_dead_row_of_the_words_that_recalled
             content=f"is {CANARY} still my locker code?", now=1.0,
         )  # fmt: skip
 
-    async def kept(tx: Tx) -> memories.Memory:
+    async def kept(tx: Tx) -> Memory:
         return await memories.insert(
             tx, user_id=USER, text=f"Alice's locker code is {CANARY}", kind=Kind.FACT,
             scope=Scope.GLOBAL, story_id=STORY, origin=GUILD, confidence=0.9, now=1.0,
@@ -118,7 +118,7 @@ async def test_a_forgotten_message_leaves_no_dead_row_of_the_words_that_recalled
     await turns.record(store, where, [recalled], degraded=False, now=2.0)
     before = await _vacuums(url, "turns", "turn_selections")
     message = await history.by_source(store, "discord:7")
-    report = await manage_erasure.forget_message(store, message, actor_id=USER)
+    report = await forgetting.forget_message(store, message, actor_id=USER)
     after = await _vacuums(url, "turns", "turn_selections")
     matched = await store.fetchall("SELECT matched FROM turn_selections")
     assert report.complete

@@ -20,9 +20,9 @@ import httpx
 import pytest
 from aiohttp import web
 
+from memory import Engine, Incoming, MemoryConfig
 from memory.backends.chat import MAX_CHAT_BODY, OllamaChat
 from memory.backends.embedders import MAX_EMBED_BODY, OllamaEmbedder
-from memory.engine import Engine, Incoming, MemoryConfig
 from memory.errors import BackendResponseError
 from memory.store import counters
 from memory.store.db import Store

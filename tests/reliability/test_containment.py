@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 from bot.discord.cogs.conversation import UNAVAILABLE
+from memory import Engine, Incoming
 from memory.backends.chat import ChatResult, Message, OllamaChat
 from memory.context.prompt import Character
-from memory.engine import Engine, Incoming
 from memory.model import Exchange
 from memory.store import counters, history, memories, outbox
 from memory.store.db import Store

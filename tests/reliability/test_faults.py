@@ -12,11 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from memory import manage
+from memory import Engine, Incoming, manage
 from memory.backends.chat import OllamaChat
 from memory.backends.embedders import OllamaEmbedder
 from memory.context.prompt import Character
-from memory.engine import Engine, Incoming
 from memory.model import Kind, Scope
 from memory.store import memories, outbox
 from memory.store.db import Store

@@ -15,7 +15,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from memory import manage
 from memory.engine import Engine
 from memory.errors import NotFound
-from memory.manage import privacy as manage_privacy
+from memory.manage import privacy
 from memory.model import DM_ORIGIN, Kind, Scope
 from memory.store.db import Store
 
@@ -109,8 +109,8 @@ class Isolation(RuleBasedStateMachine):
 
     @rule(user=st.sampled_from(USERS), everywhere=st.booleans())
     def privacy(self, user: int, everywhere: bool) -> None:
-        choice = manage_privacy.EVERYWHERE if everywhere else manage_privacy.DEFAULT
-        self.run(manage_privacy.choose(self.store, user, choice, default="where_learned"))
+        choice = privacy.EVERYWHERE if everywhere else privacy.DEFAULT
+        self.run(privacy.choose(self.store, user, choice, default="where_learned"))
         if everywhere:
             self.everywhere.add(user)
         else:

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
+from memory import Engine, MemoryConfig
 from memory.backends.embedders import OllamaEmbedder
-from memory.engine import Engine, MemoryConfig
 from memory.model import Kind, Scope
 from memory.store import counters, memories
 from memory.store.db import Store, Tx

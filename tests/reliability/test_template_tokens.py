@@ -19,11 +19,10 @@ from typing import Any
 import httpx
 import pytest
 
-from memory import manage
+from memory import Engine, Incoming, manage
 from memory.backends.chat import ChatBackend, OllamaChat, OpenAIChat
 from memory.character.cards import parse_card
 from memory.context.prompt import Character
-from memory.engine import Engine, Incoming
 from memory.manage import context
 from memory.store import memories
 from memory.store.db import Store

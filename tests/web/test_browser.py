@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from bot.config import Settings
-from bot.web.pages_detail import REASON_TITLES
+from bot.web.pages import REASON_TITLES
 from bot.web.server import serving
 from memory.store.db import Store
 from tests.fakes.ollama import FakeOllama

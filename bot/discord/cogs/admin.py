@@ -9,7 +9,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot import render, render_data
+from bot import render
 from bot.discord.ui import Interaction, send_ephemeral
 from memory import manage
 
@@ -42,7 +42,7 @@ class Admin(commands.Cog):
         parts = []
         if interaction.guild_id is not None:
             figures = await manage.server_stats(runtime.store, interaction.guild_id)
-            parts.append(render_data.render_server_stats(figures))
+            parts.append(render.render_server_stats(figures))
         if await self.bot.is_owner(interaction.user):
             everything = await manage.stats(runtime.store)
             parts.append(

@@ -12,9 +12,8 @@ from discord.ext import commands
 
 from bot import render
 from bot.discord.ui import Interaction, origin_of, send_ephemeral, story_of
+from memory import HistoryMessage, LoreScope
 from memory.manage import context as manage_context
-from memory.manage.context import HistoryMessage
-from memory.model import LoreScope
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot

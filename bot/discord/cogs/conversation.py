@@ -13,9 +13,7 @@ import discord
 from discord.ext import commands
 
 from bot import render
-from memory.engine import Incoming
-from memory.errors import EchoError, Overloaded, unexpected
-from memory.model import guild_origin
+from memory import EchoError, Incoming, Overloaded, guild_origin, unexpected
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot

@@ -24,12 +24,8 @@ from bot.discord.ui import (
     send_ephemeral,
     story_of,
 )
-from memory import manage
-from memory.manage import forgetting, privacy
-from memory.manage import story as manage_story
-from memory.manage import versions as manage_versions
-from memory.manage.setup import Store
-from memory.model import Kind, Memory, Scope
+from memory import Kind, Memory, Scope, Store, manage
+from memory.manage import forgetting, privacy, story, versions
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot
@@ -51,13 +47,13 @@ class EditMemory(discord.ui.Modal, title="Edit a memory"):
         self.memory_id = memory.id
         self.text: discord.ui.TextInput[EditMemory] = discord.ui.TextInput(
             label=f"Memory #{memory.id}", style=discord.TextStyle.paragraph,
-            default=memory.text, max_length=manage_versions.MAX_CHARS,
+            default=memory.text, max_length=versions.MAX_CHARS,
         )  # fmt: skip
         self.add_item(self.text)
 
     async def on_submit(self, interaction: Interaction) -> None:  # type: ignore[override]
         runtime = interaction.client.runtime
-        edited = await manage_versions.edit(
+        edited = await versions.edit(
             runtime.store, interaction.user.id, self.memory_id, self.text.value,
             builder=runtime.worker.builder,
         )  # fmt: skip
@@ -212,7 +208,7 @@ class MemoryCommands(commands.Cog):
         turn = await manage.why(self.store, interaction.user.id, story_of(interaction))
         everywhere = await self.served_everywhere(interaction)
         used = [s.memory for s in turn.selected] if turn else []
-        replaced = await manage_versions.replaced_until(
+        replaced = await versions.replaced_until(
             self.store, interaction.user.id, [m.id for m in used]
         )
         text = render.render_why(turn, everywhere=everywhere, replaced=replaced)
@@ -230,7 +226,7 @@ class MemoryCommands(commands.Cog):
         self, interaction: Interaction, filter: str | None = None, history: int | None = None
     ) -> None:
         if history is not None:
-            chain = await manage_versions.history(self.store, interaction.user.id, history)
+            chain = await versions.history(self.store, interaction.user.id, history)
             await send_ephemeral(
                 interaction, render.render_versions(chain),
                 view=Editable(interaction.user.id, [chain.memory]),
@@ -241,7 +237,7 @@ class MemoryCommands(commands.Cog):
             self.store, interaction.user.id, never_served=never,
             query="" if never or filter is None else filter,
         )  # fmt: skip
-        replaced = await manage_versions.replaced_until(
+        replaced = await versions.replaced_until(
             self.store, interaction.user.id, [m.id for m in found]
         )
         view = MemoryPages(
@@ -284,14 +280,14 @@ class MemoryCommands(commands.Cog):
     @app_commands.describe(memory=_("One of your memories"))
     @app_commands.autocomplete(memory=memory_choices)
     async def restore(self, interaction: Interaction, memory: int) -> None:
-        found = await manage_versions.restore(self.store, interaction.user.id, memory)
+        found = await versions.restore(self.store, interaction.user.id, memory)
         await send_ephemeral(interaction, f"#{found.id} is back to: {found.text}")
 
     @app_commands.command(
         name=_("summary"), description=_("This conversation's summary and anchors")
     )
     async def summary(self, interaction: Interaction) -> None:
-        found = await manage_story.summary(self.store, story_of(interaction))
+        found = await story.summary(self.store, story_of(interaction))
         await send_ephemeral(interaction, render.render_summary(found))
 
     @app_commands.command(name=_("remember"), description=_("Add a memory yourself"))

@@ -11,9 +11,9 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot import render_data
+from bot import render
 from bot.discord.ui import Interaction, send_ephemeral, story_of
-from memory.manage import story as manage_story
+from memory.manage import story
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot
@@ -41,14 +41,14 @@ class Moderation(commands.Cog):
     @anchors.command(name=_("show"), description=_("The anchors held here, and those dropped"))
     @app_commands.check(_moderates)
     async def anchors_show(self, interaction: Interaction) -> None:
-        found = await manage_story.anchors(self.bot.runtime.store, story_of(interaction))
-        await send_ephemeral(interaction, render_data.render_anchors(found))
+        found = await story.anchors(self.bot.runtime.store, story_of(interaction))
+        await send_ephemeral(interaction, render.render_anchors(found))
 
     @anchors.command(name=_("add"), description=_("Hold a key fact no reflection can drop"))
     @app_commands.describe(text=_("The fact"))
     @app_commands.check(_moderates)
     async def anchors_add(self, interaction: Interaction, text: str) -> None:
-        anchor_id = await manage_story.add_anchor(
+        anchor_id = await story.add_anchor(
             self.bot.runtime.store, story_of(interaction), text, by=interaction.user.id
         )
         await send_ephemeral(interaction, f"Anchor #{anchor_id} held.")
@@ -57,15 +57,15 @@ class Moderation(commands.Cog):
     @app_commands.describe(anchor=_("The anchor's number"), reason=_("Why"))
     @app_commands.check(_moderates)
     async def anchors_drop(self, interaction: Interaction, anchor: int, reason: str) -> None:
-        await manage_story.drop_anchor(
+        await story.drop_anchor(
             self.bot.runtime.store, story_of(interaction), anchor, reason, by=interaction.user.id
         )
         await send_ephemeral(interaction, f"Anchor #{anchor} dropped.")
 
     @positions.command(name=_("show"), description=_("The character's positions here"))
     async def positions_show(self, interaction: Interaction) -> None:
-        found = await manage_story.positions(self.bot.runtime.store, story_of(interaction))
-        await send_ephemeral(interaction, render_data.render_positions(found))
+        found = await story.positions(self.bot.runtime.store, story_of(interaction))
+        await send_ephemeral(interaction, render.render_positions(found))
 
     @positions.command(
         name=_("drop"), description=_("Drop a position; the reason stays in history")
@@ -73,7 +73,7 @@ class Moderation(commands.Cog):
     @app_commands.describe(position=_("The position's number"), reason=_("Why"))
     @app_commands.check(_moderates)
     async def positions_drop(self, interaction: Interaction, position: int, reason: str) -> None:
-        topic = await manage_story.drop_position(
+        topic = await story.drop_position(
             self.bot.runtime.store, story_of(interaction), position, reason, by=interaction.user.id
         )
         await send_ephemeral(interaction, f"Position #{position} ({topic}) dropped.")

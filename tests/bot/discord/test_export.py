@@ -12,8 +12,7 @@ import pytest
 
 from memory import manage
 from memory.errors import InvalidInput
-from memory.manage import export as manage_export
-from memory.manage import versions as manage_versions
+from memory.manage import export, versions
 from memory.store.db import Store
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with, _command, _opt, _say
@@ -90,14 +89,14 @@ async def test_import_restores_pins_and_dates_and_goes_through_dedup(
     [cat] = await manage.list_memories(store, 1, query="chat")
     await manage.set_pinned(store, 1, cat.id, True)
     exports = await asyncio.gather(
-        *(manage_export.export(store, u, default_served="where_learned") for u in (1, 2))
+        *(export.export(store, u, default_served="where_learned") for u in (1, 2))
     )
     async with await Store.open(tmp_path / "other.sqlite3") as other:
         done = await asyncio.gather(
-            *(manage_export.import_memories(other, 40 + n, e) for n, e in enumerate(exports))
+            *(export.import_memories(other, 40 + n, e) for n, e in enumerate(exports))
         )
         assert done == [{"created": 2}, {"created": 1}]
-        again = await manage_export.import_memories(other, 40, exports[0])
+        again = await export.import_memories(other, 40, exports[0])
         assert again == {"unchanged": 2}
         restored = {m.text: m for m in await manage.list_memories(other, 40)}
         assert restored["A un chat"].pinned and not restored["Aime le thé"].pinned
@@ -114,14 +113,14 @@ async def test_a_second_import_of_the_same_file_writes_nothing_rules_included(
     rule = {"text": "Appelle-moi Lé, pas Léa", "kind": "rule", "scope": "global", "origin": "dm"}
     fact = {"text": "Aime le thé", "kind": "fact", "scope": "story", "story_id": 7, "origin": "5"}
     data = {"version": 2, "memories": [rule, fact]}
-    assert await manage_export.import_memories(store, 1, data) == {"created": 2}
+    assert await export.import_memories(store, 1, data) == {"created": 2}
     before = await manage.list_memories(store, 1)
-    again = await asyncio.gather(*(manage_export.import_memories(store, 1, data) for _ in "abc"))
+    again = await asyncio.gather(*(export.import_memories(store, 1, data) for _ in "abc"))
     assert again == [{"unchanged": 2}] * 3
     assert await manage.list_memories(store, 1) == before
     # The same text in another place, or of another kind, is another memory.
     moved = {"version": 2, "memories": [{**rule, "kind": "preference"}, {**fact, "story_id": 8}]}
-    assert await manage_export.import_memories(store, 1, moved) == {"created": 2}
+    assert await export.import_memories(store, 1, moved) == {"created": 2}
 
 
 async def test_an_export_newer_than_the_code_is_refused_whole(store: Store) -> None:
@@ -132,7 +131,7 @@ async def test_an_export_newer_than_the_code_is_refused_whole(store: Store) -> N
         ("2", "version '2' is not an export version (a whole number)"),
     ):  # fmt: skip
         with pytest.raises(InvalidInput) as raised:
-            await manage_export.import_memories(store, 1, {"version": version, "memories": [good]})
+            await export.import_memories(store, 1, {"version": version, "memories": [good]})
         assert str(raised.value) == said
     assert await manage.list_memories(store, 1) == []
 
@@ -159,7 +158,7 @@ async def test_a_bad_file_names_the_item_and_writes_nothing(
 ) -> None:
     good = {"text": "Aime le thé", "kind": "fact", "scope": "global", "origin": "dm"}
     with pytest.raises(InvalidInput) as raised:
-        await manage_export.import_memories(store, 1, {"memories": [good, item]})
+        await export.import_memories(store, 1, {"memories": [good, item]})
     assert str(raised.value) == said
     assert await manage.list_memories(store, 1) == []
 
@@ -171,11 +170,11 @@ async def test_the_export_carries_a_memorys_history_and_the_import_restores_it(
         await manage.remember(store, user_id=user, story_id=10, origin="111",
                               text=f"Habite à Lyon, dit {user}", now=1_000.0)  # fmt: skip
         [memory] = await manage.list_memories(store, user)
-        await manage_versions.edit(store, user, memory.id, f"Habite à Paris, dit {user}",
+        await versions.edit(store, user, memory.id, f"Habite à Paris, dit {user}",
                                    now=2_000.0)  # fmt: skip
 
     await asyncio.gather(person(1), person(2))
-    data = await manage_export.export(store, 1, default_served="where_learned")
+    data = await export.export(store, 1, default_served="where_learned")
     [item] = data["memories"]
     assert item["text"] == "Habite à Paris, dit 1"
     [earlier] = item["history"]
@@ -184,14 +183,14 @@ async def test_the_export_carries_a_memorys_history_and_the_import_restores_it(
     )  # fmt: skip
     assert earlier["ended_by"] == "edit"
     async with await Store.open(tmp_path / "other.sqlite3") as other:
-        assert await manage_export.import_memories(other, 40, data) == {"created": 1}
+        assert await export.import_memories(other, 40, data) == {"created": 1}
         [memory] = await manage.list_memories(other, 40)
-        chain = await manage_versions.history(other, 40, memory.id)
+        chain = await versions.history(other, 40, memory.id)
         assert [(v.text, v.valid_from, v.valid_until) for v in chain.earlier] == [
             ("Habite à Lyon, dit 1", 1_000.0, 2_000.0)
         ]
         # A file whose history is not in order is refused whole.
         earlier["valid_until"] = 10.0
         with pytest.raises(InvalidInput, match=r"memories\[0\]\.history\[0\]"):
-            await manage_export.import_memories(other, 41, data)
+            await export.import_memories(other, 41, data)
         assert await manage.list_memories(other, 41) == []

@@ -6,12 +6,12 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.plain import plain
 from bot.render import (
     _MARKS,
     CONTEXT_LEGEND,
     cannot_answer,
     count,
-    plain,
     render_memories,
     render_stats,
     render_why,

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot import render
+from bot.plain import for_terminal, plain
 from memory.model import Kind, Memory, Reason, Scope, Selected, Turn
 from tests.bot.terminal.test_e2e import _chat, _config
 from tests.fakes.ollama import FakeOllama
@@ -58,10 +59,10 @@ _text = st.text(st.characters(blacklist_categories=["Cs", "Cc"]), min_size=1)
 def test_any_memory_text_comes_back_whole_in_plain_text(text: str) -> None:
     memory = Memory(id=3, user_id=1, text=text, kind=Kind.FACT, scope=Scope.GLOBAL)
     turn = Turn(id=1, user_id=1, story_id=2, selected=(Selected(memory, Reason.PINNED, None),))
-    with render.for_terminal():
+    with for_terminal():
         why = render.render_why(turn)
         listed = render.render_memories([memory], page_index=0, pages=1, total=1)
-    for shown in (render.plain(why), render.plain(listed)):
+    for shown in (plain(why), plain(listed)):
         assert f"#3 fact·global · c/s/sem 0/0/0 — {render.defang(text)}" in shown
         assert "\x0e" not in shown and "\x0f" not in shown
     # Outside the terminal, renderings are unmarked: Discord gets the same text as before.

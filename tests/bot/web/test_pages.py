@@ -17,8 +17,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.web.pages import View
 from bot.web.server import COOKIE, HEADERS, build_app, session_value
-from memory import manage
-from memory.engine import Incoming
+from memory import Incoming, manage
 from memory.manage import context
 from memory.store.db import Store
 from tests.fakes.ollama import FakeOllama

@@ -12,12 +12,12 @@ from dataclasses import replace
 import httpx
 
 from bench.statements import warm_turn
+from memory import Engine, Incoming
 from memory.backends.chat import OllamaChat
 from memory.backends.embedders import OllamaEmbedder
 from memory.context.builder import ContextBuilder, ContextConfig
 from memory.context.prompt import Character
 from memory.context.story import read_story
-from memory.engine import Engine, Incoming
 from memory.model import CondensedHistory, Kind, Scope, Source
 from memory.recall.conversation import CONVERSATION_MESSAGES, CONVERSATION_WINDOW
 from memory.store import anchors, history, memories, positions, story, story_state

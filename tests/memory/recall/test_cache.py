@@ -15,8 +15,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memory import Engine, MemoryConfig
 from memory.backends.embedders import OllamaEmbedder
-from memory.engine import Engine, MemoryConfig
 from memory.model import Kind, Memory, Scope
 from memory.recall.cache import (
     DEDUP_BYTES_PER_MEMORY,

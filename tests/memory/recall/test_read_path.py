@@ -7,9 +7,8 @@ import time
 
 import httpx
 
-from memory import jobs
+from memory import Engine, MemoryConfig, jobs
 from memory.backends.embedders import OllamaEmbedder
-from memory.engine import Engine, MemoryConfig
 from memory.model import Kind, Reason, Scope
 from memory.store import counters, memories, turns
 from memory.store.db import Store, Tx

@@ -14,9 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory import manage
+from memory import Engine, MemoryConfig, manage
 from memory.backends.embedders import OllamaEmbedder
-from memory.engine import Engine, MemoryConfig
 from memory.model import Kind, Reason, Scope
 from memory.recall.lexical import (
     MAX_KEYWORD_HITS,
@@ -157,14 +156,14 @@ def test_language_detection() -> None:
 async def test_an_unfit_language_recalls_by_keywords_only(
     store: Store, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
-    from memory.vectors.calibrate import LanguageReport, save
+    from memory.vectors.calibrate import LanguageReport, save_calibration
     from memory.vectors.indexer import Indexer
 
     for text in ("A un chat roux nommé Félix", "Has a ginger cat named Felix"):
         await _add(store, text)
     embedder = OllamaEmbedder(http, ollama.url, "e")
     await Indexer(store, embedder).run_once()
-    await save(store, "e", [
+    await save_calibration(store, "e", [
         LanguageReport("fr", separation=0.6, paraphrase_mean=0.5, unrelated_mean=0.4,
                        threshold=None, cutoff=0.6),
         LanguageReport("en", separation=1.0, paraphrase_mean=0.8, unrelated_mean=0.1,

@@ -11,9 +11,8 @@ import httpx
 import numpy as np
 import pytest
 
-from memory import manage
+from memory import Engine, MemoryConfig, manage
 from memory.backends.embedders import OllamaEmbedder
-from memory.engine import Engine, MemoryConfig
 from memory.manage import privacy
 from memory.recall.semantic import VectorCache
 from memory.store import vectors

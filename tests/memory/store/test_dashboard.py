@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from memory import manage
 from memory.model import Kind, Memory
-from memory.store import dashboard, dashboard_detail, memories, timings
-from memory.store.dashboard_detail import MemoryFilter
+from memory.store import dashboard, memories, timings
+from memory.store.dashboard import MemoryFilter
 from memory.store.db import Store
 
 DAY = 86_400.0
@@ -101,7 +101,7 @@ async def test_a_persons_memories_are_ordered_filtered_and_paged_like_brute_forc
         [(rng.choice([0, 0, 3, 10]), rng.choice([0, 20, 50]), i) for i in range(1, 41)],
     ))  # fmt: skip
     everything = await memories.list_for_user(store, 5)
-    for order in dashboard_detail.MEMORY_ORDERS:
+    for order in dashboard.MEMORY_ORDERS:
         for descending in (True, False):
             for never, text in ((False, ""), (True, ""), (False, "JAZZ")):
                 chosen = [m for m in everything
@@ -110,7 +110,7 @@ async def test_a_persons_memories_are_ordered_filtered_and_paged_like_brute_forc
                 chosen.sort(key=lambda m: (_key(order, m), m.id), reverse=descending)
                 pages = []
                 for offset in range(0, 45, 15):
-                    found, total = await dashboard_detail.person_memories(
+                    found, total = await dashboard.person_memories(
                         store, 5, MemoryFilter(never_served=never, text=text, order=order,
                                                descending=descending, limit=15, offset=offset),
                     )  # fmt: skip

@@ -218,7 +218,7 @@ async def test_a_forgotten_memory_leaves_no_trace_in_the_file(tmp_path: Path) ->
 
 
 async def test_the_store_remembers_which_memories_each_commit_changed(store: Store) -> None:
-    from memory.store.db import CHANGE_LOG
+    from memory.store.generations import CHANGE_LOG
 
     async def touch(tx: Tx, ids: list[int] | None, vectors_only: bool = False) -> None:
         tx.touch(7, ids, vectors_only=vectors_only)

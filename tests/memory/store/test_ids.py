@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from memory import Engine, Incoming
 from memory.backends.chat import ChatResult
-from memory.engine import Engine, Incoming
 from memory.manage import context, forgetting
 from memory.store import history
 from memory.store.db import Store
