@@ -34,7 +34,7 @@ from memory.character.cards import load_lorebook
 from memory.errors import EchoError
 from memory.manage import context as manage_context
 from memory.manage import export as manage_export
-from memory.manage.setup import Store
+from memory.manage.setup import open_store
 
 log = logging.getLogger(__name__)
 
@@ -267,7 +267,7 @@ async def _card(args: argparse.Namespace, settings: Settings) -> int:
     card = read_card(path, played_as=named)
     print(render.render_card(card))
     if args.card_command == "import":
-        async with await Store.open(
+        async with await open_store(
             settings.storage.database, password=settings.storage.database_password()
         ) as store:
             changed = await manage_context.sync_card_lore(store, card)
@@ -287,7 +287,7 @@ async def _card(args: argparse.Namespace, settings: Settings) -> int:
 async def _lore(args: argparse.Namespace, settings: Settings) -> int:
     """`lore import PATH [--character NAME]`: a lorebook file's entries as stored lore."""
     book = load_lorebook(args.path, character=args.character)
-    async with await Store.open(
+    async with await open_store(
         settings.storage.database, password=settings.storage.database_password()
     ) as store:
         changed = await manage_context.sync_card_lore(store, book)

@@ -26,7 +26,7 @@ from memory.errors import BackendError, CardError
 from memory.looplag import LoopLag
 from memory.manage import context as manage_context
 from memory.manage import setup
-from memory.manage.setup import ReflectionWorker, Store
+from memory.manage.setup import ReflectionWorker, Store, open_store
 from memory.turn.admission import BoundedChat
 from memory.vectors.indexer import Indexer
 from memory.vectors.prefixes import Prefixed, resolve
@@ -224,7 +224,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     async with (
         logs.redacting(secrets),
         http_client() as http,
-        await Store.open(
+        await open_store(
             settings.storage.database, password=settings.storage.database_password()
         ) as store,
         heartbeat.beating(heartbeat.path_for(settings.storage.path, settings.discord.file_tag)),

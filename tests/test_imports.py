@@ -117,7 +117,7 @@ def test_no_function_hides_a_module_it_imports() -> None:
 
 def test_a_local_that_hides_a_module_is_caught() -> None:
     source = (
-        "from memory.read import recall\n"
+        "from memory import recall\n"
         "from memory.model import Memory\n"
         "async def turn(self, Memory):\n"
         "    recall = await self.recall()\n"

@@ -35,6 +35,7 @@ from bot.web.html import Html
 from bot.web.pages import BadParameter, View
 from bot.web.style import STYLESHEET
 from memory.manage import dashboard as board
+from memory.manage.setup import open_store
 from memory.vectors.indexer import IndexerStatus
 
 log = logging.getLogger(__name__)
@@ -266,9 +267,7 @@ async def if_enabled(
 
 async def serve_alone(settings: Settings) -> int:
     """`echo-bot web`: the page on its own against the database, until interrupted."""
-    opened = board.Store.open(
-        settings.storage.database, password=settings.storage.database_password()
-    )
+    opened = open_store(settings.storage.database, password=settings.storage.database_password())
     async with await opened as store, serving(settings, store):
         await asyncio.Event().wait()
     return 0

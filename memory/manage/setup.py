@@ -13,6 +13,7 @@ from typing import Any
 from memory.backends.structured import Mode, Negotiator
 from memory.store import structured as learned
 from memory.store.db import Store as Store
+from memory.store.opening import open_store as open_store
 from memory.write import reflection
 from memory.write.worker import ReflectionWorker as ReflectionWorker
 

@@ -14,6 +14,7 @@ from memory import manage
 from memory.errors import InvalidInput
 from memory.manage import export as manage_export
 from memory.store.db import Store
+from memory.store.opening import open_store
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with, _command, _opt, _say
 from tests.fakes import canary
@@ -91,7 +92,7 @@ async def test_import_restores_pins_and_dates_and_goes_through_dedup(
     exports = await asyncio.gather(
         *(manage_export.export(store, u, default_served="where_learned") for u in (1, 2))
     )
-    async with await Store.open(tmp_path / "other.sqlite3") as other:
+    async with await open_store(tmp_path / "other.sqlite3") as other:
         done = await asyncio.gather(
             *(manage_export.import_memories(other, 40 + n, e) for n, e in enumerate(exports))
         )
