@@ -166,6 +166,21 @@ async def test_writes_are_serialised(store: Store) -> None:
     assert row is not None and row[0] == 20
 
 
+async def test_each_backend_implements_the_seam_on_its_own(store: Store) -> None:
+    """The store and its transactions answer to the seam's Protocols, and no backend class
+    inherits another: a method one backend lacks fails the type check instead of running the
+    other backend's code."""
+    from memory.store.pg import PgStore, PgTx
+    from memory.store.sqlite import SqliteStore, SqliteTx
+
+    async def is_a_tx(tx: Tx) -> bool:
+        return isinstance(tx, Tx) and not isinstance(tx, Store)
+
+    assert [cls.__bases__ for cls in (SqliteStore, SqliteTx, PgStore, PgTx)] == [(object,)] * 4
+    assert isinstance(store, Store) and not isinstance(store, Tx)
+    assert await store.transact(is_a_tx)
+
+
 async def test_another_process_holding_the_write_lock_gives_a_store_error(tmp_path: Path) -> None:
     path = tmp_path / "busy.sqlite3"
     async with await open_store(path, busy_timeout_ms=100) as store:
