@@ -1,5 +1,8 @@
 """Opening the database: a `postgresql://` URL opens PostgreSQL (memory.store.pg), anything else
 an SQLite file (memory.store.sqlite). The one place that knows both backends.
+
+PostgreSQL's module (and asyncpg) is imported only when a URL is opened: a process on an SQLite
+file never loads it.
 """
 
 from __future__ import annotations
@@ -7,18 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from memory.errors import StoreError
-from memory.store.db import BUSY_TIMEOUT_MS, Store, Tx
+from memory.store.db import BUSY_TIMEOUT_MS, Store
 from memory.store.migrations import LATEST
-from memory.store.pg import PgStore, PgTx
-from memory.store.sqlite import SqliteStore, SqliteTx
+from memory.store.sqlite import SqliteStore
 
 # A target that starts with one of these is a PostgreSQL URL, anything else an SQLite file.
 PG_SCHEMES = ("postgresql://", "postgres://")
-
-# Each backend is checked against the seam's Protocols here (mypy --strict): a method missing or
-# typed apart in one of them fails the type check, not a test on the other backend.
-_STORES: tuple[type[Store], ...] = (SqliteStore, PgStore)
-_TRANSACTIONS: tuple[type[Tx], ...] = (SqliteTx, PgTx)
 
 
 async def open_store(
@@ -37,6 +34,8 @@ async def open_store(
     if target.startswith(PG_SCHEMES):
         if max_pages is not None:
             raise StoreError("max_pages applies to SQLite only")
+        from memory.store.pg import PgStore
+
         return await PgStore.open(
             target, migrate_to=migrate_to, busy_timeout_ms=busy_timeout_ms, password=password
         )

@@ -30,7 +30,7 @@ import asyncpg
 
 from memory.errors import MigrationError, StoreError
 from memory.recall.cache import CacheBudget
-from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Touched, Tx
+from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Store, Touched, Tx
 from memory.store.generations import GENERATIONS_SCHEMA, GenerationMoved
 from memory.store.migrations import LATEST
 from memory.store.pg_migrations import ID_TABLES, PG_MIGRATIONS
@@ -400,3 +400,8 @@ async def _apply(tx: PgTx, *, version: int, sql: str) -> None:
     await tx.execute(
         "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", (version, time.time())
     )
+
+
+# This backend checked against the seam's Protocols (mypy --strict): a method missing here or
+# typed apart from memory.store.db fails the type check, not a test on this backend.
+_SEAM: tuple[type[Store], type[Tx]] = (PgStore, PgTx)

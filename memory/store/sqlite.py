@@ -28,7 +28,7 @@ import aiosqlite
 from memory.errors import StoreError
 from memory.recall.cache import CacheBudget
 from memory.store import fts5_words
-from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Touched, Tx
+from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Store, Touched, Tx
 from memory.store.generations import GENERATIONS_SCHEMA
 from memory.store.migrate import migrate
 from memory.store.migrations import LATEST
@@ -290,3 +290,8 @@ async def _keep_keyword_rules(tx: SqliteTx) -> None:
         memories,
         time.monotonic() - started,
     )
+
+
+# This backend checked against the seam's Protocols (mypy --strict): a method missing here or
+# typed apart from memory.store.db fails the type check, not a test on this backend.
+_SEAM: tuple[type[Store], type[Tx]] = (SqliteStore, SqliteTx)
