@@ -29,6 +29,7 @@ import os
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from datetime import tzinfo
 from secrets import token_hex
 
 from memory.backends.chat import ChatBackend
@@ -69,8 +70,11 @@ class ReflectionWorker:
         name: str | None = None,
         caches: CacheBudget | None = None,
         secrets: Secrets = NO_SECRETS,
+        zone: tzinfo | None = None,
     ) -> None:
         self.store = store
+        # The time zone relative dates are read in (None: the machine's); see apply.dated.
+        self.zone = zone
         self.chat = chat
         self.character_name = character_name
         self.deadline = deadline
@@ -197,7 +201,7 @@ class ReflectionWorker:
             report = await apply_reflection(
                 self.store, exchange, parsed, character_name=self.character_name,
                 now=self.clock(), indexes=self.indexes, lease=lease, builder=self.builder,
-                shown=shown,
+                shown=shown, zone=self.zone,
             )  # fmt: skip
         except ShownErased:
             # What it was shown changed under it: the row goes back, to be asked again from
