@@ -17,7 +17,8 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from memory.store.db import Store, Tx
+from memory.store.db import Tx
+from memory.store.opening import open_store
 
 PEOPLE = 2_000
 
@@ -35,7 +36,7 @@ async def _per_call(calls: int, fn: Callable[[int], Awaitable[object]]) -> float
 
 async def main(calls: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        async with await Store.open(Path(folder) / "bench.sqlite3") as store:
+        async with await open_store(Path(folder) / "bench.sqlite3") as store:
 
             async def seed(tx: Tx) -> None:
                 for user in range(1, PEOPLE + 1):

@@ -24,6 +24,7 @@ import numpy as np
 
 from memory import Engine, MemoryConfig, manage
 from memory.store.db import Store, Tx
+from memory.store.opening import open_store
 
 SIZES = (100, 1_000, 3_000, 10_000, 100_000)
 DIM = 768
@@ -96,7 +97,7 @@ class ConstantEmbedder:
 
 async def measure(n: int, rng: np.random.Generator) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        async with await Store.open(Path(tmp) / "latency.sqlite3") as store:
+        async with await open_store(Path(tmp) / "latency.sqlite3") as store:
             vectors = await _fill(store, n, rng)
             query = rng.standard_normal(DIM).astype(np.float32)
             engine = Engine(store, embedder=ConstantEmbedder(query), config=MemoryConfig())

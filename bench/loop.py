@@ -224,7 +224,7 @@ async def one_run() -> dict[str, dict[str, Any]]:
     """Every step on the code importable as `memory`; wall time and longest stall of each."""
     from memory import Engine, Incoming, manage
     from memory.model import Candidate, Exchange, Kind, Scope
-    from memory.store.db import Store
+    from memory.store.opening import open_store
     from memory.vectors.indexer import Indexer
     from memory.write.apply import apply_reflection
     from memory.write.dedup_index import IndexCache
@@ -248,13 +248,13 @@ async def one_run() -> dict[str, dict[str, Any]]:
     out[STEPS[0]] = step.__dict__
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "loop.sqlite3"
-        async with await Store.open(path) as store:
+        async with await open_store(path) as store:
             texts = _texts(N)
             await _fill(store, [(i + 1, USER, t) for i, t in enumerate(texts)], DIM, MODEL)
             embedder = Embedder()
             await Indexer(store, embedder).run_once()  # the catch-up pass a start makes
         # A fresh process's view: caches empty.
-        async with await Store.open(path) as store:
+        async with await open_store(path) as store:
             embedder = Embedder()
             engine = Engine(store, embedder=embedder, chat=Chat())
             serial = iter(range(10**6))
@@ -350,11 +350,11 @@ async def one_run() -> dict[str, dict[str, Any]]:
 
 
 async def _million(ticker: Ticker) -> Step:
-    from memory.store.db import Store
+    from memory.store.opening import open_store
     from memory.vectors.indexer import Indexer
 
     with tempfile.TemporaryDirectory() as tmp:
-        async with await Store.open(Path(tmp) / "million.sqlite3") as store:
+        async with await open_store(Path(tmp) / "million.sqlite3") as store:
             per = MILLION // MILLION_PEOPLE
             rows = [(i + 1, 100 + i // per, f"memory {i} of person {i // per}")
                     for i in range(MILLION)]  # fmt: skip

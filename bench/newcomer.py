@@ -53,10 +53,10 @@ def commonest(texts: list[str], n: int = 32) -> str:
 
 
 async def build(path: Path, memories: int) -> None:
-    from memory.store.db import Store
+    from memory.store.opening import open_store
 
     texts = _texts(memories)
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         for start in range(0, memories, CHUNK):
             rows = [
                 (1 + i % PEOPLE, texts[i], hashlib.sha256(f"{i}".encode()).hexdigest())
@@ -92,10 +92,10 @@ def cached(memories: int) -> Path:
 
 async def measure(path: Path, user_id: int, message: str) -> dict[str, float]:
     from memory.recall.lexical import keyword_recall
-    from memory.store.db import Store
+    from memory.store.opening import open_store
 
     asked: list[tuple[str, Any]] = []
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         fetchall = store.fetchall
 
         async def spy(sql: str, args: Any = ()) -> Any:

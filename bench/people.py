@@ -121,7 +121,7 @@ async def run(people: int) -> Run:
                     return Sample(
                         done, round(time.monotonic() - started, 1), round(rss_mb(), 1),
                         round(engine.caches.total / 2**20, 1), engine.caches.entries,
-                        runtime.store._generations.known(), engine.caches.evictions,
+                        runtime.store._writes.generations.known(), engine.caches.evictions,
                     )  # fmt: skip
 
                 async def one(user: int) -> None:

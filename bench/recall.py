@@ -58,6 +58,7 @@ from memory.recall import lexical as recall_module
 from memory.recall.conversation import embed_with_conversation
 from memory.store import memories as store_memories
 from memory.store.db import Store, Tx
+from memory.store.opening import open_store
 from memory.vectors.calibrate import LanguageReport, calibrate
 from memory.vectors.indexer import Indexer
 from memory.vectors.prefixes import Prefixed, TaskPrefixes, known_prefixes
@@ -312,7 +313,7 @@ async def measure(
         cache([prefixes.document + t for t in texts_all])  # one batch: fast with a cold cache
         rng = random.Random(seed)
         with tempfile.TemporaryDirectory() as tmp:
-            async with await Store.open(Path(tmp) / "recall.sqlite3") as store:
+            async with await open_store(Path(tmp) / "recall.sqlite3") as store:
                 engines = _engines(store, embedder, report)
                 ids: list[int] = []
                 for size in sizes:

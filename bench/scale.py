@@ -111,9 +111,9 @@ def _text(person: int, i: int) -> str:
 
 async def open_store(target: str) -> Any:
     """The store at `target`: a SQLite path, or a postgresql:// URL."""
-    from memory.store.db import Store
+    from memory.store.opening import open_store
 
-    return await Store.open(target)
+    return await open_store(target)
 
 
 async def _count(store: Any) -> int:

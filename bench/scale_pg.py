@@ -2,7 +2,7 @@
 
 Building the 1M memories through the store and the indexer took about 20 minutes on SQLite; the
 PostgreSQL database gets the same rows from the cached SQLite build instead: migrated by
-`Store.open`, then each table's rows copied with COPY (asyncpg's copy_records_to_table), the
+`open_store`, then each table's rows copied with COPY (asyncpg's copy_records_to_table), the
 secondary indexes dropped during the copy and rebuilt after it, triggers off during the copy
 (session_replication_role = replica: the rows arrive with their vectors, so the `vectors_due`
 trigger must not mark them; the foreign keys hold in the source already), the identity
@@ -70,10 +70,10 @@ async def recreate(url: str, name: str, template: str | None = None) -> str:
 async def fill(url: str, source: Path) -> dict[str, Any]:
     """Migrate the database at `url` and copy every non-empty table of the SQLite `source`
     into it; the rows copied per table and the seconds taken."""
-    from memory.store.db import Store
+    from memory.store.opening import open_store
 
     began = time.perf_counter()
-    async with await Store.open(url):
+    async with await open_store(url):
         pass
     lite = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
     conn = await asyncpg.connect(url)
@@ -142,10 +142,10 @@ async def same_recall(sqlite_path: str, url: str, people: list[int], text: str, 
     of people checked; raise SystemExit on the first difference."""
     from memory.recall.lexical import keyword_hits
     from memory.store import vectors
-    from memory.store.db import Store
+    from memory.store.opening import open_store
 
     async def views(target: str) -> list[Any]:
-        async with await Store.open(target) as store:
+        async with await open_store(target) as store:
             return [
                 (await keyword_hits(store, user_id=p, story_id=1, origin="1",
                                     text=text.format(p=p), everywhere=True),

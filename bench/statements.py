@@ -46,6 +46,7 @@ from memory.model import Kind, Scope, Source
 from memory.store import anchors, history, memories, positions, story, story_state
 from memory.store import context as stored
 from memory.store.db import Store, Tx
+from memory.store.opening import open_store
 from memory.vectors.indexer import Indexer
 
 USER, OTHER, STORY, GUILD = 1, 2, 10, "111"
@@ -271,9 +272,9 @@ async def _measure(url: str | None) -> tuple[Counts, Trace]:
     async with serve_fake_ollama() as ollama, httpx.AsyncClient(timeout=30.0) as http:
         if url is None:
             with tempfile.TemporaryDirectory() as folder:
-                async with await Store.open(Path(folder) / "echo.sqlite3") as store:
+                async with await open_store(Path(folder) / "echo.sqlite3") as store:
                     return await warm_turn(store, http, ollama.url)
-        async with await Store.open(url) as store:
+        async with await open_store(url) as store:
             return await warm_turn(store, http, ollama.url)
 
 
@@ -284,7 +285,7 @@ async def prompts(url: str | None) -> dict[str, list[Any]]:
 
     async with serve_fake_ollama() as ollama, httpx.AsyncClient(timeout=30.0) as http:
         with tempfile.TemporaryDirectory() as folder:
-            async with await Store.open(url or Path(folder) / "echo.sqlite3") as store:
+            async with await open_store(url or Path(folder) / "echo.sqlite3") as store:
                 places = ((10, 1), (11, 2), (12, 3), (10, 4))
                 for story_id, user_id in places[:3]:
                     await seed_story(store, story_id=story_id, user_id=user_id)

@@ -29,6 +29,7 @@ from bot.web.pages import View
 from bot.web.server import build_app
 from memory.store import timings
 from memory.store.db import Store, Tx
+from memory.store.opening import open_store
 from tests.fakes.loopback import serve as loopback
 
 RESULTS = Path(__file__).parent / "results"
@@ -163,13 +164,13 @@ async def main() -> int:
     now = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         path, copy = Path(tmp) / "bench.sqlite3", Path(tmp) / "without.sqlite3"
-        async with await Store.open(path) as store:
+        async with await open_store(path) as store:
             started = time.perf_counter()
             await store.transact(lambda tx: _fill(tx, rng, now))
             print(f"filled in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         with sqlite3.connect(path) as conn:
             conn.execute("VACUUM INTO ?", (str(copy),))
-        async with await Store.open(path) as fast, await Store.open(copy) as slow:
+        async with await open_store(path) as fast, await open_store(copy) as slow:
             await slow.transact(_drop_indexes)
             with_indexes, without = await _measure(fast, slow)
     _report(with_indexes, without)

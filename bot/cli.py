@@ -29,7 +29,7 @@ from bot.runtime import (
     strategies,
 )
 from bot.terminal.chat import Terminal, earlier_spelling, is_interactive, terminal_user_id
-from memory import EchoError, Store, load_card, load_lorebook, redact
+from memory import EchoError, load_card, load_lorebook, open_store, redact
 from memory.manage import export
 from memory.manage.context import sync_card_lore
 
@@ -264,7 +264,7 @@ async def _card(args: argparse.Namespace, settings: Settings) -> int:
     card = load_card(path, played_as=named)
     print(render.render_card(card))
     if args.card_command == "import":
-        async with await Store.open(
+        async with await open_store(
             settings.storage.database, password=settings.storage.database_password()
         ) as store:
             changed = await sync_card_lore(store, card)
@@ -284,7 +284,7 @@ async def _card(args: argparse.Namespace, settings: Settings) -> int:
 async def _lore(args: argparse.Namespace, settings: Settings) -> int:
     """`lore import PATH [--character NAME]`: a lorebook file's entries as stored lore."""
     book = load_lorebook(args.path, character=args.character)
-    async with await Store.open(
+    async with await open_store(
         settings.storage.database, password=settings.storage.database_password()
     ) as store:
         changed = await sync_card_lore(store, book)

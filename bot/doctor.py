@@ -32,9 +32,9 @@ from memory import (
     BackendError,
     EchoError,
     LanguageReport,
-    Store,
     calibrate,
     ollama_health,
+    open_store,
     save_calibration,
 )
 
@@ -125,7 +125,7 @@ async def _check_database(path: Path | str, settings: Settings) -> tuple[bool | 
             "choose another [storage] path or fix the permissions"  # fmt: skip
     try:
         password = settings.storage.database_password()
-        async with await Store.open(path, migrate_to=0, password=password) as store:
+        async with await open_store(path, migrate_to=0, password=password) as store:
             await store.check_writable()
     except (EchoError, OSError) as exc:
         fix = (
@@ -168,7 +168,7 @@ async def calibration(
     path, password = settings.storage.database, settings.storage.database_password()
     try:
         if not checking:
-            async with await Store.open(path, password=password) as store:
+            async with await open_store(path, password=password) as store:
                 await save_calibration(store, embedder.model, reports, now=time.time())
     except EchoError as exc:
         log.warning("calibration not saved: %s", exc)

@@ -39,6 +39,7 @@ from memory import (
     jobs,
     load_card,
     load_registry,
+    open_store,
     resolve_prefixes,
 )
 from memory.manage import setup
@@ -237,7 +238,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     async with (
         logs.redacting(secrets),
         http_client() as http,
-        await Store.open(
+        await open_store(
             settings.storage.database, password=settings.storage.database_password()
         ) as store,
         heartbeat.beating(heartbeat.path_for(settings.storage.path, settings.discord.file_tag)),

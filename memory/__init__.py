@@ -69,6 +69,7 @@ from memory.model import (
 from memory.recall.semantic import RELATIVE_SD
 from memory.store.db import Store
 from memory.store.history import HistoryMessage
+from memory.store.opening import open_store
 from memory.store.story import HeldAnchor
 from memory.turn.admission import MAX_CHATS, BoundedChat
 from memory.turn.values import EngineStatus, Incoming, MemoryConfig, Recall, Reply
@@ -148,6 +149,7 @@ __all__ = [
     "load_registry",
     "manage",
     "ollama_health",
+    "open_store",
     "redact",
     "resolve_prefixes",
     "save_calibration",

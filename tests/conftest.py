@@ -10,6 +10,7 @@ import pytest
 from hypothesis import settings
 
 from memory.store.db import Store
+from memory.store.opening import open_store
 from tests.fakes.ollama import FakeOllama, serve_fake_ollama
 
 # Property tests assert what holds, never how fast: Hypothesis' default 200 ms deadline per
@@ -69,7 +70,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     """A real database migrated to the latest schema: an SQLite file, or a fresh PostgreSQL
     database (ECHO_TEST_BACKEND=postgres)."""
     if request.param == "sqlite":
-        async with await Store.open(tmp_path / "echo.sqlite3") as opened:
+        async with await open_store(tmp_path / "echo.sqlite3") as opened:
             yield opened
         return
     marker = request.node.get_closest_marker("sqlite_only")
@@ -78,7 +79,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     server = request.getfixturevalue("postgres")
     url = await server.create()
     try:
-        async with await Store.open(url) as opened:
+        async with await open_store(url) as opened:
             yield opened
     finally:
         await server.drop(url)
@@ -116,7 +117,7 @@ async def database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncItera
 async def shared_database(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Path | str]:
-    """One database several processes open (each its own `Store.open`, its own connections and
+    """One database several processes open (each its own `open_store`, its own connections and
     caches): an SQLite file's path, or a fresh PostgreSQL database's URL, already migrated."""
     if request.param == "sqlite":
         yield tmp_path / "shared.sqlite3"

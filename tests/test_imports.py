@@ -1,12 +1,13 @@
 """The front ends reach the memory through its face only: `memory` (memory/__init__.py and its
 __all__) and `memory.manage` with its modules, never its insides (the engine's modules, the
-store, the write path...); and SQL lives in memory/store/ alone. Tests, so that `make test`
-names the module that breaks a rule."""
+store, the write path...); SQL lives in memory/store/ alone; and no import circle joins modules
+of memory/ or of bot/. Tests, so that `make test` names the module that breaks a rule."""
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import itertools
 from collections.abc import Callable, Collection
 from pathlib import Path
 
@@ -191,3 +192,180 @@ def test_sql_lives_in_the_store_only() -> None:
 )
 def test_each_way_of_writing_sql_is_caught(source: str, found: list[tuple[int, str]]) -> None:
     assert sql_outside_the_store(ast.parse(source)) == found
+
+
+# No import circle among the modules of memory/ and of bot/: each module's imports, wherever they
+# sit (a TYPE_CHECKING block, a function), point down the layers, so a module can be read, tested
+# and moved with what it imports and nothing that imports it.
+PACKAGES = ("memory", "bot")
+
+
+def module_names(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
+    """Every module under `root`'s `packages` by dotted name; a package by its __init__."""
+    found = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def import_graph(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, dict[str, int]]:
+    """For each module under `root`, the modules of the same tree it imports and the line of
+    the first such import. `from a import b` imports the module a.b when there is one, else a
+    (a name its __init__ defines): an __init__ is an edge only to the modules that import from
+    it, and only as far as it imports something itself. The packages a module sits in run before
+    it but are not its imports: a package's face importing its submodules is no circle."""
+    modules = module_names(root, packages)
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: dict[str, int] = {}
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join([*parent, *([base] if base else [])])
+                for alias in node.names:
+                    targets.append(
+                        f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                    )
+            for target in targets:
+                if target in modules and target != name:
+                    edges.setdefault(target, node.lineno)
+        graph[name] = edges
+    return graph
+
+
+def circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """One circle of each strongly connected group of modules, the shortest through its first
+    module by name, as a path that ends where it starts ([a, b, a])."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+
+    def visit(module: str) -> None:  # Tarjan's strongly connected components
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in graph[module]:
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = set()
+            while not group or module not in group:
+                group.add(stack.pop())
+            if len(group) > 1:
+                groups.append(group)
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    found = []
+    for group in groups:
+        start = min(group)
+        paths = {start: [start]}
+        frontier = [start]
+        while frontier and start not in [t for m in frontier for t in graph[m]]:
+            reached = []
+            for module in frontier:
+                for target in sorted(graph[module]):
+                    if target in group and target not in paths:
+                        paths[target] = [*paths[module], target]
+                        reached.append(target)
+            frontier = reached
+        last = min(m for m in frontier if start in graph[m])
+        found.append([*paths[last], start])
+    return sorted(found)
+
+
+def named(graph: dict[str, dict[str, int]], circle: list[str], modules: dict[str, Path]) -> str:
+    """A circle as a developer fixes it: each module, and the line where it imports the next."""
+    hops = [f"{a} ({modules[a].as_posix()}:{graph[a][b]})" for a, b in itertools.pairwise(circle)]
+    return " -> ".join([*hops, circle[-1]])
+
+
+def test_no_import_circle_in_memory_or_bot() -> None:
+    graph = import_graph(ROOT)
+    modules = {name: path.relative_to(ROOT) for name, path in module_names(ROOT).items()}
+    found = [named(graph, circle, modules) for circle in circles(graph)]
+    assert not found, "import circles (TYPE_CHECKING and local imports count):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        pytest.param(
+            {"a.py": "from pkg import b\n", "b.py": "import pkg.a\n"},
+            [["pkg.a", "pkg.b", "pkg.a"]],
+            id="two modules",
+        ),
+        pytest.param(
+            {
+                "a.py": "from pkg.b import B\n",
+                "b.py": "import typing\nif typing.TYPE_CHECKING:\n    from pkg.c import C\n",
+                "c.py": "def f():\n    from pkg import a\n",
+            },
+            [["pkg.a", "pkg.b", "pkg.c", "pkg.a"]],
+            id="three modules, one for type checking, one in a function",
+        ),
+        pytest.param(
+            {
+                "a.py": "from . import b\n",
+                "b.py": "from .a import A\n",
+                "c.py": "from pkg import a\n",
+            },
+            [["pkg.a", "pkg.b", "pkg.a"]],
+            id="relative imports",
+        ),
+        pytest.param(
+            {
+                "sub/__init__.py": "from pkg.sub.x import X\nNAME = 1\n",
+                "sub/x.py": "from pkg.sub import NAME\n",
+            },
+            [["pkg.sub", "pkg.sub.x", "pkg.sub"]],
+            id="a name from an __init__ that imports",
+        ),
+        pytest.param(
+            {
+                "__init__.py": "from pkg.a import A\n",
+                "a.py": "from pkg import b\n",
+                "b.py": "import os\n",
+            },
+            [],
+            id="a package face importing its modules",
+        ),
+        pytest.param(
+            {"a.py": "from pkg import b\nfrom pkg.b import B\n", "b.py": "import pkg\n"},
+            [],
+            id="an empty __init__",
+        ),
+    ],
+)
+def test_each_import_circle_is_caught_and_named(
+    tmp_path: Path, files: dict[str, str], expected: list[list[str]]
+) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    for name, source in files.items():
+        (tmp_path / "pkg" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "pkg" / name).write_text(source, encoding="utf-8")
+    assert circles(import_graph(tmp_path, ("pkg",))) == expected
+
+
+def test_a_circle_is_named_with_the_lines_that_close_it(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("import os\n\nfrom pkg import b\n", encoding="utf-8")
+    (tmp_path / "pkg" / "b.py").write_text("import pkg.a\n", encoding="utf-8")
+    graph = import_graph(tmp_path, ("pkg",))
+    modules = {n: p.relative_to(tmp_path) for n, p in module_names(tmp_path, ("pkg",)).items()}
+    assert [named(graph, c, modules) for c in circles(graph)] == [
+        "pkg.a (pkg/a.py:3) -> pkg.b (pkg/b.py:1) -> pkg.a"
+    ]

@@ -22,7 +22,7 @@ from discord.ext import commands
 from bot.discord.i18n import FrenchTranslator
 from bot.discord.shards import Shards
 from bot.discord.startup import channel_warnings
-from bot.discord.ui import EchoTree
+from bot.discord.ui import EchoClient, EchoTree
 from bot.runtime import Runtime, start_jobs
 from memory import jobs, unexpected
 
@@ -75,7 +75,7 @@ def make_bot(runtime: Runtime, *, sync: Sync = Sync.CHANGED, background: bool = 
     return ShardedEchoBot(runtime, shards, sync=sync, background=background)
 
 
-class EchoBot(commands.Bot):
+class EchoBot(EchoClient):
     """The character on Discord."""
 
     def __init__(

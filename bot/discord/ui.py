@@ -5,25 +5,33 @@ its origin). The cogs import this module, never bot.discord.app, which loads the
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 from discord import app_commands
+from discord.ext import commands
 
 from bot import render
+from bot.runtime import Runtime
 from memory import Forbidden, InvalidInput, NotFound, Origin, guild_origin, unexpected
-
-if TYPE_CHECKING:
-    from bot.discord.app import EchoBot  # noqa: F401 (named in the quoted annotations)
 
 log = logging.getLogger(__name__)
 
-Interaction = discord.Interaction["EchoBot"]
+
+class EchoClient(commands.Bot):
+    """The bot as the cogs and the command tree see it: a discord.py bot with its runtime.
+    bot.discord.app's EchoBot is the one; declared here, the type needs no import of the app,
+    which imports this module for its tree."""
+
+    runtime: Runtime
+
+
+Interaction = discord.Interaction[EchoClient]
 
 BUG = "Something went wrong on my side; it has been logged."
 
 
-class EchoTree(app_commands.CommandTree["EchoBot"]):
+class EchoTree(app_commands.CommandTree[EchoClient]):
     """The command tree, with the one error handler: a short message to the user, the traceback
     in the log."""
 

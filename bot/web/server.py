@@ -34,7 +34,7 @@ from bot.web import pages
 from bot.web.html import Html
 from bot.web.pages import BadParameter, View
 from bot.web.style import STYLESHEET
-from memory import IndexerStatus, Store
+from memory import IndexerStatus, Store, open_store
 
 log = logging.getLogger(__name__)
 
@@ -265,7 +265,7 @@ async def if_enabled(
 
 async def serve_alone(settings: Settings) -> int:
     """`echo-bot web`: the page on its own against the database, until interrupted."""
-    opened = Store.open(settings.storage.database, password=settings.storage.database_password())
+    opened = open_store(settings.storage.database, password=settings.storage.database_password())
     async with await opened as store, serving(settings, store):
         await asyncio.Event().wait()
     return 0

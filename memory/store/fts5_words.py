@@ -8,7 +8,7 @@ and treat marks as separators unless remove_diacritics folds them. They are read
 (`scan`), shipped below for the SQLite this was made with (`python -m memory.store.fts5_words`
 prints them), and checked at first use against the SQLite this process links: where a range
 ends, one code point either side; a SQLite that answers otherwise is scanned in full (~5 s,
-once per process) and the keyword index rebuilt for it (memory.store.db, `signature`).
+once per process) and the keyword index rebuilt for it (memory.store.sqlite, `signature`).
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ from memory.errors import StoreError
 from memory.recall.cache import CacheBudget, SizedCache
 
 if TYPE_CHECKING:
-    from memory.store.db import Tx
+    from memory.store.db import Touched, Tx
 
 # Commits remembered per user with the memory ids they changed, so a cache built a few commits
 # ago can be patched instead of rebuilt; older than this, it is rebuilt.
@@ -97,7 +97,7 @@ def _person_bytes(person: _Person) -> int:
 
 
 class Generations:
-    """One process's knowledge of every person's generation (owned by its Store)."""
+    """One process's knowledge of every person's generation (owned by its store's Writes)."""
 
     def __init__(self) -> None:
         # Whether the schema has person_generations; set once the store is migrated.
@@ -124,11 +124,12 @@ class Generations:
         """Raise the generation of every user `tx` touched, inside it (before its commit);
         return each one's (generation, rows_generation) for `committed`."""
         bumped: dict[int, tuple[int, int]] = {}
-        for user_id in sorted(tx.changed):
+        touched = tx.touched
+        for user_id in sorted(touched.changed):
             first = False
-            if self.shared and user_id in tx.vouched and tx.dialect != "sqlite":
+            if self.shared and user_id in touched.vouched and tx.dialect != "sqlite":
                 first = await self._verify(tx, user_id)
-            ids = tx.changed[user_id]
+            ids = touched.changed[user_id]
             rows = ids is None or bool(ids)  # else only vectors changed
             if not self.shared:
                 person = self._people.peek(user_id)
@@ -150,15 +151,15 @@ class Generations:
         row = await tx.fetchone(_READ + tx.for_update(), (user_id,))
         if row is None:
             return True
-        if int(row[1]) != tx.vouched[user_id]:
+        if int(row[1]) != tx.touched.vouched[user_id]:
             raise GenerationMoved(f"the memories of user {user_id} changed in another process")
         return False
 
-    def committed(self, tx: Tx, bumped: dict[int, tuple[int, int]]) -> None:
+    def committed(self, touched: Touched, bumped: dict[int, tuple[int, int]]) -> None:
         """Remember what a committed transaction changed, at the generations it took."""
-        for user_id, ids in tx.changed.items():
+        for user_id, ids in touched.changed.items():
             generation, rows_at = bumped[user_id]
-            vectors = tx.embedded.get(user_id, set())
+            vectors = touched.embedded.get(user_id, set())
             commit = (
                 generation,
                 None if ids is None else frozenset(ids),
@@ -185,7 +186,7 @@ class Generations:
             return self.current(user_id)
         row = await tx.fetchone(_READ, (user_id,))
         generation, rows_at = (int(row[0]), int(row[1])) if row else (0, 0)
-        tx.vouched.setdefault(user_id, rows_at)
+        tx.touched.vouched.setdefault(user_id, rows_at)
         return self._learn(user_id, generation, rows_at)
 
     def _learn(self, user_id: int, generation: int, rows_at: int) -> int:

@@ -1,4 +1,5 @@
-"""The PostgreSQL store: the same surface as the SQLite `Store`, over an asyncpg pool.
+"""The PostgreSQL store: the `Store` and `Tx` of memory.store.db over an asyncpg pool, beside
+the SQLite one (memory.store.sqlite).
 
 The store modules keep one SQL text per statement, written for SQLite; `pg_sql.translate`
 rewrites the few spellings PostgreSQL does not share, and the statements whose meaning differs
@@ -22,19 +23,20 @@ import logging
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from pathlib import Path
 from typing import TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
 from memory.errors import MigrationError, StoreError
-from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Store, Tx
+from memory.recall.cache import CacheBudget
+from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Store, Touched, Tx
 from memory.store.generations import GENERATIONS_SCHEMA, GenerationMoved
 from memory.store.migrations import LATEST
 from memory.store.pg_migrations import ID_TABLES, PG_MIGRATIONS
 from memory.store.pg_sql import translate
 from memory.store.pg_values import Statements, changed_rows, prepare_connection
+from memory.store.writes import Writes
 
 log = logging.getLogger(__name__)
 
@@ -96,25 +98,29 @@ def describe(exc: BaseException) -> str:
     return str(exc)
 
 
-class PgTx(Tx):
-    """One write transaction on PostgreSQL, with the methods of the SQLite `Tx`."""
+class PgTx:
+    """One write transaction on a pooled PostgreSQL connection."""
 
     dialect = "postgres"
-
-    async def serialize(self, job: str, *, shared: bool = False) -> None:
-        how = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
-        await self.execute(f"SELECT {how}(?)", (LOCKS[job],))
-
-    def for_update(self) -> str:
-        return " FOR UPDATE"
 
     def __init__(self, conn: asyncpg.Connection, statements: Statements) -> None:
         self._pg = conn
         self._statements = statements
         self._changed_rows = 0
-        self.changed: dict[int, set[int] | None] = {}
-        self.embedded: dict[int, set[int] | None] = {}
-        self.vouched: dict[int, int] = {}
+        self.touched = Touched()
+
+    def touch(
+        self, user_id: int, memory_ids: Iterable[int] | None = None, *, vectors_only: bool = False
+    ) -> None:
+        self.touched.touch(user_id, memory_ids, vectors_only=vectors_only)
+
+    async def serialize(self, job: str, *, shared: bool = False) -> None:
+        """An advisory lock held to the transaction's end (LOCKS names the jobs)."""
+        how = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+        await self.execute(f"SELECT {how}(?)", (LOCKS[job],))
+
+    def for_update(self) -> str:
+        return " FOR UPDATE"
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement; return the id of the row an INSERT added (0: none)."""
@@ -150,37 +156,37 @@ class PgTx(Tx):
         # asyncpg's Record reads as sqlite3.Row does: by position, by name, keys().
         return cast("list[sqlite3.Row]", rows)
 
+    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
     async def changes(self) -> int:
         return self._changed_rows
 
 
-class PgStore(Store):
+class PgStore:
     """PostgreSQL: a pool of connections; writes one transaction at a time per process."""
 
     dialect = "postgres"
 
-    def __init__(self, url: str, pool: asyncpg.Pool) -> None:
-        # Not Store.__init__ (no SQLite connections): the state both stores keep, then the pool.
-        self._begin(redacted(url), BUSY_TIMEOUT_MS)
+    def __init__(self, url: str, pool: asyncpg.Pool, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
+        self.path = redacted(url)
+        self.busy_timeout_ms = busy_timeout_ms
         self._pool = pool
         self._statements = Statements()
+        self._writes = Writes()
 
     @classmethod
     async def open(
         cls,
-        path: str | Path,
+        url: str,
         *,
         migrate_to: int = LATEST,
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
-        max_pages: int | None = None,
         password: str | None = None,
     ) -> PgStore:
-        """Connect to the PostgreSQL database at the URL `path` and migrate it to `migrate_to`.
-
-        `max_pages` is SQLite's and refused here; `busy_timeout_ms` bounds lock waits."""
-        url = str(path)
-        if max_pages is not None:
-            raise StoreError("max_pages applies to SQLite only")
+        """Connect to the PostgreSQL database at `url` (with `password` if the URL has none)
+        and migrate it to `migrate_to`; `busy_timeout_ms` bounds lock waits."""
         try:
             pool = await asyncpg.create_pool(
                 url, password=password, min_size=1, max_size=POOL_SIZE,
@@ -191,11 +197,11 @@ class PgStore(Store):
             raise StoreError(
                 f"cannot open the database at {redacted(url)}: {describe(exc)}"
             ) from exc
-        store = cls(url, pool)
-        store.busy_timeout_ms = busy_timeout_ms
+        store = cls(url, pool, busy_timeout_ms=busy_timeout_ms)
         try:
             await store._migrate(migrate_to)
-            store._generations.shared = await store.schema_version() >= GENERATIONS_SCHEMA
+            version = await store.schema_version()
+            store._writes.generations.shared = version >= GENERATIONS_SCHEMA
         except BaseException as exc:
             await store.close()
             if isinstance(exc, _PG_ERRORS):
@@ -208,10 +214,19 @@ class PgStore(Store):
     async def close(self) -> None:
         """Finish pending writes and close the pool."""
         try:
-            if self._orphans:
-                await asyncio.gather(*self._orphans, return_exceptions=True)
+            await self._writes.finish()
         finally:
             await self._pool.close()
+
+    async def __aenter__(self) -> PgStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def schema_version(self) -> int:
+        row = await self.fetchone("SELECT max(version) FROM schema_migrations")
+        return int(row[0] or 0) if row else 0
 
     async def _migrate(self, target: int) -> None:
         # One process migrates at a time; the others wait, then find the work done.
@@ -254,32 +269,58 @@ class PgStore(Store):
             raise StoreError(describe(exc)) from exc
         return cast("list[sqlite3.Row]", rows)
 
-    async def _run(self, fn: Callable[[Tx], Awaitable[T]]) -> T:
-        async with self._write_lock:
+    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def transact(self, fn: Callable[[PgTx], Awaitable[T]]) -> T:
+        """Run `fn` in one write transaction, alone in this process; commit, or roll back on
+        any error."""
+        return await self._writes.transact(self._transaction, fn)
+
+    @contextlib.asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[PgTx]:
+        """A pooled connection's transaction: committed when the block ends, rolled back on
+        any error (a conflict with another process's commit raised as GenerationMoved)."""
+        try:
+            conn = await self._pool.acquire()
+        except (*_PG_ERRORS, OSError) as exc:
+            raise StoreError(f"cannot start a write: {describe(exc)}") from exc
+        try:
+            transaction = conn.transaction()
+            await transaction.start()
+            tx = PgTx(conn, self._statements)
             try:
-                conn = await self._pool.acquire()
-            except (*_PG_ERRORS, OSError) as exc:
-                raise StoreError(f"cannot start a write: {describe(exc)}") from exc
-            try:
-                transaction = conn.transaction()
-                await transaction.start()
-                tx = PgTx(conn, self._statements)
-                try:
-                    result = await fn(tx)
-                    bumped = await self._generations.bump(tx)
-                    await transaction.commit()
-                except BaseException as exc:
-                    with contextlib.suppress(*_PG_ERRORS):
-                        await transaction.rollback()
-                    if isinstance(exc, _PG_ERRORS):
-                        if await _moved(conn, tx):
-                            raise GenerationMoved(describe(exc)) from exc
-                        raise StoreError(describe(exc)) from exc
-                    raise
-            finally:
-                await self._pool.release(conn)
-            self._generations.committed(tx, bumped)
-            return result
+                yield tx
+                await transaction.commit()
+            except BaseException as exc:
+                with contextlib.suppress(*_PG_ERRORS):
+                    await transaction.rollback()
+                if isinstance(exc, _PG_ERRORS):
+                    if await _moved(conn, tx):
+                        raise GenerationMoved(describe(exc)) from exc
+                    raise StoreError(describe(exc)) from exc
+                raise
+        finally:
+            await self._pool.release(conn)
+
+    async def sync_generation(self, user_id: int) -> int:
+        return await self._writes.generations.read(self, user_id)
+
+    async def generation_in(self, tx: Tx, user_id: int) -> int:
+        return await self._writes.generations.read_in(tx, user_id)
+
+    def generation(self, user_id: int) -> int:
+        return self._writes.generations.current(user_id)
+
+    def bound_generations(self, budget: CacheBudget) -> None:
+        self._writes.generations.bound(budget)
+
+    def changed_since(self, user_id: int, generation: int) -> frozenset[int] | None:
+        return self._writes.generations.since(user_id, generation, vectors=False)
+
+    def embedded_since(self, user_id: int, generation: int) -> frozenset[int] | None:
+        return self._writes.generations.since(user_id, generation, vectors=True)
 
     @contextlib.asynccontextmanager
     async def exclusive(self, job: str) -> AsyncIterator[bool]:
@@ -292,6 +333,9 @@ class PgStore(Store):
             finally:
                 if held:
                     await conn.execute("SELECT pg_advisory_unlock($1)", LOCKS[job])
+
+    async def check_writable(self) -> None:
+        await self.transact(lambda tx: tx.execute("SELECT 1"))
 
     async def checkpoint(self, *, patience_ms: int = CHECKPOINT_PATIENCE_MS) -> bool:
         """Vacuum the tables that hold words (after an erasure), so the dead row versions of
@@ -339,7 +383,7 @@ async def _moved(conn: asyncpg.Connection, tx: PgTx) -> bool:
     """Whether a failed transaction relied on a generation another process has moved since:
     its failure (a merge into a memory a concurrent forget deleted: a foreign key) is then a
     conflict, tried again with current data, not a fault."""
-    for user_id, rows_at in tx.vouched.items():
+    for user_id, rows_at in tx.touched.vouched.items():
         try:
             now = await conn.fetchval(
                 "SELECT rows_generation FROM person_generations WHERE user_id = $1", user_id
@@ -351,9 +395,13 @@ async def _moved(conn: asyncpg.Connection, tx: PgTx) -> bool:
     return False
 
 
-async def _apply(tx: Tx, *, version: int, sql: str) -> None:
-    assert isinstance(tx, PgTx)
+async def _apply(tx: PgTx, *, version: int, sql: str) -> None:
     await tx.script(sql)
     await tx.execute(
         "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", (version, time.time())
     )
+
+
+# This backend checked against the seam's Protocols (mypy --strict): a method missing here or
+# typed apart from memory.store.db fails the type check, not a test on this backend.
+_SEAM: tuple[type[Store], type[Tx]] = (PgStore, PgTx)

@@ -2,9 +2,9 @@
 secure_delete, synchronous NORMAL, and `echo_owned_words`, the function the keyword index's
 triggers call (schema 19: a connection without it cannot write memories).
 
-Apart from memory.store.db because how a file is opened is settled once, at the start: the
-transaction API above it (`Store`, `Tx`) does not depend on these pragmas, and the waits here
-(another process turning the same new file to WAL) are not a transaction's.
+Apart from memory.store.sqlite because how a file is opened is settled once, at the start: the
+transaction API above it (`SqliteStore`, `SqliteTx`) does not depend on these pragmas, and the
+waits here (another process turning the same new file to WAL) are not a transaction's.
 """
 
 from __future__ import annotations

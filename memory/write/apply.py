@@ -311,7 +311,7 @@ async def _attempt(
                 now = await memories.merge_pool_among(tx, user_id, story_id, origin, changed)
                 await asyncio.to_thread(_patch_index, current, changed, now)
         result = await fn(tx, current)
-        used.append((generation, user_id in tx.touched_users, current))
+        used.append((generation, user_id in tx.touched.users, current))
         return result
 
     try:

@@ -19,7 +19,7 @@ from memory.context.prompt import lore_blocks
 from memory.model import LoreScope
 from memory.store import history
 from memory.store import lore as lore_store
-from memory.store.db import Store
+from memory.store.opening import open_store
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import ALICE, CHANNEL, _bot_with
 from tests.fakes.ollama import FakeOllama
@@ -67,7 +67,7 @@ async def test_a_broken_card_in_the_config_stops_the_runtime(
     with pytest.raises(ConfigError, match=r"character\.card: .*nyx\.json: the card has no name"):
         async with open_runtime(load_settings(config)):
             pass
-    async with await Store.open(tmp_path / "echo.sqlite3") as store:
+    async with await open_store(tmp_path / "echo.sqlite3") as store:
         assert await lore_store.applicable(store, None) == []  # nothing half-imported
 
 
@@ -299,7 +299,7 @@ def test_a_card_set_in_the_config_copied_from_the_example_plays_whole(
 
 def _stored_lore(database: Path) -> list[Any]:
     async def read() -> list[Any]:
-        async with await Store.open(database) as store:
+        async with await open_store(database) as store:
             return list(await lore_store.applicable(store, None))
 
     return asyncio.run(read())

@@ -34,7 +34,7 @@ ELSEWHERE = {
         "backend", "base_url", "chat_model", "embedding_base_url", "embedding_model",
         "query_prefix", "document_prefix", "api_key", "reflection_timeout", "structured_output",
     },  # runtime.backends(), the reflection worker
-    "storage": {"path", "url", "password"},  # Store.open, the heartbeat and log files
+    "storage": {"path", "url", "password"},  # open_store, the heartbeat and log files
     "memory": {"reindex_interval"},  # the indexer's scheduler
     "limits": {"max_concurrent_chats"},  # BoundedChat
     "privacy": {"history_days"},  # the retention job

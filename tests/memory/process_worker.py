@@ -12,13 +12,13 @@ import sys
 import httpx
 
 from memory.backends.chat import OllamaChat
-from memory.store.db import Store
+from memory.store.opening import open_store
 from memory.write.worker import ReflectionWorker
 
 
 async def main(path: str, url: str, lease: float) -> None:
     timeout = httpx.Timeout(60.0)
-    async with httpx.AsyncClient(timeout=timeout) as http, await Store.open(path) as store:
+    async with httpx.AsyncClient(timeout=timeout) as http, await open_store(path) as store:
         chat = OllamaChat(http, url, "m")
         worker = ReflectionWorker(store, chat, character_name="Ash", deadline=60.0, lease=lease)
         await worker.run_due()

@@ -27,6 +27,7 @@ from memory.recall.selection import RankedPool
 from memory.store import context as context_store
 from memory.store import memories, outbox, vectors
 from memory.store.db import Store
+from memory.store.opening import open_store
 from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama
@@ -44,7 +45,7 @@ TEXTS = [
 @pytest.fixture
 async def stores(shared_database: Path | str) -> AsyncIterator[tuple[Store, Store]]:
     target = shared_database
-    async with await Store.open(target) as a, await Store.open(target) as b:
+    async with await open_store(target) as a, await open_store(target) as b:
         yield a, b
 
 

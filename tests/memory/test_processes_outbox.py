@@ -27,6 +27,7 @@ from memory.backends.chat import OllamaChat
 from memory.model import Exchange
 from memory.store import counters, outbox
 from memory.store.db import Store
+from memory.store.opening import open_store
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama, serve_fake_ollama
 
@@ -75,7 +76,7 @@ async def events_per_exchange(store: Store) -> Counter[str]:
 @pytest.fixture
 async def two(shared_database: Path | str) -> AsyncIterator[tuple[Store, Store]]:
     target = shared_database
-    async with await Store.open(target) as a, await Store.open(target) as b:
+    async with await open_store(target) as a, await open_store(target) as b:
         yield a, b
 
 
@@ -208,7 +209,7 @@ async def test_a_killed_process_row_is_reflected_by_the_other_after_its_lease(
         await fake_child.released.wait()
 
     fake_child.pause = hold
-    async with await Store.open(target) as store:
+    async with await open_store(target) as store:
         await queue(store, 1)
         child = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "tests.memory.process_worker", target, fake_child.url,

@@ -23,6 +23,7 @@ from memory.backends.chat import OllamaChat
 from memory.errors import NotFound, StoreError
 from memory.store import counters, memories, outbox
 from memory.store.db import Store
+from memory.store.opening import open_store
 from memory.write.apply import WriteReport
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama, serve_fake_ollama
@@ -53,7 +54,7 @@ class CountingWorker(ReflectionWorker):
 async def pools(shared_database: Path | str) -> AsyncIterator[list[Store]]:
     async with AsyncExitStack() as stack:
         yield [
-            await stack.enter_async_context(await Store.open(shared_database))
+            await stack.enter_async_context(await open_store(shared_database))
             for _ in range(PROCESSES + MEDDLERS)
         ]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import asyncpg
 
-from memory.store.db import Store
+from memory.store.opening import open_store
 
 TEMPLATE = "echo_template"
 
@@ -81,7 +81,7 @@ async def _template(server: Server) -> None:
         await conn.execute(f"CREATE DATABASE {TEMPLATE}")
     finally:
         await conn.close()
-    async with await Store.open(server.url(TEMPLATE)):
+    async with await open_store(server.url(TEMPLATE)):
         pass
 
 

@@ -17,6 +17,7 @@ from memory.model import Kind, Scope
 from memory.recall.lexical import RARE_TERM_CAP, keyword_hits
 from memory.store import memories
 from memory.store.db import Store, Tx
+from memory.store.opening import open_store
 
 USER, STORY, GUILD = 1, 10, "111"
 
@@ -61,8 +62,8 @@ def test_postgresql_recalls_by_keyword_what_sqlite_recalls(postgres: Any) -> Non
         async def run() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 async with (
-                    await Store.open(Path(tmp) / "k.sqlite3") as lite,
-                    await Store.open(url) as pg,
+                    await open_store(Path(tmp) / "k.sqlite3") as lite,
+                    await open_store(url) as pg,
                 ):
                     expected = await _hits(lite, texts, query, cap)
                     assert await _hits(pg, texts, query, cap) == expected

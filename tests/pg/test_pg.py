@@ -18,6 +18,7 @@ from memory.model import Kind, Memory, Reason, Scope, Selected
 from memory.store import history, memories, turns
 from memory.store.db import Store, Tx
 from memory.store.migrations import LATEST
+from memory.store.opening import open_store
 from memory.store.pg import _MIGRATION_LOCK
 from memory.vectors.indexer import Indexer
 from tests.fakes import canary
@@ -42,7 +43,7 @@ async def test_one_process_at_a_time_runs_the_indexer(
     store: Store, url: str, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
     await _add(store, "I keep bees on the roof")
-    async with await Store.open(url) as other:
+    async with await open_store(url) as other:
         embedder = OllamaEmbedder(http, ollama.url, "nomic-embed-text")
         async with store.exclusive("indexer") as ours:
             assert ours
@@ -60,7 +61,7 @@ async def test_a_schema_newer_than_the_code_is_refused(store: Store, url: str) -
         )
     )
     with pytest.raises(MigrationError, match="newer than this program"):
-        await Store.open(url)
+        await open_store(url)
 
 
 async def test_a_forgotten_memory_leaves_no_word_in_any_live_row(
@@ -129,7 +130,7 @@ async def test_a_forgotten_message_leaves_no_dead_row_of_the_words_that_recalled
 async def test_an_erasure_stays_pending_while_an_older_snapshot_could_read_it(
     store: Store, url: str
 ) -> None:
-    async with await Store.open(url) as other:
+    async with await open_store(url) as other:
         pool = other._pool  # type: ignore[attr-defined]
         async with pool.acquire() as conn, conn.transaction(isolation="repeatable_read"):
             await conn.fetch("SELECT count(*) FROM memories")
@@ -148,7 +149,7 @@ async def test_a_process_opening_while_another_migrates_waits_past_its_lock_time
     holder = await asyncpg.connect(str(database))
     try:
         await holder.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
-        opening = asyncio.create_task(Store.open(database, busy_timeout_ms=100))
+        opening = asyncio.create_task(open_store(database, busy_timeout_ms=100))
         await asyncio.sleep(0.5)
         assert not opening.done()
         await holder.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)

@@ -22,6 +22,7 @@ from memory.manage import forgetting as manage_erasure
 from memory.model import CondensedHistory
 from memory.store import context, history
 from memory.store.db import Store, Tx
+from memory.store.opening import open_store
 from tests.fakes import canary
 from tests.pg.server import waiting_for_locks
 
@@ -79,7 +80,7 @@ async def test_a_turn_condensing_in_another_process_during_an_erasure_keeps_noth
 
     _, condensed = await _told(store, "discord:5")
     async with (
-        await Store.open(url) as other,
+        await open_store(url) as other,
         _condensing_waits(url, other, condensed) as (holding, condensing, _),
     ):
         if erasing == "forget":
@@ -124,9 +125,9 @@ async def test_turns_that_condense_nothing_keep_learning_while_an_erasure_waits(
     later = CondensedHistory((f"Alice: {CANARY} it is",), message_id + 1, sources=(message_id,))
     samples = "SELECT rejected FROM token_calibration WHERE model = $1"
     async with (
-        await Store.open(url) as second,
-        await Store.open(url) as third,
-        await Store.open(url, busy_timeout_ms=2_000) as fourth,
+        await open_store(url) as second,
+        await open_store(url) as third,
+        await open_store(url, busy_timeout_ms=2_000) as fourth,
         _condensing_waits(url, second, condensed) as (holding, condensing, watcher),
     ):
         message = await history.by_source(store, "discord:8")

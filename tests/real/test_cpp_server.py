@@ -18,7 +18,7 @@ import pytest
 from memory.backends.chat import OpenAIChat
 from memory.model import Exchange
 from memory.store import counters, outbox
-from memory.store.db import Store
+from memory.store.opening import open_store
 from memory.write.worker import ReflectionWorker
 from tests.real.servers import Server, cpp_server, gguf_engine
 
@@ -45,7 +45,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 async def test_every_reflection_is_applied(server: Server, tmp_path: Path) -> None:
     assert ENGINE is not None
-    async with await Store.open(tmp_path / "echo.sqlite3") as store:
+    async with await open_store(tmp_path / "echo.sqlite3") as store:
         for n, (said, reply) in enumerate(EXCHANGES):
             exchange = Exchange(f"m{n}", 1, 10, "dm", "Marie", said, reply)
             await store.transact(lambda tx, e=exchange: outbox.enqueue(tx, e, now=0.0))

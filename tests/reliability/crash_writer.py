@@ -16,6 +16,7 @@ import sys
 from memory.model import Exchange
 from memory.store import outbox
 from memory.store.db import Store
+from memory.store.opening import open_store
 from memory.write.apply import apply_reflection
 from memory.write.reflection import parse
 
@@ -48,7 +49,7 @@ async def _apply(store: Store, row: outbox.OutboxRow, step: int) -> None:
 
 
 async def main(path: str, start: int, count: int) -> None:
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         for row in await outbox.due(store, now=1e18, limit=1000):
             await _apply(store, row, int(row.exchange.exchange_id[2:]))
         for step in range(start, start + count):

@@ -21,6 +21,7 @@ from memory.context.prompt import Character
 from memory.model import Exchange
 from memory.store import counters, history, memories, outbox
 from memory.store.db import Store
+from memory.store.opening import open_store
 from memory.turn import exchanges as exchanges_module
 from memory.write.worker import MAX_ATTEMPTS, ReflectionWorker
 from tests.bot import discord_fakes as fakes
@@ -88,7 +89,7 @@ async def test_many_turns_while_the_database_refuses_writes_are_each_written_onc
 ) -> None:  # fmt: skip
     monkeypatch.setattr(exchanges_module, "MAX_WAITING_EXCHANGES", 8)
     path = tmp_path / "busy.sqlite3"
-    async with await Store.open(path, busy_timeout_ms=50) as store:
+    async with await open_store(path, busy_timeout_ms=50) as store:
         engine = Engine(store, embedder=None, chat=OllamaChat(http, ollama.url, "m"),
                         character=Character("Écho", "Tu es Écho."))  # fmt: skip
         other = sqlite3.connect(path, isolation_level=None)

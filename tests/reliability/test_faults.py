@@ -19,6 +19,7 @@ from memory.context.prompt import Character
 from memory.model import Kind, Scope
 from memory.store import memories, outbox
 from memory.store.db import Store
+from memory.store.opening import open_store
 from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
 from tests.fakes.canary import stored
@@ -47,7 +48,7 @@ async def test_busy_database_the_reply_goes_out_and_the_reflection_comes_later(
 ) -> None:
     path = tmp_path / "busy.sqlite3"
     ollama.chat_replies = ["Quel bel instrument !", json.dumps(REFLECTION)]
-    async with await Store.open(path, busy_timeout_ms=100) as store:
+    async with await open_store(path, busy_timeout_ms=100) as store:
         engine = _engine(store, ollama, http)
         other = sqlite3.connect(path, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
@@ -68,9 +69,9 @@ async def test_full_database_the_reply_goes_out_and_nothing_is_left_open(
     tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
     path = tmp_path / "full.sqlite3"
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         pages = (await store.fetchone("PRAGMA page_count"))[0]  # type: ignore[index]
-    async with await Store.open(path, max_pages=pages) as store:
+    async with await open_store(path, max_pages=pages) as store:
         engine = _engine(store, ollama, http)
         ollama.chat_replies = ["Je t'écoute."]
         long_text = "Je raconte une très longue histoire. " * 400
@@ -78,7 +79,7 @@ async def test_full_database_the_reply_goes_out_and_nothing_is_left_open(
         assert reply is not None and reply.text == "Je t'écoute."
         # No transaction left open: a small write still works once there is room.
         await store.transact(lambda tx: tx.execute("SELECT 1"))
-    async with await Store.open(path) as store:  # room again
+    async with await open_store(path) as store:  # room again
         engine = _engine(store, ollama, http)
         ollama.chat_replies = ["Encore là."]
         assert await engine.turn(_message(3, "Bonjour")) is not None
@@ -89,7 +90,7 @@ async def test_a_forgotten_canary_stays_gone_while_the_indexer_runs(
     database: Path | str, tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
     canary = "Le code du coffre est XK7-CANARY-4921"
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         outcome = await manage.remember(
             store, user_id=1, story_id=10, origin="111", text=canary, kind=Kind.FACT,
             scope=Scope.GLOBAL,

@@ -26,6 +26,7 @@ from memory.context.prompt import (
 from memory.model import Exchange
 from memory.store import counters, memories
 from memory.store.db import Store
+from memory.store.opening import open_store
 from memory.write.apply import apply_reflection
 from memory.write.reflection import MAX_MEMORY_CHARS, parse
 
@@ -164,7 +165,7 @@ class _Db:
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
         self.tmp = tempfile.TemporaryDirectory()
-        self.store = self.loop.run_until_complete(Store.open(Path(self.tmp.name) / "f.sqlite3"))
+        self.store = self.loop.run_until_complete(open_store(Path(self.tmp.name) / "f.sqlite3"))
         self.n = 0
 
 

@@ -17,7 +17,7 @@ from memory.engine import Engine
 from memory.errors import NotFound
 from memory.manage import privacy
 from memory.model import DM_ORIGIN, Kind, Scope
-from memory.store.db import Store
+from memory.store.opening import open_store
 
 USERS = list(range(1, 11))
 GUILDS = ["101", "202", "303"]
@@ -47,7 +47,7 @@ class Isolation(RuleBasedStateMachine):
 
     @initialize()
     def open_store(self) -> None:
-        self.store = self.run(Store.open(Path(self.tmp.name) / "iso.sqlite3"))
+        self.store = self.run(open_store(Path(self.tmp.name) / "iso.sqlite3"))
         self.engine = Engine(self.store, embedder=None)
 
     def teardown(self) -> None:

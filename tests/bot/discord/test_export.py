@@ -14,6 +14,7 @@ from memory import manage
 from memory.errors import InvalidInput
 from memory.manage import export, versions
 from memory.store.db import Store
+from memory.store.opening import open_store
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with, _command, _opt, _say
 from tests.fakes import canary
@@ -91,7 +92,7 @@ async def test_import_restores_pins_and_dates_and_goes_through_dedup(
     exports = await asyncio.gather(
         *(export.export(store, u, default_served="where_learned") for u in (1, 2))
     )
-    async with await Store.open(tmp_path / "other.sqlite3") as other:
+    async with await open_store(tmp_path / "other.sqlite3") as other:
         done = await asyncio.gather(
             *(export.import_memories(other, 40 + n, e) for n, e in enumerate(exports))
         )
@@ -182,7 +183,7 @@ async def test_the_export_carries_a_memorys_history_and_the_import_restores_it(
         "Habite à Lyon, dit 1", 1_000.0, 2_000.0,
     )  # fmt: skip
     assert earlier["ended_by"] == "edit"
-    async with await Store.open(tmp_path / "other.sqlite3") as other:
+    async with await open_store(tmp_path / "other.sqlite3") as other:
         assert await export.import_memories(other, 40, data) == {"created": 1}
         [memory] = await manage.list_memories(other, 40)
         chain = await versions.history(other, 40, memory.id)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from memory.manage import forgetting
-from memory.store.db import Store
+from memory.store.opening import open_store
 from tests.fakes import canary
 from tests.fakes.ollama import Chaos, FakeOllama
 
@@ -41,7 +41,7 @@ async def _stored(database: Path | str, tmp_path: Path, code: str) -> int:
     if isinstance(database, Path):
         return canary.in_files(tmp_path, code)
     assert not (tmp_path / "echo.sqlite3").exists()  # the chat used PostgreSQL
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         return await canary.stored(store, tmp_path, code)
 
 
@@ -130,7 +130,7 @@ async def test_forget_me_in_one_chat_while_others_talk_in_theirs(
         assert f"A pour code de coffre {theirs[name]}" in out  # their /memories
     # A chat that read meanwhile may have kept the erasure pending; the next scheduler pass
     # (run here, as a running bot's would) completes it.
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         assert await forgetting.settle_pending(store) == 0
     assert await _stored(database, tmp_path, CODE) == 0
     for code in theirs.values():

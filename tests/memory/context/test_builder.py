@@ -24,6 +24,7 @@ from memory.manage import context
 from memory.store import context as stored
 from memory.store import history
 from memory.store.db import Store
+from memory.store.opening import open_store
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama
 
@@ -57,7 +58,7 @@ async def test_prompts_fit_and_the_condensed_history_survives_a_restart(
     database: Path | str, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
     path = database
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         engine = _engine(store, http, ollama)
         for i in range(30):
             await engine.turn(_say(i))
@@ -67,7 +68,7 @@ async def test_prompts_fit_and_the_condensed_history_survives_a_restart(
         assert condensed.sentences and condensed.through_id > 0
         last = _prompts(ollama)[-1]
         assert last[-2]["role"] == "system" and "condensed" in last[-2]["content"]
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         plan = await _engine(store, http, ollama).preview(
             user_id=USER, user_name="Marie", story_id=STORY, origin=GUILD
         )
@@ -82,7 +83,7 @@ async def test_the_estimator_calibrates_on_reported_counts_and_keeps_them(
     database: Path | str, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
     path = database
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         engine = _engine(store, http, ollama)
         for i in range(8):
             await engine.turn(_say(i))
@@ -90,7 +91,7 @@ async def test_the_estimator_calibrates_on_reported_counts_and_keeps_them(
         await engine.turn(_say(8))
         estimator = await engine.context.estimator()
         assert estimator.samples == 8 and estimator.rejected == 1
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         reloaded = await _engine(store, http, ollama).context.estimator()
         assert reloaded == estimator and reloaded.samples == 8 and reloaded.rejected == 1
 
@@ -197,7 +198,7 @@ async def test_a_strategy_plugged_in_through_the_entry_point_group(
         registry = load_registry()
     assert "newest-only" in registry.names()
     assert any(e.startswith("missing: cannot be loaded") for e in registry.errors)
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         engine = _engine(store, http, ollama, strategies=registry, context=ContextConfig())
         assert await engine.context.set_strategy(STORY, "newest-only") == "newest-only"
         for i in range(4):

@@ -21,6 +21,7 @@ from memory.model import Kind, Reason, Scope
 from memory.recall.conversation import CONVERSATION_MESSAGES, query_text, recent_messages
 from memory.store import history, memories, turns
 from memory.store.db import Store, Tx
+from memory.store.opening import open_store
 from memory.vectors.indexer import Indexer
 from tests.fakes.ollama import Chaos, FakeOllama
 
@@ -178,7 +179,7 @@ async def test_migration_18_keeps_past_turns_and_accepts_the_new_reason(tmp_path
     """A database from before the reason existed keeps what /why shows of its past turns; the
     new reason is accepted, an unknown one still refused."""
     path = tmp_path / "old.sqlite3"
-    async with await Store.open(path, migrate_to=16) as old:
+    async with await open_store(path, migrate_to=16) as old:
 
         async def past(tx: Tx) -> None:
             memory = await memories.insert(
@@ -192,7 +193,7 @@ async def test_migration_18_keeps_past_turns_and_accepts_the_new_reason(tmp_path
                              (memory.id,))  # fmt: skip
 
         await old.transact(past)
-    async with await Store.open(path) as new:
+    async with await open_store(path) as new:
         turn = await turns.last(new, 1, 10)
         assert turn is not None and [(s.reason, s.score, s.matched) for s in turn.selected] == [
             (Reason.SEMANTIC, 0.5, ("cat",))

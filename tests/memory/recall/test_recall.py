@@ -28,6 +28,7 @@ from memory.recall.lexical import (
 from memory.recall.semantic import VectorCache
 from memory.store import keywords, memories
 from memory.store.db import Store, Tx
+from memory.store.opening import open_store
 from tests.fakes.ollama import FakeOllama
 
 USER, STORY, GUILD = 1, 10, "111"
@@ -131,7 +132,7 @@ async def test_the_relative_cutoff_is_read_from_the_query_scores(store: Store) -
 
 async def test_migration_6_indexes_memories_written_before_it(database: Path | str) -> None:
     path = database
-    async with await Store.open(path, migrate_to=5) as old:
+    async with await open_store(path, migrate_to=5) as old:
         await old.transact(
             lambda tx: tx.execute(
                 "INSERT INTO memories (user_id, scope, origin, kind, text, confidence, created_at,"
@@ -140,7 +141,7 @@ async def test_migration_6_indexes_memories_written_before_it(database: Path | s
                 ("0" * 64,),
             )
         )
-    async with await Store.open(path) as new:
+    async with await open_store(path) as new:
         assert list(await _hits(new, "Zelda")) == [1]
 
 
@@ -258,7 +259,7 @@ def test_keyword_hits_equal_a_brute_force_count(
 
     async def run() -> tuple[KeywordRecall, dict[int, tuple[str, ...]], set[int]]:
         with tempfile.TemporaryDirectory() as tmp:
-            async with await Store.open(Path(tmp) / "k.sqlite3") as store:
+            async with await open_store(Path(tmp) / "k.sqlite3") as store:
                 ids = await store.transact(lambda tx: _insert_all(tx, texts))
                 got = await keyword_recall(store, user_id=USER, story_id=STORY, origin=GUILD,
                                            text=" ".join(query), cap=cap,

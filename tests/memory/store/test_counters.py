@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from memory.model import Kind, Memory, Reason, Scope, Selected
 from memory.store import memories, turns
 from memory.store.db import Store, Tx
+from memory.store.opening import open_store
 
 # Stories: 10 and 20 are guild channels (origin "111"), 30 is a DM.
 STORIES = {10: "111", 20: "111", 30: "dm"}
@@ -58,7 +59,7 @@ class Naive:
 async def _run(ops: list[tuple[object, ...]], path: Path | str) -> None:
     naive = Naive()
     created: list[int] = []
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         for op in ops:
             if op[0] == "create":
                 _, user, scope, story = op

@@ -18,6 +18,7 @@ from memory.model import Kind, Memory
 from memory.store import dashboard, memories, timings
 from memory.store.dashboard import MemoryFilter
 from memory.store.db import Store
+from memory.store.opening import open_store
 
 DAY = 86_400.0
 NOW = 1_790_000_000.0
@@ -128,7 +129,7 @@ async def test_reflections_applied_before_schema_17_are_counted_per_day(
     outcomes = [("created", None), ("merged", None), ("absorbed", None),
                 ("rejected", "low_confidence"), ("rejected", "about_character")]  # fmt: skip
     reports = []
-    async with await Store.open(path, migrate_to=14) as old:
+    async with await open_store(path, migrate_to=14) as old:
         for i in range(60):
             at = NOW - rng.randint(0, 5) * DAY
             chosen = rng.choices(outcomes, k=rng.randint(0, 4))
@@ -138,7 +139,7 @@ async def test_reflections_applied_before_schema_17_are_counted_per_day(
             await old.transact(lambda tx, i=i, at=at, report=report: tx.execute(
                 "INSERT INTO applied_exchanges (exchange_id, applied_at, report) VALUES (?, ?, ?)",
                 (f"x{i}", at, report)))  # fmt: skip
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         found = await dashboard.reflection_days(store, NOW - 10 * DAY)
     expected: dict[str, Counter[str]] = {}
     for at, chosen in reports:

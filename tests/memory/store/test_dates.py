@@ -11,6 +11,7 @@ import pytest
 from memory.errors import StoreError
 from memory.store import dates
 from memory.store.db import Store, Tx
+from memory.store.opening import open_store
 
 NOW = 1_700_000_000.0
 
@@ -37,9 +38,9 @@ async def _memory_and_turn(tx: Tx) -> int:
 async def test_a_schema_22_database_keeps_its_turns_and_takes_time_and_dates(
     database: Path | str,
 ) -> None:
-    async with await Store.open(database, migrate_to=22) as old:
+    async with await open_store(database, migrate_to=22) as old:
         memory_id = await old.transact(_memory_and_turn)
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         row = await store.fetchone("SELECT reason, score FROM turn_selections")
         assert row is not None and (row[0], row[1]) == ("conversation", 0.5)
         await store.transact(

@@ -10,6 +10,7 @@ import pytest
 from memory.errors import MigrationError, StoreError
 from memory.store.db import Store, Tx
 from memory.store.migrations import LATEST, MIGRATIONS
+from memory.store.opening import open_store
 
 NOW = 1_700_000_000.0
 HASH = "0" * 64
@@ -37,13 +38,13 @@ async def test_every_connection_sets_the_pragmas(store: Store) -> None:
 
 async def test_old_database_is_migrated_forward_and_keeps_its_data(database: Path | str) -> None:
     path = database
-    async with await Store.open(path, migrate_to=1) as old:
+    async with await open_store(path, migrate_to=1) as old:
         assert await old.schema_version() == 1
         memory_id = await old.transact(_insert_memory)
         await old.transact(
             lambda tx: tx.execute("INSERT INTO counters (name, value) VALUES ('degraded_turns', 7)")
         )
-    async with await Store.open(path) as new:
+    async with await open_store(path) as new:
         assert await new.schema_version() == LATEST
         row = await new.fetchone("SELECT text FROM memories WHERE id = ?", (memory_id,))
         assert row is not None and row["text"] == "Aime le jazz"
@@ -58,11 +59,11 @@ async def test_a_new_database_logs_its_migrations_in_one_line(
     database: Path | str, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.INFO, logger="memory.store"):
-        async with await Store.open(database, migrate_to=3):
+        async with await open_store(database, migrate_to=3):
             pass
-        async with await Store.open(database):
+        async with await open_store(database):
             pass
-        async with await Store.open(database):  # at the latest schema: nothing to say
+        async with await open_store(database):  # at the latest schema: nothing to say
             pass
     said = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
     assert said == [
@@ -73,14 +74,14 @@ async def test_a_new_database_logs_its_migrations_in_one_line(
 
 async def test_a_newer_database_is_refused_with_a_clear_error(database: Path | str) -> None:
     path = database
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         await store.transact(
             lambda tx: tx.execute(
                 "INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)", (LATEST + 1,)
             )
         )
     with pytest.raises(MigrationError, match="newer"):
-        await Store.open(path)
+        await open_store(path)
 
 
 @pytest.mark.parametrize(
@@ -165,9 +166,24 @@ async def test_writes_are_serialised(store: Store) -> None:
     assert row is not None and row[0] == 20
 
 
+async def test_each_backend_implements_the_seam_on_its_own(store: Store) -> None:
+    """The store and its transactions answer to the seam's Protocols, and no backend class
+    inherits another: a method one backend lacks fails the type check instead of running the
+    other backend's code."""
+    from memory.store.pg import PgStore, PgTx
+    from memory.store.sqlite import SqliteStore, SqliteTx
+
+    async def is_a_tx(tx: Tx) -> bool:
+        return isinstance(tx, Tx) and not isinstance(tx, Store)
+
+    assert [cls.__bases__ for cls in (SqliteStore, SqliteTx, PgStore, PgTx)] == [(object,)] * 4
+    assert isinstance(store, Store) and not isinstance(store, Tx)
+    assert await store.transact(is_a_tx)
+
+
 async def test_another_process_holding_the_write_lock_gives_a_store_error(tmp_path: Path) -> None:
     path = tmp_path / "busy.sqlite3"
-    async with await Store.open(path, busy_timeout_ms=100) as store:
+    async with await open_store(path, busy_timeout_ms=100) as store:
         other = sqlite3.connect(path, isolation_level=None)
         try:
             other.execute("BEGIN IMMEDIATE")
@@ -204,7 +220,7 @@ async def test_a_forgotten_memory_leaves_no_trace_in_the_file(tmp_path: Path) ->
 
     path = tmp_path / "erase.sqlite3"
     secret = "Rendez-vous secret chez le notaire Quintavalle"
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         outcome = await manage.remember(
             store, user_id=1, story_id=5, origin="dm", text=secret, kind=Kind.FACT,
             scope=Scope.GLOBAL, now=1.0,

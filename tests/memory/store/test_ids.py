@@ -16,6 +16,7 @@ from memory.backends.chat import ChatResult
 from memory.manage import context, forgetting
 from memory.store import history
 from memory.store.db import Store
+from memory.store.opening import open_store
 from memory.write.worker import ReflectionWorker
 from tests.fakes.canary import reflection_request
 
@@ -138,13 +139,13 @@ async def test_an_old_database_keeps_its_messages_and_stops_reusing_their_ids(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "old.sqlite3"
-    async with await Store.open(path, migrate_to=18) as old:
+    async with await open_store(path, migrate_to=18) as old:
         for n in range(3):
             await old.transact(lambda tx, n=n: history.add_user_message(
                 tx, source_id=f"m{n}", story_id=STORY, user_id=ALICE, author_name="Marie",
                 content=f"message {n}", now=float(n)))  # fmt: skip
         before = await _rows(old)
-    async with await Store.open(path) as new:
+    async with await open_store(path) as new:
         assert await _rows(new) == before
         newest = await history.by_source(new, "m2")
         await forgetting.forget_message(new, newest, actor_id=ALICE)
@@ -153,7 +154,7 @@ async def test_an_old_database_keeps_its_messages_and_stops_reusing_their_ids(
             content="message 3", now=3.0))  # fmt: skip
         assert again is not None and again > max(r[0] for r in before)
         migrated = await _schema(new, "messages")
-    async with await Store.open(tmp_path / "fresh.sqlite3") as fresh:
+    async with await open_store(tmp_path / "fresh.sqlite3") as fresh:
         assert migrated == await _schema(fresh, "messages")  # same table and indexes as a new file
 
 

@@ -16,6 +16,7 @@ from memory.model import Kind, Scope
 from memory.recall.lexical import keyword_recall, query_terms
 from memory.store import fts5_words, memories
 from memory.store.db import Store, Tx
+from memory.store.opening import open_store
 from memory.store.sqlite_connect import owned_words, owner_tag
 
 STORY, GUILD = 10, "111"
@@ -84,7 +85,7 @@ async def test_a_persons_keyword_recall_costs_what_their_own_memories_hold(
 ) -> None:
     assert len(query_terms(MESSAGE)) == 32
     path = tmp_path / "k.sqlite3"
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
 
         async def alice(tx: Tx) -> list[int]:
             ids = []
@@ -123,9 +124,9 @@ async def test_migration_19_indexes_each_persons_words_under_their_own_name(
                 (user_id, GUILD, text, f"{user_id:064d}"),
             )
 
-    async with await Store.open(database, migrate_to=18) as old:
+    async with await open_store(database, migrate_to=18) as old:
         await old.transact(before)
-    async with await Store.open(database) as new:
+    async with await open_store(database) as new:
         for user_id, text in ((ALICE, "Zelda?"), (3, "zeld"), (NEWCOMER, "Zelda")):
             found = await keyword_recall(
                 new, user_id=user_id, story_id=STORY, origin=GUILD, text=text
@@ -204,7 +205,7 @@ async def test_an_index_built_with_other_word_rules_is_rebuilt_on_open(tmp_path:
     signature differs are rebuilt: every entry is tagged again, and recall finds the memory."""
     path = tmp_path / "k.sqlite3"
     hindi = "मैं हिन्दी बोलता हूँ, Kaffee"
-    async with await Store.open(path, migrate_to=21) as old:
+    async with await open_store(path, migrate_to=21) as old:
 
         async def write(tx: Tx) -> None:
             await memories.insert(
@@ -221,7 +222,7 @@ async def test_an_index_built_with_other_word_rules_is_rebuilt_on_open(tmp_path:
 
         await old.transact(write)
     for round_ in range(2):
-        async with await Store.open(path) as store:
+        async with await open_store(path) as store:
             found = await keyword_recall(
                 store, user_id=ALICE, story_id=STORY, origin=GUILD, text="Kaffee"
             )

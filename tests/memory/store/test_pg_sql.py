@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from memory.errors import StoreError
-from memory.store.db import Store
 from memory.store.migrations import MIGRATIONS
+from memory.store.opening import open_store
 from memory.store.pg import redacted
 from memory.store.pg_migrations import OWN, PG_MIGRATIONS, for_postgres
 from memory.store.pg_sql import translate
@@ -106,7 +106,7 @@ def test_a_url_is_shown_without_its_password() -> None:
 async def test_a_database_that_cannot_be_reached_is_one_line_without_the_password() -> None:
     # Port 1 on loopback: refused at once, no server needed.
     with pytest.raises(StoreError) as caught:
-        await Store.open("postgresql://echo:s3cret@127.0.0.1:1/echo", password="hunter22")
+        await open_store("postgresql://echo:s3cret@127.0.0.1:1/echo", password="hunter22")
     message = str(caught.value)
     assert message.startswith("cannot open the database at postgresql://echo@127.0.0.1:1/echo")
     assert "s3cret" not in message and "hunter22" not in message and "\n" not in message

@@ -14,6 +14,7 @@ from memory.manage import versions as manage_versions
 from memory.model import Kind, Scope, Source
 from memory.store import applied, history, memories, provenance
 from memory.store.db import Store, Tx
+from memory.store.opening import open_store
 from memory.write import filters, state
 from memory.write.filters import _stem
 from tests.fakes.canary import stored
@@ -66,9 +67,9 @@ async def test_an_old_database_is_migrated_and_its_rows_judged_by_date(
     database: Path | str, tmp_path: Path
 ) -> None:
     path = database
-    async with await Store.open(path, migrate_to=11) as old:
+    async with await open_store(path, migrate_to=11) as old:
         await old.transact(_old_story)
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         done = await store.fetchone("SELECT user_message, reply, user_name FROM outbox")
         assert done is not None and tuple(done) == ("", "", "")  # finished rows keep no text
         still = await provenance.leftovers(store, ["discord:5"])
@@ -164,9 +165,9 @@ async def test_a_reflection_applied_before_schema_21_is_judged_by_date(
         await _memory(tx, BOB, f"Connaît le code {CODE}", after, at=1100.0)
         await _memory(tx, BOB, "Aime le jardin", after, at=1100.0)
 
-    async with await Store.open(database, migrate_to=18) as old:
+    async with await open_store(database, migrate_to=18) as old:
         await old.transact(story)
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         report = await forgetting.forget_person(store, ALICE)
         assert await _texts(store, BOB) == ["Aime le jardin", "Le phare est rouge"]
         assert await stored(store, tmp_path, CODE) == 0
@@ -276,9 +277,9 @@ async def test_a_legacy_reflection_keeps_what_it_reworded(
         await _memory(tx, BOB, "Cultive des tomates", after, at=1100.0)
         await _memory(tx, BOB, f"Sait que le code est {CODE}", after, at=1100.0)
 
-    async with await Store.open(database, migrate_to=18) as old:
+    async with await open_store(database, migrate_to=18) as old:
         await old.transact(story)
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         report = await forgetting.forget_person(store, ALICE)
         assert await _texts(store, BOB) == ["Cultive des tomates"]
         assert await stored(store, tmp_path, CODE) == 0

@@ -17,6 +17,7 @@ from memory.model import Exchange
 from memory.store import counters, outbox
 from memory.store.db import Store, Tx
 from memory.store.migrations import LATEST, MIGRATIONS
+from memory.store.opening import open_store
 
 MAX = 5
 ROOT = Path(__file__).resolve().parents[3]
@@ -25,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[3]
 @pytest.fixture
 async def two(shared_database: Path | str) -> AsyncIterator[tuple[Store, Store]]:
     target = shared_database
-    async with await Store.open(target) as a, await Store.open(target) as b:
+    async with await open_store(target) as a, await open_store(target) as b:
         yield a, b
 
 
@@ -164,14 +165,14 @@ async def test_a_database_from_before_the_leases_is_migrated_with_its_pending_ro
     database: Path | str,
 ) -> None:
     path = database
-    async with await Store.open(path, migrate_to=16) as old:
+    async with await open_store(path, migrate_to=16) as old:
         await old.transact(lambda tx: tx.execute(
             "INSERT INTO outbox (exchange_id, user_id, story_id, origin, user_name, user_message,"
             " reply, next_attempt_at, created_at) VALUES ('x1', 1, 10, '111', 'P', 'm', 'r', 0, 0)"
         ))  # fmt: skip
         await _touch(old, [1])
         assert old.generation(7) == 1  # counted in this process only
-    async with await Store.open(path) as new:
+    async with await open_store(path) as new:
         assert await new.schema_version() == LATEST
         lease = await claim(new, "h", 1.0)
         assert lease is not None and lease.row.exchange.exchange_id == "x1"
@@ -182,16 +183,16 @@ async def test_a_database_from_before_the_leases_is_migrated_with_its_pending_ro
 
 OPEN_AND_CLOSE = (
     "import asyncio, sys\n"
-    "from memory.store.db import Store\n"
+    "from memory.store.opening import open_store\n"
     "async def main():\n"
-    "    async with await Store.open(sys.argv[1]) as store:\n"
+    "    async with await open_store(sys.argv[1]) as store:\n"
     "        print(await store.schema_version())\n"
     "asyncio.run(main())\n"
 )
 
 
 async def _migrated_once(target: Path | str) -> None:
-    async with await Store.open(target) as store:
+    async with await open_store(target) as store:
         rows = await store.fetchall("SELECT version FROM schema_migrations ORDER BY version")
         assert [int(r[0]) for r in rows] == [version for version, _ in MIGRATIONS]
 
@@ -201,7 +202,7 @@ async def test_several_stores_opening_a_new_database_at_once_migrate_it_once(
 ) -> None:
     """Four pools (or SQLite connections) open a database nobody migrated, at the same moment:
     each opens it, one migration of each number is applied, none fails half way."""
-    opened = await asyncio.gather(*(Store.open(database) for _ in range(4)), return_exceptions=True)
+    opened = await asyncio.gather(*(open_store(database) for _ in range(4)), return_exceptions=True)
     stores = [s for s in opened if isinstance(s, Store)]
     try:
         assert len(stores) == 4, [repr(e) for e in opened if not isinstance(e, Store)]

@@ -13,6 +13,7 @@ from memory.backends.embedders import OllamaEmbedder
 from memory.model import Kind, Scope
 from memory.store import memories
 from memory.store.db import Store, Tx
+from memory.store.opening import open_store
 from memory.vectors.indexer import Indexer, vector_hash
 from tests.fakes.ollama import FakeOllama
 
@@ -39,7 +40,7 @@ async def test_memories_written_before_the_marks_are_checked_once(
     database: Path | str, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
     path = database
-    async with await Store.open(path, migrate_to=14) as old:
+    async with await open_store(path, migrate_to=14) as old:
 
         async def run(tx: Tx) -> None:
             for i, text in enumerate(("Keeps bees", "Sails on Sundays", "Bakes rye bread"), 1):
@@ -57,7 +58,7 @@ async def test_memories_written_before_the_marks_are_checked_once(
             )
 
         await old.transact(run)
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         assert await _due(store) == []  # the migration marks nothing: the first pass checks
         indexer = Indexer(store, OllamaEmbedder(http, ollama.url, MODEL))
         assert await indexer.run_once() == 2

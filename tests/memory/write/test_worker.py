@@ -11,6 +11,7 @@ from memory.backends.chat import OllamaChat
 from memory.model import Exchange
 from memory.store import counters, history, memories, outbox
 from memory.store.db import Store
+from memory.store.opening import open_store
 from memory.write.worker import BASE_DELAY, MAX_ATTEMPTS, ReflectionWorker
 from tests.fakes.ollama import FakeOllama
 
@@ -103,10 +104,10 @@ async def test_the_outbox_survives_a_restart(
     database: Path | str, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
     path = database
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         await _queue(store)
     ollama.chat_replies = [json.dumps(REFLECTION)]
-    async with await Store.open(path) as store:
+    async with await open_store(path) as store:
         assert await _worker(store, ollama, http, Clock()).run_due() == 1
 
 

@@ -19,6 +19,7 @@ from memory.backends.chat import ChatResult
 from memory.model import Exchange
 from memory.store import memories, outbox
 from memory.store.db import Store, Tx
+from memory.store.opening import open_store
 from memory.write.worker import ReflectionWorker
 from tests.fakes.canary import reflection_request
 
@@ -75,7 +76,7 @@ class Hold:
 
 
 async def _queue(database: Path | str) -> None:
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         for user in PEOPLE:
             await store.transact(lambda tx, u=user: outbox.enqueue(tx, _exchange(u), now=0.0))
 
@@ -88,7 +89,7 @@ async def _leased(store: Store) -> list[str]:
 async def _restart(database: Path | str) -> tuple[Counter[str], set[str]]:
     """A new process: no row may be leased; it reflects on what is left. Returns the model
     calls per exchange it made and the exchanges already done before it."""
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         assert await _leased(store) == []  # nobody holds a row: none waits for a lease
         rows = await store.fetchall("SELECT exchange_id FROM outbox WHERE status = 'done'")
         done = {str(r[0]) for r in rows}
@@ -117,7 +118,7 @@ async def test_a_stopped_reflection_is_asked_again_once_after_a_restart(
     elif where == "apply":  # inside the apply's transaction, after the model answered
         held = Hold(outbox.holds)
         monkeypatch.setattr(outbox, "holds", held)
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         worker = ReflectionWorker(store, chat, character_name="Écho")
         running = asyncio.ensure_future(worker.run_due())
         await held.entered.wait()
@@ -154,11 +155,11 @@ async def test_workers_stopped_at_random_moments_leave_every_row_to_the_next(
     exchange is applied once."""
     rng = random.Random(28)
     people = range(1, 13)
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         for user in people:
             await store.transact(lambda tx, u=user: outbox.enqueue(tx, _exchange(u), now=0.0))
     for _ in range(6):
-        async with await Store.open(database) as store:
+        async with await open_store(database) as store:
             assert await _leased(store) == []
             workers = [
                 ReflectionWorker(store, Chat(rng=rng), character_name="Écho") for _ in range(2)
@@ -170,7 +171,7 @@ async def test_workers_stopped_at_random_moments_leave_every_row_to_the_next(
                     run.cancel()
                 await worker.close()
             await asyncio.gather(*runs, return_exceptions=True)
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         assert await _leased(store) == []
         worker = ReflectionWorker(store, Chat(), character_name="Écho")
         await worker.run_due(limit=20)
