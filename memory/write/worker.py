@@ -29,6 +29,7 @@ import os
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC, tzinfo
 from secrets import token_hex
 
 from memory.backends.chat import ChatBackend
@@ -69,8 +70,10 @@ class ReflectionWorker:
         name: str | None = None,
         caches: CacheBudget | None = None,
         secrets: Secrets = NO_SECRETS,
+        zone: tzinfo = UTC,
     ) -> None:
         self.store = store
+        self.zone = zone  # the character's: the exchange's date and time are said in it
         self.chat = chat
         self.character_name = character_name
         self.deadline = deadline
@@ -179,6 +182,7 @@ class ReflectionWorker:
             shown = provenance.Shown(
                 said_at, tuple(a.id for a in held), tuple(p.id for p in positions)
             )
+            written = await history.by_source(self.store, exchange.exchange_id)
             messages = reflection.build_messages(
                 user_name=exchange.user_name,
                 character_name=self.character_name,
@@ -187,6 +191,8 @@ class ReflectionWorker:
                 previous_summary=said,
                 anchors=[(a.id, a.text) for a in held],
                 positions=[(p.topic, p.idea) for p in positions],
+                said_at=written.created_at if written is not None else self.clock(),
+                zone=self.zone,
             )
             result = await self.chat.chat(
                 messages, schema=reflection.json_schema(), deadline=self.deadline
