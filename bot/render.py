@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import tzinfo
 
 from bot.plain import for_terminal as for_terminal
 from bot.plain import in_terminal, theirs
@@ -13,9 +15,10 @@ from memory.character.cards import Card
 from memory.context.budget import ContextPlan, Decision
 from memory.context.prompt import BlockKind
 from memory.context.strategies import Status
+from memory.context.when import said_on
 from memory.engine import EngineStatus, Reply
 from memory.errors import BackendError, EchoError
-from memory.manage import Stats
+from memory.manage import Learned, Stats
 from memory.manage.context import HistoryMessage
 from memory.manage.privacy import served_where
 from memory.manage.story import Summary
@@ -111,15 +114,41 @@ def split_message(text: str, limit: int = DISCORD_LIMIT) -> list[str]:
     return chunks
 
 
+@dataclass(frozen=True, slots=True)
+class Told:
+    """When and where the memories of a list were learned, dated from `now` in the character's
+    `zone`; on Discord, with a link to the message each came from while it is stored."""
+
+    now: float
+    zone: tzinfo
+    learned: Mapping[int, Learned]
+
+    def of(self, memory: Memory) -> str:
+        learned = self.learned.get(memory.id, Learned(memory.created_at))
+        when = said_on(learned.at, self.now, self.zone)
+        url = None if in_terminal() else jump_url(learned)
+        return (f" · said {when}" if when else "") + (f" · [message]({url})" if url else "")
+
+
+def jump_url(learned: Learned) -> str | None:
+    """The Discord link to the stored message a memory was learned from, if it is one."""
+    kind, _, message_id = learned.source_id.partition(":")
+    if kind != "discord" or not message_id.isdigit() or not learned.story_id:
+        return None
+    place = "@me" if learned.origin == DM_ORIGIN else learned.origin
+    return f"https://discord.com/channels/{place}/{learned.story_id}/{message_id}"
+
+
 def memory_line(
     memory: Memory,
     *,
     score: float | None = None,
     matched: Sequence[str] = (),
     everywhere: bool | None = None,
+    told: Told | None = None,
 ) -> str:
     """One memory on one line: id, kind, scope, pin, why recalled, counters, where it can be
-    used (when the person's privacy choice is given), text."""
+    used (when the person's privacy choice is given), when it was said (`told`), text."""
     flags = " 📌" if memory.pinned else ""
     if everywhere is not None:
         where = _where_in_terminal if in_terminal() else served_where
@@ -128,13 +157,16 @@ def memory_line(
     if matched:
         cosine += " · words: " + ", ".join(matched)
     counts = f"{memory.candidate_count}/{memory.served_count}/{memory.semantic_count}"
+    said = told.of(memory) if told is not None else ""
     return (
         f"`#{memory.id}` {memory.kind.value}·{memory.scope.value}{flags}{cosine}"
-        f" · c/s/sem {counts} — {defang(memory.text)}"
+        f" · c/s/sem {counts}{said} — {defang(memory.text)}"
     )
 
 
-def render_why(turn: Turn | None, *, everywhere: bool | None = None) -> str:
+def render_why(
+    turn: Turn | None, *, everywhere: bool | None = None, told: Told | None = None
+) -> str:
     """The memories used for a turn, grouped by the reason they were selected."""
     if turn is None:
         return "No turn of yours here yet: talk to me first, then ask /why."
@@ -151,7 +183,9 @@ def render_why(turn: Turn | None, *, everywhere: bool | None = None) -> str:
         if group:
             lines.append(f"**{_REASON_TITLES[reason]}** ({len(group)})")
             lines.extend(
-                memory_line(s.memory, score=s.score, matched=s.matched, everywhere=everywhere)
+                memory_line(
+                    s.memory, score=s.score, matched=s.matched, everywhere=everywhere, told=told
+                )
                 for s in group
             )
     if turn.selected:  # the legend explains memory lines: none, nothing to explain
@@ -179,12 +213,13 @@ def render_memories(
     pages: int,
     total: int,
     everywhere: bool | None = None,
+    told: Told | None = None,
 ) -> str:
-    """One page of a person's memories, with where each can be used."""
+    """One page of a person's memories, with where each can be used and when it was said."""
     if not total:
         return "No memories here."
     head = f"Your memories — page {page_index + 1}/{pages} ({total} in all)"
-    lines = [head, *(memory_line(m, everywhere=everywhere) for m in page)]
+    lines = [head, *(memory_line(m, everywhere=everywhere, told=told) for m in page)]
     return "\n".join([*lines, f"{COUNTS_LEGEND}."])
 
 

@@ -16,7 +16,7 @@ import logging
 import shlex
 import sys
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -36,7 +36,7 @@ from memory.manage import export as manage_export
 from memory.manage import forgetting
 from memory.manage import privacy as manage_privacy
 from memory.manage import story as manage_story
-from memory.model import DM_ORIGIN, Kind, Scope
+from memory.model import DM_ORIGIN, Kind, Memory, Scope
 from memory.vectors.indexer import start_scheduler
 
 log = logging.getLogger(__name__)
@@ -206,7 +206,8 @@ class Terminal:
 
     async def cmd_why(self, arg: str) -> None:
         turn = await manage.why(self.runtime.store, self.user_id, self.story_id)
-        self.say(render.render_why(turn, everywhere=await self._everywhere()))
+        told = await self._told([s.memory for s in turn.selected] if turn else [])
+        self.say(render.render_why(turn, everywhere=await self._everywhere(), told=told))
 
     async def cmd_memories(self, arg: str) -> None:
         store, never = self.runtime.store, arg == "never"
@@ -220,8 +221,14 @@ class Terminal:
             )  # fmt: skip
             return
         self.say(render.render_memories(
-            found, page_index=0, pages=1, total=len(found), everywhere=await self._everywhere()
+            found, page_index=0, pages=1, total=len(found), everywhere=await self._everywhere(),
+            told=await self._told(found),
         ))  # fmt: skip
+
+    async def _told(self, found: Sequence[Memory]) -> render.Told:
+        engine = self.runtime.engine
+        learned = await manage.learned(self.runtime.store, self.user_id, found)
+        return render.Told(engine.clock(), engine.character.zone, learned)
 
     async def _everywhere(self) -> bool:
         default = self.runtime.settings.privacy.memories_served

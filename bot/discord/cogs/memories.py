@@ -6,6 +6,7 @@ Another person's memory id answers exactly like a missing one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 import discord
@@ -35,10 +36,18 @@ async def memory_choices(interaction: Interaction, current: str) -> list[app_com
 class MemoryPages(EchoView):
     """Buttons to page through one person's memories; only they can press them."""
 
-    def __init__(self, owner_id: int, items: list[Memory], *, everywhere: bool = False) -> None:
+    def __init__(
+        self,
+        owner_id: int,
+        items: list[Memory],
+        *,
+        everywhere: bool = False,
+        told: render.Told | None = None,
+    ) -> None:
         super().__init__(timeout=600)
         self.owner_id = owner_id
         self.everywhere = everywhere
+        self.told = told
         self.pages = render.paginate(items)
         self.total = len(items)
         self.index = 0
@@ -47,7 +56,7 @@ class MemoryPages(EchoView):
     def text(self) -> str:
         return render.render_memories(
             self.pages[self.index], page_index=self.index, pages=len(self.pages), total=self.total,
-            everywhere=self.everywhere,
+            everywhere=self.everywhere, told=self.told,
         )  # fmt: skip
 
     def _update_buttons(self) -> None:
@@ -118,13 +127,20 @@ class MemoryCommands(commands.Cog):
         found = await privacy.get(self.store, interaction.user.id, default=default)
         return found.everywhere
 
+    async def told(self, interaction: Interaction, found: Sequence[Memory]) -> render.Told:
+        """When and where each of these memories of the caller's was learned, dated now."""
+        engine = self.bot.runtime.engine
+        learned = await manage.learned(self.store, interaction.user.id, found)
+        return render.Told(engine.clock(), engine.character.zone, learned)
+
     @app_commands.command(
         name=_("why"), description=_("The memories used for your last message here, and why")
     )
     async def why(self, interaction: Interaction) -> None:
         turn = await manage.why(self.store, interaction.user.id, story_of(interaction))
         everywhere = await self.served_everywhere(interaction)
-        await send_ephemeral(interaction, render.render_why(turn, everywhere=everywhere))
+        told = await self.told(interaction, [s.memory for s in turn.selected] if turn else [])
+        await send_ephemeral(interaction, render.render_why(turn, everywhere=everywhere, told=told))
 
     @app_commands.command(name=_("memories"), description=_("Your memories, page by page"))
     @app_commands.describe(filter=_("Only those never served, or those containing this text"))
@@ -135,8 +151,9 @@ class MemoryCommands(commands.Cog):
             query="" if never or filter is None else filter,
         )  # fmt: skip
         view = MemoryPages(
-            interaction.user.id, found, everywhere=await self.served_everywhere(interaction)
-        )
+            interaction.user.id, found, everywhere=await self.served_everywhere(interaction),
+            told=await self.told(interaction, found),
+        )  # fmt: skip
         await interaction.response.send_message(
             render.defang(view.text()), view=view, ephemeral=True,
             allowed_mentions=discord.AllowedMentions.none(),
