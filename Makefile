@@ -24,8 +24,12 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy memory bot
 
+# Workers for make test: one per core and one more, since most of the suite's wall time is
+# waiting (loopback servers, subprocesses, deadlines). WORKERS=0 runs it in one process.
+WORKERS ?= $(shell python3 -c 'import os; print(len(os.sched_getaffinity(0)) + 1)')
+
 test: lint
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest $(if $(filter 0,$(WORKERS)),,-n $(WORKERS))
 
 config.toml:
 	cp config.example.toml config.toml

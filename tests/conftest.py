@@ -33,6 +33,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "sqlite_only(reason): the test checks SQLite itself (its file, PRAGMAs, WAL);"
         " skipped on PostgreSQL",
     )
+    config.addinivalue_line(
+        "markers", "slow: one of the longest tests (`make test-quick` leaves them out)"
+    )
 
 
 _DATABASE_FIXTURES = {"store", "database", "shared_database", "postgres"}
@@ -40,7 +43,11 @@ _DATABASE_FIXTURES = {"store", "database", "shared_database", "postgres"}
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """On PostgreSQL alone, run only the tests that get their database from `store`,
-    `database`, `shared_database` or `postgres`: the others would run on SQLite again."""
+    `database`, `shared_database` or `postgres`: the others would run on SQLite again.
+
+    The slow tests go first: `make test` spreads the suite over the cores (pytest-xdist), and
+    a 30-second test handed out last would run alone at the end while the other cores idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     if BACKENDS != ("postgres",):
         return
     kept = [i for i in items if _DATABASE_FIXTURES & set(getattr(i, "fixturenames", ()))]

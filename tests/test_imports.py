@@ -76,8 +76,8 @@ def test_each_way_of_importing_the_store_is_caught(
 
 def shadowed(tree: ast.Module, is_module: Callable[[str], bool]) -> list[tuple[int, str]]:
     """Names a function binds (parameters, assignments, loop targets) that hide a module the
-    file imports at its top: `recall = await self.recall()` under `from memory.read import
-    recall` makes the module unreachable below that line."""
+    file imports at its top: `lexical = await self.lexical()` under `from memory.recall import
+    lexical` makes the module unreachable below that line."""
     modules = set()
     for node in tree.body:
         if isinstance(node, ast.Import):
@@ -117,13 +117,13 @@ def test_no_function_hides_a_module_it_imports() -> None:
 
 def test_a_local_that_hides_a_module_is_caught() -> None:
     source = (
-        "from memory.read import recall\n"
+        "from memory.recall import lexical\n"
         "from memory.model import Memory\n"
         "async def turn(self, Memory):\n"
-        "    recall = await self.recall()\n"
-        "    return recall\n"
+        "    lexical = await self.lexical()\n"
+        "    return lexical\n"
     )
-    assert shadowed(ast.parse(source), _is_module) == [(4, "recall")]
+    assert shadowed(ast.parse(source), _is_module) == [(4, "lexical")]
 
 
 # A database call, or a statement written out: SQL belongs to memory/store/ alone, so that a

@@ -19,7 +19,7 @@ from memory.backends.chat import Embedder
 from memory.vectors.calibrate import MIN_SEPARATION, PARAPHRASES, LanguageReport, calibrate
 from memory.vectors.prefixes import Prefixed, TaskPrefixes
 
-FIXTURES = Path(__file__).parents[3] / "fixtures" / "calibration"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "calibration"
 
 
 class Frozen:
