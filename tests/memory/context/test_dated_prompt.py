@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from memory import manage
 from memory.backends.chat import OllamaChat
 from memory.context.prompt import Character
 from memory.engine import Engine, Incoming
+from memory.store import history
 from memory.store.db import Store
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama
@@ -39,7 +41,9 @@ class Clock:
         return self.now
 
 
-def _engine(store: Store, http: httpx.AsyncClient, ollama: FakeOllama, clock: Clock) -> Engine:
+def _engine(
+    store: Store, http: httpx.AsyncClient, ollama: FakeOllama, clock: Callable[[], float]
+) -> Engine:
     character = Character("Écho", "Tu es Écho.", zone=AUCKLAND)
     return Engine(
         store, embedder=None, chat=OllamaChat(http, ollama.url, MODEL), character=character,
@@ -166,3 +170,50 @@ async def test_the_reflection_is_told_when_its_exchange_took_place(
             "(Pacific/Auckland, UTC+13:00)."
         ) in reflected[message]
         assert _wall(clock.now).split(",")[0] not in reflected[message]
+
+
+async def test_reflections_of_people_talking_at_once_each_say_their_own_exchange_time(
+    database: Path | str, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    """The concurrent twin: eight people talk at once while the clock runs (seven hours at
+    each reading), their replies in a random order; then two workers (two processes' worth)
+    drain the reflections together. Each reflection says the time its own message was stored at."""
+    rng = random.Random(32)
+    readings = iter(START + i * 7 * 3600.0 for i in range(10_000))
+    now = [START, 1.0]  # the time, and whether it runs
+
+    def clock() -> float:
+        if now[1]:
+            now[0] = next(readings)
+        return now[0]
+
+    async def pause(payload: dict[str, Any]) -> None:
+        await asyncio.sleep(rng.uniform(0, 0.02))
+
+    ollama.pause = pause
+    people = range(1, 9)
+    async with await Store.open(database) as store:
+        engine = _engine(store, http, ollama, clock)
+        await asyncio.gather(*(
+            engine.turn(Incoming(f"c{p}", p, f"user{p}", STORY + p, GUILD, f"news of {p}"))
+            for p in people
+        ))  # fmt: skip
+        stored = {f"news of {p}": await history.by_source(store, f"c{p}") for p in people}
+        now[1] = 0.0  # the reflections run a day later, on a clock that stands still
+        now[0] += DAY
+        chat = OllamaChat(http, ollama.url, MODEL)
+        workers = [
+            ReflectionWorker(store, chat, character_name="Écho", clock=clock, zone=AUCKLAND, name=w)
+            for w in ("w1", "w2")
+        ]
+        try:
+            while sum(await asyncio.gather(*(w.run_due() for w in workers))):
+                pass
+        finally:
+            await asyncio.gather(*(w.close() for w in workers))
+    reflected = _reflections(ollama)
+    assert reflected.keys() == stored.keys()
+    for message, row in stored.items():
+        assert row is not None
+        d = datetime.fromtimestamp(row.created_at, AUCKLAND)
+        assert f"on {d:%A} {d.day} {d:%B} {d.year} at {d:%H:%M} " in reflected[message]
