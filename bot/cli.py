@@ -25,6 +25,7 @@ from bot.runtime import (
     load_card,
     open_runtime,
     played_as,
+    start_jobs,
     strategies,
 )
 from bot.terminal.chat import Terminal, earlier_spelling, is_interactive, terminal_user_id
@@ -306,7 +307,7 @@ async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False
     """`run`: stay connected; `sync`: send the slash commands, whether they changed or not."""
     # discord.py is only imported when the bot really runs.
     from bot.discord import startup
-    from bot.discord.app import EchoBot, Sync, make_bot, start_background
+    from bot.discord.app import EchoBot, Sync, make_bot
 
     discord_settings = runtime.settings.discord
     token = discord_settings.token
@@ -328,7 +329,7 @@ async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False
         await startup.start(
             lambda: make_bot(runtime), token.get_secret_value(), token_source=source,
             first_delay=discord_settings.login_retry,
-            background=lambda: start_background(runtime),
+            background=lambda: start_jobs(runtime),
         )  # fmt: skip
     except startup.StartupFault as exc:
         print(f"echo-bot: {exc}", file=sys.stderr)

@@ -32,6 +32,7 @@ _REASON_TITLES = {
     Reason.GLOBAL: "Global",
     Reason.SEMANTIC: "Recalled by meaning or keywords",
     Reason.CONVERSATION: "Recalled by what you said just before (cos: to those messages)",
+    Reason.TIME: "From the time you asked about",
     Reason.QUOTA: "Kind quota",
     Reason.FALLBACK: "Fallback (by rank)",
     Reason.RULE: "How you ask to be talked to",

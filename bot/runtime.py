@@ -12,6 +12,7 @@ import httpx
 from bot import logs
 from bot.config import ConfigError, Settings, value_source
 from bot.discord import heartbeat
+from memory import jobs
 from memory.backends.chat import ChatBackend, Deadlined, Embedder, OllamaChat, OpenAIChat
 from memory.backends.embedders import OllamaEmbedder, OpenAIEmbedder
 from memory.backends.redact import Secrets
@@ -245,11 +246,13 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             context=context_config(settings, card),
             strategies=registry,
             loop_lag=loop_lag,
+            # [character] timezone: where "yesterday" is read, the prompt's day is said.
+            zone=settings.character.zone(),
         )
         worker = ReflectionWorker(
             store, Deadlined(chat, "reflection_timeout"), character_name=engine.character.name,
             deadline=settings.llm.reflection_timeout, caches=engine.caches, secrets=secrets,
-            zone=engine.character.zone,
+            zone=engine.zone,
         )  # fmt: skip
         loop_lag.start()
         try:
@@ -262,3 +265,18 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 await loop_lag.stop()
             finally:
                 await worker.close()
+
+
+def listed_jobs(runtime: Runtime) -> tuple[jobs.Job, ...]:
+    """The memory's background jobs (memory.jobs), timed as the settings say."""
+    return jobs.listed(
+        runtime.engine, runtime.worker, runtime.indexer,
+        reindex_every=runtime.settings.memory.reindex_interval,
+        history_days=runtime.settings.privacy.history_days,
+    )  # fmt: skip
+
+
+def start_jobs(runtime: Runtime) -> jobs.Background:
+    """Start every background job in the running loop; the caller ends them with `stop`. Both
+    front ends start theirs here."""
+    return jobs.start(listed_jobs(runtime))

@@ -15,6 +15,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
+from datetime import tzinfo
 
 from memory import lexicon
 from memory.backends.chat import ChatBackend, Embedder
@@ -22,9 +23,10 @@ from memory.bulk import quiet
 from memory.context.budget import ContextPlan
 from memory.context.builder import ContextBuilder, ContextConfig
 from memory.context.prompt import Character
-from memory.context.story import story_context as story_context
+from memory.context.story import read_story
 from memory.context.strategies import Registry
 from memory.errors import BackendResponseError, Overloaded, StoreError
+from memory.lexicon import dates
 from memory.looplag import LoopLag
 from memory.model import Exchange
 from memory.recall import conversation, lexical, scoring, selection
@@ -39,6 +41,7 @@ from memory.recall.cache import (
 from memory.recall.semantic import VectorCache
 from memory.store import memories, privacy, turns
 from memory.store.db import Store
+from memory.store.story_snapshot import StorySnapshot
 from memory.text import clean, clean_message, well_formed, words
 from memory.turn.admission import Admission
 from memory.turn.exchanges import ExchangeWriter
@@ -87,8 +90,11 @@ class Engine:
         strategies: Registry | None = None,
         clock: Callable[[], float] = time.time,
         loop_lag: LoopLag | None = None,
+        zone: tzinfo | None = None,
     ) -> None:
         self.store = store
+        # The time zone a message's times are read in ("yesterday"; None: the machine's).
+        self.zone = zone
         self.embedder = embedder
         self._warmed = False
         self.loop_lag = loop_lag
@@ -260,15 +266,15 @@ class Engine:
                 return None
             if greeting is not None:
                 self.greetings.due(message, greeting)
+        story = await self._story(message.story_id, before_id)
         recalled = await self.recall(
             user_id=message.user_id, story_id=message.story_id, origin=message.origin, text=text,
-            earlier=await self._conversation(message.user_id, message.story_id, before_id),
+            earlier=self._conversation(message.user_id, story),
             exchange_id=message.source_id if before_id is not None else "",
         )  # fmt: skip
         plan = await self.context.plan(
-            user_name=message.user_name, story_id=message.story_id, origin=message.origin,
-            text=text, selected=recalled.selected,
-            story=await story_context(self.store, message.story_id), before_id=before_id,
+            user_name=message.user_name, origin=message.origin, text=text,
+            selected=recalled.selected, story=story,
         )  # fmt: skip
         assert self.chat is not None
         result = await self.chat.chat(
@@ -321,32 +327,33 @@ class Engine:
         language = lexicon.detect_language(words(text))
         return language is not None and language in self._unfit[1]
 
-    async def _conversation(
-        self, user_id: int, story_id: int, before_id: int | None
-    ) -> tuple[str, ...]:
+    async def _story(self, story_id: int, before_id: int | None) -> StorySnapshot:
+        """The story as this turn sees it, read once for the conversation query and the prompt:
+        the history before the message's own row `before_id` (None: all stored so far)."""
+        return await read_story(
+            self.store, story_id, before_id=before_id,
+            history_messages=self.context.config.history_messages,
+        )  # fmt: skip
+
+    def _conversation(self, user_id: int, story: StorySnapshot) -> tuple[str, ...]:
         """The person's own messages just before this one (the conversation query's text);
-        none to read when nothing would score them."""
+        none when nothing would score them."""
         if self.embedder is None or self.config.conversation_slots <= 0:
             return ()
-        try:
-            return await conversation.recent_messages(
-                self.store, story_id=story_id, user_id=user_id, before_id=before_id
-            )
-        except StoreError as exc:
-            log.warning("recent conversation not read (%s): the message alone recalls", exc)
-            return ()
+        return conversation.recent_messages(story.conversation, user_id)
 
     async def preview(
         self, *, user_id: int, user_name: str, story_id: int, origin: str, text: str = ""
     ) -> ContextPlan:
         """The prompt the next message would get, and why; records nothing, moves no counter."""
+        story = await self._story(story_id, None)
         recalled = await self.recall(
             user_id=user_id, story_id=story_id, origin=origin, text=clean_message(text),
-            record=False, earlier=await self._conversation(user_id, story_id, None),
+            record=False, earlier=self._conversation(user_id, story),
         )  # fmt: skip
         return await self.context.plan(
-            user_name=user_name, story_id=story_id, origin=origin, text=clean_message(text),
-            selected=recalled.selected, story=await story_context(self.store, story_id),
+            user_name=user_name, origin=origin, text=clean_message(text),
+            selected=recalled.selected, story=story,
         )  # fmt: skip
 
     async def recall(
@@ -377,6 +384,8 @@ class Engine:
                 candidates=candidates, text=text, earlier=earlier,
                 unfit=lambda: self._unfit_for(text),
             )  # fmt: skip
+        now = self.clock()
+        asked = dates.window(text, now, self.zone or dates.machine_zone(now))
         chosen = selection.select(
             candidates,
             scored.scores,
@@ -389,6 +398,7 @@ class Engine:
             quotas=self.config.quotas,
             conversation=scored.heard,
             conversation_slots=self.config.conversation_slots,
+            window=(asked.start, asked.end) if asked else None,
         )
         degraded, why_degraded = bool(scored.degraded), scored.degraded
         if not record:

@@ -31,6 +31,8 @@ class Reason(enum.StrEnum):
     SEMANTIC = "semantic"
     # Recalled by the person's recent messages before this one (memory.recall.conversation).
     CONVERSATION = "conversation"
+    # Said in the time the message named ("what did I say yesterday?", memory.lexicon.dates).
+    TIME = "time"
     QUOTA = "quota"
     FALLBACK = "fallback"
     RULE = "rule"

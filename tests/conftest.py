@@ -33,9 +33,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "sqlite_only(reason): the test checks SQLite itself (its file, PRAGMAs, WAL);"
         " skipped on PostgreSQL",
     )
-    config.addinivalue_line(
-        "markers", "slow: one of the longest tests (`make test-quick` leaves them out)"
-    )
 
 
 _DATABASE_FIXTURES = {"store", "database", "shared_database", "postgres"}

@@ -8,7 +8,6 @@ uploads, and a bot restarted in a loop would spend the limit for nothing.
 
 from __future__ import annotations
 
-import datetime
 import enum
 import hashlib
 import json
@@ -18,57 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import discord
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from discord.ext import commands
 
 from bot.discord.i18n import FrenchTranslator
 from bot.discord.shards import Shards
 from bot.discord.startup import channel_warnings
 from bot.discord.ui import EchoTree
-from bot.runtime import Runtime
+from bot.runtime import Runtime, start_jobs
+from memory import jobs
 from memory.errors import unexpected
-from memory.manage import forgetting
-from memory.vectors.indexer import start_scheduler
 
 log = logging.getLogger(__name__)
-
-# How often the reflection worker looks at the outbox (a turn also wakes it at once).
-REFLECTION_POLL = 5.0
-
-
-async def after_turns(runtime: Runtime) -> None:
-    """Write what a busy database refused, then reflect on the queued exchanges. Never raises:
-    it runs as a background task and a scheduler job, whose own error logs would print the
-    exception's message."""
-    try:
-        await runtime.engine.flush_pending()
-        await runtime.worker.run_due()
-    except Exception as exc:
-        log.error("background writes and reflections failed: %s", unexpected(exc))
-
-
-def start_background(runtime: Runtime) -> AsyncIOScheduler:
-    """Start the memory's background work (re-indexing, reflections, erasures, retention) in
-    the running loop; the caller shuts the scheduler down. It needs no Discord connection."""
-    scheduler = start_scheduler(runtime.indexer, interval=runtime.settings.memory.reindex_interval)
-    # A first run at once: what waited in the outbox across a restart is not left for later.
-    scheduler.add_job(
-        after_turns, "interval", args=[runtime], seconds=REFLECTION_POLL, id="reflect",
-        max_instances=1, coalesce=True, misfire_grace_time=60,
-        next_run_time=datetime.datetime.now(datetime.UTC),
-    )  # fmt: skip
-    # The caches of the people active lately, built in the background before they speak.
-    scheduler.add_job(runtime.engine.warm_up, "date", id="warm-up", misfire_grace_time=60)
-    add_privacy_jobs(scheduler, runtime)
-    return scheduler
-
-
-def add_privacy_jobs(scheduler: AsyncIOScheduler, runtime: Runtime) -> None:
-    """Finish the erasures a reader kept pending, and apply the retention rules ([privacy])."""
-    forgetting.schedule(
-        scheduler, runtime.store, history_days=runtime.settings.privacy.history_days
-    )
-
 
 # The cogs, one concern each, loaded in this order.
 EXTENSIONS = (
@@ -147,7 +106,8 @@ class EchoBot(commands.Bot):
         # How many commands this start sent to Discord (0: none; `echo-bot sync` says it).
         self.commands_sent = 0
         self.background = background
-        self.scheduler: AsyncIOScheduler | None = None
+        # The memory's background jobs (memory.jobs), while this client runs.
+        self.jobs: jobs.Background | None = None
         self.channels_checked = False
 
     async def setup_hook(self) -> None:
@@ -155,7 +115,7 @@ class EchoBot(commands.Bot):
         for name in EXTENSIONS:
             await self.load_extension(name)
         if self.background:
-            self.scheduler = start_background(self.runtime)
+            self.jobs = start_jobs(self.runtime)
         if self.sync is not Sync.NEVER:
             await self.sync_commands(force=self.sync is Sync.ALWAYS)
         elif self.sharding is not None and not self.sharding.sends_commands:
@@ -186,7 +146,7 @@ class EchoBot(commands.Bot):
 
     async def after_turns(self) -> None:
         """Write what a busy database refused, then reflect on the queued exchanges."""
-        await after_turns(self.runtime)
+        await jobs.reflect(self.runtime.engine, self.runtime.worker)
 
     async def on_error(self, event_method: str, /, *args: object, **kwargs: object) -> None:
         """An event handler raised: log it with where it came from, never what was said."""
@@ -205,8 +165,8 @@ class EchoBot(commands.Bot):
                 log.warning("%s", line)
 
     async def close(self) -> None:
-        if self.scheduler is not None and self.scheduler.running:
-            self.scheduler.shutdown(wait=False)
+        if self.jobs is not None:
+            await self.jobs.stop()
         await super().close()
 
 

@@ -39,10 +39,10 @@ UNREACHABLE = (OSError, aiohttp.ClientError, TimeoutError, discord.DiscordServer
 
 
 class Stoppable(Protocol):
-    """What `start` needs of the background work it runs while Discord is unreachable (an
-    APScheduler scheduler)."""
+    """What `start` needs of the background work it runs while Discord is unreachable (the
+    memory's jobs, memory.jobs.Background)."""
 
-    def shutdown(self, wait: bool = True) -> None: ...
+    async def stop(self) -> None: ...
 
 
 class StartupFault(Exception):
@@ -95,9 +95,8 @@ async def start(
     waiting: Stoppable | None = None
     while True:
         if waiting is not None:
-            waiting.shutdown(wait=False)
+            await waiting.stop()
             waiting = None
-            await asyncio.sleep(0)  # APScheduler's shutdown takes effect on the next loop pass
         # A fresh client per try: a failed login leaves discord.py's HTTP session half-made.
         client = make_client()
         try:
@@ -116,7 +115,7 @@ async def start(
                 await sleep(delay)
             except BaseException:
                 if waiting is not None:
-                    waiting.shutdown(wait=False)
+                    await waiting.stop()
                 raise
             attempt += 1
             continue

@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import TextIO
 
 from bot import files, logs, render, render_data
-from bot.runtime import Runtime
+from bot.runtime import Runtime, start_jobs
 from bot.terminal import options
 from bot.terminal.lines import LineReader
 from bot.terminal.options import HELP
 from bot.terminal.options import number as _id
 from bot.terminal.options import yes as _yes
-from memory import manage
+from memory import jobs, manage
 from memory.engine import Incoming
 from memory.errors import EchoError, Forbidden, InvalidInput, NotFound, StoreError
 from memory.manage import context as manage_context
@@ -37,7 +37,6 @@ from memory.manage import forgetting
 from memory.manage import privacy as manage_privacy
 from memory.manage import story as manage_story
 from memory.model import DM_ORIGIN, Kind, Memory, Scope
-from memory.vectors.indexer import start_scheduler
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +94,8 @@ class Terminal:
         # Message ids must be unique across sessions: the store answers each source id once.
         self._session = uuid.uuid4().hex
         self._background: set[asyncio.Task[None]] = set()
+        # The memory's background jobs (memory.jobs) while an interactive chat runs.
+        self.jobs: jobs.Background | None = None
         # What the next line answers, after a command asked for a confirmation.
         self._answer: _Question | None = None
 
@@ -428,19 +429,15 @@ class Terminal:
     async def run(self, stdin: TextIO) -> None:
         """Read lines until end of input, /quit or Ctrl-C; then stop the background work."""
         reader = LineReader(stdin)
-        scheduler = None
         note = await earlier_spelling(self.runtime, self.user_name)
         if note is not None:
             self.say(note)
         if self.interactive:
             name = self.runtime.engine.character_name
             self.say(f"Talking to {name} as {self.user_name}. {HELP}")
-            scheduler = start_scheduler(
-                self.runtime.indexer, interval=self.runtime.settings.memory.reindex_interval
-            )
-            days = self.runtime.settings.privacy.history_days
-            forgetting.schedule(scheduler, self.runtime.store, history_days=days)
-            self._in_background(self._reflect(None))
+            # The same jobs as the Discord bot's (memory.jobs); the reflections a previous
+            # session left waiting are among the first runs.
+            self.jobs = start_jobs(self.runtime)
         try:
             while True:
                 if self.interactive:
@@ -453,10 +450,10 @@ class Terminal:
         finally:
             if self.interactive:
                 self._print("")  # the shell's prompt on a line of its own
-            # In order: no new job, then the running reflections stop. One cut short stays in
-            # the outbox, and the next start reflects on it.
-            if scheduler is not None:
-                scheduler.shutdown(wait=False)
+            # In order: the jobs end (their runs too), then this chat's own reflections. One
+            # cut short stays in the outbox, and the next start reflects on it.
+            if self.jobs is not None:
+                await self.jobs.stop()
             for task in self._background:
                 task.cancel()
             await asyncio.gather(*self._background, return_exceptions=True)

@@ -17,6 +17,7 @@ REASON_TITLES = {
     Reason.GLOBAL: "global",
     Reason.SEMANTIC: "recalled by meaning or keywords",
     Reason.CONVERSATION: "recalled by what they said just before",
+    Reason.TIME: "from the time they asked about",
     Reason.QUOTA: "kind quota",
     Reason.FALLBACK: "fallback (by rank)",
     Reason.RULE: "how they ask to be talked to",

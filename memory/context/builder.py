@@ -1,7 +1,9 @@
-"""Gather a turn's prompt blocks from the store and plan them under the token budget.
+"""Gather a turn's prompt blocks and plan them under the token budget.
 
-The same plan serves the turn and the `/context` preview (which writes nothing). After a turn,
-the backend's token count calibrates the estimator, and a new condensed history is stored.
+The story's part comes from the turn's one read of it (memory.context.story), the lore and the
+estimator's calibration from the store. The same plan serves the turn and the `/context`
+preview (which writes nothing). After a turn, the backend's token count calibrates the
+estimator, and a new condensed history is stored.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from memory.context.budget import Budget, ContextPlan, assemble
 from memory.context.prompt import (
     Block,
     Character,
-    StoryContext,
     history_blocks,
     input_block,
     lore_blocks,
@@ -24,6 +25,7 @@ from memory.context.prompt import (
     persona_blocks,
     story_blocks,
 )
+from memory.context.story import story_context
 from memory.context.strategies import (
     CONDENSED_SHARE,
     DEFAULT_STRATEGY,
@@ -37,9 +39,10 @@ from memory.context.when import gap_line
 from memory.errors import InvalidInput, StoreError
 from memory.model import DM_ORIGIN, CondensedHistory, Selected
 from memory.store import context as stored
-from memory.store import history
 from memory.store import lore as lore_store
 from memory.store.db import Store, Tx
+from memory.store.history import HistoryMessage
+from memory.store.story_snapshot import StorySnapshot
 from memory.text import lexical_similarity
 
 log = logging.getLogger(__name__)
@@ -115,7 +118,10 @@ class ContextBuilder:
         return self._estimator
 
     async def strategy_for(self, story_id: int) -> Strategy:
-        name = await stored.strategy(self.store, story_id) or self.config.strategy
+        return self._strategy(story_id, await stored.strategy(self.store, story_id))
+
+    def _strategy(self, story_id: int, chosen: str | None) -> Strategy:
+        name = chosen or self.config.strategy
         found = self.registry.strategies.get(name)
         if found is None:
             # A plugin that is no longer installed: the default, said in the log and the preview.
@@ -141,19 +147,15 @@ class ContextBuilder:
         self,
         *,
         user_name: str,
-        story_id: int,
         origin: str,
         text: str,
         selected: Sequence[Selected],
-        story: StoryContext,
-        before_id: int | None = None,
+        story: StorySnapshot,
     ) -> ContextPlan:
-        """Plan the prompt of a message (`text` empty: the preview of the next one)."""
+        """Plan the prompt of a message (`text` empty: the preview of the next one) on the
+        story as the turn read it."""
         estimator = await self.estimator()
-        messages = await history.recent(
-            self.store, story_id, limit=self.config.history_messages, before_id=before_id,
-            include_excluded=True,
-        )  # fmt: skip
+        messages = story.history
         kept = [m for m in messages if not m.excluded]
         excluded: list[tuple[Block, str]] = [
             (b, "excluded from the context by a person")
@@ -171,7 +173,7 @@ class ContextBuilder:
         silence = gap_line(messages[-1].created_at, now, zone) if messages else ""
         blocks = [
             *persona_blocks(self.character, selected, user_name=user_name, now=now),
-            *story_blocks(story),
+            *story_blocks(story_context(story)),
             *memory_blocks(selected, relevance, now=now, zone=zone),
             *lore,
             *history_blocks(kept, zone=zone),
@@ -179,9 +181,9 @@ class ContextBuilder:
         ]
         c = self.config
         return assemble(
-            blocks, strategy=await self.strategy_for(story_id), budget=c.budget,
+            blocks, strategy=self._strategy(story.story_id, story.strategy), budget=c.budget,
             estimator=estimator, user_name=user_name,
-            previous_condensed=await stored.condensed(self.store, story_id), excluded=excluded,
+            previous_condensed=story.condensed, excluded=excluded,
             condensed_share=c.condensed_share, vector_keep=c.vector_keep,
         )  # fmt: skip
 
@@ -190,7 +192,7 @@ class ContextBuilder:
         estimator: Estimator,
         origin: str,
         text: str,
-        kept: Sequence[history.HistoryMessage],
+        kept: Sequence[HistoryMessage],
         user_name: str,
     ) -> tuple[list[Block], list[tuple[Block, str]]]:
         """The lore blocks the conversation activates within the lore budgets, and those over."""

@@ -1,29 +1,39 @@
-"""What the background loops keep about a story (condensed history, anchors, the character's
-positions, state), gathered for the prompt and for /summary."""
+"""What a turn shows of a story: read once (memory.store.story_snapshot) for the prompt and the
+conversation query, and what the background loops keep of it (condensed history, anchors, the
+character's positions, state) laid out for the prompt."""
 
 from __future__ import annotations
 
 from memory.context.prompt import StoryContext
-from memory.store import history
-from memory.store import story as shared
+from memory.recall.conversation import CONVERSATION_WINDOW
+from memory.store import story_snapshot
 from memory.store.db import Store
-from memory.write import stances, state
+from memory.store.story_snapshot import StorySnapshot
+from memory.write import stances
 
 
-async def story_context(store: Store, story_id: int) -> StoryContext:
-    """Gather what the loops keep about a story, for the prompt and for /summary."""
-    positions = await stances.for_story(store, story_id)
-    speakers = await shared.position_speakers(store, story_id)
+async def read_story(
+    store: Store, story_id: int, *, before_id: int | None, history_messages: int
+) -> StorySnapshot:
+    """Read what a turn shows of a story, in one go: the last `history_messages` before
+    `before_id` (None: all stored) for the prompt, the conversation query's window, the rest."""
+    return await story_snapshot.read(
+        store, story_id, before_id=before_id, history=history_messages,
+        conversation=CONVERSATION_WINDOW, positions=stances.PROMPT_POSITIONS,
+    )  # fmt: skip
+
+
+def story_context(story: StorySnapshot) -> StoryContext:
+    """What the loops keep about a story, as the prompt shows it."""
     return StoryContext(
-        summary=await history.summary(store, story_id),
+        summary=story.summary,
         anchors=tuple(
             (a.text, "a moderator" if a.added_by is not None else a.speaker or "")
-            for a in await shared.anchors(store, story_id)
-            if a.dropped_at is None
+            for a in story.anchors
         ),
         positions=tuple(
-            (p.topic, p.idea, ", ".join(speakers.get(p.id, ())))
-            for p in positions[: stances.PROMPT_POSITIONS]
+            (p.topic, p.idea, ", ".join(story.speakers.get(p.id, ())))
+            for p in story.positions[: stances.PROMPT_POSITIONS]
         ),
-        state=tuple((await state.for_story(store, story_id)).items()),
+        state=story.state,
     )

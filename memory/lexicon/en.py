@@ -90,3 +90,153 @@ COPULAS = frozenset({"is", "was", "seems", "appears", "looks", "sounds", "being"
 FIRST_PERSON = frozenset({"i", "my", "me", "mine", "myself"})
 
 DETERMINERS = frozenset({"the", "a", "an", "this", "that", "its"})
+
+# --- Dates (memory.lexicon.dates): relative expressions resolved against the day they were said.
+
+# Days by their offset from the day said. "tonight"/"this evening" are that same day: "Léa has a
+# concert tonight" is false the next morning. "last night" is the evening before ("I slept badly
+# last night", told at breakfast). Known false positive: "today" meaning nowadays ("Today she
+# lives in Lyon") is dated too (harmless: the date it was said).
+DAY_OFFSETS = {
+    "today": 0,
+    "tonight": 0,
+    "this morning": 0,
+    "this afternoon": 0,
+    "this evening": 0,
+    "earlier today": 0,
+    "tomorrow": 1,
+    "the day after tomorrow": 2,
+    "yesterday": -1,
+    "last night": -1,
+    "the day before yesterday": -2,
+}
+
+# The day words that name today in a message asking about a time (read side). Not "today",
+# "tonight", "this evening": "I'm so tired today", "I'm going out tonight" name today but ask
+# nothing about what was said; known miss: "what did I say today?".
+TODAY_ASKED = frozenset({"this morning", "earlier today"})
+
+# A part of the day may follow a day word and belongs to its phrase: "tomorrow morning" is one
+# date, annotated once after "morning", not between the two words.
+DAY_PARTS = frozenset({"morning", "afternoon", "evening", "night"})
+
+WEEKDAY_INDEX = {
+    "monday": 0,
+    "tuesday": 1,
+    "wednesday": 2,
+    "thursday": 3,
+    "friday": 4,
+    "saturday": 5,
+    "sunday": 6,
+}
+
+# Before a weekday: "next Tuesday" is 1 to 7 days ahead; "this Friday" 0 to 6 (said on a Friday,
+# that day); "last Monday" 1 to 7 days back. "on Tuesday" and a bare "Tuesday" count as "next".
+# Known false positive: a weekday in the past tense ("we met on Monday") resolves forward; only
+# "last <weekday>" goes back.
+NEXT_BEFORE = frozenset({"next", "this coming"})
+THIS_BEFORE = frozenset({"this"})
+LAST_BEFORE = frozenset({"last"})
+
+# A weekday after these is a habit or a kind of day, not a date: "every Monday she swims", "each
+# Friday", "loves a Sunday roast", "hates the Monday blues". Plurals ("on Mondays") are not
+# weekday words at all. Known miss: "the Tuesday after next" is left unresolved.
+HABITUAL_BEFORE = frozenset({"every", "each", "a", "the"})
+
+# Named days that are not "the next such weekday": "Black Friday" is in late November, "Good
+# Friday" before Easter, "Cyber Monday" after Thanksgiving, "gives up chocolate on Ash
+# Wednesday".
+NAMED_BEFORE = frozenset({"black", "good", "cyber", "blue", "ash", "easter", "palm"})
+
+# "in two weeks", "in 3 days"; the number may be a word (CARDINALS).
+IN_BEFORE = frozenset({"in"})
+# "two days ago" (read side: a window).
+AGO_AFTER = frozenset({"ago"})
+
+CARDINALS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "a couple of": 2,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+}
+
+# Units of "in N <unit>" and "N <unit> ago". Not listed: "hours"/"minutes" ("in two hours" is
+# today, and the day said already says that). Known false positive: a duration after "in" ("she
+# learned Spanish in three months") reads as a date three months on.
+UNITS = {
+    "day": "day",
+    "days": "day",
+    "week": "week",
+    "weeks": "week",
+    "month": "month",
+    "months": "month",
+    "year": "year",
+    "years": "year",
+}
+
+# Whole phrases worth a fixed number of days: "in a fortnight" is British for two weeks.
+DURATIONS = {"a fortnight": 14}
+
+# A named period relative to the one said in: (unit, offset). Weeks start on Monday (ISO);
+# known miss: an American "next week" said on a Sunday may mean the week starting that day.
+PERIODS = {
+    "this week": ("week", 0),
+    "next week": ("week", 1),
+    "last week": ("week", -1),
+    "this weekend": ("weekend", 0),
+    "next weekend": ("weekend", 1),
+    "last weekend": ("weekend", -1),
+    "this month": ("month", 0),
+    "next month": ("month", 1),
+    "last month": ("month", -1),
+    "this year": ("year", 0),
+    "next year": ("year", 1),
+    "last year": ("year", -1),
+}
+
+# Part of a period (read side): "at the start of the month" is its first ten days, the end its
+# last ten (from the 21st), "earlier this week" its days so far. (unit, offset, part)
+PERIOD_PARTS = {
+    "at the start of the month": ("month", 0, "start"),
+    "at the beginning of the month": ("month", 0, "start"),
+    "early this month": ("month", 0, "start"),
+    "at the start of last month": ("month", -1, "start"),
+    "at the end of last month": ("month", -1, "end"),
+    "at the end of the month": ("month", 0, "end"),
+    "at the start of the week": ("week", 0, "start"),
+    "at the beginning of the week": ("week", 0, "start"),
+    "earlier this week": ("week", 0, "sofar"),
+    "earlier this month": ("month", 0, "sofar"),
+}
+
+# "in March" (read side: the last March not in the future). Only after "in": "they march"
+# and "I may" are not months; known false positive: "fall in march formation".
+MONTH_INDEX = {
+    "january": 1,
+    "february": 2,
+    "march": 3,
+    "april": 4,
+    "may": 5,
+    "june": 6,
+    "july": 7,
+    "august": 8,
+    "september": 9,
+    "october": 10,
+    "november": 11,
+    "december": 12,
+}
+MONTH_BEFORE = frozenset({"in", "in early", "in late", "back in"})

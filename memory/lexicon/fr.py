@@ -118,3 +118,161 @@ FIRST_PERSON = frozenset({"je", "j", "moi", "mon", "ma", "mes"})
 
 # Leading words skipped to find a memory's subject: "Le personnage …", "La taverne …".
 DETERMINERS = frozenset({"le", "la", "l", "les", "un", "une", "ce", "cette", "son", "sa", "ses"})
+
+# --- Dates (memory.lexicon.dates): relative expressions resolved against the day they were said.
+
+# Days by their offset from the day said. « ce soir » and « cette nuit » are that day: « Léa a
+# un concert ce soir » is false le lendemain. « après-demain » and « avant-hier » are whole
+# phrases: finding « demain » inside made a meeting the day after tomorrow overwrite tomorrow's.
+# Known false positive: « aujourd'hui » meaning nowadays (« aujourd'hui, elle vit à Lyon ») is
+# dated too (harmless: the date it was said).
+DAY_OFFSETS = {
+    "aujourd'hui": 0,
+    "ce soir": 0,
+    "ce matin": 0,
+    "cet après-midi": 0,
+    "cette nuit": 0,
+    "tout à l'heure": 0,
+    "demain": 1,
+    "après-demain": 2,
+    "hier": -1,
+    "avant-hier": -2,
+}
+
+# The day words that name today in a message asking about a time (read side). Not
+# « aujourd'hui », « ce soir »: « je suis crevé aujourd'hui », « je sors ce soir » name today but
+# ask nothing about what was said; known miss: « qu'est-ce que je t'ai dit aujourd'hui ? ».
+TODAY_ASKED = frozenset({"ce matin"})
+
+# A part of the day may follow a day word: « demain soir », « hier matin » are one date each.
+DAY_PARTS = frozenset({"matin", "midi", "après-midi", "soir"})
+
+WEEKDAY_INDEX = {
+    "lundi": 0,
+    "mardi": 1,
+    "mercredi": 2,
+    "jeudi": 3,
+    "vendredi": 4,
+    "samedi": 5,
+    "dimanche": 6,
+}
+
+# After a weekday: « mardi prochain » is 1 to 7 days ahead (said on a Monday: the next day; some
+# speakers mean the week after, a known miss); « lundi dernier » 1 to 7 days back. « ce
+# vendredi » is 0 to 6 ahead. A bare « mardi » counts as the next one.
+# Known false positive: a weekday in the past tense (« on s'est vus lundi ») resolves forward.
+NEXT_AFTER = frozenset({"prochain", "prochaine", "qui vient"})
+LAST_AFTER = frozenset({"dernier", "dernière", "passé"})
+THIS_BEFORE = frozenset({"ce"})
+
+# A weekday after these is a habit or an idiom, not a date: « le lundi je nage » (every Monday),
+# « chaque vendredi », « tous les » (plural anyway), « du lundi au vendredi », « un peintre du
+# dimanche » (an amateur painter).
+HABITUAL_BEFORE = frozenset({"le", "chaque", "du", "au", "les"})
+
+# Named days that are not the next such weekday: « vendredi saint », « lundi de Pâques »,
+# « adore les crêpes de Mardi gras ».
+NAMED_AFTER = frozenset({"saint", "de pâques", "de pentecôte", "gras"})
+
+IN_BEFORE = frozenset({"dans"})
+# « il y a deux jours » (read side: a window). Not « ça fait deux ans » (« ça fait deux ans que
+# je joue du piano » is how long, not when). Known false positive: « il y a deux jours de pluie
+# prévus » (there are) reads as two days ago.
+AGO_BEFORE = frozenset({"il y a"})
+
+CARDINALS = {
+    "un": 1,
+    "une": 1,
+    "deux": 2,
+    "trois": 3,
+    "quatre": 4,
+    "cinq": 5,
+    "six": 6,
+    "sept": 7,
+    "huit": 8,
+    "neuf": 9,
+    "dix": 10,
+    "onze": 11,
+    "douze": 12,
+    "quinze": 15,
+    "vingt": 20,
+    "trente": 30,
+}
+
+# Units of « dans N <unité> » and « il y a N <unité> ». « an »/« ans » only after a number:
+# « l'an prochain » is a period (PERIODS). Known false positive: « dans trois ans de mariage »
+# (a duration read as a date).
+UNITS = {
+    "jour": "day",
+    "jours": "day",
+    "semaine": "week",
+    "semaines": "week",
+    "mois": "month",
+    "an": "year",
+    "ans": "year",
+    "année": "year",
+    "années": "year",
+}
+
+# Idioms counted in days: « dans huit jours » is a week from now (the same weekday, +7, not +8),
+# « dans quinze jours » two weeks (+14). Listed before the literal reading, which they override.
+DURATIONS = {"huit jours": 7, "quinze jours": 14}
+
+# A named period relative to the one said in: (unit, offset). Weeks start on Monday.
+PERIODS = {
+    "cette semaine": ("week", 0),
+    "la semaine prochaine": ("week", 1),
+    "la semaine dernière": ("week", -1),
+    "la semaine passée": ("week", -1),
+    "ce week-end": ("weekend", 0),
+    "le week-end prochain": ("weekend", 1),
+    "le week-end dernier": ("weekend", -1),
+    "ce mois-ci": ("month", 0),
+    "le mois prochain": ("month", 1),
+    "le mois dernier": ("month", -1),
+    "le mois passé": ("month", -1),
+    "cette année": ("year", 0),
+    "l'année prochaine": ("year", 1),
+    "l'an prochain": ("year", 1),
+    "l'année dernière": ("year", -1),
+    "l'an dernier": ("year", -1),
+    "l'an passé": ("year", -1),
+}
+
+# Part of a period (read side): the start of a month is its first ten days, the end from the
+# 21st, « plus tôt cette semaine » its days so far. (unit, offset, part)
+PERIOD_PARTS = {
+    "début du mois": ("month", 0, "start"),
+    "au début du mois": ("month", 0, "start"),
+    "en début de mois": ("month", 0, "start"),
+    "début du mois dernier": ("month", -1, "start"),
+    "fin du mois dernier": ("month", -1, "end"),
+    "à la fin du mois dernier": ("month", -1, "end"),
+    "fin du mois": ("month", 0, "end"),
+    "début de la semaine": ("week", 0, "start"),
+    "en début de semaine": ("week", 0, "start"),
+    "plus tôt cette semaine": ("week", 0, "sofar"),
+    "plus tôt ce mois-ci": ("month", 0, "sofar"),
+}
+
+# « en mars » (read side: the last March not in the future). Only after these words: « mars »
+# alone may be the planet (« une mission vers Mars ») or the chocolate bar.
+MONTH_INDEX = {
+    "janvier": 1,
+    "février": 2,
+    "fevrier": 2,
+    "mars": 3,
+    "avril": 4,
+    "mai": 5,
+    "juin": 6,
+    "juillet": 7,
+    "août": 8,
+    "aout": 8,
+    "septembre": 9,
+    "octobre": 10,
+    "novembre": 11,
+    "décembre": 12,
+    "decembre": 12,
+}
+# « au mois d'avril »: the elided « de » is written against the month.
+MONTH_BEFORE = frozenset({"en", "au mois de", "au mois d'", "début", "fin", "courant"})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import tzinfo
 
 from memory.errors import InvalidInput, NotFound
 from memory.manage import forgetting
@@ -17,7 +18,7 @@ from memory.model import MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope, Turn
 from memory.store import counters, erasure, figures, memories, outbox, provenance, turns
 from memory.store.db import Store, Tx
 from memory.text import clean
-from memory.write.apply import Outcome, merge_candidate, with_index
+from memory.write.apply import Outcome, dated, merge_candidate, record_dates, with_index
 from memory.write.dedup_index import DedupIndex
 from memory.write.dedup_pool import IndexBuilder
 from memory.write.reflection import MAX_MEMORY_CHARS
@@ -97,20 +98,25 @@ async def remember(
     scope: Scope = Scope.GLOBAL,
     now: float | None = None,
     builder: IndexBuilder | None = None,
+    zone: tzinfo | None = None,
 ) -> Outcome:
     """Add a memory the person wrote themself; it goes through dedup like any other (its
-    index built by `builder`, the worker's, in another process when large)."""
+    index built by `builder`, the worker's, in another process when large), its relative dates
+    dated as a reflection's are (in `zone`; None: the machine's)."""
     text = clean(text)
     if not text or len(text) > MAX_MEMORY_CHARS:
         raise InvalidInput(f"a memory is 1 to {MAX_MEMORY_CHARS} characters")
     when = time.time() if now is None else now
-    candidate = Candidate(text=text, kind=kind, scope=scope, confidence=1.0)
+    candidate, spans = dated(
+        Candidate(text=text, kind=kind, scope=scope, confidence=1.0), when, zone
+    )
 
     async def run(tx: Tx, index: DedupIndex) -> Outcome:
-        outcome, _ = await merge_candidate(
+        outcome, memory = await merge_candidate(
             tx, index, candidate, exchange_id=f"{MANUAL_EXCHANGE}{user_id}:{when}", user_id=user_id,
             story_id=story_id, origin=origin, now=when,
         )  # fmt: skip
+        await record_dates(tx, outcome, memory, spans)
         await counters.bump(tx, f"memories_{outcome.action}")
         return outcome
 

@@ -1,6 +1,7 @@
 """Forgetting, as people ask for it: one memory, one message and the reply to it, everything
 about oneself, or what one server holds about a member who left. The bot and the terminal call
-these, and the scheduler calls `settle_pending` and `tidy`; no SQL above this line.
+these, and the background jobs (memory.jobs) call `settle_pending` and `tidy`; no SQL above this
+line.
 
 Each erasure is one transaction (memory/store/erasure.py). Then the WAL is checkpointed so the
 database files hold nothing of it; when a reader on an older snapshot keeps the checkpoint from
@@ -9,16 +10,13 @@ finishing, the erasure is pending (counted in /stats) until `settle_pending` fin
 
 from __future__ import annotations
 
-import datetime
 import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
-
 from memory.engine import Engine
-from memory.errors import Forbidden, NotFound, StoreError, unexpected
+from memory.errors import Forbidden, NotFound, StoreError
 from memory.manage import context
 from memory.model import MANUAL_EXCHANGE, Memory
 from memory.store import erasure, history, memories, provenance, retention
@@ -29,10 +27,6 @@ from memory.store.provenance import Leftovers
 from memory.write import filters, state
 
 log = logging.getLogger(__name__)
-
-# How often an erasure a reader kept pending is tried again, and the retention rules applied.
-ERASURE_POLL = 30.0
-RETENTION_INTERVAL = 3600.0
 
 FORGET_ME_QUESTION = (
     "Erase everything I store about you, in every server and in DMs? Your memories, your "
@@ -269,7 +263,7 @@ async def _settle(store: Store, erasure_ids: Sequence[int]) -> bool:
 
 
 async def settle_pending(store: Store) -> int:
-    """Finish the erasures a reader kept pending (the scheduler); return how many remain."""
+    """Finish the erasures a reader kept pending (the erasures job); return how many remain."""
     waiting = await erasure.pending(store)
     if waiting and not await _settle(store, waiting):
         return len(waiting)
@@ -304,30 +298,6 @@ async def tidy(store: Store, *, history_days: float, now: float | None = None) -
         log.info("retention: %d reflection texts blanked, %d old messages pruned", texts, pruned)
         await store.checkpoint()
     return Tidied(texts, pruned, tombstones)
-
-
-def schedule(scheduler: AsyncIOScheduler, store: Store, *, history_days: float) -> None:
-    """Add the jobs that finish pending erasures and apply the retention rules."""
-
-    async def settle() -> None:
-        try:
-            await settle_pending(store)
-        except Exception as exc:  # a scheduler job's own error log would print the message
-            log.error("pending erasures not settled: %s", unexpected(exc))
-
-    async def retain() -> None:
-        try:
-            await tidy(store, history_days=history_days)
-        except Exception as exc:
-            log.error("retention not applied: %s", unexpected(exc))
-
-    scheduler.add_job(settle, "interval", seconds=ERASURE_POLL, id="erasures",
-                      max_instances=1, coalesce=True, misfire_grace_time=60)  # fmt: skip
-    scheduler.add_job(
-        retain, "interval", seconds=RETENTION_INTERVAL, id="retention", max_instances=1,
-        coalesce=True, misfire_grace_time=int(RETENTION_INTERVAL),
-        next_run_time=datetime.datetime.now(datetime.UTC),  # once at start-up
-    )  # fmt: skip
 
 
 async def resolve(store: Store, source_id: str) -> HistoryMessage | None:

@@ -21,8 +21,7 @@ from collections.abc import Sequence
 from memory.backends.chat import Embedder
 from memory.errors import EchoError
 from memory.recall.semantic import MAX_QUERY_CHARS, TURN_EMBEDDING_TIMEOUT
-from memory.store import history
-from memory.store.db import Store
+from memory.store.history import HistoryMessage
 from memory.vectors.prefixes import prefixes_of
 
 log = logging.getLogger(__name__)
@@ -41,12 +40,10 @@ CONVERSATION_WINDOW = 12
 CONVERSATION_SD = 3.0
 
 
-async def recent_messages(
-    store: Store, *, story_id: int, user_id: int, before_id: int | None
-) -> tuple[str, ...]:
-    """Return the person's last messages in the story before `before_id`, oldest first."""
-    messages = await history.recent(store, story_id, limit=CONVERSATION_WINDOW, before_id=before_id)
-    own = [m.content for m in messages if m.role == "user" and m.user_id == user_id]
+def recent_messages(window: Sequence[HistoryMessage], user_id: int) -> tuple[str, ...]:
+    """Return the person's last messages in `window` (the story's last CONVERSATION_WINDOW
+    messages nobody excluded, oldest first: StorySnapshot.conversation), oldest first."""
+    own = [m.content for m in window if m.role == "user" and m.user_id == user_id]
     return tuple(own[-CONVERSATION_MESSAGES:])
 
 

@@ -12,7 +12,8 @@ The passes, filling `limit` places:
      recent conversation's best memories (its own cosines) take up to `conversation_slots` of
      these places, the last ones, when the message did not already recall them; then, when
      every candidate has a vector, the message's cosine top `limit` not yet chosen takes the
-     places past recall's (`spare`);
+     places past recall's (`spare`); when the message names a time (`window`), memories said
+     in it take up to `time_slots` of recall's places, after the message's best;
   4. a quota per kind (the kind's total in the selection, counting earlier passes);
   5. fallback: what remains, by rank (pinned, story-specific, kind, confidence, recency).
 Rules never compete: every rule comes back with Reason.RULE, outside the limit.
@@ -48,6 +49,11 @@ SEMANTIC_SLOTS = 16
 # 1 changed no row with an unrelated conversation; 2 and 3 cost MiniLM 2 points at 234 memories
 # (bench/conversations.py, bench/results/recall-changes.md).
 CONVERSATION_SLOTS = 1
+
+# Places of recall that memories said in the time the message names may take ("what did I say
+# yesterday?"): a quarter of SEMANTIC_SLOTS, so the message's own best recall keeps three
+# quarters. Not read off a measurement: no corpus of questions about a time exists yet.
+TIME_SLOTS = 4
 
 # Cosine from which a memory is eligible for the semantic pass, read on the original deployment's
 # model. It must be read again for another model (see memory.recall.semantic).
@@ -227,6 +233,8 @@ def select(
     conversation_slots: int = CONVERSATION_SLOTS,
     spare: int = 0,
     decisive: Collection[int] | None = None,
+    window: tuple[float, float] | None = None,
+    time_slots: int = TIME_SLOTS,
 ) -> list[Selected]:
     """Return the rules, then up to `limit` memories, each with the reason it was selected.
 
@@ -236,7 +244,10 @@ def select(
     the recent conversation's query to their cosine with it (served as Reason.CONVERSATION, with
     that cosine). `spare`: places past recall's that the message's cosine top `limit` may take
     (see spare_places). `decisive`: the keyword hits that may displace the message's cosine top
-    `limit` (None: all of them; see recall.DECISIVE_DF). `memories` may be a prebuilt RankedPool.
+    `limit` (None: all of them; see recall.DECISIVE_DF). `window`: the [start, end) the message
+    names, if any; memories created in it take up to `time_slots` of recall's places (served
+    as Reason.TIME, those the message recalls first, then the latest said). `memories` may be a
+    prebuilt RankedPool.
     """
     pool = memories if isinstance(memories, RankedPool) else RankedPool.build(memories)
     rules = [Selected(m, Reason.RULE) for m in pool.rules]
@@ -289,6 +300,8 @@ def select(
     # conversation's best memories take the last places the message's recall would have held.
     said = sorted(heard, key=lambda i: (-heard[i], pool.position[i]))
     kept_for_conversation = max(0, min(conversation_slots, semantic_slots, len(said)))
+    in_window = _said_in(pool, window, scores)
+    kept_for_time = max(0, min(time_slots, semantic_slots - kept_for_conversation, len(in_window)))
     from_message = iter(recalled)
     taken = 0
 
@@ -302,7 +315,14 @@ def select(
                 add(memory, Reason.SEMANTIC)
                 taken += 1
 
-    recall_until(semantic_slots - kept_for_conversation)
+    recall_until(semantic_slots - kept_for_conversation - kept_for_time)
+    time_taken = 0
+    for memory in in_window:
+        if time_taken >= kept_for_time or room() <= 0:
+            break
+        if memory.id not in chosen:
+            add(memory, Reason.TIME)
+            time_taken += 1
     heard_taken = 0
     for memory_id in said:
         if heard_taken >= kept_for_conversation or room() <= 0:
@@ -310,7 +330,7 @@ def select(
         if memory_id not in chosen:
             add(pool.ordered[pool.position[memory_id]], Reason.CONVERSATION)
             heard_taken += 1
-    recall_until(semantic_slots - heard_taken)
+    recall_until(semantic_slots - heard_taken - time_taken)
 
     # Pass 3b: what plain cosine would serve in `limit` places takes the spare places.
     if spare > 0:
@@ -341,6 +361,26 @@ def select(
             add(memory, Reason.FALLBACK)
 
     return rules + list(chosen.values())
+
+
+def _said_in(
+    pool: RankedPool, window: tuple[float, float] | None, scores: Mapping[int, float]
+) -> list[Memory]:
+    """The candidates created in `window` (none without one): those the message recalls by
+    meaning first, best first, then the latest said."""
+    if window is None:
+        return []
+    start, end = window
+    inside = [m for m in pool.ordered if start <= _finite(m.created_at) < end]
+    return sorted(
+        inside,
+        key=lambda m: (
+            m.id not in scores,
+            -scores.get(m.id, 0.0),
+            -_finite(m.created_at),
+            pool.position[m.id],
+        ),
+    )
 
 
 def _fused_order(

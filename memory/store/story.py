@@ -113,20 +113,3 @@ async def position_drops(store: Store, story_id: int) -> list[PositionDrop]:
         (story_id, HISTORY_SHOWN),
     )
     return [PositionDrop(int(r[0]), str(r[1]), str(r[2]), int(r[3]), float(r[4])) for r in rows]
-
-
-async def position_speakers(store: Store, story_id: int) -> dict[int, tuple[str, ...]]:
-    """Per position of the story, the people whose messages formed or moved it (known ones)."""
-    rows = await store.fetchall(
-        "SELECT s.position_id, (SELECT author_name FROM messages WHERE story_id = p.story_id"
-        " AND user_id = s.user_id ORDER BY id DESC LIMIT 1) FROM position_sources s"
-        " JOIN positions p ON p.id = s.position_id"
-        " WHERE p.story_id = ? AND s.user_id IS NOT NULL ORDER BY s.position_id, s.exchange_id",
-        (story_id,),
-    )
-    found: dict[int, list[str]] = {}
-    for r in rows:
-        names = found.setdefault(int(r[0]), [])
-        if r[1] is not None and str(r[1]) not in names:
-            names.append(str(r[1]))
-    return {k: tuple(v) for k, v in found.items()}

@@ -14,7 +14,6 @@ the user's store generation: the next turn's matrix fetches the new vectors (sem
 from __future__ import annotations
 
 import asyncio
-import datetime
 import functools
 import hashlib
 import logging
@@ -23,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from memory.backends.chat import Embedder
 from memory.errors import BackendError
@@ -33,7 +31,7 @@ from memory.vectors.prefixes import prefixes_of
 
 log = logging.getLogger(__name__)
 
-# As on the original deployment: the background loop passes every 45 s.
+# As on the original deployment: the background loop passes every 45 s (memory.jobs).
 REINDEX_INTERVAL = 45.0
 BATCH_SIZE = 32
 BATCH_DEADLINE = 120.0
@@ -172,21 +170,3 @@ class Indexer:
 
 def _stale_ids(page: list[tuple[int, str, str | None]], model: str, prefix: str) -> list[int]:
     return [i for i, text, have in page if have != vector_hash(model, text, prefix)]
-
-
-def start_scheduler(indexer: Indexer, *, interval: float = REINDEX_INTERVAL) -> AsyncIOScheduler:
-    """Start the re-indexing job in the running event loop; the caller shuts it down."""
-    scheduler = AsyncIOScheduler()
-    scheduler.add_job(
-        indexer.run_once,
-        "interval",
-        seconds=interval,
-        id="reindex",
-        max_instances=1,
-        coalesce=True,
-        # A sleeping laptop or a long batch must not make runs pile up or be skipped silently.
-        misfire_grace_time=int(max(60, interval * 10)),
-        next_run_time=datetime.datetime.now(datetime.UTC),  # a first pass at start-up
-    )
-    scheduler.start()
-    return scheduler

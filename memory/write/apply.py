@@ -12,11 +12,13 @@ import logging
 import random
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import tzinfo
 from typing import TypeVar
 
+from memory.lexicon.dates import Span, annotate, machine_zone
 from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
-from memory.store import applied, counters, erasure, memories, outbox, provenance, timings
+from memory.store import applied, counters, dates, erasure, memories, outbox, provenance, timings
 from memory.store.db import Store, Tx
 from memory.store.generations import GenerationMoved
 from memory.write.dedup import Action
@@ -85,6 +87,7 @@ async def apply_reflection(
     lease: outbox.Lease | None = None,
     builder: IndexBuilder | None = None,
     shown: provenance.Shown | None = None,
+    zone: tzinfo | None = None,
 ) -> WriteReport:
     """Apply a parsed reflection for one exchange in one transaction; idempotent per exchange.
 
@@ -93,7 +96,8 @@ async def apply_reflection(
     transaction first checks that the lease still holds the row (else writes nothing but a
     counter: a stale result) and then marks it done. `shown`: the story's notes its prompt held,
     recorded with it (so that forgetting them reaches what it made); ShownErased, with nothing
-    written, when an erasure took part of them out since.
+    written, when an erasure took part of them out since. `zone`: the time zone the exchange's
+    relative dates are read in (None: the machine's).
     """
 
     screening = screen(
@@ -123,11 +127,14 @@ async def apply_reflection(
             )
         outcomes = [Outcome("rejected", reason) for _, reason in screening.rejected]
         touched: list[Memory] = []
-        for candidate in screening.kept:
+        said_at = await outbox.queued_at(tx, exchange.exchange_id) or now
+        for kept in screening.kept:
+            candidate, spans = dated(kept, said_at, zone)
             outcome, memory = await merge_candidate(
                 tx, index, candidate, exchange_id=exchange.exchange_id, user_id=exchange.user_id,
                 story_id=exchange.story_id, origin=exchange.origin, now=now,
             )  # fmt: skip
+            await record_dates(tx, outcome, memory, spans)
             outcomes.append(outcome)
             touched.append(memory)
         amounts: Counter[str] = Counter()
@@ -326,6 +333,25 @@ async def _apply_story_notes(
     )
     amounts.update(await apply_deltas(tx, story, reflection.state, now=now, source=source))
     return amounts
+
+
+def dated(
+    candidate: Candidate, said_at: float, zone: tzinfo | None
+) -> tuple[Candidate, tuple[Span, ...]]:
+    """The candidate with the date of each relative date it names written after it, said at
+    `said_at` (the exchange was queued then) in `zone` (None: the machine's), and those dates.
+
+    The date goes into the text, in parentheses, rather than replacing the words: the person's
+    own words stay readable, the date is shown wherever the text is (the prompt, /memories, an
+    export), and the dedup compares it (memory.write.dedup.carriers)."""
+    text, spans = annotate(candidate.text, said_at, zone or machine_zone(said_at))
+    return (replace(candidate, text=text) if spans else candidate), spans
+
+
+async def record_dates(tx: Tx, outcome: Outcome, memory: Memory, spans: tuple[Span, ...]) -> None:
+    """Record the days a created or rewritten memory means (an absorbed one keeps its own)."""
+    if outcome.action != Action.ABSORB.value:
+        await dates.record(tx, memory.id, [(s.first, s.last) for s in spans])
 
 
 async def merge_candidate(

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memory import lexicon
+from memory.lexicon.dates import dated_phrases
 from memory.model import Memory
 from memory.text import clauses, clean, content_words, fold, is_negated, words
 
@@ -56,13 +57,19 @@ _NAME = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![\w'-])[A-ZÀ-ÖØ-Þ][\w'-]*")
 # ("Emma just started school" / "Ella just started school") compare as if they had no name.
 _OPENER = re.compile(r"(?:^|(?<=[.!?:]\s))[A-ZÀ-ÖØ-Þ][\w'-]*")
 NAME_PREFIX = "name:"
+DATE_PREFIX = "date:"
 _POLARITY = "¬"
 
 
 def carriers(text: str) -> frozenset[str]:
-    """Return the tokens that are often the fact itself: numbers, days, months, times, amounts."""
+    """Return the tokens that are often the fact itself: numbers, days, months, times, amounts.
+
+    A relative date the write path resolved ("demain (2026-12-08)", "Tuesday (2026-12-08)")
+    carries its date, not its words: "demain" said on a Monday and "mardi" said that Monday are
+    the same day, "demain" said on two days are two."""
+    text, dated = _undated(text)
     folded = fold(text)
-    found: set[str] = set(_RELATIVE.findall(folded))
+    found: set[str] = set(_RELATIVE.findall(folded)) | dated
     for token in words(text):
         if token[0].isdigit() or token in _WORD_CARRIERS:
             found.add(token)
@@ -88,10 +95,23 @@ def _names(found: Iterable[str]) -> set[str]:
     }
 
 
+def _undated(text: str) -> tuple[str, set[str]]:
+    """`text` without its resolved date phrases (each with its date), and those dates."""
+    phrases = dated_phrases(text)
+    if not phrases:
+        return text, set()
+    kept, at = [], 0
+    for start, end, _ in phrases:
+        kept.append(text[at:start])
+        at = end
+    kept.append(text[at:])
+    return " ".join(kept), {DATE_PREFIX + label for _, _, label in phrases}
+
+
 def openers(text: str) -> frozenset[str]:
     """Return the capitalised words that open a sentence, as `carriers` writes names: each is a
     name only if the other text of a pair has it inside a sentence (see `same_carriers`)."""
-    return frozenset(_names(_OPENER.findall(clean(text))))
+    return frozenset(_names(_OPENER.findall(clean(_undated(text)[0]))))
 
 
 def same_carriers(

@@ -29,12 +29,13 @@ import os
 import socket
 import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, tzinfo
+from datetime import tzinfo
 from secrets import token_hex
 
 from memory.backends.chat import ChatBackend
 from memory.backends.redact import NO_SECRETS, Secrets
 from memory.errors import BackendError, StoreError, unexpected
+from memory.lexicon.dates import machine_zone
 from memory.recall.cache import CacheBudget
 from memory.store import counters, history, outbox, provenance
 from memory.store.db import Store, Tx
@@ -70,10 +71,12 @@ class ReflectionWorker:
         name: str | None = None,
         caches: CacheBudget | None = None,
         secrets: Secrets = NO_SECRETS,
-        zone: tzinfo = UTC,
+        zone: tzinfo | None = None,
     ) -> None:
         self.store = store
-        self.zone = zone  # the character's: the exchange's date and time are said in it
+        # The character's time zone (None: the machine's): relative dates are read in it (see
+        # apply.dated), and the reflection is told its exchange's date and time in it.
+        self.zone = zone
         self.chat = chat
         self.character_name = character_name
         self.deadline = deadline
@@ -183,6 +186,7 @@ class ReflectionWorker:
                 said_at, tuple(a.id for a in held), tuple(p.id for p in positions)
             )
             written = await history.by_source(self.store, exchange.exchange_id)
+            at = written.created_at if written is not None else self.clock()
             messages = reflection.build_messages(
                 user_name=exchange.user_name,
                 character_name=self.character_name,
@@ -191,8 +195,8 @@ class ReflectionWorker:
                 previous_summary=said,
                 anchors=[(a.id, a.text) for a in held],
                 positions=[(p.topic, p.idea) for p in positions],
-                said_at=written.created_at if written is not None else self.clock(),
-                zone=self.zone,
+                said_at=at,
+                zone=self.zone or machine_zone(at),
             )
             result = await self.chat.chat(
                 messages, schema=reflection.json_schema(), deadline=self.deadline
@@ -203,7 +207,7 @@ class ReflectionWorker:
             report = await apply_reflection(
                 self.store, exchange, parsed, character_name=self.character_name,
                 now=self.clock(), indexes=self.indexes, lease=lease, builder=self.builder,
-                shown=shown,
+                shown=shown, zone=self.zone,
             )  # fmt: skip
         except ShownErased:
             # What it was shown changed under it: the row goes back, to be asked again from

@@ -10,6 +10,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.bot.terminal.test_e2e import _chat, _config, _script
 from tests.fakes.ollama import FakeOllama
 
@@ -139,6 +141,7 @@ async def test_export_then_import_moves_a_persons_memories(
     assert out == "Nothing to import: you already have the file's 1 memory as they are.\n"
 
 
+@pytest.mark.slow  # an `echo-bot` process per case: about 10 s
 async def test_import_of_a_file_that_is_not_an_export_is_one_line(
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
@@ -172,6 +175,7 @@ async def test_import_of_a_file_that_is_not_an_export_is_one_line(
     assert not (tmp_path / "echo.sqlite3").exists()
 
 
+@pytest.mark.slow  # an `echo-bot` process per case: about 10 s
 async def test_export_import_and_reindex_answer_in_one_line_and_make_no_database(
     tmp_path: Path, ollama: FakeOllama
 ) -> None:

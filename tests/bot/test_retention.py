@@ -7,11 +7,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
-
 from bot.config import Settings
-from bot.discord.app import add_privacy_jobs
-from bot.runtime import Runtime, open_runtime
+from bot.runtime import Runtime, listed_jobs, open_runtime
 from memory.model import CondensedHistory, Exchange
 from memory.store import context, history, outbox
 from memory.store.db import Store, Tx
@@ -40,10 +37,8 @@ def _settings(
 
 
 async def _run_job(runtime: Runtime, job_id: str) -> None:
-    scheduler = AsyncIOScheduler()
-    add_privacy_jobs(scheduler, runtime)
-    [job] = [j for j in scheduler.get_jobs() if j.id == job_id]
-    await job.func()
+    [job] = [j for j in listed_jobs(runtime) if j.name == job_id]
+    await job.run()
 
 
 async def _reflection(store: Store, exchange: Exchange, *, age: float, done: bool) -> None:

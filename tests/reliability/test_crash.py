@@ -12,6 +12,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+# Tens of seconds of kills and restarts: `make test-quick` leaves it out.
+pytestmark = pytest.mark.slow
+
 KILLS = 500 if os.environ.get("ECHO_LONG_TESTS") else 50
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from memory import manage
 from memory.backends.chat import OllamaChat
@@ -23,6 +24,9 @@ from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
 from tests.fakes.canary import stored
 from tests.fakes.ollama import FakeOllama
+
+# Half a minute of faults and retries in all: `make test-quick` leaves it out.
+pytestmark = pytest.mark.slow
 
 REFLECTION = {"memories": [{"text": "Joue du violoncelle", "kind": "fact", "scope": "global",
                             "confidence": 0.95}], "summary": "s"}  # fmt: skip

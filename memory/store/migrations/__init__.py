@@ -32,6 +32,7 @@ from memory.store.migrations import (
     v20_message_ids,
     v21_reflection_inputs,
     v22_keyword_rules,
+    v23_memory_dates,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -57,6 +58,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (20, v20_message_ids.SQL),
     (21, v21_reflection_inputs.SQL),
     (22, v22_keyword_rules.SQL),
+    (23, v23_memory_dates.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]

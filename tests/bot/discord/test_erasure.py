@@ -16,11 +16,11 @@ from typing import Any
 import asyncpg
 import discord
 import pytest
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from bot.discord.app import EchoBot, add_privacy_jobs
+from bot.discord.app import EchoBot
 from bot.discord.cogs.erasure import ConfirmErasure
 from bot.discord.cogs.memories import ConfirmForget
+from bot.runtime import listed_jobs
 from memory import manage
 from memory.manage import forgetting
 from memory.write import state
@@ -338,10 +338,8 @@ async def test_an_erasure_a_reader_blocks_is_pending_until_the_scheduler_complet
             assert "Erasures pending (bytes still in the database files): 1" in rec.contents()[-1]
             assert await manage.list_memories(echo.runtime.store, ALICE) == []  # gone for Écho
 
-        scheduler = AsyncIOScheduler()
-        add_privacy_jobs(scheduler, echo.runtime)
-        [job] = [j for j in scheduler.get_jobs() if j.id == "erasures"]
-        await job.func()
+        [job] = [j for j in listed_jobs(echo.runtime) if j.name == "erasures"]
+        await job.run()
         assert await _stored(echo, tmp_path, ALICES) == 0
         await _command(echo, "stats", CAROL, permissions=MANAGE_GUILD)
         assert "Erasures pending (bytes still in the database files): 0" in rec.contents()[-1]

@@ -239,7 +239,7 @@ async def test_the_memory_keeps_working_while_discord_is_unreachable(
 ) -> None:
     """An exchange queued before a restart is reflected while every login fails to reach
     Discord; the background work stops before each new login and when the token is refused."""
-    from bot.discord.app import start_background
+    from bot.runtime import start_jobs
     from memory.model import Exchange
     from memory.store import memories, outbox
 
@@ -271,7 +271,7 @@ async def test_the_memory_keeps_working_while_discord_is_unreachable(
                 return None
 
         def background() -> Any:
-            schedulers.append(start_background(runtime))
+            schedulers.append(start_jobs(runtime))
             return schedulers[-1]
 
         with pytest.raises(startup.StartupFault):

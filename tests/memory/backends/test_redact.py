@@ -71,11 +71,23 @@ def test_ordinary_error_texts_are_unchanged() -> None:
         assert redact(text) == text
 
 
-def test_long_hostile_texts_are_redacted_in_linear_time() -> None:
-    started = time.perf_counter()
-    for text in ("a." * 100_000, "a://" * 50_000, "authorization" + " " * 200_000, "@" * 200_000):
+def _cost(text: str) -> float:
+    """The least time of three redactions of `text` (the least is the one load disturbed least)."""
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
         redact(text)
-    assert time.perf_counter() - started < 1.0
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def test_long_hostile_texts_are_redacted_in_linear_time() -> None:
+    """Each hostile text costs about what an ordinary text of its length costs, measured side by
+    side (a backtracking pattern is thousands of times slower at 200,000 characters; an absolute
+    bound failed on a loaded machine)."""
+    ordinary = _cost(("an ordinary error text, " * 9000)[:200_000])
+    for text in ("a." * 100_000, "a://" * 50_000, "authorization" + " " * 200_000, "@" * 200_000):
+        assert _cost(text) < 50 * ordinary + 0.05, text[:20]
 
 
 # Secret values as configured: any printable characters, at least MIN_SECRET_CHARS of them.

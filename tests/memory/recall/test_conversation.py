@@ -14,6 +14,7 @@ import pytest
 from memory.backends.chat import OllamaChat
 from memory.backends.embedders import OllamaEmbedder
 from memory.context.prompt import Character
+from memory.context.story import read_story
 from memory.engine import Engine, Incoming
 from memory.errors import StoreError
 from memory.model import Kind, Reason, Scope
@@ -88,10 +89,11 @@ async def test_the_conversation_query_reads_the_persons_own_last_messages(store:
         return await said(tx, "a5", 1, "the message itself")
 
     before = await store.transact(run)
-    got = await recent_messages(store, story_id=10, user_id=1, before_id=before)
+    story = await read_story(store, 10, before_id=before, history_messages=200)
+    got = recent_messages(story.conversation, 1)
     assert got == ("second of mine", "third of mine", "fourth of mine")
     assert len(got) == CONVERSATION_MESSAGES
-    assert await recent_messages(store, story_id=10, user_id=3, before_id=before) == ()
+    assert recent_messages(story.conversation, 3) == ()
     # The query: the earlier messages, then the message; none without earlier messages.
     assert query_text(got, "now this") == "second of mine\nthird of mine\nfourth of mine\nnow this"
     assert query_text((), "now this") == "" and query_text(("  ",), "now this") == ""

@@ -1,0 +1,176 @@
+"""The memory's background work, listed once: each job, how often it runs, and one way to start
+the set and to stop it. Both front ends (the Discord bot and the interactive terminal chat) call
+`start` and get the same set; nothing else schedules memory work.
+
+    job        runs                                          its effect
+    reflect    at start, then every REFLECT_EVERY (5 s)      the exchanges a busy database refused
+                                                             are written; the due reflections run,
+                                                             retries included
+    reindex    at start, then every [memory]                 memories without a current vector
+               reindex_interval (REINDEX_INTERVAL, 45 s)     get one
+    erasures   at start, then every ERASURE_EVERY (30 s)     the erasures a reader kept pending
+                                                             are finished (the files checkpointed)
+    retention  at start, then every RETENTION_EVERY (1 h)    the [privacy] retention rules
+                                                             (memory.manage.forgetting.tidy)
+    warm-up    once, at start                                the caches of the places active
+                                                             lately, built before they speak
+
+Not here, because they are not periodic memory work: the reflection a front end starts as soon
+as it has replied (it calls `reflect`, or the worker's `reflect_now`, at once); the heartbeat file
+and the event loop's lag monitor, which `bot.runtime.open_runtime` runs for either front end.
+Condensing a story's history is part of its reflection (memory/write/summary.py), and the /stats
+figures are counted when asked.
+
+One difference, by mode rather than by front end: the terminal reading a script (stdin is not a
+terminal) starts none of these. Each of its turns reflects and indexes before the next line is
+read, so what a script leaves behind does not depend on timing. The one-shot commands (`echo-bot
+sync`, export, import, reindex, doctor) start none either: they end as soon as they are done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import functools
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from memory.engine import Engine
+from memory.errors import unexpected
+from memory.manage import forgetting
+from memory.vectors.indexer import Indexer
+from memory.write.worker import ReflectionWorker
+
+log = logging.getLogger(__name__)
+
+# How often the outbox is looked at (a turn also wakes the worker at once).
+REFLECT_EVERY = 5.0
+# How often an erasure a reader kept pending is tried again, and the retention rules applied.
+ERASURE_EVERY = 30.0
+RETENTION_EVERY = 3600.0
+
+
+@dataclass(frozen=True)
+class Job:
+    """One piece of background work: its name, seconds between runs (None: once, at start),
+    and what a run does."""
+
+    name: str
+    every: float | None
+    run: Callable[[], Awaitable[object]]
+
+
+async def reflect(engine: Engine, worker: ReflectionWorker) -> None:
+    """Write what a busy database refused, then reflect on the queued exchanges. Never raises:
+    a turn starts it as a task of its own, whose error would print the exception's message."""
+    try:
+        await engine.flush_pending()
+        await worker.run_due()
+    except Exception as exc:
+        log.error("background writes and reflections failed: %s", unexpected(exc))
+
+
+def listed(
+    engine: Engine,
+    worker: ReflectionWorker,
+    indexer: Indexer,
+    *,
+    reindex_every: float,
+    history_days: float,
+) -> tuple[Job, ...]:
+    """Every background job, as the module's docstring lists them."""
+    store = engine.store
+    return (
+        Job("reflect", REFLECT_EVERY, functools.partial(reflect, engine, worker)),
+        Job("reindex", reindex_every, indexer.run_once),
+        Job("erasures", ERASURE_EVERY, functools.partial(forgetting.settle_pending, store)),
+        Job(
+            "retention",
+            RETENTION_EVERY,
+            functools.partial(forgetting.tidy, store, history_days=history_days),
+        ),
+        Job("warm-up", None, engine.warm_up),
+    )
+
+
+class Background:
+    """Jobs running in this event loop: each one run at a time, a first run at start, runs
+    missed while the machine slept made up once (not piled up, not skipped)."""
+
+    def __init__(self, jobs: Sequence[Job]) -> None:
+        self.jobs = tuple(jobs)
+        self._scheduler = AsyncIOScheduler()
+        # The runs under way, and APScheduler's tasks waiting for them: `stop` waits for both.
+        self._runs: set[asyncio.Task[None]] = set()
+        self._waiting: set[asyncio.Task[Any]] = set()
+        self._stopping = False
+        now = datetime.datetime.now(datetime.UTC)
+        for job in self.jobs:
+            timing: dict[str, Any] = (
+                {"trigger": "date", "run_date": now}
+                if job.every is None
+                else {"trigger": "interval", "seconds": job.every, "next_run_time": now}
+            )
+            self._scheduler.add_job(
+                self._run, args=[job], id=job.name, max_instances=1, coalesce=True,
+                misfire_grace_time=None, **timing,
+            )  # fmt: skip
+
+    @property
+    def running(self) -> bool:
+        return self._scheduler.running and not self._stopping
+
+    def start(self) -> None:
+        """Start the jobs in the running event loop."""
+        self._scheduler.start()
+
+    async def stop(self) -> None:
+        """Start no run any more, cancel the runs under way and wait until they have ended: a
+        reflection cut short has given its outbox row back (memory.write.worker), the
+        re-indexing its turn (Store.exclusive)."""
+        self._stopping = True
+        if not self._scheduler.running:
+            return
+        # Paused first, and its last tasks let start: APScheduler's shutdown cancels the tasks
+        # it made, and one cancelled before it began is logged as an error with a traceback.
+        self._scheduler.pause()
+        await asyncio.sleep(0)
+        for task in self._runs:
+            task.cancel()
+        await asyncio.gather(*self._runs, *self._waiting, return_exceptions=True)
+        if self._scheduler.running:  # not already shut down by a `stop` at the same time
+            self._scheduler.shutdown(wait=False)
+
+    async def _run(self, job: Job) -> None:
+        if self._stopping:
+            return
+        run = asyncio.create_task(self._guarded(job), name=f"job {job.name}")
+        self._runs.add(run)
+        run.add_done_callback(self._runs.discard)
+        waiting = asyncio.current_task()
+        if waiting is not None:
+            self._waiting.add(waiting)
+            waiting.add_done_callback(self._waiting.discard)
+        # APScheduler cancels its task at shutdown; the run itself is `stop`'s to end, and a
+        # cancelled run is no error for APScheduler to log with a traceback.
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(run)
+
+    async def _guarded(self, job: Job) -> None:
+        try:
+            await job.run()
+        except Exception as exc:  # APScheduler's own log line would print the message
+            log.error("background job %s failed: %s", job.name, unexpected(exc))
+
+
+def start(jobs: Sequence[Job]) -> Background:
+    """Start these jobs (`listed`: all of them) in the running event loop; the caller ends them
+    with `stop`."""
+    background = Background(jobs)
+    background.start()
+    return background
