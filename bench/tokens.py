@@ -8,7 +8,8 @@ conversation of 300 prompts, growing and shrinking, switches language every 50 p
 prompt is planned with the estimator as it stands (overflow = the real count is above the
 planned one), then the real count is reported to it, as a backend would.
 
-Baseline in the same run: characters / 4, the usual rule of thumb, never calibrated.
+Baseline in the same run: characters / 4, the usual rule of thumb, never calibrated. Then what
+the dates cost: the same prompts built without them, counted by the same tokenizers.
 Run: make bench-tokens
 """
 
@@ -19,9 +20,13 @@ import math
 import random
 import statistics
 import subprocess
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from bench.corpus import CORPORA, distractors
+from memory.context.builder import ContextConfig
 from memory.context.prompt import (
     Character,
     history_blocks,
@@ -31,12 +36,20 @@ from memory.context.prompt import (
     render,
 )
 from memory.context.tokens import Estimator, raw_messages
+from memory.context.when import gap_line
 from memory.model import Kind, Memory, Reason, Scope, Selected
 from memory.store.history import HistoryMessage
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results" / "tokens.md"
 PROMPTS = 300
+# The prompts are built on this day, in this zone; memories were said on average MEMORY_DAYS
+# before (exponentially), and one message in SILENCES comes a day or more after the one before.
+NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC).timestamp()
+ZONE = ZoneInfo("Europe/Paris")
+DAY = 86_400.0
+MEMORY_DAYS = 30.0
+SILENCES = 0.03
 SWITCH_EVERY = 50
 # Chat-template tokens the real count adds around the texts: Llama 3 wraps each message in
 # <|start_header_id|>role<|end_header_id|>\n\n … <|eot_id|> (5) plus <|begin_of_text|> and the
@@ -57,7 +70,11 @@ def sentences(language: str) -> list[str]:
     return [*corpus.references, *(q for q, _ in corpus.queries), *distractors(corpus, 400, 1)]
 
 
-def prompt(rng: random.Random, language: str, size: int) -> list[dict[str, str]]:
+def prompt(
+    rng: random.Random, language: str, size: int
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """One prompt as the product builds it (the day, each memory's date, the silences in the
+    history marked), and the same prompt without any of the dates."""
     pool = sentences(language)
     persona = (
         "Tu es Écho, une confidente attentive."
@@ -66,21 +83,36 @@ def prompt(rng: random.Random, language: str, size: int) -> list[dict[str, str]]
     )
     selected = [
         Selected(Memory(id=i, user_id=1, text=rng.choice(pool), kind=Kind.FACT,
-                        scope=Scope.GLOBAL), Reason.GLOBAL)
+                        scope=Scope.GLOBAL,
+                        created_at=NOW - rng.expovariate(1 / MEMORY_DAYS) * DAY), Reason.GLOBAL)
         for i in range(rng.randint(0, 24))
     ]  # fmt: skip
     history = []
+    at = NOW - rng.uniform(0, 2 * DAY)
     for i in range(size):
         text = rng.choice(DISCORD_LINES) if rng.random() < 0.15 else rng.choice(pool)
         role = "user" if i % 2 == 0 else "assistant"
-        history.append(HistoryMessage(i + 1, role, "Marie" if role == "user" else "Écho", text))
-    blocks = [
-        *persona_blocks(Character("Écho", persona), selected),
+        name = "Marie" if role == "user" else "Écho"
+        history.append(HistoryMessage(i + 1, role, name, text, created_at=at))
+        at -= rng.uniform(1, 10) * DAY if rng.random() < SILENCES else rng.uniform(10, 300)
+    history.reverse()
+    history = [replace(m, id=i + 1) for i, m in enumerate(history)]
+    said = rng.choice(pool)
+    character = Character("Écho", persona, zone=ZONE)
+    dated = [
+        *persona_blocks(character, selected, now=NOW),
+        *memory_blocks(selected, {}, now=NOW, zone=ZONE),
+        *history_blocks(history, zone=ZONE),
+        input_block("Marie", said, gap=gap_line(history[-1].created_at, NOW, ZONE)
+                    if history else ""),
+    ]  # fmt: skip
+    undated = [
+        *persona_blocks(character, selected),
         *memory_blocks(selected, {}),
-        *history_blocks(history),
-        input_block("Marie", rng.choice(pool)),
+        *history_blocks([replace(m, created_at=0.0) for m in history]),
+        input_block("Marie", said),
     ]
-    return render(blocks, user_name="Marie")
+    return render(dated, user_name="Marie"), render(undated, user_name="Marie")
 
 
 def real_counts(prompts: list[list[dict[str, str]]]) -> dict[str, list[int]]:
@@ -128,13 +160,62 @@ def chars_over_four(prompts: list[list[dict[str, str]]], real: list[int]) -> dic
     }
 
 
+def dates_cost(
+    prompts: list[list[dict[str, str]]], undated: list[list[dict[str, str]]]
+) -> list[str]:
+    """What the dates add to the prompts, in real tokens: per prompt, per memory line, and the
+    day's line and the silences' lines together."""
+    with_dates, without = real_counts(prompts), real_counts(undated)
+    memories = [sum(m["content"].count("\n- (") for m in p) for p in prompts]
+    gaps = [sum(m["content"].count(" later, ") for m in p) for p in prompts]
+    lines = [
+        "",
+        "## What the dates cost",
+        "",
+        f"The same {PROMPTS} prompts with and without the dates (the day's line after the "
+        "persona, each memory's date, the silences of a day or more in the history marked: "
+        f"{sum(gaps)} marks in all, {statistics.mean(gaps):.2f} per prompt; "
+        f"{statistics.mean(memories):.1f} memories per prompt, said up to months before).",
+        "",
+        "| tokenizer | tokens per prompt without → with (mean) | added per prompt (mean, max) "
+        "| share of the prompt | per memory line |",
+        "|---|---|---|---|---|",
+    ]
+    for name in with_dates:
+        a, b = with_dates[name], without[name]
+        added = [x - y for x, y in zip(a, b, strict=True)]
+        # The day's line (and the gap marks) without memories: what a memory adds is the rest.
+        bare = [d for d, n in zip(added, memories, strict=True) if n == 0]
+        fixed = statistics.mean(bare) if bare else 0.0
+        per_memory = statistics.mean(
+            (d - fixed) / n for d, n in zip(added, memories, strict=True) if n
+        )
+        lines.append(
+            f"| {name} | {statistics.mean(b):,.0f} → {statistics.mean(a):,.0f} | "
+            f"+{statistics.mean(added):.1f} (max +{max(added)}) | "
+            f"{statistics.mean(x / y - 1 for x, y in zip(a, b, strict=True)):+.1%} | "
+            f"≈{per_memory:.1f} |"
+        )
+    budget = ContextConfig().budget.prompt
+    added = statistics.mean(
+        x - y for x, y in zip(with_dates["llama3"], without["llama3"], strict=True)
+    )
+    lines.append(
+        f"\nWith Llama 3, the dates take {added / budget:.1%} of the default prompt budget "
+        f"({budget:,} tokens of an 8,192 context)."
+    )
+    return lines
+
+
 def main() -> None:
     rng = random.Random(7)
-    prompts, languages = [], []
+    prompts, undated, languages = [], [], []
     for index in range(PROMPTS):
         language = ("fr", "en")[(index // SWITCH_EVERY) % 2]
         size = int(40 + 35 * math.sin(index / 9))  # the history grows and shrinks
-        prompts.append(prompt(rng, language, size))
+        dated, bare = prompt(rng, language, size)
+        prompts.append(dated)
+        undated.append(bare)
         languages.append(language)
     real = real_counts(prompts)
     lines = [
@@ -165,6 +246,7 @@ def main() -> None:
             ratios = [counts[i] / raw_messages(prompts[i]) for i in chosen]
             parts.append(f"{name} {statistics.mean(ratios):.3f}")
         lines.append(f"\nreal / heuristic, {language} prompts only: " + ", ".join(parts))
+    lines += dates_cost(prompts, undated)
     RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
 

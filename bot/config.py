@@ -13,14 +13,17 @@ file for a value the environment gave. A key that moved names its new place.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast, get_origin
 from urllib.parse import unquote, urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
     AfterValidator,
@@ -127,6 +130,42 @@ class CharacterSettings(_Section):
     rules: list[str] = Field(default_factory=list)
     # A Character Card (V2/V3, .json or .png): it supplies what this section leaves unset.
     card: Path | None = None
+    # Where the character lives (an IANA name): the day and time its prompt says, the dates
+    # of memories. Unset: the machine's zone.
+    timezone: str | None = Field(None, min_length=1, max_length=64)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(
+                    f"no time zone named {value!r} (an IANA name, like Europe/Paris or "
+                    "America/New_York)"
+                ) from None
+        return value
+
+    def zone(self) -> tzinfo:
+        """The character's time zone: the one named, else the machine's."""
+        return ZoneInfo(self.timezone) if self.timezone else local_zone()
+
+
+def local_zone() -> tzinfo:
+    """The machine's time zone: TZ, else /etc/localtime (with its name when it links into a
+    zoneinfo folder), else the fixed offset the C library reports now."""
+    name = os.environ.get("TZ", "").removeprefix(":")
+    if name:
+        with contextlib.suppress(ZoneInfoNotFoundError, ValueError):
+            return ZoneInfo(name)
+    target = os.path.realpath("/etc/localtime")
+    if "zoneinfo/" in target:
+        with contextlib.suppress(ZoneInfoNotFoundError, ValueError):
+            return ZoneInfo(target.rsplit("zoneinfo/", 1)[1])
+    with contextlib.suppress(OSError, ValueError), open("/etc/localtime", "rb") as file:
+        return ZoneInfo.from_file(file)
+    return datetime.now().astimezone().tzinfo or UTC
 
 
 class LLMSettings(_Section):

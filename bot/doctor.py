@@ -33,6 +33,7 @@ from memory import (
     EchoError,
     LanguageReport,
     calibrate,
+    now_line,
     ollama_health,
     open_store,
     save_calibration,
@@ -69,6 +70,7 @@ async def doctor(
         results.append((True, describe_character(settings, card, config_path)))
     except ConfigError as exc:
         results.append((False, f"{exc} → fix or unset [character] card"))
+    results.append((True, _zone_line(settings, config_path)))
     results.append(await _check_database(settings.storage.database, settings))
     llm = settings.llm
     embedding_key = "embedding_base_url" if llm.embedding_base_url else "base_url"
@@ -113,6 +115,15 @@ async def doctor(
         # nor a key a server quoted back.
         print(f"{_MARKS[status]} {secrets.redact(line)}")
     return 0 if all(status is not False for status, _ in results) else 1
+
+
+def _zone_line(settings: Settings, config_path: str) -> str:
+    """The character's time zone, where it came from, and what its prompt says now."""
+    if settings.character.timezone is None:
+        where = "the machine's ([character] timezone unset)"
+    else:
+        where = value_source(settings, config_path, "character", "timezone")
+    return f"time zone from {where}: {now_line(time.time(), settings.character.zone())}"
 
 
 async def _check_database(path: Path | str, settings: Settings) -> tuple[bool | None, str]:

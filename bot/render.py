@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import tzinfo
 
 from bot.plain import in_terminal, theirs
 from memory import (
@@ -28,8 +30,9 @@ from memory import (
     Status,
     Turn,
     redact,
+    said_on,
 )
-from memory.manage import ServerStats, Stats
+from memory.manage import Learned, ServerStats, Stats
 from memory.manage.privacy import served_where
 from memory.manage.story import Positions, Summary
 from memory.manage.versions import Chain
@@ -124,17 +127,43 @@ def split_message(text: str, limit: int = DISCORD_LIMIT) -> list[str]:
     return chunks
 
 
+@dataclass(frozen=True, slots=True)
+class Told:
+    """When and where the memories of a list were learned, dated from `now` in the character's
+    `zone`; on Discord, with a link to the message each came from while it is stored."""
+
+    now: float
+    zone: tzinfo
+    learned: Mapping[int, Learned]
+
+    def of(self, memory: Memory) -> str:
+        learned = self.learned.get(memory.id, Learned(memory.created_at))
+        when = said_on(learned.at, self.now, self.zone)
+        url = None if in_terminal() else jump_url(learned)
+        return (f" · said {when}" if when else "") + (f" · [message]({url})" if url else "")
+
+
+def jump_url(learned: Learned) -> str | None:
+    """The Discord link to the stored message a memory was learned from, if it is one."""
+    kind, _, message_id = learned.source_id.partition(":")
+    if kind != "discord" or not message_id.isdigit() or not learned.story_id:
+        return None
+    place = "@me" if learned.origin == DM_ORIGIN else learned.origin
+    return f"https://discord.com/channels/{place}/{learned.story_id}/{message_id}"
+
+
 def memory_line(
     memory: Memory,
     *,
     score: float | None = None,
     matched: Sequence[str] = (),
     everywhere: bool | None = None,
+    told: Told | None = None,
     replaced: Mapping[int, float] | None = None,
 ) -> str:
     """One memory on one line: id, kind, scope, pin, why recalled, counters, where it can be
-    used (when the person's privacy choice is given), text; and, from `replaced` (memory id ->
-    when its last earlier version ended), that it replaces one."""
+    used (when the person's privacy choice is given), when it was said (`told`), text; and, from
+    `replaced` (memory id -> when its last earlier version ended), that it replaces one."""
     flags = " 📌" if memory.pinned else ""
     if everywhere is not None:
         where = _where_in_terminal if in_terminal() else served_where
@@ -143,9 +172,10 @@ def memory_line(
     if matched:
         cosine += " · words: " + ", ".join(matched)
     counts = f"{memory.candidate_count}/{memory.served_count}/{memory.semantic_count}"
+    said = told.of(memory) if told is not None else ""
     return (
         f"`#{memory.id}` {memory.kind.value}·{memory.scope.value}{flags}{cosine}"
-        f" · c/s/sem {counts} — {defang(memory.text)}{_replaces(memory.id, replaced)}"
+        f" · c/s/sem {counts}{said} — {defang(memory.text)}{_replaces(memory.id, replaced)}"
     )
 
 
@@ -199,6 +229,7 @@ def render_why(
     turn: Turn | None,
     *,
     everywhere: bool | None = None,
+    told: Told | None = None,
     replaced: Mapping[int, float] | None = None,
 ) -> str:
     """The memories used for a turn, grouped by the reason they were selected."""
@@ -222,6 +253,7 @@ def render_why(
                     score=s.score,
                     matched=s.matched,
                     everywhere=everywhere,
+                    told=told,
                     replaced=replaced,
                 )
                 for s in group
@@ -251,13 +283,17 @@ def render_memories(
     pages: int,
     total: int,
     everywhere: bool | None = None,
+    told: Told | None = None,
     replaced: Mapping[int, float] | None = None,
 ) -> str:
-    """One page of a person's memories, with where each can be used."""
+    """One page of a person's memories, with where each can be used and when it was said."""
     if not total:
         return "No memories here."
     head = f"Your memories — page {page_index + 1}/{pages} ({total} in all)"
-    lines = [head, *(memory_line(m, everywhere=everywhere, replaced=replaced) for m in page)]
+    lines = [
+        head,
+        *(memory_line(m, everywhere=everywhere, told=told, replaced=replaced) for m in page),
+    ]
     return "\n".join([*lines, f"{COUNTS_LEGEND}."])
 
 

@@ -163,13 +163,13 @@ def character(settings: Settings, card: Card | None = None) -> Character:
     silent (the section wins where both say something)."""
     c = settings.character
     if card is None:
-        return Character(name=c.name, persona=c.persona, rules=tuple(c.rules))
+        return Character(name=c.name, persona=c.persona, rules=tuple(c.rules), zone=c.zone())
     given = c.model_fields_set
     return Character(
         name=c.name if "name" in given else card.name,
         persona=c.persona if "persona" in given else card.persona,
         rules=tuple(c.rules), system=card.system, post_history=card.post_history,
-        examples=card.examples, greetings=card.greetings,
+        examples=card.examples, greetings=card.greetings, zone=c.zone(),
     )  # fmt: skip
 
 
@@ -259,6 +259,8 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             context=context_config(settings, card),
             strategies=registry,
             loop_lag=loop_lag,
+            # [character] timezone: where "yesterday" is read, the prompt's day is said.
+            zone=settings.character.zone(),
         )
         worker = ReflectionWorker(
             store, Deadlined(chat, "reflection_timeout"), character_name=engine.character.name,

@@ -34,6 +34,7 @@ from memory.context.budget import ContextPlan, Decision
 from memory.context.builder import ContextConfig
 from memory.context.prompt import BlockKind, Character
 from memory.context.strategies import Registry, Status, load_registry
+from memory.context.when import now_line, said_on
 from memory.engine import Engine
 from memory.errors import (
     BackendError,
@@ -148,10 +149,12 @@ __all__ = [
     "load_lorebook",
     "load_registry",
     "manage",
+    "now_line",
     "ollama_health",
     "open_store",
     "redact",
     "resolve_prefixes",
+    "said_on",
     "save_calibration",
     "unexpected",
 ]

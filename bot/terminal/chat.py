@@ -16,7 +16,7 @@ import logging
 import shlex
 import sys
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -36,6 +36,7 @@ from memory import (
     Incoming,
     InvalidInput,
     Kind,
+    Memory,
     NotFound,
     Scope,
     StoreError,
@@ -213,9 +214,14 @@ class Terminal:
 
     async def cmd_why(self, arg: str) -> None:
         turn = await manage.why(self.runtime.store, self.user_id, self.story_id)
-        shown = [s.memory.id for s in turn.selected] if turn else []
-        replaced = await versions.replaced_until(self.runtime.store, self.user_id, shown)
-        self.say(render.render_why(turn, everywhere=await self._everywhere(), replaced=replaced))
+        used = [s.memory for s in turn.selected] if turn else []
+        replaced = await versions.replaced_until(
+            self.runtime.store, self.user_id, [m.id for m in used]
+        )
+        told = await self._told(used)
+        self.say(render.render_why(
+            turn, everywhere=await self._everywhere(), told=told, replaced=replaced
+        ))  # fmt: skip
 
     async def cmd_memories(self, arg: str) -> None:
         """/memories [never|TEXT] · /memories history ID (a memory's versions)."""
@@ -237,7 +243,7 @@ class Terminal:
         replaced = await versions.replaced_until(store, self.user_id, [m.id for m in found])
         self.say(render.render_memories(
             found, page_index=0, pages=1, total=len(found), everywhere=await self._everywhere(),
-            replaced=replaced,
+            told=await self._told(found), replaced=replaced,
         ))  # fmt: skip
 
     async def cmd_restore(self, arg: str) -> None:
@@ -254,6 +260,11 @@ class Terminal:
         )  # fmt: skip
         self.say(f"#{memory.id} now says: {render.excerpt(memory.text, 80)}"
                  f" (the old wording: /memories history {memory.id})")  # fmt: skip
+
+    async def _told(self, found: Sequence[Memory]) -> render.Told:
+        engine = self.runtime.engine
+        learned = await manage.learned(self.runtime.store, self.user_id, found)
+        return render.Told(engine.clock(), engine.character.zone, learned)
 
     async def _everywhere(self) -> bool:
         default = self.runtime.settings.privacy.memories_served

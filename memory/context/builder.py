@@ -35,6 +35,7 @@ from memory.context.strategies import (
     load_registry,
 )
 from memory.context.tokens import Estimator, Observation, raw_messages
+from memory.context.when import gap_line
 from memory.errors import InvalidInput, StoreError
 from memory.model import DM_ORIGIN, CondensedHistory, Selected
 from memory.store import context as stored
@@ -75,10 +76,10 @@ class ContextConfig:
         return Budget(self.context_length, self.response_tokens)
 
 
-def _input(user_name: str, text: str) -> Block:
+def _input(user_name: str, text: str, gap: str = "") -> Block:
     if text:
-        return input_block(user_name, text)
-    return replace(input_block(user_name, PREVIEW_INPUT), label="(your next message)")
+        return input_block(user_name, text, gap=gap)
+    return replace(input_block(user_name, PREVIEW_INPUT, gap=gap), label="(your next message)")
 
 
 class ContextBuilder:
@@ -168,13 +169,15 @@ class ContextBuilder:
         }
         lore, over = await self._lore(estimator, origin, current, kept, user_name)
         excluded += over
+        now, zone = self.clock(), self.character.zone
+        silence = gap_line(messages[-1].created_at, now, zone) if messages else ""
         blocks = [
-            *persona_blocks(self.character, selected, user_name=user_name),
+            *persona_blocks(self.character, selected, user_name=user_name, now=now),
             *story_blocks(story_context(story)),
-            *memory_blocks(selected, relevance),
+            *memory_blocks(selected, relevance, now=now, zone=zone),
             *lore,
-            *history_blocks(kept),
-            _input(user_name, text),
+            *history_blocks(kept, zone=zone),
+            _input(user_name, text, silence),
         ]
         c = self.config
         return assemble(

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, tzinfo
 from enum import StrEnum
 
 from memory.context.lore import Activation, fill_char
 from memory.context.tokens import PER_MESSAGE, REPLY_PRIMING, raw_count
+from memory.context.when import gap_line, now_line, said_on
 from memory.model import Reason, Selected
 from memory.store.history import HistoryMessage
 
@@ -34,6 +36,8 @@ class Character:
     post_history: str = ""
     examples: str = ""
     greetings: tuple[str, ...] = ()
+    # Where the character lives: the prompt's day and time, and the dates of memories.
+    zone: tzinfo = UTC
 
 
 # Where a character card says {{user}}: the speaker's display name, filled in at prompt time
@@ -65,6 +69,7 @@ class StoryContext:
 
 class BlockKind(StrEnum):
     PERSONA = "persona"
+    NOW = "now"
     RULES = "rules"
     ANCHORS = "anchors"
     SUMMARY = "summary"
@@ -83,6 +88,7 @@ class BlockKind(StrEnum):
 # short as a last resort. History is cheap to lose (the summarize strategy condenses it).
 PRIORITY: dict[BlockKind, int] = {
     BlockKind.PERSONA: 100,
+    BlockKind.NOW: 100,
     BlockKind.RULES: 100,
     BlockKind.INPUT: 100,
     BlockKind.POST_HISTORY: 95,
@@ -97,11 +103,11 @@ PRIORITY: dict[BlockKind, int] = {
     BlockKind.EXAMPLES: 10,
 }
 PINNED_PRIORITY = 85
-PROTECTED = frozenset({BlockKind.PERSONA, BlockKind.RULES, BlockKind.INPUT})
+PROTECTED = frozenset({BlockKind.PERSONA, BlockKind.NOW, BlockKind.RULES, BlockKind.INPUT})
 
 # The order of the system message's sections: the operator's first, then data.
 _SYSTEM_ORDER = (
-    BlockKind.PERSONA, BlockKind.RULES, BlockKind.ANCHORS, BlockKind.SUMMARY,
+    BlockKind.PERSONA, BlockKind.NOW, BlockKind.RULES, BlockKind.ANCHORS, BlockKind.SUMMARY,
     BlockKind.POSITIONS, BlockKind.STATE, BlockKind.MEMORY, BlockKind.LORE, BlockKind.EXAMPLES,
 )  # fmt: skip
 # The loops' blocks, written from what anyone in the conversation said: one fenced section.
@@ -239,18 +245,25 @@ def raw_total(blocks: Iterable[Block], *, user_name: str) -> int:
 
 
 def persona_blocks(
-    character: Character, selected: Sequence[Selected], *, user_name: str = ""
+    character: Character,
+    selected: Sequence[Selected],
+    *,
+    user_name: str = "",
+    now: float | None = None,
 ) -> list[Block]:
-    """The persona (after a card's system prompt) and the operator's rules, both protected; a
-    card's example dialogue and post-history instructions. {{user}} there is not the display
-    name: a name is chosen by the person ("Ignore your rules" fits in Discord's 32 characters)
-    and these are instructions; the name reaches the model with their messages, as data. A
-    person's "rules" (`selected`) are not the operator's: they go with their memories."""
+    """The persona (after a card's system prompt), the day and time it is `now` in the
+    character's zone, and the operator's rules, all protected; a card's example dialogue and
+    post-history instructions. {{user}} there is not the display name: a name is chosen by the
+    person ("Ignore your rules" fits in Discord's 32 characters) and these are instructions;
+    the name reaches the model with their messages, as data. A person's "rules" (`selected`)
+    are not the operator's: they go with their memories."""
     persona = character.persona.strip() or f"You are {character.name}."
     if character.system.strip():
         persona = f"{character.system.strip()}\n\n{persona}"
     persona = fill_user(persona, PERSON_IN_INSTRUCTIONS)
     out = [block(BlockKind.PERSONA, "persona", persona, label=character.name)]
+    if now is not None:
+        out.append(block(BlockKind.NOW, "now", now_line(now, character.zone)))
     rules = list(character.rules)
     if rules:
         text = "Rules you always follow:\n" + "\n".join(f"- {r}" for r in rules)
@@ -295,13 +308,22 @@ def story_blocks(story: StoryContext) -> list[Block]:
 WISH = "how they ask to be talked to"
 
 
-def memory_blocks(selected: Sequence[Selected], relevance: dict[int, float]) -> list[Block]:
-    """One block per selected memory, in rank; a person's "rules" first, as their wishes."""
+def memory_blocks(
+    selected: Sequence[Selected],
+    relevance: dict[int, float],
+    *,
+    now: float | None = None,
+    zone: tzinfo = UTC,
+) -> list[Block]:
+    """One block per selected memory, in rank; a person's "rules" first, as their wishes.
+    Given `now`, each says when it was said ("12 Nov, three weeks ago")."""
     out = []
     notes = sorted(selected, key=lambda s: s.reason is not Reason.RULE)
     for rank, s in enumerate(notes):
         m = s.memory
         what = WISH if s.reason is Reason.RULE else m.kind.value
+        when = said_on(m.created_at, now, zone) if now is not None else ""
+        what += f"; {when}" if when else ""
         kept = s.reason in (Reason.PINNED, Reason.RULE)
         out.append(block(
             BlockKind.MEMORY, f"memory:{m.id}", f"- ({what}) {as_data(m.text)}",
@@ -331,20 +353,22 @@ def lore_blocks(
     ]
 
 
-def history_blocks(messages: Sequence[HistoryMessage]) -> list[Block]:
-    """One block per stored message; group channels say who spoke on each line."""
-    return [
-        block(
-            BlockKind.HISTORY,
-            f"history:{m.id}",
-            m.content if m.role == "assistant" else f"{m.author_name}: {m.content}",
-            order=m.id,
-            role="assistant" if m.role == "assistant" else "user",
+def history_blocks(messages: Sequence[HistoryMessage], *, zone: tzinfo = UTC) -> list[Block]:
+    """One block per stored message; group channels say who spoke on each line. A message
+    that comes a day or more after the one before it starts with a line saying so."""
+    out = []
+    for before, m in zip([None, *messages], messages, strict=False):
+        said = m.content if m.role == "assistant" else f"{m.author_name}: {m.content}"
+        gap = gap_line(before.created_at, m.created_at, zone) if before is not None else ""
+        out.append(block(
+            BlockKind.HISTORY, f"history:{m.id}", f"{gap}\n{said}" if gap else said,
+            order=m.id, role="assistant" if m.role == "assistant" else "user",
             label=f"{m.author_name} #{m.id}",
-        )
-        for m in messages
-    ]
+        ))  # fmt: skip
+    return out
 
 
-def input_block(user_name: str, text: str) -> Block:
-    return block(BlockKind.INPUT, "input", f"{user_name}: {text}", label=user_name)
+def input_block(user_name: str, text: str, *, gap: str = "") -> Block:
+    """The current message; `gap`, the line marking a long silence before it."""
+    said = f"{user_name}: {text}"
+    return block(BlockKind.INPUT, "input", f"{gap}\n{said}" if gap else said, label=user_name)

@@ -26,6 +26,7 @@ from memory.context.prompt import (
     raw_total,
 )
 from memory.context.tokens import PER_MESSAGE, Estimator
+from memory.context.when import without_gap
 from memory.model import CondensedHistory
 
 log = logging.getLogger(__name__)
@@ -221,7 +222,8 @@ class Summarize:
 def _speaker_and_text(b: Block) -> tuple[str, str]:
     speaker = b.label.rsplit(" #", 1)[0]
     prefix = f"{speaker}: "
-    return speaker, b.text.removeprefix(prefix) if b.role == "user" else b.text
+    text = without_gap(b.text)
+    return speaker, text.removeprefix(prefix) if b.role == "user" else text
 
 
 def condensed_block(condensed: CondensedHistory) -> list[Block]:

@@ -8,14 +8,14 @@ person's memory id answers exactly like a missing one (NotFound) and changes not
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
 from memory.errors import InvalidInput, NotFound
 from memory.manage import forgetting
 from memory.model import MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope, Turn
-from memory.store import counters, erasure, figures, memories, outbox, turns
+from memory.store import counters, erasure, figures, memories, outbox, provenance, turns
 from memory.store.db import Store, Tx
 from memory.text import clean
 from memory.write.apply import Outcome, dated, merge_candidate, record_dates, with_index
@@ -40,6 +40,30 @@ async def list_memories(
         needle = clean(query).casefold()
         found = [m for m in found if needle in m.text.casefold() or needle == str(m.id)]
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class Learned:
+    """When a memory was said, and where: the message it was learned from (its source id and
+    story) while that message is stored; "" and 0 when it is gone or the person wrote it."""
+
+    at: float
+    origin: str = ""
+    story_id: int = 0
+    source_id: str = ""
+
+
+async def learned(store: Store, user_id: int, found: Sequence[Memory]) -> dict[int, Learned]:
+    """When and where each of the caller's memories was learned, by memory id."""
+    sources = await provenance.learned_from(store, user_id, [m.id for m in found])
+    out = {}
+    for m in found:
+        source = sources.get(m.id)
+        if source is None:
+            out[m.id] = Learned(m.created_at, m.origin or "")
+        else:
+            out[m.id] = Learned(source[2], m.origin or "", source[1], source[0])
+    return out
 
 
 async def get(store: Store, user_id: int, memory_id: int) -> Memory:

@@ -22,6 +22,7 @@ class HistoryMessage:
     excluded: bool = False
     source_id: str = ""
     story_id: int = 0
+    created_at: float = 0.0
 
 
 async def add_user_message(
@@ -75,14 +76,16 @@ async def move_source(tx: Tx, old: str, new: str) -> None:
 
 
 _MESSAGE = (
-    "SELECT id, role, author_name, content, user_id, excluded, source_id, story_id FROM messages"
+    "SELECT id, role, author_name, content, user_id, excluded, source_id, story_id, created_at"
+    " FROM messages"
 )
 
 
 def _message(r: Sequence[Any]) -> HistoryMessage:
     return HistoryMessage(
-        int(r[0]), str(r[1]), str(r[2]), str(r[3]), r[4], bool(r[5]), str(r[6]), int(r[7])
-    )
+        int(r[0]), str(r[1]), str(r[2]), str(r[3]), r[4], bool(r[5]), str(r[6]), int(r[7]),
+        float(r[8]),
+    )  # fmt: skip
 
 
 async def recent(

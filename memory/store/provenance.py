@@ -529,3 +529,25 @@ async def leftovers(store: Store, exchange_ids: Collection[str]) -> Leftovers:
         int(summaries[0]) if summaries else 0,
         condensed,
     )
+
+
+async def learned_from(
+    store: Store, user_id: int, memory_ids: Collection[int]
+) -> dict[int, tuple[str, int, float]]:
+    """For each of this person's memories, the first of their stored messages that created or
+    confirmed it: (its source id, its story, when it was written). A memory none of whose
+    messages is stored any more (forgotten, past the history's days) is left out."""
+    wanted = sorted(set(memory_ids))
+    found: dict[int, tuple[str, int, float]] = {}
+    for start in range(0, len(wanted), _BATCH):
+        batch = wanted[start : start + _BATCH]
+        rows = await store.fetchall(
+            "SELECT e.memory_id, g.source_id, g.story_id, g.created_at FROM memory_events e"
+            " JOIN memories m ON m.id = e.memory_id JOIN messages g ON g.source_id = e.exchange_id"
+            " WHERE m.user_id = ? AND g.user_id = m.user_id AND e.memory_id IN"
+            f" ({', '.join('?' * len(batch))}) ORDER BY e.memory_id, e.id",
+            (user_id, *batch),
+        )
+        for memory_id, source_id, story_id, at in rows:
+            found.setdefault(int(memory_id), (str(source_id), int(story_id), float(at)))
+    return found

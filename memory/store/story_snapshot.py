@@ -43,7 +43,7 @@ _READ = (
     " FROM story_summaries WHERE story_id = ?1"
     # The prompt's window (the last ?3, excluded ones too) and the conversation's (the last ?4
     # not excluded): the second reaches further back only past excluded messages.
-    f" UNION ALL SELECT {_MESSAGE}, id, id, user_id, excluded, NULL, NULL, role, author_name,"
+    f" UNION ALL SELECT {_MESSAGE}, id, id, user_id, excluded, created_at, NULL, role, author_name,"
     " content, source_id FROM messages WHERE id IN ("
     "SELECT id FROM (SELECT id FROM messages WHERE story_id = ?1 AND id < ?2"
     " ORDER BY id DESC LIMIT ?3) AS w UNION SELECT id FROM (SELECT id FROM messages"
@@ -143,8 +143,9 @@ def _snapshot(
 
 def _message(r: Any, story_id: int) -> HistoryMessage:
     return HistoryMessage(
-        int(r[2]), str(r[7]), str(r[8]), str(r[9]), r[3], bool(r[4]), str(r[10]), story_id
-    )
+        int(r[2]), str(r[7]), str(r[8]), str(r[9]), r[3], bool(r[4]), str(r[10]), story_id,
+        float(r[5]),
+    )  # fmt: skip
 
 
 def _condensed(r: Any) -> CondensedHistory:

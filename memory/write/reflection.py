@@ -16,11 +16,13 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, tzinfo
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
 from memory.backends.structured import grammar_friendly
+from memory.context.when import exchange_line
 from memory.model import Candidate, Kind, Scope
 from memory.text import clean
 from memory.write.stances import PositionChange, parse_positions
@@ -127,9 +129,12 @@ def build_messages(
     anchors: Sequence[tuple[int, str]] = (),
     positions: Sequence[tuple[str, str]] = (),
     memories: Sequence[tuple[int, str]] = (),
+    said_at: float | None = None,
+    zone: tzinfo = UTC,
 ) -> list[dict[str, str]]:
     """Return the chat messages that ask for the reflection of one exchange (`memories`: the
-    person's memories the reply used, by id, which a new one may replace)."""
+    person's memories the reply used, by id, which a new one may replace); `said_at`, when the
+    person's message was written, is said in the character's `zone`."""
     # The display name is the person's to choose: it goes with their words, as data.
     exchange = {
         "person": user_name,
@@ -140,11 +145,11 @@ def build_messages(
         "user_message": user_message,
         "character_reply": reply,
     }
+    system = SYSTEM_PROMPT.format(character=character_name)
+    if said_at is not None:
+        system += "\n" + exchange_line(said_at, zone)
     return [
-        {
-            "role": "system",
-            "content": SYSTEM_PROMPT.format(character=character_name),
-        },
+        {"role": "system", "content": system},
         {"role": "user", "content": json.dumps(exchange, ensure_ascii=False)},
     ]
 

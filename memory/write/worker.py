@@ -35,6 +35,7 @@ from secrets import token_hex
 from memory.backends.chat import ChatBackend
 from memory.backends.redact import NO_SECRETS, Secrets
 from memory.errors import BackendError, StoreError, unexpected
+from memory.lexicon.dates import machine_zone
 from memory.recall.cache import CacheBudget
 from memory.store import counters, history, outbox, provenance, versions
 from memory.store.db import Store, Tx
@@ -73,7 +74,8 @@ class ReflectionWorker:
         zone: tzinfo | None = None,
     ) -> None:
         self.store = store
-        # The time zone relative dates are read in (None: the machine's); see apply.dated.
+        # The character's time zone (None: the machine's): relative dates are read in it (see
+        # apply.dated), and the reflection is told its exchange's date and time in it.
         self.zone = zone
         self.chat = chat
         self.character_name = character_name
@@ -184,6 +186,8 @@ class ReflectionWorker:
             shown = provenance.Shown(
                 said_at, tuple(a.id for a in held), tuple(p.id for p in positions)
             )
+            written = await history.by_source(self.store, exchange.exchange_id)
+            at = written.created_at if written is not None else self.clock()
             messages = reflection.build_messages(
                 user_name=exchange.user_name,
                 character_name=self.character_name,
@@ -193,6 +197,8 @@ class ReflectionWorker:
                 anchors=[(a.id, a.text) for a in held],
                 positions=[(p.topic, p.idea) for p in positions],
                 memories=[(m.id, m.text) for m in used],
+                said_at=at,
+                zone=self.zone or machine_zone(at),
             )
             result = await self.chat.chat(
                 messages, schema=reflection.json_schema(), deadline=self.deadline

@@ -34,19 +34,20 @@ async def test_doctor_says_ok_or_the_fix_one_line_each(tmp_path: Path, ollama: F
     # No database yet: said, and none is made by looking (the chat makes it).
     assert lines[1] == (f"OK   Character 'Écho': name from [character] name in {config}, "
                         f"persona from [character] persona in {config}")  # fmt: skip
-    assert lines[2] == (f"WARN database {tmp_path / 'echo.sqlite3'} does not exist yet → "
+    assert lines[2].startswith("OK   time zone from the machine's ([character] timezone unset)")
+    assert lines[3] == (f"WARN database {tmp_path / 'echo.sqlite3'} does not exist yet → "
                         "`echo-bot run` or `chat` creates it")  # fmt: skip
     assert not (tmp_path / "echo.sqlite3").exists()
     await _chat(config, ["/memories"])
     code, out, _ = await _run("doctor", "--config", str(config))
     lines = out.splitlines()
-    assert [line[:4] for line in lines[:5]] == ["OK  ", "OK  ", "OK  ", "OK  ", "OK  "]
+    assert [line[:4] for line in lines[:6]] == ["OK  "] * 6
     # The loopback server's embeddings are bags of words: they cannot tell "afraid of flying"
     # from "air travel makes me anxious", and the doctor says so, with the fix.
-    assert lines[5].startswith("FAIL fr: nomic-embed-text does NOT separate paraphrases")
-    assert lines[6].startswith("FAIL en: ") and "no absolute threshold" in lines[6]
+    assert lines[6].startswith("FAIL fr: nomic-embed-text does NOT separate paraphrases")
+    assert lines[7].startswith("FAIL en: ") and "no absolute threshold" in lines[7]
     # Unfit for both languages: another multilingual model is not the only way out.
-    assert "check its task prefixes" in lines[7] and "multilingual" not in lines[7]
+    assert "check its task prefixes" in lines[8] and "multilingual" not in lines[8]
     assert "ECHO_DISCORD__TOKEN" in lines[-1]
 
     ollama.models = ["llama3.1:8b"]
@@ -56,6 +57,25 @@ async def test_doctor_says_ok_or_the_fix_one_line_each(tmp_path: Path, ollama: F
         "missing" in out
     )
     assert "ollama pull nomic-embed-text" in out
+
+
+async def test_doctor_names_the_time_zone_and_refuses_an_unknown_one_in_one_line(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    config = _config(tmp_path, ollama.url)
+    _, out, _ = await _run("doctor", "--config", str(config),
+                           ECHO_CHARACTER__TIMEZONE="America/Sao_Paulo")  # fmt: skip
+    zone = next(line for line in out.splitlines() if "time zone" in line)
+    assert zone.startswith("OK   time zone from ECHO_CHARACTER__TIMEZONE: Now it is ")
+    assert zone.endswith("(America/Sao_Paulo, UTC-03:00).")
+    for command in ("doctor", "check-config"):
+        code, out, err = await _run(command, "--config", str(config),
+                                    ECHO_CHARACTER__TIMEZONE="Europe/Pariss")  # fmt: skip
+        assert code != 0 and "Traceback" not in err
+        assert err.strip().splitlines() == [
+            "echo-bot: ECHO_CHARACTER__TIMEZONE: Value error, no time zone named "
+            "'Europe/Pariss' (an IANA name, like Europe/Paris or America/New_York)"
+        ]
 
 
 def _rows(database: Path) -> list[str]:

@@ -29,7 +29,7 @@ ELSEWHERE = {
         "token", "channels", "api_url", "gateway_url", "login_retry",  # bot.discord.startup
         "shard_count", "shard_ids",  # bot.discord.app.make_bot
     },
-    "character": {"name", "persona", "rules", "card"},  # runtime.character()
+    "character": {"name", "persona", "rules", "card", "timezone"},  # runtime.character()
     "llm": {
         "backend", "base_url", "chat_model", "embedding_base_url", "embedding_model",
         "query_prefix", "document_prefix", "api_key", "reflection_timeout", "structured_output",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -173,7 +174,7 @@ async def test_a_persons_rule_is_their_fenced_wish_not_an_operator_rule(
     )
     alices = _prompt(ollama, ALICE, "Salut !")
     memories = alices[0]["content"].partition("<memories>")[2].partition("</memories>")[0]
-    assert f"- (how they ask to be talked to) {wish}" in memories
+    assert re.search(rf"- \(how they ask to be talked to; [^)]+\) {wish}", memories)
     rules = alices[0]["content"].partition("Rules you always follow:")[2]
     assert wish not in _instructions(alices) and RULE in rules
     assert wish not in json.dumps(_prompt(ollama, BOB, "Salut !"))

@@ -113,11 +113,13 @@ class MemoryPages(EchoView):
         items: list[Memory],
         *,
         everywhere: bool = False,
+        told: render.Told | None = None,
         replaced: Mapping[int, float] | None = None,
     ) -> None:
         super().__init__(timeout=600)
         self.owner_id = owner_id
         self.everywhere = everywhere
+        self.told = told
         self.replaced = replaced or {}
         self.pages = render.paginate(items)
         self.total = len(items)
@@ -129,7 +131,7 @@ class MemoryPages(EchoView):
     def text(self) -> str:
         return render.render_memories(
             self.pages[self.index], page_index=self.index, pages=len(self.pages), total=self.total,
-            everywhere=self.everywhere, replaced=self.replaced,
+            everywhere=self.everywhere, told=self.told, replaced=self.replaced,
         )  # fmt: skip
 
     def _update_buttons(self) -> None:
@@ -201,6 +203,12 @@ class MemoryCommands(commands.Cog):
         found = await privacy.get(self.store, interaction.user.id, default=default)
         return found.everywhere
 
+    async def told(self, interaction: Interaction, found: Sequence[Memory]) -> render.Told:
+        """When and where each of these memories of the caller's was learned, dated now."""
+        engine = self.bot.runtime.engine
+        learned = await manage.learned(self.store, interaction.user.id, found)
+        return render.Told(engine.clock(), engine.character.zone, learned)
+
     @app_commands.command(
         name=_("why"), description=_("The memories used for your last message here, and why")
     )
@@ -211,7 +219,8 @@ class MemoryCommands(commands.Cog):
         replaced = await versions.replaced_until(
             self.store, interaction.user.id, [m.id for m in used]
         )
-        text = render.render_why(turn, everywhere=everywhere, replaced=replaced)
+        told = await self.told(interaction, used)
+        text = render.render_why(turn, everywhere=everywhere, told=told, replaced=replaced)
         await send_ephemeral(
             interaction, text, view=Editable(interaction.user.id, used) if used else None
         )
@@ -242,7 +251,7 @@ class MemoryCommands(commands.Cog):
         )
         view = MemoryPages(
             interaction.user.id, found, everywhere=await self.served_everywhere(interaction),
-            replaced=replaced,
+            told=await self.told(interaction, found), replaced=replaced,
         )  # fmt: skip
         await interaction.response.send_message(
             render.defang(view.text()), view=view, ephemeral=True,

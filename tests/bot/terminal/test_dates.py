@@ -1,0 +1,56 @@
+"""The terminal's /why and /memories say when each memory was said, in the character's zone
+(the terminal has no message to link to); several people at once each see their own dates."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from bot.config import load_settings
+from bot.runtime import open_runtime
+from bot.terminal.chat import terminal_user_id
+from memory import manage
+from memory.model import DM_ORIGIN
+from tests.bot.terminal.test_commands import _typed
+from tests.bot.terminal.test_e2e import _config
+from tests.bot.terminal.test_live import _script
+from tests.fakes.ollama import Chaos, FakeOllama
+
+TOKYO = ZoneInfo("Asia/Tokyo")
+DAY = 86_400.0
+# Thursday 3 December 2026, 08:00 in Tokyo: still Wednesday in UTC.
+NOW = datetime(2026, 12, 3, 8, 0, tzinfo=TOKYO).timestamp()
+
+
+async def test_why_and_memories_in_the_terminal_say_when_each_was_said(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    _script(ollama)
+    ollama.chaos = Chaos(seed=31, max_delay=0.03, failure_rate=0.0)
+    rng = random.Random(31)
+    names = {"Alice": 1, "Bruno": 9, "Chloé": 40}  # days ago each told their one memory
+    settings = load_settings(_config(tmp_path, ollama.url))
+    settings.character.timezone = "Asia/Tokyo"
+    async with open_runtime(settings) as runtime:
+        runtime.engine.clock = lambda: NOW
+        for name, days in names.items():
+            user = terminal_user_id(name)
+            await manage.remember(runtime.store, user_id=user, story_id=user, origin=DM_ORIGIN,
+                                  text=f"{name} a un vélo rouge", now=NOW - days * DAY)  # fmt: skip
+
+        async def one(name: str) -> str:
+            await asyncio.sleep(rng.uniform(0, 0.03))
+            return await _typed(runtime, name, ["Bonjour !", "/why", "/memories"])
+
+        outs = await asyncio.gather(*(one(name) for name in names))
+    expected = {"Alice": "said yesterday", "Bruno": "said 24 Nov, nine days ago",
+                "Chloé": "said 24 Oct, five weeks ago"}  # fmt: skip
+    for (name, _), out in zip(names.items(), outs, strict=True):
+        lines = [line for line in out.splitlines() if line.endswith(f"{name} a un vélo rouge")]
+        assert len(lines) == 2, out  # /why and /memories
+        assert all(f"· {expected[name]} —" in line for line in lines), lines
+        assert "discord.com" not in out
+        assert not any(other in out for other in names if other != name)
