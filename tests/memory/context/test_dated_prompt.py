@@ -22,6 +22,7 @@ from memory.context.prompt import Character
 from memory.engine import Engine, Incoming
 from memory.store import history
 from memory.store.db import Store
+from memory.store.opening import open_store
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama
 
@@ -64,7 +65,7 @@ async def test_the_prompt_says_the_day_each_memory_its_date_and_a_silence_its_le
     database: Path | str, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
     clock = Clock(START)
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         engine = _engine(store, http, ollama, clock)
         await manage.remember(store, user_id=1, story_id=STORY, origin=GUILD,
                               text="Léa habite à Lyon", now=START)  # fmt: skip
@@ -105,7 +106,7 @@ async def test_many_people_at_once_each_see_their_own_dates(
         await asyncio.sleep(rng.uniform(0, 0.02))
 
     ollama.pause = pause
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         engine = _engine(store, http, ollama, Clock(now))
         for person in people:
             await manage.remember(store, user_id=person, story_id=STORY + person, origin=GUILD,
@@ -146,7 +147,7 @@ async def test_the_reflection_is_told_when_its_exchange_took_place(
     time it runs."""
     clock = Clock(START)
     said_at = {}
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         engine = _engine(store, http, ollama, clock)
         for person in range(1, 6):
             clock.now = START + person * 1.5 * DAY
@@ -192,7 +193,7 @@ async def test_reflections_of_people_talking_at_once_each_say_their_own_exchange
 
     ollama.pause = pause
     people = range(1, 9)
-    async with await Store.open(database) as store:
+    async with await open_store(database) as store:
         engine = _engine(store, http, ollama, clock)
         await asyncio.gather(*(
             engine.turn(Incoming(f"c{p}", p, f"user{p}", STORY + p, GUILD, f"news of {p}"))
