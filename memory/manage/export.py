@@ -157,14 +157,14 @@ def _item(index: int, item: object) -> Imported:
     pinned = item.get("pinned", False)
     if not isinstance(pinned, bool):
         raise bad("pinned", "must be true or false")
-    dates = []
+    stamps = []
     for field in ("created_at", "updated_at"):
         value = item.get(field)
-        date = None if value is None else _number(value)
-        if value is not None and (date is None or not 0.0 <= date < MAX_DATE):
+        stamp = None if value is None else _number(value)
+        if value is not None and (stamp is None or not 0.0 <= stamp < MAX_DATE):
             raise bad(field, "must be a date in seconds since 1970")
-        dates.append(date)
-    created, updated = dates
+        stamps.append(stamp)
+    created, updated = stamps
     if created is not None and updated is not None and updated < created:
         raise bad("updated_at", "is before created_at")
     earlier = tuple(_history(where, item.get("history", [])))
