@@ -1,5 +1,6 @@
 """The operator's pages, built from memory.manage.dashboard: the overview and the memory health,
-then people, one person's memories, the last turns, stories (one thing at a time)."""
+then people, one person's memories and each one's history, the last turns, stories (one thing at
+a time)."""
 
 from __future__ import annotations
 
@@ -428,7 +429,8 @@ async def person(view: View, params: Mapping[str, str], user_id: int) -> Html:
                      not any(query.values()) else "No memory matches these filters.")  # fmt: skip
         return page(title, covers, form, body, here="/people")
     rows = [
-        (f"#{m.id}", m.kind.value, m.scope.value, _usable(m, served), "pinned" if m.pinned else "",
+        (link(f"/people/{user_id}/memories/{m.id}", f"#{m.id}"), m.kind.value, m.scope.value,
+         _usable(m, served), "pinned" if m.pinned else "",
          m.candidate_count, m.served_count, m.semantic_count, _ratio(m), date(m.created_at),
          el("span", m.text, class_="memory-text"))
         for m in p.memories
@@ -442,6 +444,35 @@ async def person(view: View, params: Mapping[str, str], user_id: int) -> Html:
         title, covers, form, table(head, rows, class_="memories"),
         _pager(f"/people/{user_id}", page_no, len(p.memories), p.matching, sort=chosen.order,
                order=direction, **query),
+        here="/people",
+    )  # fmt: skip
+
+
+async def memory(view: View, params: Mapping[str, str], user_id: int, memory_id: int) -> Html:
+    chain = await board.memory(view.store, user_id, memory_id)
+    title = f"Memory #{memory_id} of person {user_id}"
+    covers = ("Its wording now and since when, then each earlier one with the dates it held and "
+              "what ended it: a replacement, an edit, a restore.")  # fmt: skip
+    back = el("p", link(f"/people/{user_id}", f"All memories of person {user_id}"))
+    if chain is None:
+        return page(title, covers, back, empty(
+            "This person has no such memory: it was forgotten, or is someone else's."
+        ), here="/people")  # fmt: skip
+    m = chain.memory
+    now = table(("kind", "where learned", "pin", "created", "this wording since", "text"),
+                [(m.kind.value, where_learned(m), "pinned" if m.pinned else "",
+                  date(m.created_at), date(chain.since),
+                  el("span", m.text, class_="memory-text"))])  # fmt: skip
+    earlier = table(("valid from", "valid until", "ended by", "worded by", "text"),
+                    [(date(v.valid_from), date(v.valid_until), v.ended_by,
+                      "the person" if v.by_person else "a reflection" if v.came_from
+                      else "not known", el("span", v.text, class_="memory-text"))
+                     for v in chain.earlier])  # fmt: skip
+    return page(
+        title, covers, back, now, el("h2", f"Earlier versions ({len(chain.earlier)})"),
+        earlier if chain.earlier else empty(
+            "None: this is its first wording (a replacement, an edit or a restore keeps the "
+            "one before here)."),
         here="/people",
     )  # fmt: skip
 

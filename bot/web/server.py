@@ -143,6 +143,24 @@ def _one(
     return handle
 
 
+def _of_person(
+    page: Callable[[View, dict[str, str], int, int], Awaitable[Html]],
+) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """A page about one of a person's things: both ids in the path, as `_one` checks them."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        user_id, thing = int(request.match_info["user_id"]), int(request.match_info["thing"])
+        if not (0 < user_id < 2**63 and 0 < thing < 2**63):
+            raise web.HTTPNotFound()
+
+        async def one(view: View, query: dict[str, str]) -> Html:
+            return await page(view, query, user_id, thing)
+
+        return await _render(one)(request)
+
+    return handle
+
+
 async def _style(request: web.Request) -> web.StreamResponse:
     return web.Response(text=STYLESHEET, content_type="text/css", charset="utf-8")
 
@@ -157,6 +175,8 @@ def build_app(view: View, token: str) -> web.Application:
     app.router.add_get("/health", _render(pages.health))
     app.router.add_get("/people", _render(pages.people))
     app.router.add_get(r"/people/{user_id:\d{1,19}}", _one(pages.person, "user_id"))
+    app.router.add_get(r"/people/{user_id:\d{1,19}}/memories/{thing:\d{1,19}}",
+                       _of_person(pages.memory))  # fmt: skip
     app.router.add_get("/turns", _render(pages.turns))
     app.router.add_get("/stories", _render(pages.stories))
     app.router.add_get(r"/stories/{story_id:\d{1,19}}", _one(pages.story, "story_id"))

@@ -10,7 +10,9 @@ import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from memory.errors import NotFound
 from memory.manage import story as manage_story
+from memory.manage import versions
 from memory.manage.story import Positions
 from memory.model import Memory, Turn
 from memory.store import context, counters, dashboard, erasure, history, privacy
@@ -211,3 +213,11 @@ async def story(store: Store, story_id: int) -> StoryPage:
         strategy=await context.strategy(store, story_id),
         condensed=tuple(condensed.sentences),
     )
+
+
+async def memory(store: Store, user_id: int, memory_id: int) -> versions.Chain | None:
+    """One person's memory with its earlier versions; None when they have no such memory."""
+    try:
+        return await versions.history(store, user_id, memory_id)
+    except NotFound:
+        return None

@@ -1,9 +1,9 @@
 """A person's own data: everything stored about them as one JSON document, and its import.
 
 An import checks the whole file before it writes anything: the first item that cannot be a
-memory is named, with why, and nothing is written. Imported memories keep their pin and dates
-and go through dedup (importing a file twice adds nothing); each one is served where it was
-learned, as any other.
+memory is named, with why, and nothing is written. Imported memories keep their pin, dates,
+earlier versions and the days they mean, and go through dedup (importing a file twice adds
+nothing); each one is served where it was learned, as any other.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import date
 from typing import Any, TypeVar
 
 from memory.errors import InvalidInput
 from memory.manage.privacy import served_where
 from memory.model import DM_ORIGIN, MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope
-from memory.store import counters, memories, personal, privacy, versions
+from memory.store import counters, dates, memories, personal, privacy, versions
 from memory.store.db import Store, Tx
 from memory.text import clean
 from memory.write.apply import merge_candidate
@@ -43,6 +44,7 @@ async def export(store: Store, user_id: int, *, default_served: str) -> dict[str
     earlier: dict[int, list[dict[str, Any]]] = {}
     for v in await versions.for_user(store, user_id):
         earlier.setdefault(v.memory_id, []).append(_version_json(v))
+    days = await dates.for_user(store, user_id)
     return {
         "version": EXPORT_VERSION,
         "user_id": user_id,
@@ -57,6 +59,10 @@ async def export(store: Store, user_id: int, *, default_served: str) -> dict[str
                 "semantic_count": m.semantic_count,
                 "served": served_where(m, everywhere=everywhere),
                 "history": earlier.get(m.id, []),
+                "dates": [
+                    {"first_day": first.isoformat(), "last_day": last.isoformat()}
+                    for first, last in days.get(m.id, [])
+                ],
             }
             for m in sorted(found, key=lambda m: m.id)
         ],
@@ -100,6 +106,8 @@ class Imported:
     updated_at: float | None
     # Its earlier versions, oldest first: (text, valid_from, valid_until, ended_by).
     history: tuple[tuple[str, float, float, str], ...] = ()
+    # The days its relative dates mean (first, last included), as the write path resolved them.
+    dates: tuple[tuple[date, date], ...] = ()
 
 
 def parse(data: object) -> list[Imported]:
@@ -149,20 +157,22 @@ def _item(index: int, item: object) -> Imported:
     pinned = item.get("pinned", False)
     if not isinstance(pinned, bool):
         raise bad("pinned", "must be true or false")
-    dates = []
+    stamps = []
     for field in ("created_at", "updated_at"):
         value = item.get(field)
-        date = None if value is None else _number(value)
-        if value is not None and (date is None or not 0.0 <= date < MAX_DATE):
+        stamp = None if value is None else _number(value)
+        if value is not None and (stamp is None or not 0.0 <= stamp < MAX_DATE):
             raise bad(field, "must be a date in seconds since 1970")
-        dates.append(date)
-    created, updated = dates
+        stamps.append(stamp)
+    created, updated = stamps
     if created is not None and updated is not None and updated < created:
         raise bad("updated_at", "is before created_at")
     earlier = tuple(_history(where, item.get("history", [])))
+    days = tuple(_days(where, item.get("dates", [])))
     return Imported(
-        clean(text), kind, scope, story, origin, confidence, pinned, created, updated, earlier
-    )
+        clean(text), kind, scope, story, origin, confidence, pinned, created, updated, earlier,
+        days,
+    )  # fmt: skip
 
 
 def _history(where: str, value: object) -> list[tuple[str, float, float, str]]:
@@ -185,6 +195,32 @@ def _history(where: str, value: object) -> list[tuple[str, float, float, str]]:
             raise InvalidInput(f"{at}: ended_by must be one of {', '.join(versions.ENDED_BY)}")
         out.append((clean(text), start, end, str(ended)))
     return out
+
+
+def _days(where: str, value: object) -> list[tuple[date, date]]:
+    """The days a memory means in an export file, checked."""
+    if not isinstance(value, list):
+        raise InvalidInput(f"{where}: dates must be a list")
+    out = []
+    for n, span in enumerate(value):
+        at = f"{where}.dates[{n}]"
+        first = _day(span.get("first_day")) if isinstance(span, Mapping) else None
+        last = _day(span.get("last_day")) if isinstance(span, Mapping) else None
+        if first is None or last is None or last < first:
+            raise InvalidInput(f"{at}: first_day and last_day must be days (YYYY-MM-DD), in order")
+        out.append((first, last))
+    return out
+
+
+def _day(value: object) -> date | None:
+    # Only the form the export writes: fromisoformat alone also takes "20261208".
+    if not isinstance(value, str) or len(value) != 10:
+        return None
+    try:
+        day = date.fromisoformat(value)
+    except ValueError:
+        return None
+    return day if day.isoformat() == value else None
 
 
 def _choice(value: object, enum: type[E]) -> E | None:
@@ -244,6 +280,7 @@ async def import_memories(
                 )  # fmt: skip
                 await _restore_history(tx, memory, item, source=f"{MANUAL_EXCHANGE}{user_id}:"
                                        f"import:{when}")  # fmt: skip
+                await dates.record(tx, memory.id, item.dates)
             elif item.pinned and not memory.pinned:
                 await memories.set_pinned(tx, user_id, memory.id, True)
             await counters.bump(tx, f"memories_{outcome.action}")

@@ -27,3 +27,17 @@ async def of(db: Store | Tx, memory_id: int) -> list[tuple[date, date]]:
         (memory_id,),
     )
     return [(date.fromisoformat(r[0]), date.fromisoformat(r[1])) for r in rows]
+
+
+async def for_user(db: Store | Tx, user_id: int) -> dict[int, list[tuple[date, date]]]:
+    """The days each of the user's memories means (for the export), by memory, earliest first."""
+    rows = await db.fetchall(
+        "SELECT d.memory_id, d.first_day, d.last_day FROM memory_dates d"
+        " JOIN memories m ON m.id = d.memory_id WHERE m.user_id = ?"
+        " ORDER BY d.memory_id, d.first_day, d.last_day",
+        (user_id,),
+    )
+    out: dict[int, list[tuple[date, date]]] = {}
+    for r in rows:
+        out.setdefault(int(r[0]), []).append((date.fromisoformat(r[1]), date.fromisoformat(r[2])))
+    return out

@@ -5,20 +5,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from memory import manage
+from memory import Engine, Incoming, manage
+from memory.backends.chat import OllamaChat
 from memory.errors import InvalidInput
 from memory.manage import export, versions
+from memory.store import dates
 from memory.store.db import Store
 from memory.store.opening import open_store
+from memory.write.worker import ReflectionWorker
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with, _command, _opt, _say
 from tests.fakes import canary
 from tests.fakes.ollama import FakeOllama
+from tests.memory import test_dates_turn as dated
 
 CAROL = 1003
 ALICES, BOBS = "ALICANARY1111", "BOBCANARY2222"
@@ -152,6 +158,14 @@ async def test_an_export_newer_than_the_code_is_refused_whole(store: Store) -> N
          "memories[1]: created_at must be a date in seconds since 1970"),
         ({"text": "x", "kind": "fact", "scope": "global", "pinned": 1},
          "memories[1]: pinned must be true or false"),
+        ({"text": "x", "kind": "fact", "scope": "global",
+          "dates": [{"first_day": "2026-12-08", "last_day": "2026-12-07"}]},
+         "memories[1].dates[0]: first_day and last_day must be days (YYYY-MM-DD), in order"),
+        ({"text": "x", "kind": "fact", "scope": "global",
+          "dates": [{"first_day": "20261208", "last_day": "2026-12-08"}]},
+         "memories[1].dates[0]: first_day and last_day must be days (YYYY-MM-DD), in order"),
+        ({"text": "x", "kind": "fact", "scope": "global", "dates": "2026-12-08"},
+         "memories[1]: dates must be a list"),
     ],
 )  # fmt: skip
 async def test_a_bad_file_names_the_item_and_writes_nothing(
@@ -195,3 +209,43 @@ async def test_the_export_carries_a_memorys_history_and_the_import_restores_it(
         with pytest.raises(InvalidInput, match=r"memories\[0\]\.history\[0\]"):
             await export.import_memories(other, 41, data)
         assert await manage.list_memories(other, 41) == []
+
+
+async def test_the_export_carries_the_days_a_memory_means_and_the_import_restores_them(
+    store: Store, database: Path | str, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    """Said on Monday, "tomorrow" means Tuesday: the export says so, and the import into another
+    database keeps it; several people talk, are reflected on, exported and imported at once."""
+    dated._chat(ollama)
+    clock = dated.Clock(dated.MONDAY)
+    chat = OllamaChat(http, ollama.url, "m")
+    engine = Engine(store, embedder=None, chat=chat, clock=clock, zone=dated.PARIS)
+    workers = [ReflectionWorker(store, chat, character_name="Écho", clock=clock,
+                                zone=dated.PARIS, name=f"w{n}") for n in range(2)]  # fmt: skip
+    plans = {1: "I have a job interview tomorrow", 2: "Seeing my dentist next Friday",
+             3: "Je déménage dans trois jours"}  # fmt: skip
+    meant = {1: date(2026, 12, 8), 2: date(2026, 12, 11), 3: date(2026, 12, 10)}
+    await asyncio.gather(*(engine.turn(Incoming(f"t:{p}", p, f"p{p}", 10 + p, "111", said))
+                           for p, said in plans.items()))  # fmt: skip
+    clock.now += 120
+
+    async def drain(worker: ReflectionWorker) -> None:
+        while await worker.run_due():
+            pass
+
+    await asyncio.gather(*(drain(w) for w in workers))
+    files = await asyncio.gather(
+        *(export.export(store, p, default_served="where_learned") for p in plans)
+    )
+    for p, data in zip(plans, files, strict=True):
+        [item] = data["memories"]
+        day = meant[p].isoformat()
+        assert item["dates"] == [{"first_day": day, "last_day": day}], p
+    async with await open_store(database) as other:
+        done = await asyncio.gather(
+            *(export.import_memories(other, 40 + p, f) for p, f in zip(plans, files, strict=True))
+        )
+        assert done == [{"created": 1}] * len(plans)
+        for p in plans:
+            [memory] = await manage.list_memories(other, 40 + p)
+            assert await dates.of(other, memory.id) == [(meant[p], meant[p])], p

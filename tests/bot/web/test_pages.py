@@ -15,10 +15,11 @@ import httpx
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from bot.web.html import when
 from bot.web.pages import View
 from bot.web.server import COOKIE, HEADERS, build_app, session_value
 from memory import Incoming, manage
-from memory.manage import context
+from memory.manage import context, versions
 from memory.store.db import Store
 from tests.fakes.ollama import FakeOllama
 from tests.web_script import MARIE, MARKUP, NEVER_SERVED, PAUL, STORY, Scripted, converse
@@ -158,9 +159,9 @@ async def test_people_and_one_persons_memories_sorted_and_filtered(
     assert "Joue du piano" in _text(found) and "Félix" not in _text(found)
     _, oldest = await _get(client, f"/people/{MARIE}", params={"sort": "id", "order": "asc"})
     _, newest = await _get(client, f"/people/{MARIE}", params={"sort": "id", "order": "desc"})
-    ids = [int(i) for i in re.findall(r"<td>#(\d+)</td>", oldest)]
+    ids = [int(i) for i in re.findall(r">#(\d+)</a></td>", oldest)]
     assert ids == sorted(ids) and len(ids) >= 4
-    assert [int(i) for i in re.findall(r"<td>#(\d+)</td>", newest)] == ids[::-1]
+    assert [int(i) for i in re.findall(r">#(\d+)</a></td>", newest)] == ids[::-1]
 
 
 async def test_the_turn_page_shows_what_the_last_why_shows_and_the_plan(
@@ -329,3 +330,31 @@ async def test_the_overview_and_stats_name_their_two_counts_apart(
     _, body = await _get(client, "/")
     assert "answered without recall by meaning" in _text(body)
     assert "degraded turns" not in _text(body)
+
+
+async def test_a_memorys_page_shows_its_earlier_versions_with_their_dates_escaped(
+    scripted: Scripted, store: Store, client: TestClient[object, object]
+) -> None:
+    [jazz] = [m for m in await manage.list_memories(store, MARIE) if m.text == MARKUP]
+    edited = jazz.created_at + 3 * 86_400
+    await versions.edit(store, MARIE, jazz.id, "Aime le jazz manouche", now=edited)
+    path = f"/people/{MARIE}/memories/{jazz.id}"
+    _, listed = await _get(client, f"/people/{MARIE}")
+    assert f'href="{path}"' in listed
+    assert (await client.get(path)).status == 401
+
+    status, body = await _get(client, path)
+    assert status == 200
+    assert "<script>" not in body and html.escape(MARKUP, quote=True) in body
+    text = " ".join(_text(body).split())
+    assert "Aime le jazz manouche" in text and "Earlier versions (1)" in text
+    assert f"{when(jazz.created_at)} {when(edited)} edit the person {MARKUP}" in text
+
+    [felix] = [m for m in await manage.list_memories(store, MARIE) if "Félix" in m.text]
+    _, first = await _get(client, f"/people/{MARIE}/memories/{felix.id}")
+    assert "Earlier versions (0)" in _text(first) and "first wording" in _text(first)
+    await manage.remember(store, user_id=PAUL, story_id=99, origin="dm", text="Aime le rugby")
+    [pauls] = await manage.list_memories(store, PAUL)
+    _, other = await _get(client, f"/people/{MARIE}/memories/{pauls.id}")
+    assert "no such memory" in _text(other) and pauls.text not in _text(other)
+    assert (await _get(client, f"/people/{MARIE}/memories/0"))[0] == 404
