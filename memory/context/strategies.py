@@ -185,26 +185,37 @@ class Summarize:
 
     def apply(self, request: ContextRequest) -> StrategyResult:
         previous = request.previous_condensed
+        preferred = request.preferred_history
         removed: dict[str, tuple[Status, str]] = {}
         keep = []
         omitted = set(previous.omitted)
+        # Condensed already, but said in the time asked about: shown as they were said again
+        # when they fit, never condensed twice.
+        shown: set[int] = set()
         for b in request.blocks:
             if (
                 b.kind is BlockKind.HISTORY
                 and b.order <= previous.through_id
                 and b.order not in omitted
             ):
-                removed[b.key] = (Status.CONDENSED, "already in the condensed history")
+                if b.order in preferred:
+                    shown.add(b.order)
+                    keep.append(b)
+                else:
+                    removed[b.key] = (Status.CONDENSED, "already in the condensed history")
             else:
                 keep.append(b)
         current = condensed_block(previous)
         if request.fits([*keep, *current]):
             return StrategyResult((*keep, *current), removed)
         allowance = int(request.budget * request.condensed_share)
-        preferred = request.preferred_history
-        leaving = drop_until_fits(
+        gone = drop_until_fits(
             request, keep, oldest_history(keep, preferred), {}, "", reserve=allowance
         )
+        leaving = [b for b in gone if b.order not in shown]
+        for b in gone:
+            if b.order in shown:
+                removed[b.key] = (Status.CONDENSED, "already in the condensed history")
         condensed = previous
         if leaving:
             sentences = [*previous.sentences]
@@ -220,7 +231,9 @@ class Summarize:
             excluded = {i for i in request.excluded_history if i <= through}
             # Messages of the time asked about, kept while older ones left: under the cursor,
             # not condensed, so they come back as history when no time is asked.
-            spared = {b.order for b in keep if b.kind is BlockKind.HISTORY and b.order <= through}
+            spared = {
+                b.order for b in keep if b.kind is BlockKind.HISTORY and b.order <= through
+            } - shown
             skipped = (excluded | omitted | spared) - {b.order for b in leaving}
             kept = choose(sentences, limit=max(0, allowance - overhead),
                           count=request.estimator.count)  # fmt: skip
@@ -232,8 +245,10 @@ class Summarize:
             for b in leaving:
                 removed[b.key] = (Status.CONDENSED, "condensed into the history before your input")
         keep += condensed_block(condensed)
-        drop_until_fits(request, keep, by_priority(keep, preferred), removed,
-                        "lowest priority first")  # fmt: skip
+        for b in drop_until_fits(request, keep, by_priority(keep, preferred), removed,
+                                 "lowest priority first"):  # fmt: skip
+            if b.order in shown and b.kind is BlockKind.HISTORY:
+                removed[b.key] = (Status.CONDENSED, "already in the condensed history")
         return StrategyResult(tuple(keep), removed, condensed if leaving else None)
 
 

@@ -138,6 +138,32 @@ def test_summarize_leaves_the_spared_messages_under_its_cursor_as_history() -> N
     assert all(reasons[i] != "already in the condensed history" for i in mondays)
 
 
+def test_summarize_shows_yesterdays_condensed_messages_again_without_condensing_them_twice() -> (
+    None
+):
+    messages = _week()
+    mondays = _mondays(messages)
+    summarize = STRATEGIES[next(i for i, s in enumerate(STRATEGIES) if s.name == "summarize")]
+    blocks = [
+        block(BlockKind.PERSONA, "persona", "Tu es Écho."),
+        *history_blocks(messages, zone=PARIS),
+        input_block("Sam", "what did I say yesterday?"),
+    ]
+    earlier = assemble(blocks, strategy=summarize, budget=BUDGET, estimator=ESTIMATOR,
+                       user_name="Sam")  # fmt: skip
+    assert earlier.condensed is not None and earlier.condensed.through_id > max(mondays)
+    asked = assemble(
+        blocks, strategy=summarize, budget=BUDGET, estimator=ESTIMATOR, user_name="Sam",
+        previous_condensed=earlier.condensed, preferred_history=frozenset(mondays),
+    )  # fmt: skip
+    assert mondays <= _kept_history(asked)
+    # What the turn stores: Monday's messages stay condensed once, under the cursor.
+    stored = asked.condensed or earlier.condensed
+    assert not mondays & set(stored.omitted)
+    sources = [s for s in stored.sources if s in mondays]
+    assert len(sources) == len(set(sources))
+
+
 # Through the engine: a real store, the loopback Ollama, the default strategy.
 TIGHT = ContextConfig(context_length=1300, response_tokens=200)
 
@@ -175,14 +201,18 @@ async def test_a_turn_asking_about_yesterday_sends_yesterdays_messages_and_previ
 ) -> None:
     engine = _engine(store, http, ollama)
     await _seed(store, 10, 1, "Sam")
+    # A first turn condenses the old history, Monday's with it; it stores that condensed history.
+    await engine.turn(Incoming("h", 1, "Sam", 10, "111", "hello"))
     question = "what did I say yesterday?"
     plain = await engine.preview(user_id=1, user_name="Sam", story_id=10, origin="111",
                                  text="what did I say?")  # fmt: skip
     preview = await engine.preview(user_id=1, user_name="Sam", story_id=10, origin="111",
                                    text=question)  # fmt: skip
     await engine.turn(Incoming("q", 1, "Sam", 10, "111", question))
-    ((_, sent),) = [c for c in ollama.calls if c[0] == "/api/chat"]
+    (_, first), (_, sent) = [c for c in ollama.calls if c[0] == "/api/chat"]
     mondays = _mondays(_week())
+    assert _verbatim(first) == set()
+    assert "on Monday note" in first["messages"][-2]["content"]  # the condensed history's
     assert not mondays & _kept_history(plain)
     assert _verbatim({"messages": plain.messages}) == set()
     assert _verbatim(sent) == mondays
@@ -207,14 +237,21 @@ async def test_many_people_asking_about_yesterday_at_once_each_get_their_own_sto
         text = "what did I say yesterday?" if person % 2 else "qu'est-ce que j'ai dit hier ?"
         if person % 4 == 0:
             text = "what did I say?"  # names no time
-        await engine.turn(Incoming(f"q{person}", person, f"p{person}", 100 + person, "111", text))
+        story = 100 + person
+        await engine.turn(Incoming(f"h{person}", person, f"p{person}", story, "111", "hello"))
+        await engine.turn(Incoming(f"q{person}", person, f"p{person}", story, "111", text))
 
     await asyncio.gather(*(ask(p) for p in people))
     sent = [p for path, p in ollama.calls if path == "/api/chat"]
-    assert len(sent) == len(people)
+    assert len(sent) == 2 * len(people)
     mondays = _mondays(_week())
     for person in people:
-        (payload,) = [p for p in sent if f"p{person}: " in p["messages"][-1]["content"]]
+        (payload,) = [
+            p
+            for p in sent
+            if p["messages"][-1]["content"].startswith(f"p{person}: ")
+            and "hello" not in p["messages"][-1]["content"]
+        ]
         prompt = "\n".join(m["content"] for m in payload["messages"])
         names = {f"p{n}" for n in people} - {f"p{person}"}
         assert not any(f"{name}: " in prompt for name in names), person  # only their story
