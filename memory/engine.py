@@ -269,7 +269,7 @@ class Engine:
         )  # fmt: skip
         plan = await self.context.plan(
             user_name=message.user_name, origin=message.origin, text=text,
-            selected=recalled.selected, story=story,
+            selected=recalled.selected, story=story, window=recalled.window,
         )  # fmt: skip
         assert self.chat is not None
         result = await self.chat.chat(
@@ -348,7 +348,7 @@ class Engine:
         )  # fmt: skip
         return await self.context.plan(
             user_name=user_name, origin=origin, text=clean_message(text),
-            selected=recalled.selected, story=story,
+            selected=recalled.selected, story=story, window=recalled.window,
         )  # fmt: skip
 
     async def recall(
@@ -380,7 +380,8 @@ class Engine:
                 unfit=lambda: self._unfit_for(text),
             )  # fmt: skip
         now = self.clock()
-        asked = dates.window(text, now, self.zone or dates.machine_zone(now))
+        found = dates.window(text, now, self.zone or dates.machine_zone(now))
+        asked = (found.start, found.end) if found else None
         chosen = selection.select(
             candidates,
             scored.scores,
@@ -393,11 +394,11 @@ class Engine:
             quotas=self.config.quotas,
             conversation=scored.heard,
             conversation_slots=self.config.conversation_slots,
-            window=(asked.start, asked.end) if asked else None,
+            window=asked,
         )
         degraded, why_degraded = bool(scored.degraded), scored.degraded
         if not record:
-            return Recall(0, tuple(chosen), degraded, why_degraded)
+            return Recall(0, tuple(chosen), degraded, why_degraded, asked)
         try:
             turn_id = await turns.record(
                 self.store,
@@ -411,4 +412,4 @@ class Engine:
             # Counters and /why miss this turn; the reply does not wait for the database.
             log.warning("turn not recorded (%s)", exc)
             turn_id = 0
-        return Recall(turn_id, tuple(chosen), degraded, why_degraded)
+        return Recall(turn_id, tuple(chosen), degraded, why_degraded, asked)

@@ -86,16 +86,18 @@ def assemble(
     excluded: Sequence[tuple[Block, str]] = (),
     condensed_share: float = CONDENSED_SHARE,
     vector_keep: float = VECTOR_KEEP,
+    preferred_history: frozenset[int] = frozenset(),
 ) -> ContextPlan:
     """Choose the blocks of a prompt with `strategy` and return the plan within the budget.
 
     `excluded` blocks (a person excluded them, or they are over the lore budget) never reach
-    the strategy; they appear in the plan with their reason.
+    the strategy; they appear in the plan with their reason. `preferred_history` (message ids,
+    those said in the time the message names) is the last history to go.
     """
     excluded_history = frozenset(b.order for b, _ in excluded if b.kind is BlockKind.HISTORY)
     request = ContextRequest(
         tuple(blocks), budget.prompt, user_name, estimator, previous_condensed,
-        condensed_share, vector_keep, excluded_history,
+        condensed_share, vector_keep, excluded_history, preferred_history,
     )  # fmt: skip
     notes: list[str] = []
     try:
@@ -111,7 +113,7 @@ def assemble(
     given = {b.key for b in request.blocks}
     candidates = [*request.blocks, *(b for b in keep if b.key not in given)]
     host = f"over the budget after {strategy.name}"
-    drop_until_fits(request, keep, by_priority(keep), removed, host)
+    drop_until_fits(request, keep, by_priority(keep, preferred_history), removed, host)
     cuts = _cut_protected(request, keep) if not request.fits(keep) else {}
     messages = render(keep, user_name=user_name)
     tokens = estimator.count_messages(messages)

@@ -82,6 +82,15 @@ def _input(user_name: str, text: str, gap: str = "") -> Block:
     return replace(input_block(user_name, PREVIEW_INPUT, gap=gap), label="(your next message)")
 
 
+def _said_in(
+    messages: Sequence[HistoryMessage], window: tuple[float, float] | None
+) -> frozenset[int]:
+    if window is None:
+        return frozenset()
+    start, end = window
+    return frozenset(m.id for m in messages if start <= m.created_at < end)
+
+
 class ContextBuilder:
     """Plans prompts for one character and one chat model."""
 
@@ -151,9 +160,11 @@ class ContextBuilder:
         text: str,
         selected: Sequence[Selected],
         story: StorySnapshot,
+        window: tuple[float, float] | None = None,
     ) -> ContextPlan:
         """Plan the prompt of a message (`text` empty: the preview of the next one) on the
-        story as the turn read it."""
+        story as the turn read it; the messages said in `window` ([start, end), the time the
+        message names) are the last history to go."""
         estimator = await self.estimator()
         messages = story.history
         kept = [m for m in messages if not m.excluded]
@@ -185,6 +196,7 @@ class ContextBuilder:
             estimator=estimator, user_name=user_name,
             previous_condensed=story.condensed, excluded=excluded,
             condensed_share=c.condensed_share, vector_keep=c.vector_keep,
+            preferred_history=_said_in(kept, window),
         )  # fmt: skip
 
     async def _lore(

@@ -66,6 +66,8 @@ class ContextRequest:
     vector_keep: float = VECTOR_KEEP
     # History message ids a person excluded (their blocks are not in `blocks`).
     excluded_history: frozenset[int] = frozenset()
+    # History message ids said in the time the message names ("yesterday"): the last to go.
+    preferred_history: frozenset[int] = frozenset()
 
     def tokens(self, blocks: Iterable[Block]) -> int:
         """The estimated tokens of these blocks rendered as a prompt."""
@@ -140,15 +142,21 @@ def drop_until_fits(
     return gone
 
 
-def by_priority(blocks: Iterable[Block]) -> list[Block]:
-    """Unprotected blocks, the first to go first: lowest priority, then lowest order."""
-    return sorted((b for b in blocks if not b.protected), key=lambda b: (b.priority, b.order))
+def by_priority(blocks: Iterable[Block], preferred: frozenset[int] = frozenset()) -> list[Block]:
+    """Unprotected blocks, the first to go first: lowest priority, then the history outside
+    `preferred` (message ids) before the history in it, then lowest order."""
+    return sorted(
+        (b for b in blocks if not b.protected),
+        key=lambda b: (b.priority, b.kind is BlockKind.HISTORY and b.order in preferred, b.order),
+    )
 
 
-def oldest_history(blocks: Iterable[Block]) -> list[Block]:
+def oldest_history(blocks: Iterable[Block], preferred: frozenset[int] = frozenset()) -> list[Block]:
+    """Unprotected history, the first to go first: the oldest outside `preferred` (message ids),
+    then the oldest in it."""
     return sorted(
         (b for b in blocks if b.kind is BlockKind.HISTORY and not b.protected),
-        key=lambda b: b.order,
+        key=lambda b: (b.order in preferred, b.order),
     )
 
 
@@ -160,8 +168,11 @@ class Truncate:
     def apply(self, request: ContextRequest) -> StrategyResult:
         keep = list(request.blocks)
         removed: dict[str, tuple[Status, str]] = {}
-        drop_until_fits(request, keep, oldest_history(keep), removed, "oldest history first")
-        drop_until_fits(request, keep, by_priority(keep), removed, "lowest priority first")
+        preferred = request.preferred_history
+        drop_until_fits(request, keep, oldest_history(keep, preferred), removed,
+                        "oldest history first")  # fmt: skip
+        drop_until_fits(request, keep, by_priority(keep, preferred), removed,
+                        "lowest priority first")  # fmt: skip
         return StrategyResult(tuple(keep), removed)
 
 
@@ -174,23 +185,37 @@ class Summarize:
 
     def apply(self, request: ContextRequest) -> StrategyResult:
         previous = request.previous_condensed
+        preferred = request.preferred_history
         removed: dict[str, tuple[Status, str]] = {}
         keep = []
         omitted = set(previous.omitted)
+        # Condensed already, but said in the time asked about: shown as they were said again
+        # when they fit, never condensed twice.
+        shown: set[int] = set()
         for b in request.blocks:
             if (
                 b.kind is BlockKind.HISTORY
                 and b.order <= previous.through_id
                 and b.order not in omitted
             ):
-                removed[b.key] = (Status.CONDENSED, "already in the condensed history")
+                if b.order in preferred:
+                    shown.add(b.order)
+                    keep.append(b)
+                else:
+                    removed[b.key] = (Status.CONDENSED, "already in the condensed history")
             else:
                 keep.append(b)
         current = condensed_block(previous)
         if request.fits([*keep, *current]):
             return StrategyResult((*keep, *current), removed)
         allowance = int(request.budget * request.condensed_share)
-        leaving = drop_until_fits(request, keep, oldest_history(keep), {}, "", reserve=allowance)
+        gone = drop_until_fits(
+            request, keep, oldest_history(keep, preferred), {}, "", reserve=allowance
+        )
+        leaving = [b for b in gone if b.order not in shown]
+        for b in gone:
+            if b.order in shown:
+                removed[b.key] = (Status.CONDENSED, "already in the condensed history")
         condensed = previous
         if leaving:
             sentences = [*previous.sentences]
@@ -204,7 +229,12 @@ class Summarize:
             overhead = request.estimator.count(fence) + PER_MESSAGE * 2
             through = max(b.order for b in leaving)
             excluded = {i for i in request.excluded_history if i <= through}
-            skipped = (excluded | omitted) - {b.order for b in leaving}
+            # Messages of the time asked about, kept while older ones left: under the cursor,
+            # not condensed, so they come back as history when no time is asked.
+            spared = {
+                b.order for b in keep if b.kind is BlockKind.HISTORY and b.order <= through
+            } - shown
+            skipped = (excluded | omitted | spared) - {b.order for b in leaving}
             kept = choose(sentences, limit=max(0, allowance - overhead),
                           count=request.estimator.count)  # fmt: skip
             condensed = CondensedHistory(
@@ -215,7 +245,10 @@ class Summarize:
             for b in leaving:
                 removed[b.key] = (Status.CONDENSED, "condensed into the history before your input")
         keep += condensed_block(condensed)
-        drop_until_fits(request, keep, by_priority(keep), removed, "lowest priority first")
+        for b in drop_until_fits(request, keep, by_priority(keep, preferred), removed,
+                                 "lowest priority first"):  # fmt: skip
+            if b.order in shown and b.kind is BlockKind.HISTORY:
+                removed[b.key] = (Status.CONDENSED, "already in the condensed history")
         return StrategyResult(tuple(keep), removed, condensed if leaving else None)
 
 
@@ -253,10 +286,12 @@ class VectorRecall:
         spare = len(scorable) - math.ceil(len(scorable) * request.vector_keep)
         reason = "least similar to your message"
         drop_until_fits(request, keep, scorable[:spare], removed, reason)
-        drop_until_fits(request, keep, oldest_history(keep), removed, "oldest history, after the "
-                        "least relevant memories and lore")  # fmt: skip
+        preferred = request.preferred_history
+        drop_until_fits(request, keep, oldest_history(keep, preferred), removed, "oldest history, "
+                        "after the least relevant memories and lore")  # fmt: skip
         drop_until_fits(request, keep, scorable, removed, reason)
-        drop_until_fits(request, keep, by_priority(keep), removed, "lowest priority first")
+        drop_until_fits(request, keep, by_priority(keep, preferred), removed,
+                        "lowest priority first")  # fmt: skip
         return StrategyResult(tuple(keep), removed)
 
 

@@ -53,6 +53,8 @@ class Recall:
     degraded: bool
     # Why it was degraded (timings.EMBEDDING or timings.VECTORS), "" when it was not.
     why_degraded: str = ""
+    # The time the message names, [start, end), if any: recalled by time, preferred in history.
+    window: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
