@@ -9,7 +9,7 @@ from types import ModuleType
 from zoneinfo import ZoneInfo
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bench.dates import resolved, windowed
@@ -226,5 +226,7 @@ def test_a_message_naming_no_time_gives_no_window(
 ) -> None:
     text = " ".join(words)
     # Near misses only: no unit ("il y a deux" names no time without "jours"), no "in" before
-    # "may"/"march" ("in May" does name one).
+    # "may"/"march" ("in May" does name one). "last lundi" does name one: the word lists are
+    # read together, so a Franglais "last lundi" is last Monday (found by Hypothesis).
+    assume("last lundi" not in text)
     assert window(text, now, zone) is None, text
