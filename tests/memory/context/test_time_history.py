@@ -255,4 +255,8 @@ async def test_many_people_asking_about_yesterday_at_once_each_get_their_own_sto
         prompt = "\n".join(m["content"] for m in payload["messages"])
         names = {f"p{n}" for n in people} - {f"p{person}"}
         assert not any(f"{name}: " in prompt for name in names), person  # only their story
-        assert _verbatim(payload) == (set() if person % 4 == 0 else mondays), person
+        if person % 4:
+            assert _verbatim(payload) == mondays, person
+        # Who names no time gets what the budget leaves, and the budget follows the token
+        # counts every story's turns report meanwhile (one shared calibration), so Monday may
+        # or may not fit then: the engine test above checks that case alone.
