@@ -7,21 +7,43 @@ person's memory id answers exactly like a missing one (NotFound) and changes not
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
-from memory.errors import InvalidInput, NotFound
+from memory.errors import InvalidInput, NotFound, StoreError
 from memory.manage import forgetting
 from memory.model import MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope, Turn
-from memory.store import counters, erasure, figures, memories, outbox, provenance, turns
+from memory.store import counters, erasure, figures, memories, outbox, provenance, sent, turns
 from memory.store.db import Store, Tx
 from memory.text import clean
 from memory.write.apply import Outcome, dated, merge_candidate, record_dates, with_index
 from memory.write.dedup_index import DedupIndex
 from memory.write.dedup_pool import IndexBuilder
 from memory.write.reflection import MAX_MEMORY_CHARS
+
+log = logging.getLogger(__name__)
+
+
+async def record_sent(store: Store, exchange_id: str, message_ids: Sequence[int]) -> int:
+    """Record the messages a front end posted for an exchange's reply (each chunk, in order);
+    return how many. Nothing is recorded when the reply is not stored (the turn failed, or the
+    exchange was erased meanwhile)."""
+    if not message_ids:
+        return 0
+    now = time.time()
+    try:
+        return await store.transact(lambda tx: sent.record(tx, exchange_id, message_ids, now=now))
+    except StoreError as exc:  # the reply is out; only a later deletion of it goes unseen
+        log.warning("posts of exchange %s not recorded (%s)", exchange_id, exc)
+        return 0
+
+
+async def exchange_of_sent(store: Store, message_id: int) -> str | None:
+    """The exchange a message the bot posted belongs to, or None (not one of its replies)."""
+    return await sent.exchange_of(store, message_id)
 
 
 async def why(store: Store, user_id: int, story_id: int) -> Turn | None:
