@@ -305,6 +305,11 @@ class Engine:
         """Write the exchanges a busy or full database refused; see ExchangeWriter."""
         return await self.exchanges.flush_pending()
 
+    def claimed(self, source_id: str) -> bool:
+        """Whether this engine took the message for a turn lately: answered, or its turn still
+        running or waiting (an edit or a deletion of it then waits for, or races, that turn)."""
+        return source_id in self._answered
+
     def drop_waiting(
         self, *, user_id: int | None = None, origin: str | None = None, exchange_id: str = ""
     ) -> int:

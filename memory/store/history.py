@@ -112,6 +112,19 @@ async def by_source(store: Store, source_id: str) -> HistoryMessage | None:
     return _message(row) if row else None
 
 
+async def among(store: Store, source_ids: Sequence[str]) -> list[HistoryMessage]:
+    """The stored messages among these source ids (one read per 500; most are not stored)."""
+    wanted = sorted(set(source_ids))
+    found: list[HistoryMessage] = []
+    for start in range(0, len(wanted), 500):
+        batch = wanted[start : start + 500]
+        rows = await store.fetchall(
+            f"{_MESSAGE} WHERE source_id IN ({', '.join('?' * len(batch))})", batch
+        )
+        found += [_message(r) for r in rows]
+    return found
+
+
 async def in_story(store: Store, story_id: int, message_id: int) -> HistoryMessage | None:
     """The stored message with this id, if it belongs to the story."""
     row = await store.fetchone(f"{_MESSAGE} WHERE id = ? AND story_id = ?", (message_id, story_id))
