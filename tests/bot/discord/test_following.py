@@ -181,6 +181,11 @@ async def test_a_deletion_of_a_message_never_stored_writes_nothing(
         assert await store.fetchall("SELECT count(*) FROM erasures") == before
         assert await counters.read_all(store, "deletions_followed") == {}
         assert await counters.read_all(store, "edits_followed") == {}
+        # The one stored among them is followed.
+        [(source_id, _), _] = await _history(echo)
+        await _bulk_delete(echo, [stranger.id + 3, int(source_id.removeprefix("discord:"))])
+        assert await _history(echo) == []
+        assert await counters.read_all(store, "deletions_followed") == {"deletions_followed": 1}
 
 
 async def test_with_follow_deletions_off_everything_stays(
@@ -309,6 +314,13 @@ async def test_an_update_that_changes_no_text_is_ignored(
         assert await _memories(echo, ALICE) == [f"A pour code de coffre {ALICES}"]
         assert await counters.read_all(echo.runtime.store, "edits_followed") == {}
         assert sum(1 for _, p in ollama.calls if canary.reflection_request(p)) == 1
+        # The same message edited for real is followed.
+        await _edit(echo, alices, f"{_secret(ALICES_NEW)} https://example.com")
+        await _reflect(echo)
+        assert await _memories(echo, ALICE) == [f"A pour code de coffre {ALICES_NEW}"]
+        assert await counters.read_all(echo.runtime.store, "edits_followed") == {
+            "edits_followed": 1
+        }
 
 
 async def test_a_deletion_racing_the_reply_keeps_nothing(
@@ -340,6 +352,39 @@ async def test_a_deletion_racing_the_reply_keeps_nothing(
         assert await sent.of_exchange(echo.runtime.store, f"discord:{message.id}") == []
         assert await _memories(echo, ALICE) == []
         assert await _stored(echo, tmp_path, ALICES) == 0
+
+
+async def test_a_deletion_of_a_message_waiting_in_line_keeps_nothing(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Deleted before its turn even stored it (it waited behind the person's earlier one)."""
+    canary.script(ollama)
+    asked = asyncio.Event()
+    go = asyncio.Event()
+
+    async def hold(payload: dict[str, Any]) -> None:
+        if canary.reflection_request(payload) is None and not go.is_set():
+            asked.set()
+            await go.wait()
+
+    ollama.pause = hold
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        conversation = echo.get_cog("Conversation")
+        first = fakes.message(echo, channel, author_id=ALICE, content="Bonjour !")
+        second = fakes.message(echo, channel, author_id=ALICE, content=_secret(ALICES))
+        turns = [asyncio.create_task(conversation.on_message(m)) for m in (first, second)]  # type: ignore[union-attr]
+        await asyncio.wait_for(asked.wait(), 10)
+        await _delete(echo, second.id)
+        go.set()
+        await asyncio.gather(*turns)
+        await _reflect(echo)
+        await _settled(echo)
+
+        history = [s for s, _ in await _history(echo)]
+        assert history == [f"discord:{first.id}", f"discord:{first.id}:reply"]
+        assert await _stored(echo, tmp_path, ALICES) == 0
+        assert len(rec.messages()) == 1  # the first reply only: the second was never answered
 
 
 async def test_many_people_edit_and_delete_at_once(
