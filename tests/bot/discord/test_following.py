@@ -300,6 +300,29 @@ async def test_an_edit_after_the_reflection_takes_back_the_old_wording(
         assert ALICES not in prompt and ALICES_NEW in prompt
 
 
+async def test_an_edit_flood_costs_two_edits_and_one_reflection(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """One person edits a reflected message 100 times at once: the first edit is followed, the
+    99 others arrive meanwhile and only the latest is followed next; one reflection reads it."""
+    canary.script(ollama)
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, _):
+        channel = fakes.text_channel(echo, CHANNEL)
+        alices = await _talk(echo, channel, ALICE, _secret(ALICES))
+        before = sum(1 for _, p in ollama.calls if canary.reflection_request(p))
+        codes = [f"F{i:02d}CANARY{i:04d}" for i in range(100)]
+        await asyncio.gather(*(_edit(echo, alices, _secret(code)) for code in codes))
+        await _reflect(echo)
+        await _settled(echo)
+
+        figures = await counters.read_all(echo.runtime.store, "edits_followed")
+        assert figures == {"edits_followed": 2}
+        assert sum(1 for _, p in ollama.calls if canary.reflection_request(p)) == before + 1
+        assert await _memories(echo, ALICE) == [f"A pour code de coffre {codes[-1]}"]
+        for code in [ALICES, *codes[:-1]]:
+            assert await _stored(echo, tmp_path, code) == 0, code
+
+
 async def test_an_update_that_changes_no_text_is_ignored(
     database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
