@@ -16,7 +16,17 @@ from datetime import tzinfo
 from memory.errors import InvalidInput, NotFound, StoreError
 from memory.manage import forgetting
 from memory.model import MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope, Turn
-from memory.store import counters, erasure, figures, memories, outbox, provenance, sent, turns
+from memory.store import (
+    counters,
+    erasure,
+    figures,
+    history,
+    memories,
+    outbox,
+    provenance,
+    sent,
+    turns,
+)
 from memory.store.db import Store, Tx
 from memory.text import clean
 from memory.write.apply import Outcome, dated, merge_candidate, record_dates, with_index
@@ -44,6 +54,23 @@ async def record_sent(store: Store, exchange_id: str, message_ids: Sequence[int]
 async def exchange_of_sent(store: Store, message_id: int) -> str | None:
     """The exchange a message the bot posted belongs to, or None (not one of its replies)."""
     return await sent.exchange_of(store, message_id)
+
+
+async def posts_of(store: Store, exchange_id: str) -> list[int]:
+    """The messages a front end posted for an exchange's reply, in order; the greeting's first
+    when one was sent with it (`greeting_of`)."""
+    return await sent.of_exchange(store, exchange_id)
+
+
+async def greeting_of(store: Store, exchange_id: str) -> str | None:
+    """The character's greeting sent with the reply to this exchange, if one was."""
+    found = await history.by_source(store, f"{exchange_id}:greeting")
+    return found.content if found else None
+
+
+async def forget_posts(store: Store, message_ids: Sequence[int]) -> None:
+    """Forget that these posts carried a reply (a front end deletes them itself)."""
+    await store.transact(lambda tx: sent.forget_posts(tx, message_ids))
 
 
 async def why(store: Store, user_id: int, story_id: int) -> Turn | None:

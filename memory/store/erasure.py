@@ -142,7 +142,10 @@ async def erase(
     await tx.execute(
         f"DELETE FROM applied_exchanges WHERE exchange_id IN ({_ERASED})", (erasure_id,)
     )
-    await tx.execute(f"DELETE FROM sent_messages WHERE exchange_id IN ({_ERASED})", (erasure_id,))
+    if target.text is None:  # an edited message's reply is still where it was posted
+        await tx.execute(
+            f"DELETE FROM sent_messages WHERE exchange_id IN ({_ERASED})", (erasure_id,)
+        )
     turns = await _turns(tx, target, stories)
     if erased or others or earlier:  # a replaced wording may linger in old segments
         await purge_keyword_segments(tx)

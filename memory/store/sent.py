@@ -72,3 +72,10 @@ async def forget(tx: Tx, exchange_id: str) -> int:
     """Drop the records of an exchange's posted messages; return how many."""
     await tx.execute("DELETE FROM sent_messages WHERE exchange_id = ?", (exchange_id,))
     return await tx.changes()
+
+
+async def forget_posts(tx: Tx, message_ids: Sequence[int]) -> None:
+    """Drop the records of these posts (their front end deleted them itself)."""
+    await tx.executemany(
+        "DELETE FROM sent_messages WHERE message_id = ?", [(int(m),) for m in message_ids]
+    )

@@ -19,13 +19,16 @@ from typing import TYPE_CHECKING, Any, cast
 import discord
 from discord.ext import commands
 
-from memory import Overloaded
+from bot import render
+from memory import EchoError, Overloaded, manage
 from memory.manage import forgetting
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot
 
 log = logging.getLogger(__name__)
+
+_NONE = discord.AllowedMentions.none()
 
 # Messages whose latest edit waits behind the one being followed (only the latest wording of
 # each is kept: a person editing a message 100 times costs one edit followed and one waiting).
@@ -83,16 +86,47 @@ class Following(commands.Cog):
         engine = runtime.engine
         source_id = f"discord:{message.id}"
         if not engine.claimed(source_id):
-            await forgetting.follow_edit(runtime.store, source_id, text)
-            return
-        # Its turn may still run here: the edit waits in the person's line behind it, so it
-        # finds the exchange written (and a flood of edits is refused with the turns).
+            followed = await forgetting.follow_edit(runtime.store, source_id, text)
+        else:
+            # Its turn may still run here: the edit waits in the person's line behind it, so
+            # it finds the exchange written (and a flood of edits is refused with the turns).
+            try:
+                async with engine.admission.turn(message.author.id, message.channel.id):
+                    followed = await forgetting.follow_edit(runtime.store, source_id, text)
+            except Overloaded:
+                self.edits_passed += 1
+                log.info("edit of message %d not followed: its author's line is full", message.id)
+                return
+        if followed is not None and followed.requeued and runtime.settings.discord.answer_edits:
+            await self._answer_again(message, source_id)
+
+    async def _answer_again(self, message: discord.Message, exchange_id: str) -> None:
+        """Answer the edited message again: the reply's posts are edited to the new answer
+        (the greeting's stay), a longer one continues in new posts, a shorter one deletes the
+        posts it no longer needs."""
+        store = self.bot.runtime.store
         try:
-            async with engine.admission.turn(message.author.id, message.channel.id):
-                await forgetting.follow_edit(runtime.store, source_id, text)
-        except Overloaded:
-            self.edits_passed += 1
-            log.info("edit of message %d not followed: its author's line is full", message.id)
+            reply = await self.bot.runtime.engine.regenerate(exchange_id)
+        except EchoError as exc:
+            log.info("edited message %d not answered again: %s", message.id, type(exc).__name__)
+            return
+        chunks = render.reply_chunks(reply)
+        greeting = await manage.greeting_of(store, exchange_id)
+        skip = len(render.split_message(render.defang(greeting))) if greeting else 0
+        posts = (await manage.posts_of(store, exchange_id))[skip:]
+        channel = self.bot.get_partial_messageable(message.channel.id)
+        for post, chunk in zip(posts, chunks, strict=False):
+            await channel.get_partial_message(post).edit(content=chunk, allowed_mentions=_NONE)
+        more = [
+            (await message.reply(chunk, mention_author=False, allowed_mentions=_NONE)).id
+            for chunk in chunks[len(posts) :]
+        ]
+        await manage.record_sent(store, exchange_id, more)
+        surplus = posts[len(chunks) :]
+        if surplus:  # forgotten first: their deletion is not a moderator's
+            await manage.forget_posts(store, surplus)
+            for post in surplus:
+                await channel.get_partial_message(post).delete()
 
     @commands.Cog.listener()
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:

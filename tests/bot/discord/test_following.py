@@ -275,17 +275,20 @@ async def test_an_edit_after_the_reflection_takes_back_the_old_wording(
     database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
     canary.script(ollama)
-    async with _bot_with(tmp_path, ollama, database=database) as (echo, _):
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
         channel = fakes.text_channel(echo, CHANNEL)
         await _talk(echo, channel, BOB, _secret(BOBS))
         alices = await _talk(echo, channel, ALICE, _secret(ALICES))
         await _talk(echo, channel, CAROL, "Parlons du jardin, les tomates poussent bien.")
         assert await _memories(echo, ALICE) == [f"A pour code de coffre {ALICES}"]
 
+        replies = len(canary.prompts(ollama))
         await _edit(echo, alices, _secret(ALICES_NEW))
         await _reflect(echo)
         await _settled(echo)
 
+        assert len(canary.prompts(ollama)) == replies  # not answered again by default
+        assert not [s for s in rec.sent if s.method == "PATCH"]
         assert await _memories(echo, ALICE) == [f"A pour code de coffre {ALICES_NEW}"]
         assert await _stored(echo, tmp_path, ALICES) == 0
         assert await _stored(echo, tmp_path, ALICES_NEW) > 0
@@ -321,6 +324,34 @@ async def test_an_edit_flood_costs_two_edits_and_one_reflection(
         assert await _memories(echo, ALICE) == [f"A pour code de coffre {codes[-1]}"]
         for code in [ALICES, *codes[:-1]]:
             assert await _stored(echo, tmp_path, code) == 0, code
+
+
+async def test_with_answer_edits_the_reply_is_edited_to_a_new_answer(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    def answer(payload: dict[str, Any]) -> str:
+        if canary.reflection_request(payload) is not None:
+            return '{"memories": [], "summary": "On se présente."}'
+        return f"Enchantée, {payload['messages'][-1]['content'].split()[-1].strip('.')} !"
+
+    ollama.chat_reply = answer
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
+        settings = echo.runtime.settings
+        settings.discord = settings.discord.model_copy(update={"answer_edits": True})
+        channel = fakes.text_channel(echo, CHANNEL)
+        message = await _talk(echo, channel, ALICE, "Je m'appelle Alice.")
+        [post] = await sent.of_exchange(echo.runtime.store, f"discord:{message.id}")
+        await _edit(echo, message, "Je m'appelle Alicia.")
+
+        edited = rec.sent[-1]
+        assert edited.method == "PATCH" and edited.path.endswith(f"/messages/{post}")
+        assert edited.payload["content"] == "Enchantée, Alicia !"
+        assert edited.payload["allowed_mentions"] == {"parse": []}
+        assert await _history(echo) == [
+            (f"discord:{message.id}", "Je m'appelle Alicia."),
+            (f"discord:{message.id}:reply", "Enchantée, Alicia !"),
+        ]
+        assert await sent.of_exchange(echo.runtime.store, f"discord:{message.id}") == [post]
 
 
 async def test_an_update_that_changes_no_text_is_ignored(
