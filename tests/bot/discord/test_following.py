@@ -21,7 +21,15 @@ from memory import manage
 from memory.manage import forgetting
 from memory.store import counters, sent
 from tests.bot import discord_fakes as fakes
-from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, OTHER_CHANNEL, _bot_with, _say
+from tests.bot.discord.test_discord import (
+    ALICE,
+    BOB,
+    CHANNEL,
+    OTHER_CHANNEL,
+    _bot_with,
+    _command,
+    _say,
+)
 from tests.fakes import canary
 from tests.fakes.ollama import Chaos, FakeOllama
 
@@ -147,7 +155,7 @@ async def test_a_deleted_message_is_forgotten_to_the_last_byte(
     database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
     canary.script(ollama)
-    async with _bot_with(tmp_path, ollama, database=database) as (echo, _):
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
         channel = fakes.text_channel(echo, CHANNEL)
         await _talk(echo, channel, BOB, _secret(BOBS))
         alices = await _talk(echo, channel, ALICE, _secret(ALICES))
@@ -164,6 +172,8 @@ async def test_a_deleted_message_is_forgotten_to_the_last_byte(
         assert len(await _history(echo)) == 2  # Bob's message and the reply to it
         figures = await counters.read_all(echo.runtime.store, "deletions_followed")
         assert figures == {"deletions_followed": 1}
+        await _command(echo, "privacy", ALICE)
+        assert "A message you delete on Discord is forgotten here too" in rec.contents()[-1]
 
 
 async def test_a_deletion_of_a_message_never_stored_writes_nothing(
@@ -193,7 +203,7 @@ async def test_with_follow_deletions_off_everything_stays(
 ) -> None:
     canary.script(ollama)
     privacy = {"follow_deletions": False}
-    async with _bot_with(tmp_path, ollama, database=database, privacy=privacy) as (echo, _):
+    async with _bot_with(tmp_path, ollama, database=database, privacy=privacy) as (echo, rec):
         channel = fakes.text_channel(echo, CHANNEL)
         alices = await _talk(echo, channel, ALICE, _secret(ALICES))
         history = await _history(echo)
@@ -203,6 +213,8 @@ async def test_with_follow_deletions_off_everything_stays(
         assert await _history(echo) == history
         assert await _memories(echo, ALICE) == [f"A pour code de coffre {ALICES}"]
         assert await _stored(echo, tmp_path, ALICES) > 0
+        await _command(echo, "privacy", ALICE)
+        assert "A message you delete on Discord stays in my memory" in rec.contents()[-1]
 
 
 async def test_a_bulk_delete_forgets_each_message_and_each_reply(
