@@ -327,14 +327,17 @@ async def follow_edit(
     """Follow an edit of a stored message: the history holds the new wording, what was learned
     from the old one is taken out as "Forget this message" takes it (its reply too, when it
     carries words the new wording does not say), and the exchange is reflected again on the
-    new wording, `quiet` seconds after the last edit (None: EDIT_QUIET). None: not stored, or
-    unchanged."""
+    new wording, `quiet` seconds after the last edit (None: EDIT_QUIET). An edit that leaves
+    no text forgets the message as a deletion does. None: not stored, unchanged, or emptied."""
     text = clean_message(text)
-    if not text:
-        return None  # emptied (an attachment left alone): nothing to learn, nothing to follow
     held = await history.by_source(store, source_id)
     if held is None or held.role != "user" or held.content == text:
         return None  # one read, no write: most edits are of messages never stored
+    if not text:  # emptied (an attachment left alone): every word taken back, as deleted
+        erasure_id = await _erased(store, source_id, user_id=held.user_id or 0,
+                                   story_id=held.story_id, engine=None)  # fmt: skip
+        await _settle(store, [erasure_id])
+        return None
     now = time.time()
     wait = EDIT_QUIET if quiet is None else quiet
 

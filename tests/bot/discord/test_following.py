@@ -174,6 +174,13 @@ async def test_a_deleted_message_is_forgotten_to_the_last_byte(
         assert figures == {"deletions_followed": 1}
         await _command(echo, "privacy", ALICE)
         assert "A message you delete on Discord is forgotten here too" in rec.contents()[-1]
+        # No intent beyond the bot's own: message events (default) and their content.
+        intents = echo.intents
+        assert intents.guild_messages and intents.dm_messages and intents.message_content
+        assert (
+            intents.value
+            == (discord.Intents.default() | discord.Intents(message_content=True)).value
+        )
 
 
 async def test_a_deletion_of_a_message_never_stored_writes_nothing(
@@ -313,6 +320,21 @@ async def test_an_edit_after_the_reflection_takes_back_the_old_wording(
         await _say(echo, channel, CAROL, "Et sinon ?")
         prompt = canary.prompts(ollama)[-1]
         assert ALICES not in prompt and ALICES_NEW in prompt
+
+
+async def test_an_edit_that_leaves_no_text_forgets_the_message(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    canary.script(ollama)
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, _):
+        channel = fakes.text_channel(echo, CHANNEL)
+        alices = await _talk(echo, channel, ALICE, _secret(ALICES))
+        # Only a mention of the bot is left (an attachment aside): no word of hers stays.
+        await _edit(echo, alices, f"<@{fakes.BOT_ID}>")
+        await _settled(echo)
+        assert await _history(echo) == []
+        assert await _memories(echo, ALICE) == []
+        assert await _stored(echo, tmp_path, ALICES) == 0
 
 
 async def test_an_edit_flood_costs_two_edits_and_one_reflection(
