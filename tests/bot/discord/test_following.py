@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,19 @@ async def test_each_post_of_a_reply_is_recorded_and_goes_with_its_exchange(
 
         for post in posted:
             assert await manage.exchange_of_sent(echo.runtime.store, post) is None
+
+
+async def test_the_posts_records_leave_with_the_pruned_history(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, _):
+        channel = fakes.text_channel(echo, CHANNEL)
+        message = await _talk(echo, channel, ALICE, "Bonjour.")
+        store = echo.runtime.store
+        [post] = await sent.of_exchange(store, f"discord:{message.id}")
+        await forgetting.tidy(store, history_days=1, now=time.time() + 2 * 86_400)
+        assert await _history(echo) == []
+        assert await manage.exchange_of_sent(store, post) is None
 
 
 async def test_a_deleted_message_is_forgotten_to_the_last_byte(
