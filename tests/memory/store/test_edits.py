@@ -66,7 +66,7 @@ async def _run(first: str, reply: str, edits: list[str], path: Path) -> None:
         assert rows is not None and rows[0] == followed
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_texts, _texts, st.lists(_texts, max_size=5))
 def test_edits_leave_the_last_wording_and_drop_a_reply_that_carried_a_taken_back_word(
     first: str, reply: str, edits: list[str]
