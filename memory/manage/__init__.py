@@ -193,6 +193,13 @@ class Stats:
     # reflection proposed that the code refused, by reason.
     changes: Mapping[str, int] = field(default_factory=dict)
     changes_refused: Mapping[str, int] = field(default_factory=dict)
+    # What was followed of what people did on Discord: messages deleted and forgotten, replies
+    # deleted and dropped from the history, edits followed.
+    followed: Mapping[str, int] = field(default_factory=dict)
+
+
+# The counters of `Stats.followed` (memory.manage.forgetting bumps them).
+FOLLOWED = ("deletions_followed", "deleted_replies_followed", "edits_followed")
 
 
 async def stats(store: Store) -> Stats:
@@ -232,6 +239,7 @@ async def stats(store: Store) -> Stats:
             for k, v in named.items()
             if k.startswith("supersession_refused:")
         },
+        followed={k: named[k] for k in FOLLOWED if k in named},
     )
 
 

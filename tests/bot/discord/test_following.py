@@ -242,7 +242,7 @@ async def test_a_bulk_delete_forgets_each_message_and_each_reply(
     database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:
     canary.script(ollama)
-    async with _bot_with(tmp_path, ollama, database=database) as (echo, _):
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, rec):
         channel = fakes.text_channel(echo, CHANNEL)
         alices = await _talk(echo, channel, ALICE, _secret(ALICES))
         bobs = await _talk(echo, channel, BOB, _secret(BOBS))
@@ -260,6 +260,11 @@ async def test_a_bulk_delete_forgets_each_message_and_each_reply(
         assert await _history(echo) == [(f"discord:{carols.id}", "J'aime les tomates.")]
         figures = await counters.read_all(echo.runtime.store)
         assert figures["deletions_followed"] == 2 and figures["deleted_replies_followed"] == 1
+        await _command(echo, "stats", fakes.OWNER_ID)
+        assert (
+            "Followed on Discord: 2 deleted messages forgotten · 1 deleted reply dropped"
+            in (rec.contents()[-1])
+        )
 
 
 async def test_the_characters_reply_deleted_leaves_the_history(
