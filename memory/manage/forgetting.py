@@ -1,7 +1,8 @@
 """Forgetting, as people ask for it: one memory, one message and the reply to it, everything
-about oneself, or what one server holds about a member who left. The bot and the terminal call
-these, and the background jobs (memory.jobs) call `settle_pending` and `tidy`; no SQL above this
-line.
+about oneself, or what one server holds about a member who left; and as a front end reports it:
+a message deleted or edited where it was said (`forget_deleted`, `forget_exchange`,
+`follow_edit`). The bot and the terminal call these, and the background jobs (memory.jobs)
+call `settle_pending` and `tidy`; no SQL above this line.
 
 Each erasure is one transaction (memory/store/erasure.py). Then the WAL is checkpointed so the
 database files hold nothing of it; when a reader on an older snapshot keeps the checkpoint from
