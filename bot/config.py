@@ -104,6 +104,9 @@ class DiscordSettings(_Section):
     # own; unset, one connection without shards.
     shard_count: int | None = Field(None, ge=1, le=100_000)
     shard_ids: list[int] | None = None
+    # Whether the character answers a message again when its author edits it (the history and
+    # the memory follow the edit either way: bot.discord.cogs.following).
+    answer_edits: bool = False
 
     @model_validator(mode="after")
     def _shards_agree(self) -> DiscordSettings:
@@ -305,6 +308,9 @@ class PrivacySettings(_Section):
     memories_served: Literal["where_learned", "everywhere"] = cast(
         Literal["where_learned", "everywhere"], _MEMORY.memories_served
     )
+    # A message deleted on Discord is forgotten as "Forget this message" forgets it, and a reply
+    # of the character deleted leaves the history (False: both stay stored).
+    follow_deletions: bool = True
 
 
 # A token anyone could guess in a few tries protects nothing.

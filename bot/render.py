@@ -309,6 +309,12 @@ def render_stats(
         f"Reflections waiting: {stats.outbox_pending}",
         f"Erasures pending (bytes still in the database files): {stats.erasures_pending}",
     ]
+    if stats.followed:
+        f = stats.followed
+        deleted = count(f.get("deletions_followed", 0), "deleted message")
+        replies = count(f.get("deleted_replies_followed", 0), "deleted reply", "deleted replies")
+        edits = count(f.get("edits_followed", 0), "edit")
+        lines.append(f"Followed on Discord: {deleted} forgotten · {replies} dropped · {edits}")
     if engine is not None:
         a = engine.admission
         lines.append(

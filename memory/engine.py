@@ -13,7 +13,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import tzinfo
 
@@ -25,7 +25,7 @@ from memory.context.builder import ContextBuilder, ContextConfig
 from memory.context.prompt import Character
 from memory.context.story import read_story
 from memory.context.strategies import Registry
-from memory.errors import BackendResponseError, Overloaded, StoreError
+from memory.errors import BackendResponseError, NotFound, Overloaded, StoreError
 from memory.lexicon import dates
 from memory.looplag import LoopLag
 from memory.model import Exchange
@@ -39,7 +39,7 @@ from memory.recall.cache import (
     SizedCache,
 )
 from memory.recall.semantic import VectorCache
-from memory.store import memories, privacy, turns
+from memory.store import history, memories, outbox, privacy, turns
 from memory.store.db import Store
 from memory.store.story_snapshot import StorySnapshot
 from memory.text import clean, clean_message, well_formed, words
@@ -304,6 +304,43 @@ class Engine:
     async def flush_pending(self) -> int:
         """Write the exchanges a busy or full database refused; see ExchangeWriter."""
         return await self.exchanges.flush_pending()
+
+    async def regenerate(
+        self,
+        exchange_id: str,
+        *,
+        without: frozenset[int] = frozenset(),
+        on_text: Callable[[str], Awaitable[None]] | None = None,
+    ) -> Reply:
+        """Stand-in for C2 (branch swipe builds it): answer the stored message of this exchange
+        again, with the history before it; the new answer replaces the stored reply."""
+        asked = await history.by_source(self.store, exchange_id)
+        queued = await outbox.get(self.store, exchange_id)
+        if asked is None or asked.user_id is None or queued is None or self.chat is None:
+            raise NotFound("that message can no longer be answered again")
+        story = await self._story(asked.story_id, asked.id)
+        recalled = await self.recall(
+            user_id=asked.user_id, story_id=asked.story_id, origin=queued.exchange.origin,
+            text=asked.content, record=False,
+        )  # fmt: skip
+        plan = await self.context.plan(
+            user_name=asked.author_name, origin=queued.exchange.origin, text=asked.content,
+            selected=recalled.selected, story=story, window=recalled.window,
+        )  # fmt: skip
+        result = await self.chat.chat(
+            plan.messages, deadline=self.config.chat_deadline,
+            max_tokens=self.context.config.response_tokens,
+        )  # fmt: skip
+        answer, cut = cap_reply(well_formed(result.content).strip(), self.config.max_reply_chars)
+        if not answer:
+            raise BackendResponseError("the chat backend returned an empty reply")
+        await self.store.transact(lambda tx: history.replace_reply(tx, exchange_id, answer))
+        return Reply(answer, exchange_id, recalled, None, cut)
+
+    def claimed(self, source_id: str) -> bool:
+        """Whether this engine took the message for a turn lately: answered, or its turn still
+        running or waiting (an edit or a deletion of it then waits for, or races, that turn)."""
+        return source_id in self._answered
 
     def drop_waiting(
         self, *, user_id: int | None = None, origin: str | None = None, exchange_id: str = ""

@@ -7,21 +7,70 @@ person's memory id answers exactly like a missing one (NotFound) and changes not
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
-from memory.errors import InvalidInput, NotFound
+from memory.errors import InvalidInput, NotFound, StoreError
 from memory.manage import forgetting
 from memory.model import MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope, Turn
-from memory.store import counters, erasure, figures, memories, outbox, provenance, turns
+from memory.store import (
+    counters,
+    erasure,
+    figures,
+    history,
+    memories,
+    outbox,
+    provenance,
+    sent,
+    turns,
+)
 from memory.store.db import Store, Tx
 from memory.text import clean
 from memory.write.apply import Outcome, dated, merge_candidate, record_dates, with_index
 from memory.write.dedup_index import DedupIndex
 from memory.write.dedup_pool import IndexBuilder
 from memory.write.reflection import MAX_MEMORY_CHARS
+
+log = logging.getLogger(__name__)
+
+
+async def record_sent(store: Store, exchange_id: str, message_ids: Sequence[int]) -> int:
+    """Record the messages a front end posted for an exchange's reply (each chunk, in order);
+    return how many. Nothing is recorded when the reply is not stored (the turn failed, or the
+    exchange was erased meanwhile)."""
+    if not message_ids:
+        return 0
+    now = time.time()
+    try:
+        return await store.transact(lambda tx: sent.record(tx, exchange_id, message_ids, now=now))
+    except StoreError as exc:  # the reply is out; only a later deletion of it goes unseen
+        log.warning("posts of exchange %s not recorded (%s)", exchange_id, exc)
+        return 0
+
+
+async def exchange_of_sent(store: Store, message_id: int) -> str | None:
+    """The exchange a message the bot posted belongs to, or None (not one of its replies)."""
+    return await sent.exchange_of(store, message_id)
+
+
+async def posts_of(store: Store, exchange_id: str) -> list[int]:
+    """The messages a front end posted for an exchange's reply, in order; the greeting's first
+    when one was sent with it (`greeting_of`)."""
+    return await sent.of_exchange(store, exchange_id)
+
+
+async def greeting_of(store: Store, exchange_id: str) -> str | None:
+    """The character's greeting sent with the reply to this exchange, if one was."""
+    found = await history.by_source(store, f"{exchange_id}:greeting")
+    return found.content if found else None
+
+
+async def forget_posts(store: Store, message_ids: Sequence[int]) -> None:
+    """Forget that these posts carried a reply (a front end deletes them itself)."""
+    await store.transact(lambda tx: sent.forget_posts(tx, message_ids))
 
 
 async def why(store: Store, user_id: int, story_id: int) -> Turn | None:
@@ -144,6 +193,13 @@ class Stats:
     # reflection proposed that the code refused, by reason.
     changes: Mapping[str, int] = field(default_factory=dict)
     changes_refused: Mapping[str, int] = field(default_factory=dict)
+    # What was followed of what people did on Discord: messages deleted and forgotten, replies
+    # deleted and dropped from the history, edits followed.
+    followed: Mapping[str, int] = field(default_factory=dict)
+
+
+# The counters of `Stats.followed` (memory.manage.forgetting bumps them).
+FOLLOWED = ("deletions_followed", "deleted_replies_followed", "edits_followed")
 
 
 async def stats(store: Store) -> Stats:
@@ -183,6 +239,7 @@ async def stats(store: Store) -> Stats:
             for k, v in named.items()
             if k.startswith("supersession_refused:")
         },
+        followed={k: named[k] for k in FOLLOWED if k in named},
     )
 
 

@@ -1,7 +1,8 @@
 """Forgetting, as people ask for it: one memory, one message and the reply to it, everything
-about oneself, or what one server holds about a member who left. The bot and the terminal call
-these, and the background jobs (memory.jobs) call `settle_pending` and `tidy`; no SQL above this
-line.
+about oneself, or what one server holds about a member who left; and as a front end reports it:
+a message deleted or edited where it was said (`forget_deleted`, `forget_exchange`,
+`follow_edit`). The bot and the terminal call these, and the background jobs (memory.jobs)
+call `settle_pending` and `tidy`; no SQL above this line.
 
 Each erasure is one transaction (memory/store/erasure.py). Then the WAL is checkpointed so the
 database files hold nothing of it; when a reader on an older snapshot keeps the checkpoint from
@@ -10,6 +11,7 @@ finishing, the erasure is pending (counted in /stats) until `settle_pending` fin
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Sequence
@@ -19,11 +21,12 @@ from memory.engine import Engine
 from memory.errors import Forbidden, NotFound, StoreError
 from memory.manage import context
 from memory.model import MANUAL_EXCHANGE, Memory
-from memory.store import erasure, history, memories, provenance, retention
+from memory.store import counters, erasure, history, memories, provenance, retention, sent
 from memory.store.db import Store, Tx
 from memory.store.erasure import Erased, Target
 from memory.store.history import HistoryMessage
 from memory.store.provenance import Leftovers
+from memory.text import clean_message
 from memory.write import filters, state
 
 log = logging.getLogger(__name__)
@@ -230,6 +233,132 @@ async def forget_person(
         engine.drop_waiting(user_id=user_id, origin=origin)
     target = Target.person(user_id) if origin is None else Target.member(user_id, origin)
     return await _erase(store, target)
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    """What following deletions did: people's messages forgotten (with their replies and what
+    was made from them), and the character's replies that left the history."""
+
+    forgotten: int = 0
+    replies: int = 0
+    complete: bool = True
+
+
+async def forget_deleted(
+    store: Store,
+    source_ids: Sequence[str],
+    posted: Sequence[int] = (),
+    *,
+    engine: Engine | None = None,
+) -> Deleted:
+    """Follow messages deleted where they were said: each stored message of a person (by its
+    source id) is forgotten as "Forget this message" forgets it; a reply of the character (by
+    the id a front end recorded its post with, `manage.record_sent`) leaves the history. What
+    was never stored costs two reads for the whole batch."""
+    stored = await history.among(store, [*source_ids, *(f"{s}:reply" for s in source_ids)])
+    exchanges = {m.source_id.removesuffix(":reply"): m for m in stored if m.role == "user"}
+    for m in stored:  # a message past the history's days: its reply still answers for it
+        exchanges.setdefault(m.source_id.removesuffix(":reply"), m)
+    replies = set((await sent.exchanges_of(store, posted)).values()) - set(exchanges)
+    erasures = []
+    for exchange_id, message in sorted(exchanges.items()):
+        author = message.user_id or await context.reply_owner(store, message) or 0
+        erasures.append(await _erased(store, exchange_id, user_id=author,
+                                      story_id=message.story_id, engine=engine))  # fmt: skip
+    dropped = 0
+    for exchange_id in sorted(replies):
+        found = await store.transact(
+            functools.partial(erasure.drop_reply, exchange_id=exchange_id, now=time.time())
+        )
+        if found is not None:
+            erasures.append(found)
+            dropped += 1
+    if not erasures:
+        return Deleted()
+    counts = {"deletions_followed": len(exchanges), "deleted_replies_followed": dropped}
+    await store.transact(lambda tx: counters.bump_many(tx, counts))
+    log.info("deletions followed: %d messages forgotten, %d replies dropped",
+             len(exchanges), dropped)  # fmt: skip
+    return Deleted(len(exchanges), dropped, await _settle(store, erasures))
+
+
+async def forget_exchange(
+    store: Store, exchange_id: str, *, user_id: int, story_id: int, engine: Engine | None = None
+) -> bool:
+    """Forget a message deleted while its turn may still run (stored or not yet): its exchange
+    is erased and remembered as erased, so the turn stores nothing of it, nor its reply; return
+    whether the files are clean (else the erasure is pending). `user_id`: its author, when the
+    front end knows it (a stored message names its own)."""
+    stored = await resolve(store, exchange_id)
+    if stored is not None:
+        user_id = stored.user_id or await context.reply_owner(store, stored) or user_id
+    erasure_id = await _erased(store, exchange_id, user_id=user_id, story_id=story_id,
+                               engine=engine)  # fmt: skip
+    await store.transact(lambda tx: counters.bump(tx, "deletions_followed"))
+    return await _settle(store, [erasure_id])
+
+
+async def _erased(
+    store: Store, exchange_id: str, *, user_id: int, story_id: int, engine: Engine | None
+) -> int:
+    """Erase one exchange (not settled); return the erasure's id."""
+    if engine is not None:
+        engine.drop_waiting(exchange_id=exchange_id)
+    target = Target.message(exchange_id, user_id=user_id, story_id=story_id)
+    erased = await store.transact(
+        lambda tx: erasure.erase(
+            tx, target, now=time.time(), bounds=_BOUNDS, words=filters.content_words,
+            carries=filters.carries,
+        )
+    )  # fmt: skip
+    log.info("erasure %d (deleted message): %d memories, %d messages, %d derived",
+             erased.erasure_id, erased.memories, erased.messages, erased.derived.total)  # fmt: skip
+    return erased.erasure_id
+
+
+# Seconds an edited message's reflection waits after the edit: edits come in bursts (a typo,
+# then another), and the reflection of the last wording is the only one worth a model call.
+EDIT_QUIET = 30.0
+
+
+async def follow_edit(
+    store: Store, source_id: str, text: str, *, quiet: float | None = None
+) -> erasure.Edit | None:
+    """Follow an edit of a stored message: the history holds the new wording, what was learned
+    from the old one is taken out as "Forget this message" takes it (its reply too, when it
+    carries words the new wording does not say), and the exchange is reflected again on the
+    new wording, `quiet` seconds after the last edit (None: EDIT_QUIET). An edit that leaves
+    no text forgets the message as a deletion does. None: not stored, unchanged, or emptied."""
+    text = clean_message(text)
+    held = await history.by_source(store, source_id)
+    if held is None or held.role != "user" or held.content == text:
+        return None  # one read, no write: most edits are of messages never stored
+    if not text:  # emptied (an attachment left alone): every word taken back, as deleted
+        erasure_id = await _erased(store, source_id, user_id=held.user_id or 0,
+                                   story_id=held.story_id, engine=None)  # fmt: skip
+        await _settle(store, [erasure_id])
+        return None
+    now = time.time()
+    wait = EDIT_QUIET if quiet is None else quiet
+
+    async def run(tx: Tx) -> erasure.Edit | None:
+        done = await erasure.edit(
+            tx, source_id, text, now=now, due=now + wait, bounds=_BOUNDS,
+            words=filters.content_words, carries=filters.carries,
+        )  # fmt: skip
+        if done is not None:
+            await counters.bump(tx, "edits_followed")
+        return done
+
+    done = await store.transact(run)
+    if done is None:
+        return None
+    e = done.erased
+    log.info("edit %d followed: %d memories, %d derived taken back, reflected again: %s",
+             e.erasure_id, e.memories, e.derived.total, done.requeued)  # fmt: skip
+    await _settle(store, [e.erasure_id])
+    return done
 
 
 async def _erase(store: Store, target: Target) -> ErasureReport:

@@ -3,7 +3,8 @@
 `erase` runs in one transaction: it records the erasure and the exchanges it removes (ids only,
 kept a while so that a reply or a reflection already under way does not write them back), takes
 out what was derived from those exchanges (memory/store/provenance.py), then the memories, the
-messages and the replies to them, the outbox rows, the turns and the person's counters.
+messages and the replies to them, the outbox rows, the records of the messages posted for
+the replies, the turns and the person's counters.
 
 The rows are gone at commit and secure_delete zeroed their bytes in the pages it wrote; the old
 pages still sit in the WAL until a checkpoint folds and truncates it, which a reader holding an
@@ -16,7 +17,8 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from memory.store import memories, provenance, versions
+from memory.model import Exchange
+from memory.store import applied, context, counters, memories, outbox, provenance, versions
 from memory.store.db import Store, Tx
 from memory.store.provenance import Copied, Derived
 
@@ -37,10 +39,18 @@ class Target:
     exchange_id: str | None = None
     story_id: int | None = None
     origin: str | None = None
+    # An edit's new wording: the message is rewritten, not erased (None: erased).
+    text: str | None = None
 
     @classmethod
     def message(cls, exchange_id: str, *, user_id: int, story_id: int) -> Target:
         return cls("message", user_id, exchange_id=exchange_id, story_id=story_id)
+
+    @classmethod
+    def edited(cls, exchange_id: str, *, user_id: int, story_id: int, text: str) -> Target:
+        """The old wording of an edited message: what was made from it goes, and the message
+        stays in the history with `text` (see `edit`)."""
+        return cls("message", user_id, exchange_id=exchange_id, story_id=story_id, text=text)
 
     @classmethod
     def person(cls, user_id: int) -> Target:
@@ -122,6 +132,8 @@ async def erase(
         f"DELETE FROM reflection_inputs WHERE exchange_id IN ({_ERASED})", (erasure_id,)
     )
     ids = [i for story in removed.values() for i in story]
+    if target.text is not None:
+        ids = await _rewrite(tx, target, target.text, words=words, carries=carries)
     for start in range(0, len(ids), memories.ID_BATCH):
         batch = ids[start : start + memories.ID_BATCH]
         await tx.execute(f"DELETE FROM messages WHERE id IN ({', '.join('?' * len(batch))})", batch)
@@ -130,12 +142,111 @@ async def erase(
     await tx.execute(
         f"DELETE FROM applied_exchanges WHERE exchange_id IN ({_ERASED})", (erasure_id,)
     )
+    if target.text is None:  # an edited message's reply is still where it was posted
+        await tx.execute(
+            f"DELETE FROM sent_messages WHERE exchange_id IN ({_ERASED})", (erasure_id,)
+        )
     turns = await _turns(tx, target, stories)
     if erased or others or earlier:  # a replaced wording may linger in old segments
         await purge_keyword_segments(tx)
     return Erased(
         erasure_id, len(ids), erased, kept, outbox_rows, turns, derived, others + copied.others
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """What following one edit of a stored message did."""
+
+    erased: Erased  # what was made from the old wording, taken out
+    reflected: bool  # the old wording had been reflected (else its reflection was waiting)
+    requeued: bool  # the exchange waits for the reflection of its new wording
+    reply_dropped: bool  # the reply left the history: it carried the old wording
+
+
+async def edit(
+    tx: Tx,
+    exchange_id: str,
+    text: str,
+    *,
+    now: float,
+    due: float,
+    bounds: Mapping[str, tuple[float, float]],
+    words: provenance.Words = _all_words,
+    carries: provenance.Carries = _always,
+) -> Edit | None:
+    """Follow an edit of a stored message: take out what was made from its old wording, as an
+    erasure of that exchange does (the reflection under way, if any, finds its row gone and
+    writes nothing), keep the message with its new `text`, and queue its reflection again,
+    due at `due`. None when the message is not stored, or already says `text`."""
+    row = await tx.fetchone(
+        "SELECT user_id, story_id, author_name, content FROM messages WHERE source_id = ?"
+        " AND role = 'user'",
+        (exchange_id,),
+    )
+    if row is None or str(row[3]) == text:
+        return None
+    user_id, story_id, author = int(row[0]), int(row[1]), str(row[2])
+    queued = await tx.fetchone(
+        "SELECT status, origin FROM outbox WHERE exchange_id = ?", (exchange_id,)
+    )
+    reflected = await applied.was_applied(tx, exchange_id)
+    target = Target.edited(exchange_id, user_id=user_id, story_id=story_id, text=text)
+    erased = await erase(tx, target, now=now, bounds=bounds, words=words, carries=carries)
+    # Not a tombstone: the exchange lives on, with its new wording.
+    await tx.execute("DELETE FROM erased_exchanges WHERE erasure_id = ?", (erased.erasure_id,))
+    requeued = queued is not None and str(queued[0]) in ("pending", "done")
+    if requeued:
+        assert queued is not None
+        reply = await tx.fetchone(
+            "SELECT content FROM messages WHERE source_id = ?", (f"{exchange_id}:reply",)
+        )
+        exchange = Exchange(
+            exchange_id, user_id, story_id, str(queued[1]), author, text,
+            str(reply[0]) if reply else "",
+        )  # fmt: skip
+        dropped = await outbox.enqueue(tx, exchange, now=now, due=due)
+        await counters.bump(tx, "reflection_dropped_backlog", dropped)
+    return Edit(erased, reflected, requeued, erased.messages > 0)
+
+
+async def drop_reply(tx: Tx, *, exchange_id: str, now: float) -> int | None:
+    """Take the character's reply to an exchange out of the history (a post of it was deleted
+    where it was said): the row, the condensed sentences taken from it, its text in a
+    reflection still waiting, the records of its posts. Return the erasure recorded, or None
+    when no reply was stored."""
+    await tx.serialize("erasure")  # as `erase`: a condensing turn sees it gone, or is erased
+    await tx.execute("DELETE FROM sent_messages WHERE exchange_id = ?", (exchange_id,))
+    row = await tx.fetchone(
+        "SELECT id, story_id FROM messages WHERE source_id = ?", (f"{exchange_id}:reply",)
+    )
+    if row is None:
+        return None
+    await context.drop_sentences(tx, int(row[1]), {int(row[0])}, before=int(row[0]))
+    await tx.execute("DELETE FROM messages WHERE id = ?", (int(row[0]),))
+    await tx.execute(
+        "UPDATE outbox SET reply = '' WHERE exchange_id = ? AND status = 'pending'",
+        (exchange_id,),
+    )
+    return await record(tx, "message", now=now)
+
+
+async def _rewrite(
+    tx: Tx, target: Target, text: str, *, words: provenance.Words, carries: provenance.Carries
+) -> list[int]:
+    """Give an edited message its new wording; return the history rows that go instead: the
+    reply, when it carries a word of the old wording the new one does not say (it answered
+    words the person took back), else none (the greeting never does)."""
+    exchange_id = target.exchange_id or ""
+    row = await tx.fetchone("SELECT content FROM messages WHERE source_id = ?", (exchange_id,))
+    await tx.execute("UPDATE messages SET content = ? WHERE source_id = ?", (text, exchange_id))
+    reply = await tx.fetchone(
+        "SELECT id, content FROM messages WHERE source_id = ?", (f"{exchange_id}:reply",)
+    )
+    if row is None or reply is None:
+        return []
+    taken_back = words(str(row[0])) - words(text)
+    return [int(reply[0])] if carries(str(reply[1]), text, taken_back) else []
 
 
 async def _stories_of(tx: Tx, origin: str) -> list[int]:

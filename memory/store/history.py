@@ -65,6 +65,24 @@ async def add_reply(
     )
 
 
+async def replace_reply(tx: Tx, exchange_id: str, content: str) -> None:
+    """Stand-in for C2: the stored reply to an exchange (and its waiting reflection's) replaced."""
+    await tx.execute(
+        "UPDATE messages SET content = ? WHERE source_id = ?", (content, f"{exchange_id}:reply")
+    )
+    if not await tx.changes():  # it had left the history (an edit took it back)
+        await tx.execute(
+            "INSERT INTO messages (source_id, story_id, user_id, role, author_name, content,"
+            " created_at) SELECT source_id || ':reply', story_id, NULL, 'assistant', 'Écho',"
+            " ?, created_at FROM messages WHERE source_id = ?",
+            (content, exchange_id),
+        )
+    await tx.execute(
+        "UPDATE outbox SET reply = ? WHERE exchange_id = ? AND status = 'pending'",
+        (content, exchange_id),
+    )
+
+
 async def move_source(tx: Tx, old: str, new: str) -> None:
     """Give a stored message another source id (a greeting sent with a later message than the
     one it was stored with); nothing changes when `new` is taken."""
@@ -110,6 +128,19 @@ async def by_source(store: Store, source_id: str) -> HistoryMessage | None:
     """The stored message with this source id ("discord:<id>", "discord:<id>:reply")."""
     row = await store.fetchone(f"{_MESSAGE} WHERE source_id = ?", (source_id,))
     return _message(row) if row else None
+
+
+async def among(store: Store, source_ids: Sequence[str]) -> list[HistoryMessage]:
+    """The stored messages among these source ids (one read per 500; most are not stored)."""
+    wanted = sorted(set(source_ids))
+    found: list[HistoryMessage] = []
+    for start in range(0, len(wanted), 500):
+        batch = wanted[start : start + 500]
+        rows = await store.fetchall(
+            f"{_MESSAGE} WHERE source_id IN ({', '.join('?' * len(batch))})", batch
+        )
+        found += [_message(r) for r in rows]
+    return found
 
 
 async def in_story(store: Store, story_id: int, message_id: int) -> HistoryMessage | None:

@@ -45,19 +45,25 @@ BACKLOG_PER_PERSON = 20
 
 
 async def enqueue(
-    tx: Tx, exchange: Exchange, *, now: float, backlog: int = BACKLOG_PER_PERSON
+    tx: Tx,
+    exchange: Exchange,
+    *,
+    now: float,
+    backlog: int = BACKLOG_PER_PERSON,
+    due: float | None = None,
 ) -> int:
-    """Queue the reflection of an exchange (once per exchange id). Past `backlog` pending rows
-    of this person (their oldest, perhaps being reflected, not counted), drop the oldest of the
-    others but those some process holds; return how many were dropped (never another
-    person's)."""
+    """Queue the reflection of an exchange (once per exchange id), due at `due` (None: now).
+    Past `backlog` pending rows of this person (their oldest, perhaps being reflected, not
+    counted), drop the oldest of the others but those some process holds; return how many
+    were dropped (never another person's)."""
     await tx.execute(
         "INSERT INTO outbox (exchange_id, user_id, story_id, origin, user_name, user_message,"
         " reply, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (exchange_id) DO NOTHING",
         (
             exchange.exchange_id, exchange.user_id, exchange.story_id, exchange.origin,
-            exchange.user_name, exchange.user_message, exchange.reply, now, now,
+            exchange.user_name, exchange.user_message, exchange.reply,
+            now if due is None else due, now,
         ),
     )  # fmt: skip
     # The oldest pending row is kept: the worker takes each person's oldest first, so it may be

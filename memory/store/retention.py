@@ -42,7 +42,7 @@ async def prune_history(tx: Tx, *, before: float) -> int:
     after it (PostgreSQL; tests/pg/test_pg_erasure.py)."""
     await tx.serialize("erasure")
     rows = await tx.fetchall(
-        "SELECT id, story_id FROM messages WHERE created_at < ? ORDER BY id LIMIT ?",
+        "SELECT id, story_id, source_id FROM messages WHERE created_at < ? ORDER BY id LIMIT ?",
         (before, PRUNE_BATCH),
     )
     by_story: dict[int, set[int]] = {}
@@ -54,4 +54,9 @@ async def prune_history(tx: Tx, *, before: float) -> int:
     if removed:
         marks = ", ".join("?" * len(removed))
         await tx.execute(f"DELETE FROM messages WHERE id IN ({marks})", removed)
+    # The records of a pruned reply's posts point at nothing any more.
+    replies = [str(r[2]).removesuffix(":reply") for r in rows if str(r[2]).endswith(":reply")]
+    if replies:
+        marks = ", ".join("?" * len(replies))
+        await tx.execute(f"DELETE FROM sent_messages WHERE exchange_id IN ({marks})", replies)
     return len(removed)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from memory.context.prompt import Character, fill_user
 from memory.errors import StoreError
-from memory.store import history
+from memory.store import erasure, history
 from memory.store.db import Store, Tx
 from memory.turn.values import Incoming
 
@@ -43,7 +43,10 @@ class Greetings:
     ) -> tuple[int | None, str | None]:
         """Store the message, after the character's greeting when it meets this person here for
         the first time (the greeting is then the history the reply continues). Return the
-        message's row (None: already stored) and the greeting stored with it."""
+        message's row (None: already stored, or erased meanwhile) and the greeting stored
+        with it."""
+        if await erasure.was_erased(tx, message.source_id):
+            return None, None  # forgotten (deleted) before its turn stored it: nothing is kept
         greeting = None
         greetings = self.character.greetings
         if greetings and not await history.has_spoken(tx, message.story_id, message.user_id):

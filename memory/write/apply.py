@@ -163,8 +163,9 @@ async def apply_reflection(
         builder=builder, needed=bool(screening.kept),
     )  # fmt: skip
     if report.stale:
-        log.warning("reflection of exchange %s discarded: its lease expired and another worker"
-                    " took the row", exchange.exchange_id)  # fmt: skip
+        log.warning("reflection of exchange %s discarded: its lease no longer holds the row"
+                    " (expired and taken over, or the message was edited meanwhile)",
+                    exchange.exchange_id)  # fmt: skip
     elif report.erased:
         log.info("exchange %s was forgotten before its reflection: nothing written",
                  exchange.exchange_id)  # fmt: skip

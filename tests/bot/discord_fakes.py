@@ -73,11 +73,14 @@ class Recorder:
             # Discord answers the commands it now holds, with their ids.
             return [{"description": "", **c, "id": str(next(_ids)), "version": "1",
                      "application_id": str(BOT_ID)} for c in payload]  # fmt: skip
-        self.sent.append(Sent(route.method, route.path.format_map(route.__dict__), payload))
+        self.sent.append(Sent(route.method, route.url.removeprefix(route.BASE), payload))
         if self.refuse_typing and route.path.endswith("/typing"):
             raise discord.DiscordServerError(_Response(503), "typing refused")  # type: ignore[arg-type]
         if route.method == "POST" and route.path.endswith("/messages"):
             return _message_payload(int(route.channel_id), payload.get("content", ""))
+        if route.method == "PATCH" and route.path.endswith("/messages/{message_id}"):
+            edited = _message_payload(int(route.channel_id), payload.get("content", ""))
+            return {**edited, "id": route.url.rpartition("/")[2]}
         if route.path == "/oauth2/applications/@me":
             return _application(self.owner_id)
         return None

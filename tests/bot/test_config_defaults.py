@@ -28,6 +28,7 @@ ELSEWHERE = {
     "discord": {
         "token", "channels", "api_url", "gateway_url", "login_retry",  # bot.discord.startup
         "shard_count", "shard_ids",  # bot.discord.app.make_bot
+        "answer_edits",  # bot.discord.cogs.following
     },
     "character": {"name", "persona", "rules", "card", "timezone"},  # runtime.character()
     "llm": {
@@ -37,7 +38,7 @@ ELSEWHERE = {
     "storage": {"path", "url", "password"},  # open_store, the heartbeat and log files
     "memory": {"reindex_interval"},  # the indexer's scheduler
     "limits": {"max_concurrent_chats"},  # BoundedChat
-    "privacy": {"history_days"},  # the retention job
+    "privacy": {"history_days", "follow_deletions"},  # the retention job; cogs.following
     "web": {"enabled", "host", "port", "token"},  # bot.web, the operator's page
 }  # fmt: skip
 # Engine fields no setting sets: the card's lorebook budgets come from the card.

@@ -13,7 +13,7 @@ import discord
 from discord.ext import commands
 
 from bot import render
-from memory import EchoError, Incoming, Overloaded, guild_origin, unexpected
+from memory import EchoError, Incoming, Overloaded, guild_origin, manage, unexpected
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot
@@ -83,8 +83,12 @@ class Conversation(commands.Cog):
                 chunks = await self._answer(message, incoming)
                 # Sent before the line is released: this person's next message is answered
                 # after this one, on Discord as in the history.
+                posted = []
                 for chunk in chunks:
-                    await message.reply(chunk, mention_author=False, allowed_mentions=_NONE)
+                    sent = await message.reply(chunk, mention_author=False, allowed_mentions=_NONE)
+                    posted.append(sent.id)
+                # Which exchange each post belongs to (a deletion or a button on one finds it).
+                await manage.record_sent(self.bot.runtime.store, incoming.source_id, posted)
         except Overloaded as exc:
             # Counted by the engine; the notice itself is rate-limited per person.
             if exc.notify:

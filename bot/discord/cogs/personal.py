@@ -21,6 +21,17 @@ if TYPE_CHECKING:
     from bot.discord.app import EchoBot
 
 
+# What /privacy says of a message deleted on Discord ([privacy] follow_deletions).
+DELETIONS = {
+    True: "A message you delete on Discord is forgotten here too, as “Forget this message” "
+    "forgets it (with my reply and what I learned from it); one you edit, I follow, and what "
+    "I learned from the old wording goes.",
+    False: "A message you delete on Discord stays in my memory (the bot's operator chose so): "
+    "use Apps → “Forget this message” on it first. One you edit, I follow, and what I learned "
+    "from the old wording goes.",
+}
+
+
 class PersonalData(commands.Cog):
     def __init__(self, bot: EchoBot) -> None:
         self.bot = bot
@@ -45,7 +56,8 @@ class PersonalData(commands.Cog):
             found = await manage_privacy.get(store, user, default=self.default_served)
         else:
             found = await manage_privacy.choose(store, user, memories, default=self.default_served)
-        await send_ephemeral(interaction, found.line())
+        follows = self.bot.runtime.settings.privacy.follow_deletions
+        await send_ephemeral(interaction, f"{found.line()}\n{DELETIONS[follows]}")
 
     @app_commands.command(
         name=_("export"), description=_("Everything I store about you, as a file only you see")

@@ -1,0 +1,171 @@
+"""Edits and deletions on Discord, followed. A person's message edited: the history and the
+memory follow the new wording (memory.manage.forgetting.follow_edit), and with `[discord]
+answer_edits` the character answers it again. Deleted, by its author or a moderator (one by one
+or in bulk): forgotten as "Forget this message" forgets it (`[privacy] follow_deletions`). A
+reply of the character deleted: it leaves the history.
+
+Raw events, because the message is rarely still in discord.py's cache. They need no intent
+beyond the bot's: MESSAGE_UPDATE, MESSAGE_DELETE and MESSAGE_DELETE_BULK come with the guild
+messages and direct messages intents of Intents.default(), and an edit's content with the
+message content intent on_message already needs.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING, Any, cast
+
+import discord
+from discord.ext import commands
+
+from bot import render
+from memory import EchoError, Overloaded, manage
+from memory.manage import forgetting
+
+if TYPE_CHECKING:
+    from bot.discord.app import EchoBot
+
+log = logging.getLogger(__name__)
+
+_NONE = discord.AllowedMentions.none()
+
+# Messages whose latest edit waits behind the one being followed (only the latest wording of
+# each is kept: a person editing a message 100 times costs one edit followed and one waiting).
+# Past it, an edit of yet another message is let pass (counted): a server-wide flood of edits
+# must not grow this without bound.
+MAX_EDITS_WAITING = 1_000
+
+
+class Following(commands.Cog):
+    """Follows edits and deletions of the messages Écho stored."""
+
+    def __init__(self, bot: EchoBot) -> None:
+        self.bot = bot
+        # Message id -> its latest wording, while an earlier edit of it is being followed. Only
+        # the task following that message takes from it (one per message id).
+        self._waiting: dict[int, str] = {}
+        self._following: set[int] = set()
+        self.edits_passed = 0
+
+    @commands.Cog.listener()
+    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        # Discord may send only the fields that changed, whatever discord.py's types say.
+        content = cast("dict[str, Any]", payload.data).get("content")
+        if not isinstance(content, str):
+            return  # an embed unfurled, a pin, a flag: not an edit of the text
+        message = payload.message
+        me = self.bot.user
+        if me is None or message.author.bot or message.author.id == me.id:
+            return
+        before = payload.cached_message
+        if before is not None and before.content == content:
+            return  # unchanged: no read at all
+        text = _without_mention(content, me.id)
+        if payload.message_id in self._following:
+            if payload.message_id in self._waiting or len(self._waiting) < MAX_EDITS_WAITING:
+                self._waiting[payload.message_id] = text
+            else:
+                self.edits_passed += 1
+                log.warning("edit of message %d not followed: %d others wait",
+                            payload.message_id, len(self._waiting))  # fmt: skip
+            return
+        self._following.add(payload.message_id)
+        try:
+            while True:
+                await self._follow_edit(message, text)
+                waiting = self._waiting.pop(payload.message_id, None)
+                if waiting is None:
+                    break
+                text = waiting
+        finally:
+            self._following.discard(payload.message_id)
+
+    async def _follow_edit(self, message: discord.Message, text: str) -> None:
+        runtime = self.bot.runtime
+        engine = runtime.engine
+        source_id = f"discord:{message.id}"
+        if not engine.claimed(source_id):
+            followed = await forgetting.follow_edit(runtime.store, source_id, text)
+        else:
+            # Its turn may still run here: the edit waits in the person's line behind it, so
+            # it finds the exchange written (and a flood of edits is refused with the turns).
+            try:
+                async with engine.admission.turn(message.author.id, message.channel.id):
+                    followed = await forgetting.follow_edit(runtime.store, source_id, text)
+            except Overloaded:
+                self.edits_passed += 1
+                log.info("edit of message %d not followed: its author's line is full", message.id)
+                return
+        if followed is not None and followed.requeued and runtime.settings.discord.answer_edits:
+            await self._answer_again(message, source_id)
+
+    async def _answer_again(self, message: discord.Message, exchange_id: str) -> None:
+        """Answer the edited message again: the reply's posts are edited to the new answer
+        (the greeting's stay), a longer one continues in new posts, a shorter one deletes the
+        posts it no longer needs."""
+        store = self.bot.runtime.store
+        try:
+            reply = await self.bot.runtime.engine.regenerate(exchange_id)
+        except EchoError as exc:
+            log.info("edited message %d not answered again: %s", message.id, type(exc).__name__)
+            return
+        chunks = render.reply_chunks(reply)
+        greeting = await manage.greeting_of(store, exchange_id)
+        skip = len(render.split_message(render.defang(greeting))) if greeting else 0
+        posts = (await manage.posts_of(store, exchange_id))[skip:]
+        channel = self.bot.get_partial_messageable(message.channel.id)
+        for post, chunk in zip(posts, chunks, strict=False):
+            await channel.get_partial_message(post).edit(content=chunk, allowed_mentions=_NONE)
+        more = [
+            (await message.reply(chunk, mention_author=False, allowed_mentions=_NONE)).id
+            for chunk in chunks[len(posts) :]
+        ]
+        await manage.record_sent(store, exchange_id, more)
+        surplus = posts[len(chunks) :]
+        if surplus:  # forgotten first: their deletion is not a moderator's
+            await manage.forget_posts(store, surplus)
+            for post in surplus:
+                await channel.get_partial_message(post).delete()
+
+    @commands.Cog.listener()
+    async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
+        await self._deleted([payload.message_id], payload.channel_id, payload.cached_message)
+
+    @commands.Cog.listener()
+    async def on_raw_bulk_message_delete(self, payload: discord.RawBulkMessageDeleteEvent) -> None:
+        cached = {m.id: m for m in payload.cached_messages}
+        for message_id in sorted(payload.message_ids):
+            if message_id in cached:  # the cache knows its author: a racing turn is found
+                await self._deleted([message_id], payload.channel_id, cached[message_id])
+        rest = sorted(payload.message_ids - set(cached))
+        if rest:
+            await self._deleted(rest, payload.channel_id, None)
+
+    async def _deleted(
+        self, message_ids: list[int], channel_id: int, cached: discord.Message | None
+    ) -> None:
+        runtime = self.bot.runtime
+        if not runtime.settings.privacy.follow_deletions:
+            return
+        engine = runtime.engine
+        sources = [f"discord:{i}" for i in message_ids]
+        racing = [s for s in sources if engine.claimed(s)]
+        for source_id in racing:
+            # Its turn may be under way: the exchange is erased and remembered as erased,
+            # stored or not yet, so the turn keeps nothing of it nor of its reply.
+            author = cached.author.id if cached is not None else 0
+            await forgetting.forget_exchange(
+                runtime.store, source_id, user_id=author, story_id=channel_id, engine=engine
+            )
+        rest = [s for s in sources if s not in racing]
+        await forgetting.forget_deleted(runtime.store, rest, message_ids, engine=engine)
+
+
+def _without_mention(text: str, me: int) -> str:
+    """The text as on_message stores it: without the mention that summoned the character."""
+    return re.sub(rf"<@!?{me}>", "", text).strip()
+
+
+async def setup(bot: EchoBot) -> None:
+    await bot.add_cog(Following(bot))
