@@ -22,8 +22,7 @@ from bot import files
 from bot.config import ConfigError, Settings, value_source
 from bot.runtime import (
     backends,
-    configured_card,
-    describe_character,
+    character_lines,
     strategies,
     structured_output,
     with_prefixes,
@@ -66,10 +65,9 @@ async def doctor(
 
     results: list[tuple[bool | None, str]] = [(True, f"config {config_path} is valid")]
     try:
-        card = configured_card(settings)
-        results.append((True, describe_character(settings, card, config_path)))
+        results += [(True, line) for line in character_lines(settings, config_path)]
     except ConfigError as exc:
-        results.append((False, f"{exc} → fix or unset [character] card"))
+        results.append((False, f"{exc} → fix or unset the card"))
     results.append((True, _zone_line(settings, config_path)))
     results.append(await _check_database(settings.storage.database, settings))
     llm = settings.llm
