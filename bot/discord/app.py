@@ -37,6 +37,7 @@ EXTENSIONS = (
     "bot.discord.cogs.personal",
     "bot.discord.cogs.moderation",
     "bot.discord.cogs.erasure",
+    "bot.discord.cogs.characters",
 )
 
 
