@@ -143,6 +143,9 @@ FRENCH: dict[str, str] = {
     "The character's key; `default` in a channel: the configured one": (
         "La clé du personnage ; `default` dans un salon : celui de la configuration"
     ),
+    "Only what this character stores (default: every one)": (
+        "Seulement ce que ce personnage garde (par défaut : tous)"
+    ),
 }
 
 

@@ -23,6 +23,12 @@ async def home(tx: Tx, proposed: str) -> str:
     return str(row[0]) if row else proposed
 
 
+async def recorded_home(store: Store) -> str:
+    """The home character's key ("default" before any start with characters)."""
+    row = await store.fetchone("SELECT character FROM character_home WHERE one = 1")
+    return str(row[0]) if row else "default"
+
+
 async def record_ids(tx: Tx, rows: Sequence[tuple[int, str, int, str]]) -> None:
     """Record derived ids as (derived, kind, real id, character); those known stay."""
     for row in rows:

@@ -11,7 +11,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.discord.ui import Interaction, send_ephemeral
+from bot.discord.ui import Interaction, playing_here, send_ephemeral
 from memory import Character, Characters
 from memory.manage import casting
 
@@ -28,6 +28,16 @@ def character_of(characters: Characters, message: discord.Message) -> str:
     return characters.for_channel(message.channel.id, parent).key
 
 
+async def character_keys(interaction: Interaction, current: str) -> list[app_commands.Choice[str]]:
+    """The characters' keys for autocomplete, those matching what is typed."""
+    typed = current.casefold()
+    return [
+        app_commands.Choice(name=f"{c.name} ({c.key})"[:100], value=c.key)
+        for c in interaction.client.runtime.characters
+        if typed in c.key or typed in c.name.casefold()
+    ][:25]
+
+
 def _named(c: Character) -> str:
     return f"{c.name} (`{c.key}`)"
 
@@ -40,21 +50,10 @@ class Casting(commands.Cog):
     def characters(self) -> Characters:
         return self.bot.runtime.characters
 
-    def _here(self, interaction: Interaction) -> Character:
-        if interaction.guild_id is None:
-            return self.characters.for_person(interaction.user.id)
-        parent = getattr(interaction.channel, "parent_id", None)
-        return self.characters.for_channel(interaction.channel_id or 0, parent)
-
     async def key_choices(
         self, interaction: Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
-        typed = current.casefold()
-        return [
-            app_commands.Choice(name=f"{c.name} ({c.key})"[:100], value=c.key)
-            for c in self.characters
-            if typed in c.key or typed in c.name.casefold()
-        ][:25]
+        return await character_keys(interaction, current)
 
     character = app_commands.Group(
         name=_("character"),
@@ -63,7 +62,7 @@ class Casting(commands.Cog):
 
     @character.command(name=_("show"), description=_("Who plays here, and who else could"))
     async def show(self, interaction: Interaction) -> None:
-        here = self._here(interaction)
+        here = playing_here(interaction)
         others = ", ".join(_named(c) for c in self.characters if c is not here)
         where = "in your DMs" if interaction.guild_id is None else "in this channel"
         line = f"{_named(here)} plays {where}."
