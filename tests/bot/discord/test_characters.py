@@ -1,6 +1,8 @@
 """/character set and /character show with real discord.py interactions: a moderator chooses a
 channel's character, a person their own in DMs; the choice is kept across a restart, the next
-message is answered by the chosen character, and changing it loses nothing of the other's."""
+message is answered by the chosen character, and changing it loses nothing of the other's.
+/why names the character; /forget-me forgets one character's memory or every one's (0 bytes of
+the canary, both backends)."""
 
 from __future__ import annotations
 
@@ -10,9 +12,20 @@ import random
 from pathlib import Path
 from typing import Any
 
+from bot.discord.cogs.erasure import ConfirmErasure
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_context import MANAGE_CHANNELS, _sub
-from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with, _command, _opt, _say
+from tests.bot.discord.test_discord import (
+    ALICE,
+    BOB,
+    CHANNEL,
+    _bot_with,
+    _command,
+    _opt,
+    _say,
+)
+from tests.bot.discord.test_erasure import _answer, _press
+from tests.fakes import canary
 from tests.fakes.ollama import Chaos, FakeOllama
 
 CAST = [
@@ -98,3 +111,40 @@ async def test_each_person_chooses_their_own_character_in_dms_at_once(
             assert mine and all(persona in t for t in mine), (person, key)
         chosen: Any = rec.contents()
         assert sum("plays in your DMs now" in c for c in chosen) == len(people)
+
+
+async def test_why_names_the_character_and_forget_me_forgets_one_or_all(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    canary.script(ollama)
+    nyxs, branns = "NY1CANARY1111", "BR2CANARY2222"
+    async with _bot_with(tmp_path, ollama, database=database, characters=CAST) as (echo, rec):
+        await echo.tree._call(fakes.interaction(
+            echo, "character", user_id=ALICE, channel_id=DM_CHANNEL, in_guild=False,
+            options=_sub("set", _opt("key", "brann", 3)),
+        ))  # fmt: skip
+        places = ((fakes.text_channel(echo, CHANNEL), nyxs),
+                  (fakes.dm_channel(echo, DM_CHANNEL, ALICE), branns))  # fmt: skip
+        for channel, code in places:
+            await _say(echo, channel, ALICE, f"Mon code est {code}.")
+            await echo.runtime.worker.run_due()
+        await _say(echo, places[1][0], ALICE, "Tu te souviens de mon code ?")
+        await echo.tree._call(
+            fakes.interaction(echo, "why", user_id=ALICE, channel_id=DM_CHANNEL, in_guild=False)
+        )
+        why = rec.contents()[-1]
+        assert why.startswith("Brann's memories of you (`brann`")
+        assert branns in why and nyxs not in why
+        await echo.tree._call(fakes.interaction(
+            echo, "forget-me", user_id=ALICE, channel_id=CHANNEL,
+            options=[_opt("character", "brann", 3)],
+        ))  # fmt: skip
+        assert "Erase everything Brann (`brann`) stores about you" in rec.contents()[-1]
+        playing = echo.runtime.characters.need("brann")
+        await _press(echo, ConfirmErasure(ALICE, ALICE, character=playing), ALICE)
+        assert _answer(rec).startswith("Erased everything Brann stored about you:")
+        assert await canary.stored(echo.runtime.store, tmp_path, branns) == 0
+        assert await canary.stored(echo.runtime.store, tmp_path, nyxs) > 0
+        await _press(echo, ConfirmErasure(ALICE, ALICE), ALICE)
+        assert _answer(rec).startswith("Erased everything about you:")
+        assert await canary.stored(echo.runtime.store, tmp_path, nyxs) == 0
