@@ -347,13 +347,14 @@ async def people(view: View, params: Mapping[str, str]) -> Html:
             "No one yet: a person appears here after their first message to the character."
         ), here="/people")  # fmt: skip
     rows = [
-        (link(f"/people/{p.user_id}", p.user_id), p.name or "—", p.memories, when(p.last_turn_at))
+        (link(f"/people/{p.user_id}", p.owner), p.character or "—", p.name or "—", p.memories,
+         when(p.last_turn_at))
         for p in found
-    ]
+    ]  # fmt: skip
     return page(
         "People", covers,
-        table(("person id", "display name last seen", "memories", "last turn"), rows,
-              class_="people"),
+        table(("person id", "character", "display name last seen", "memories", "last turn"),
+              rows, class_="people"),
         _pager("/people", page_no, len(found), total), here="/people",
     )  # fmt: skip
 
