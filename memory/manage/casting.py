@@ -13,10 +13,12 @@ from memory.store.db import Store
 
 
 async def load(store: Store, cast: Characters) -> None:
-    """Give the cast its home character (recorded at the first start: the default one then)
-    and the choices made so far; a choice naming a character no longer configured is kept
-    in the database and ignored (the configured one plays)."""
-    cast.home = await store.transact(lambda tx: cast_store.home(tx, cast.default.key))
+    """Give the cast its home character (recorded at the first start: the default one then;
+    when no configured character has its key, as when `[character]` alone, key "default",
+    becomes `[[characters]]`, the default one now) and the choices made so far; a choice
+    naming a character no longer configured is kept and ignored (the configured one plays)."""
+    keys = [c.key for c in cast]
+    cast.home = await store.transact(lambda tx: cast_store.home(tx, cast.default.key, keys))
     for place, place_id, key in await cast_store.choices(store):
         if cast.get(key) is None:
             continue

@@ -13,14 +13,18 @@ PERSON = "person"
 STORY = "story"
 
 
-async def home(tx: Tx, proposed: str) -> str:
-    """The home character: the one recorded, else `proposed`, recorded now."""
+async def home(tx: Tx, proposed: str, known: Sequence[str]) -> str:
+    """The home character: the one recorded while a character with its key is configured
+    (`known`), else `proposed`, recorded now."""
     await tx.execute(
         "INSERT INTO character_home (one, character) VALUES (1, ?) ON CONFLICT (one) DO NOTHING",
         (proposed,),
     )
     row = await tx.fetchone("SELECT character FROM character_home WHERE one = 1")
-    return str(row[0]) if row else proposed
+    if row is not None and str(row[0]) in known:
+        return str(row[0])
+    await tx.execute("UPDATE character_home SET character = ? WHERE one = 1", (proposed,))
+    return proposed
 
 
 async def recorded_home(store: Store) -> str:

@@ -72,3 +72,27 @@ async def test_a_schema_24_database_is_the_default_characters_and_no_other(tmp_p
         again = Characters(list(cast), default="brann")
         await casting.load(store, again)
         assert again.home == "nyx"
+
+
+async def test_the_old_character_alone_becoming_several_keeps_its_memories(
+    tmp_path: Path,
+) -> None:
+    async with await open_store(tmp_path / "echo.sqlite3") as store:
+        alone = Characters([Character("Écho", "Tu es Écho.")])  # [character]: key "default"
+        await casting.load(store, alone)
+        assert alone.home == "default"
+        await manage.remember(store, user_id=USER, story_id=CHANNEL, origin=GUILD,
+                              text="Garde un hibou nommé Pilou", now=1.0)  # fmt: skip
+        several = Characters(
+            [Character("Brann", "Tu es Brann.", key="brann"),
+             Character("Nyx", "Tu es Nyx.", key="nyx")],
+            default="nyx",
+        )  # fmt: skip
+        await casting.load(store, several)
+        assert several.home == "nyx"
+        chat = Chat()
+        engine = Engine(store, embedder=None, chat=chat, characters=several)
+        for key in ("brann", "nyx"):
+            await engine.turn(Incoming(f"o:{key}", USER, "Ana", CHANNEL, GUILD, "Et Pilou ?", key))
+        brann, nyx = chat.prompts
+        assert "hibou nommé Pilou" in nyx and "hibou nommé Pilou" not in brann
