@@ -258,14 +258,16 @@ async def _nobody(runtime: Runtime, args: argparse.Namespace) -> str:
 
 async def _card(args: argparse.Namespace, settings: Settings) -> int:
     """`card show [PATH]` reads only; `card import PATH` also stores the lorebook."""
-    path = args.path or settings.character.card
+    path = args.path or settings.default_character.card
     if path is None:
         raise ConfigError("no card given and no [character] card configured")
-    configured = settings.character.card
-    playing = configured is not None and configured.resolve() == Path(path).resolve()
-    # A card other than the configured one is read as its own character: its lore is its own,
-    # not that of the character the config plays now.
-    named = played_as(settings) if playing else None
+    playing = next(
+        (c for c in settings.tables() if c.card and c.card.resolve() == Path(path).resolve()),
+        None,
+    )
+    # A card other than a configured one is read as its own character: its lore is its own,
+    # not that of a character the config plays now.
+    named = played_as(settings, playing) if playing else None
     card = load_card(path, played_as=named)
     print(render.render_card(card))
     if args.card_command == "import":

@@ -117,11 +117,11 @@ async def doctor(
 
 def _zone_line(settings: Settings, config_path: str) -> str:
     """The character's time zone, where it came from, and what its prompt says now."""
-    if settings.character.timezone is None:
+    if settings.default_character.timezone is None:
         where = "the machine's ([character] timezone unset)"
     else:
         where = value_source(settings, config_path, "character", "timezone")
-    return f"time zone from {where}: {now_line(time.time(), settings.character.zone())}"
+    return f"time zone from {where}: {now_line(time.time(), settings.default_character.zone())}"
 
 
 async def _check_database(path: Path | str, settings: Settings) -> tuple[bool | None, str]:
