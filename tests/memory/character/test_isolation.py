@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from memory import Character, Characters, Engine, Incoming, MemoryConfig
+from memory import Character, Characters, Engine, Forbidden, Incoming, MemoryConfig
 from memory.backends.chat import ChatResult, Message
 from memory.manage import forgetting
 from memory.store.db import Store
@@ -148,3 +148,22 @@ async def test_forgetting_one_character_keeps_the_others_and_forgetting_all_keep
         for code in told[(person, key)]:
             assert await canary.stored(store, tmp_path, code) == 0, code
     assert all([await canary.stored(store, tmp_path, c) > 0 for c in others])
+
+
+async def test_a_person_forgets_their_own_message_to_any_character(
+    store: Store, tmp_path: Path
+) -> None:
+    engine, _, told = await _converse(store, shared=False, seed=11)
+    (person, _), codes = next((pk, c) for pk, c in told.items() if pk[1] != KEYS[0])
+    for n in range(12):
+        stored = await forgetting.resolve(store, f"t:{n}")
+        if stored is not None and codes[0] in stored.content:
+            break
+    else:
+        raise AssertionError("the message is not stored")
+    other = next(p for p in PEOPLE if p != person)
+    with pytest.raises(Forbidden):
+        await forgetting.forget_message(store, stored, actor_id=other, engine=engine)
+    report = await forgetting.forget_message(store, stored, actor_id=person, engine=engine)
+    assert report.whose == "your"
+    assert await canary.stored(store, tmp_path, codes[0]) == 0
