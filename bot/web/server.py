@@ -180,7 +180,7 @@ def build_app(view: View, token: str) -> web.Application:
                        _of_person(pages.memory))  # fmt: skip
     app.router.add_get("/turns", _render(pages.turns))
     app.router.add_get("/stories", _render(pages.stories))
-    app.router.add_get(r"/stories/{story_id:\d{1,19}}", _one(pages.story, "story_id"))
+    app.router.add_get(r"/stories/{story_id:-?\d{1,19}}", _one(pages.story, "story_id"))
     app.router.add_get("/static/style.css", _style)
     return app
 

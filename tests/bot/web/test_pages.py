@@ -387,3 +387,8 @@ async def test_the_people_page_names_each_character_a_person_talked_to(
     assert sorted(" ".join(r.split()[:2]) for r in rows) == ["4242 brann", "4242 nyx"], rows
     status, page = await _get(client, f"/people/{brann}")
     assert status == 200, page
+    story = cast.story_id("brann", 9)
+    _, stories = await _get(client, "/stories")
+    assert f"/stories/{story}" in stories
+    status, page = await _get(client, f"/stories/{story}")
+    assert status == 200 and f"Story {story} (brann's, in 9)" in _text(page), page
