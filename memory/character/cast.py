@@ -58,6 +58,8 @@ class Characters:
         self._channels = dict(channels or {})
         self._chosen_channels: dict[int, str] = {}
         self._chosen_people: dict[int, str] = {}
+        # Bumped by each choice made here: a reading of the database begun before one is stale.
+        self.changes = 0
         self.home = home or self.default.key
         self.shared = shared
 
@@ -100,16 +102,24 @@ class Characters:
 
     def remember_channel(self, channel_id: int, key: str | None) -> None:
         """Hold a channel's choice (None: back to the configured one)."""
+        self.changes += 1
         if key is None:
             self._chosen_channels.pop(channel_id, None)
         else:
             self._chosen_channels[channel_id] = key
 
     def remember_person(self, user_id: int, key: str | None) -> None:
+        self.changes += 1
         if key is None:
             self._chosen_people.pop(user_id, None)
         else:
             self._chosen_people[user_id] = key
+
+    def replace_choices(self, channels: Mapping[int, str], people: Mapping[int, str]) -> None:
+        """Hold these choices instead of those held (read again from the database), at once;
+        a choice naming a character not configured is left out."""
+        self._chosen_channels = {c: k for c, k in channels.items() if k in self._by_key}
+        self._chosen_people = {p: k for p, k in people.items() if k in self._by_key}
 
     def person_id(self, key: str, user_id: int) -> int:
         """The id a character keeps a person's memories under."""

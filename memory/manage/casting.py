@@ -19,13 +19,19 @@ async def load(store: Store, cast: Characters) -> None:
     naming a character no longer configured is kept and ignored (the configured one plays)."""
     keys = [c.key for c in cast]
     cast.home = await store.transact(lambda tx: cast_store.home(tx, cast.default.key, keys))
+    await reload(store, cast)
+
+
+async def reload(store: Store, cast: Characters) -> None:
+    """Read the choices again: those another process (a shard) recorded reach this one. A
+    choice made here while it read is newer than what it read: the next reading takes both."""
+    seen = cast.changes
+    channels: dict[int, str] = {}
+    people: dict[int, str] = {}
     for place, place_id, key in await cast_store.choices(store):
-        if cast.get(key) is None:
-            continue
-        if place == cast_store.CHANNEL:
-            cast.remember_channel(place_id, key)
-        else:
-            cast.remember_person(place_id, key)
+        (channels if place == cast_store.CHANNEL else people)[place_id] = key
+    if cast.changes == seen:
+        cast.replace_choices(channels, people)
 
 
 async def set_channel(
