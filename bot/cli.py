@@ -21,8 +21,7 @@ from bot import doctor, files, logs, render
 from bot.config import ConfigError, Settings, load_settings, token_source
 from bot.runtime import (
     Runtime,
-    configured_card,
-    describe_character,
+    character_lines,
     open_runtime,
     played_as,
     start_jobs,
@@ -57,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     chat = command("chat", "talk to the character in this terminal")
     chat.add_argument("--user", default=None, help="your name (default: your login name); "
                       "memories are keyed on an id made from it")  # fmt: skip
+    chat.add_argument("--character", default="", metavar="KEY",
+                      help="the [[characters]] key to talk to (default: the default)")  # fmt: skip
     command("sync", "send the slash commands to Discord now (`run` sends them when they change)")
     command("doctor", "check the configuration, database and backends")
     command("reindex", "embed every memory whose vector is missing or stale")
@@ -166,7 +167,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         registry = strategies(settings)  # the configured strategy must exist (plugins too)
         print(f"{args.config}: OK (context strategy {settings.context.strategy!r} of "
               f"{', '.join(registry.names())})")  # fmt: skip
-        print(describe_character(settings, configured_card(settings), args.config))
+        for line in character_lines(settings, args.config):
+            print(line)
         return 0
     if command == "doctor":
         return await doctor.doctor(settings, args.config, secrets_dir=_secrets_dir(args))
@@ -218,7 +220,10 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         if command == "chat":
             given = getattr(args, "user", None)
             name = given if given and given.strip() else getpass.getuser()
-            terminal = Terminal(runtime, name, out=sys.stdout, interactive=is_interactive())
+            terminal = Terminal(
+                runtime, name, out=sys.stdout, interactive=is_interactive(),
+                character=getattr(args, "character", ""),
+            )  # fmt: skip
             print(f"Log: {args.log}", file=sys.stderr)
             await terminal.run(sys.stdin)
             return 0
@@ -253,14 +258,16 @@ async def _nobody(runtime: Runtime, args: argparse.Namespace) -> str:
 
 async def _card(args: argparse.Namespace, settings: Settings) -> int:
     """`card show [PATH]` reads only; `card import PATH` also stores the lorebook."""
-    path = args.path or settings.character.card
+    path = args.path or settings.default_character.card
     if path is None:
         raise ConfigError("no card given and no [character] card configured")
-    configured = settings.character.card
-    playing = configured is not None and configured.resolve() == Path(path).resolve()
-    # A card other than the configured one is read as its own character: its lore is its own,
-    # not that of the character the config plays now.
-    named = played_as(settings) if playing else None
+    playing = next(
+        (c for c in settings.tables() if c.card and c.card.resolve() == Path(path).resolve()),
+        None,
+    )
+    # A card other than a configured one is read as its own character: its lore is its own,
+    # not that of a character the config plays now.
+    named = played_as(settings, playing) if playing else None
     card = load_card(path, played_as=named)
     print(render.render_card(card))
     if args.card_command == "import":

@@ -30,6 +30,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SecretStr,
     ValidationError,
     field_validator,
@@ -45,6 +46,8 @@ from pydantic_settings import (
 
 from bot.discord import shards as sharding
 from memory import (
+    DEFAULT_KEY,
+    KEY,
     MAX_CHATS,
     REFLECTION_DEADLINE,
     REINDEX_INTERVAL,
@@ -153,6 +156,17 @@ class CharacterSettings(_Section):
     def zone(self) -> tzinfo:
         """The character's time zone: the one named, else the machine's."""
         return ZoneInfo(self.timezone) if self.timezone else local_zone()
+
+
+class CastSettings(CharacterSettings):
+    """One `[[characters]]` table: a character, its key, where it plays."""
+
+    # What its memories are kept under and moderators name it by (/character set).
+    key: str = Field(DEFAULT_KEY, pattern=f"^{KEY.pattern}$")
+    # Channel ids (or a thread's channel) it plays in; elsewhere the default one plays.
+    channels: list[int] = Field(default_factory=list)
+    # The one that plays in DMs and in channels no character lists (unset: the first).
+    default: bool = False
 
 
 def local_zone() -> tzinfo:
@@ -280,6 +294,9 @@ class MemorySettings(_Section):
     quotas: dict[QuotaKind, int] = Field(default_factory=_default_quotas)
     turn_embedding_timeout: float = Field(_MEMORY.turn_embedding_timeout, gt=0)
     reindex_interval: float = Field(REINDEX_INTERVAL, gt=0)
+    # Off: each character keeps its own memories of each person. On: a person's memories serve
+    # every character (stories, their summaries and history, stay each character's own).
+    shared_between_characters: bool = False
 
     @field_validator("quotas")
     @classmethod
@@ -348,6 +365,10 @@ class Settings(BaseSettings):
 
     discord: DiscordSettings = Field(default_factory=DiscordSettings)
     character: CharacterSettings = Field(default_factory=CharacterSettings)
+    # Several characters ([[characters]] tables); without any, [character] alone, key "default".
+    characters: tuple[CastSettings, ...] = ()
+    # Whether `characters` is [character] alone (then read from it again: it may be changed).
+    _alone: bool = PrivateAttr(False)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
@@ -367,6 +388,53 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # The TOML file arrives as init arguments: the environment and secrets override it.
         return env_settings, NestedSecretsSettingsSource(file_secret_settings), init_settings
+
+    @model_validator(mode="after")
+    def _one_cast(self) -> Settings:
+        if not self.characters:
+            self._alone = True
+            self.characters = self.tables()
+            return self
+        if self.character.model_fields_set:
+            raise ValueError("set [character] or [[characters]] tables, not both")
+        keys = [c.key for c in self.characters]
+        if twice := sorted({k for k in keys if keys.count(k) > 1}):
+            raise ValueError(f"characters: the key {twice[0]!r} names two characters")
+        defaults = [c.key for c in self.characters if c.default]
+        if len(defaults) > 1:
+            raise ValueError(
+                f"characters: {defaults[0]!r} and {defaults[1]!r} are both default = true "
+                "(one plays in DMs and unlisted channels)"
+            )
+        seen: dict[int, str] = {}
+        for c in self.characters:
+            for channel in c.channels:
+                if channel in seen:
+                    raise ValueError(
+                        f"characters: channel {channel} is listed by {seen[channel]!r} and "
+                        f"{c.key!r} (one character per channel)"
+                    )
+                seen[channel] = c.key
+        return self
+
+    @property
+    def alone(self) -> bool:
+        """Whether the one character is [character]'s (no [[characters]] tables)."""
+        return self._alone
+
+    def tables(self) -> tuple[CastSettings, ...]:
+        """The characters, read now: [character] as it is, when it is the only one."""
+        if not self._alone:
+            return self.characters
+        alone = CastSettings(**self.character.model_dump(exclude_unset=True), default=True)
+        alone.model_fields_set.difference_update({"default"})
+        return (alone,)
+
+    @property
+    def default_character(self) -> CastSettings:
+        """The character of DMs and unlisted channels: the one marked default, else the first."""
+        tables = self.tables()
+        return next((c for c in tables if c.default), tables[0])
 
     def secrets(self) -> Secrets:
         """Every secret value the settings hold: none is logged, stored or shown."""
@@ -437,6 +505,9 @@ def load_settings(path: str | Path, *, secrets_dir: str | Path | None = None) ->
     card = settings.character.card
     if card is not None and not card.is_absolute():
         settings.character.card = path.parent / card
+    for member in settings.characters:
+        if member.card is not None and not member.card.is_absolute():
+            member.card = path.parent / member.card
     return settings
 
 
@@ -480,6 +551,8 @@ def _structured() -> dict[str, frozenset[str]]:
     """Each section's keys that hold a list or a table (read as JSON from the environment)."""
     found = {}
     for section, info in Settings.model_fields.items():
+        if section == "characters":  # a list of tables: read whole, as JSON
+            continue
         model = cast(type[BaseModel], info.annotation)
         found[section] = frozenset(
             key
@@ -555,6 +628,8 @@ def describe(
             parts.append(f"{path}: [{loc[0]}] {loc[1]} is now [{moved[0]}] {moved[1]}")
         elif error["type"] == "extra_forbidden":
             parts.append(f"{path}: unknown setting {field!r}")
+        elif not loc:  # a check across sections: its message names the settings
+            parts.append(f"{path}: {error['msg'].removeprefix('Value error, ')}")
         else:
             parts.append(f"{path}: {field}: {error['msg']}{_also_set(loc, environ)}")
     return "; ".join(parts)

@@ -22,8 +22,7 @@ from bot import files
 from bot.config import ConfigError, Settings, value_source
 from bot.runtime import (
     backends,
-    configured_card,
-    describe_character,
+    character_lines,
     strategies,
     structured_output,
     with_prefixes,
@@ -66,10 +65,9 @@ async def doctor(
 
     results: list[tuple[bool | None, str]] = [(True, f"config {config_path} is valid")]
     try:
-        card = configured_card(settings)
-        results.append((True, describe_character(settings, card, config_path)))
+        results += [(True, line) for line in character_lines(settings, config_path)]
     except ConfigError as exc:
-        results.append((False, f"{exc} → fix or unset [character] card"))
+        results.append((False, f"{exc} → fix or unset the card"))
     results.append((True, _zone_line(settings, config_path)))
     results.append(await _check_database(settings.storage.database, settings))
     llm = settings.llm
@@ -119,11 +117,11 @@ async def doctor(
 
 def _zone_line(settings: Settings, config_path: str) -> str:
     """The character's time zone, where it came from, and what its prompt says now."""
-    if settings.character.timezone is None:
+    if settings.default_character.timezone is None:
         where = "the machine's ([character] timezone unset)"
     else:
         where = value_source(settings, config_path, "character", "timezone")
-    return f"time zone from {where}: {now_line(time.time(), settings.character.zone())}"
+    return f"time zone from {where}: {now_line(time.time(), settings.default_character.zone())}"
 
 
 async def _check_database(path: Path | str, settings: Settings) -> tuple[bool | None, str]:

@@ -10,14 +10,16 @@ from pathlib import Path
 import httpx
 
 from bot import logs
-from bot.config import ConfigError, Settings, value_source
+from bot.config import CastSettings, CharacterSettings, ConfigError, Settings, value_source
 from bot.discord import heartbeat
 from memory import (
+    DEFAULT_KEY,
     BackendError,
     BoundedChat,
     Card,
     CardError,
     Character,
+    Characters,
     ChatBackend,
     ContextConfig,
     Deadlined,
@@ -42,7 +44,7 @@ from memory import (
     open_store,
     resolve_prefixes,
 )
-from memory.manage import setup
+from memory.manage import casting, setup
 from memory.manage.context import sync_card_lore
 
 # A server that is down is said at once; once connected, only the deadlines (chat_timeout,
@@ -65,6 +67,8 @@ class Runtime:
     indexer: Indexer
     # What no answer, log line or stored error holds (the settings' keys, tokens, password).
     secrets: Secrets
+    # The characters it plays, and where each plays.
+    characters: Characters
 
 
 def http_client() -> httpx.AsyncClient:
@@ -105,9 +109,9 @@ async def negotiator(settings: Settings, store: Store) -> Negotiator:
     return await setup.negotiator(store, override=override(settings))
 
 
-def played_as(settings: Settings) -> str | None:
-    """The name a card is played under: the [character] section's, when it sets one."""
-    c = settings.character
+def played_as(settings: Settings, cast: CharacterSettings | None = None) -> str | None:
+    """The name a card is played under: the character's table's, when it sets one."""
+    c = cast or settings.default_character
     return c.name if "name" in c.model_fields_set else None
 
 
@@ -148,40 +152,83 @@ async def _probe(
     return True, f"{where}: {mode}{note} ({source}{refused})"
 
 
-def configured_card(settings: Settings) -> Card | None:
-    """The configured character card, read; ConfigError says what is wrong with it."""
-    if settings.character.card is None:
+def _setting(settings: Settings, cast: CharacterSettings | None) -> str:
+    """The setting a character's table is (for errors): [character] or characters[i]."""
+    if settings.alone or not isinstance(cast, CastSettings) or cast not in settings.characters:
+        return "character"
+    return f"characters[{settings.characters.index(cast)}]"
+
+
+def configured_card(settings: Settings, cast: CharacterSettings | None = None) -> Card | None:
+    """A character's card (the default one's unless `cast` names another), read; ConfigError
+    says what is wrong with it."""
+    c = cast or settings.default_character
+    if c.card is None:
         return None
     try:
-        return load_card(settings.character.card, played_as=played_as(settings))
+        return load_card(c.card, played_as=played_as(settings, c))
     except CardError as exc:
-        raise ConfigError(f"character.card: {exc}") from None
+        raise ConfigError(f"{_setting(settings, c)}.card: {exc}") from None
 
 
-def character(settings: Settings, card: Card | None = None) -> Character:
-    """The character: the [character] section, completed by the card where the section is
-    silent (the section wins where both say something)."""
-    c = settings.character
+def character(
+    settings: Settings, card: Card | None = None, cast: CharacterSettings | None = None
+) -> Character:
+    """A character (the default one unless `cast` names another): its table, completed by the
+    card where the table is silent (the table wins where both say something)."""
+    c = cast or settings.default_character
+    key = c.key if isinstance(c, CastSettings) else DEFAULT_KEY
     if card is None:
-        return Character(name=c.name, persona=c.persona, rules=tuple(c.rules), zone=c.zone())
+        return Character(
+            name=c.name, persona=c.persona, rules=tuple(c.rules), zone=c.zone(), key=key
+        )
     given = c.model_fields_set
     return Character(
         name=c.name if "name" in given else card.name,
         persona=c.persona if "persona" in given else card.persona,
         rules=tuple(c.rules), system=card.system, post_history=card.post_history,
-        examples=card.examples, greetings=card.greetings, zone=c.zone(),
+        examples=card.examples, greetings=card.greetings, zone=c.zone(), key=key,
+        avatar=card.picture,
     )  # fmt: skip
 
 
-def describe_character(settings: Settings, card: Card | None, config_path: str | Path) -> str:
+def cast(settings: Settings) -> tuple[Characters, list[Card]]:
+    """Every configured character, read (their cards too); ConfigError names a bad card."""
+    built, cards = [], []
+    tables = settings.tables()
+    for c in tables:
+        card = configured_card(settings, c)
+        built.append(character(settings, card, c))
+        if card is not None:
+            cards.append(card)
+    channels = {channel: c.key for c in tables for channel in c.channels}
+    return (
+        Characters(
+            built, default=settings.default_character.key, channels=channels,
+            shared=settings.memory.shared_between_characters,
+        ),
+        cards,
+    )  # fmt: skip
+
+
+def describe_character(
+    settings: Settings,
+    card: Card | None,
+    config_path: str | Path,
+    cast: CharacterSettings | None = None,
+) -> str:
     """One line: the character that will play, and where its name and persona come from."""
-    playing = character(settings, card)
-    given = settings.character.model_fields_set
-    card_file = settings.character.card.name if settings.character.card else ""
+    c = cast or settings.default_character
+    playing = character(settings, card, c)
+    given = c.model_fields_set
+    card_file = c.card.name if c.card else ""
+    section = _setting(settings, c)
 
     def source(key: str) -> str:
-        if key in given:
+        if key in given and section == "character":
             return value_source(settings, config_path, "character", key)
+        if key in given:
+            return f"[[characters]] {key} in {config_path}"
         return f"the card {card_file}" if card is not None else "the default (no card)"
 
     line = (f"Character {playing.name!r}: name from {source('name')}, persona from "
@@ -204,6 +251,18 @@ def describe_character(settings: Settings, card: Card | None, config_path: str |
     return line
 
 
+def character_lines(settings: Settings, config_path: str | Path) -> list[str]:
+    """What check-config and doctor say of the characters: each one, where its name and
+    persona come from, and (several) where each plays."""
+    lines = [
+        describe_character(settings, configured_card(settings, c), config_path, c)
+        for c in settings.tables()
+    ]
+    if len(settings.characters) > 1:
+        lines += cast(settings)[0].describe()
+    return lines
+
+
 def with_prefixes(settings: Settings, embedder: Embedder) -> Prefixed:
     """The embedder with its task prefixes: [llm] query_prefix and document_prefix, each one
     left unset taken from the model's family."""
@@ -212,9 +271,9 @@ def with_prefixes(settings: Settings, embedder: Embedder) -> Prefixed:
     return Prefixed(embedder, chosen)
 
 
-def context_config(settings: Settings, card: Card | None = None) -> ContextConfig:
-    """The [context] section, with the card's lorebook budget when it has one."""
-    budgets = {card.source: card.lore_budget} if card and card.lore_budget else {}
+def context_config(settings: Settings, *cards: Card | None) -> ContextConfig:
+    """The [context] section, with the cards' lorebook budgets where they give one."""
+    budgets = {c.source: c.lore_budget for c in cards if c and c.lore_budget}
     return settings.context.engine_config(budgets)
 
 
@@ -233,7 +292,7 @@ def strategies(settings: Settings) -> Registry:
 async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     """Open the database and the HTTP client, build the engine; close everything on exit."""
     registry = strategies(settings)
-    card = configured_card(settings)
+    characters, cards = cast(settings)
     secrets = settings.secrets()
     async with (
         logs.redacting(secrets),
@@ -243,8 +302,9 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         ) as store,
         heartbeat.beating(heartbeat.path_for(settings.storage.path, settings.discord.file_tag)),
     ):
-        if card is not None:
+        for card in cards:
             await sync_card_lore(store, card)
+        await casting.load(store, characters)
         direct, embedder = backends(settings, http, await negotiator(settings, store))
         embedder = with_prefixes(settings, embedder)
         # Turns and reflections share the bound on chat calls at once.
@@ -254,24 +314,24 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             store,
             embedder=embedder,
             chat=Deadlined(chat, "chat_timeout"),
-            character=character(settings, card),
+            characters=characters,
             config=settings.memory_config(),
-            context=context_config(settings, card),
+            context=context_config(settings, *cards),
             strategies=registry,
             loop_lag=loop_lag,
             # [character] timezone: where "yesterday" is read, the prompt's day is said.
-            zone=settings.character.zone(),
+            zone=settings.default_character.zone(),
         )
         worker = ReflectionWorker(
             store, Deadlined(chat, "reflection_timeout"), character_name=engine.character.name,
             deadline=settings.llm.reflection_timeout, caches=engine.caches, secrets=secrets,
-            zone=engine.zone,
+            zone=engine.zone, characters=characters,
         )  # fmt: skip
         loop_lag.start()
         try:
             yield Runtime(
                 settings, store, http, chat, embedder, engine, worker, Indexer(store, embedder),
-                secrets,
+                secrets, characters,
             )  # fmt: skip
         finally:
             try:

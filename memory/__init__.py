@@ -11,7 +11,7 @@ memory.recall, memory.context, memory.write, memory.vectors, memory.store, memor
     Indexer                       the re-indexing of memories' vectors
     jobs                          every background job, started the same by each front end
     ContextConfig, Registry       the prompt's budget, the context strategies (built in, plugged in)
-    Card, Character               a character card read from a file, the character that plays
+    Card, Character, Characters   a character card read from a file, a character, the cast
     OllamaChat, OpenAIChat, ...   the chat and embedding backends, their deadlines, task prefixes
     Memory, Turn, Kind, Scope     the values a person's memories are shown and changed with
     EchoError and its tree        every error raised on purpose (memory.errors draws the tree)
@@ -30,6 +30,7 @@ from memory.backends.embedders import OllamaEmbedder, OpenAIEmbedder
 from memory.backends.redact import Secrets, redact
 from memory.backends.structured import Mode, Negotiator
 from memory.character.cards import Card, load_card, load_lorebook
+from memory.character.cast import DEFAULT_KEY, KEY, Characters
 from memory.context.budget import ContextPlan, Decision
 from memory.context.builder import ContextConfig
 from memory.context.prompt import BlockKind, Character
@@ -80,7 +81,9 @@ from memory.vectors.prefixes import Prefixed, resolve_prefixes
 from memory.write.worker import REFLECTION_DEADLINE, ReflectionWorker
 
 __all__ = [
+    "DEFAULT_KEY",
     "DM_ORIGIN",
+    "KEY",
     "MANUAL_EXCHANGE",
     "MAX_CHATS",
     "REFLECTION_DEADLINE",
@@ -95,6 +98,7 @@ __all__ = [
     "Card",
     "CardError",
     "Character",
+    "Characters",
     "ChatBackend",
     "ContextConfig",
     "ContextPlan",

@@ -20,6 +20,7 @@ from datetime import tzinfo
 from memory import lexicon
 from memory.backends.chat import ChatBackend, Embedder
 from memory.bulk import quiet
+from memory.character.cast import Characters
 from memory.context.budget import ContextPlan
 from memory.context.builder import ContextBuilder, ContextConfig
 from memory.context.prompt import Character
@@ -39,8 +40,9 @@ from memory.recall.cache import (
     SizedCache,
 )
 from memory.recall.semantic import VectorCache
+from memory.store import characters as cast_store
 from memory.store import history, memories, outbox, privacy, turns
-from memory.store.db import Store
+from memory.store.db import Store, Tx
 from memory.store.story_snapshot import StorySnapshot
 from memory.text import clean, clean_message, well_formed, words
 from memory.turn.admission import Admission
@@ -80,6 +82,7 @@ class Engine:
         embedder: Embedder | None,
         chat: ChatBackend | None = None,
         character: Character | None = None,
+        characters: Characters | None = None,
         config: MemoryConfig | None = None,
         context: ContextConfig | None = None,
         strategies: Registry | None = None,
@@ -94,7 +97,10 @@ class Engine:
         self._warmed = False
         self.loop_lag = loop_lag
         self.chat = chat
-        self.character = character or Character(name="Écho", persona="")
+        # Every character it plays ("character" alone: a cast of one); `character` is the
+        # default one, the one a message naming none is answered as.
+        self.characters = characters or Characters([character or Character("Écho", "")])
+        self.character = self.characters.default
         self.config = config or MemoryConfig()
         self.clock = clock
         # Every per-person cache of this engine (and of a reflection worker given it) together
@@ -103,10 +109,18 @@ class Engine:
         # What the store knows of each person's generation counts too.
         store.bound_generations(self.caches)
         self.vectors = VectorCache(store, budget=self.caches)
-        self.context = ContextBuilder(
-            store, character=self.character, chat_model=chat.model if chat else "none",
-            config=context, registry=strategies, clock=clock,
-        )  # fmt: skip
+        self.contexts = {
+            c.key: ContextBuilder(
+                store,
+                character=c,
+                chat_model=chat.model if chat else "none",
+                config=context,
+                registry=strategies,
+                clock=clock,
+            )
+            for c in self.characters
+        }
+        self.context = self.contexts[self.character.key]
         self._unfit: tuple[float, frozenset[str]] | None = None  # (read at, languages)
         self.admission = Admission(
             queue=self.config.turn_queue, notice_interval=self.config.slow_down_interval
@@ -122,7 +136,8 @@ class Engine:
         self._pools: SizedCache[tuple[int, int, str], tuple[int, selection.RankedPool, bool]] = (
             SizedCache(self.caches, _pool_bytes)
         )
-        self.greetings = Greetings(store, self.character, clock)
+        self.all_greetings = {c.key: Greetings(store, c, clock) for c in self.characters}
+        self.greetings = self.all_greetings[self.character.key]
 
     async def _pool(
         self, user_id: int, story_id: int, origin: str
@@ -234,6 +249,23 @@ class Engine:
             self._answered.remove(message.source_id)
             raise
 
+    def as_played(self, message: Incoming) -> tuple[Incoming, Character]:
+        """The message as its character knows it: the person's and the story's ids that
+        character keeps them under (memory.character.cast), and the character."""
+        playing = self.characters.playing(message.character)
+        return replace(
+            message,
+            user_id=self.characters.person_id(playing.key, message.user_id),
+            story_id=self.characters.story_id(playing.key, message.story_id),
+            character=playing.key,
+        ), playing
+
+    def _derived(self, real: Incoming, played: Incoming) -> list[tuple[int, str, int, str]]:
+        key = played.character
+        pairs = ((played.user_id, cast_store.PERSON, real.user_id),
+                 (played.story_id, cast_store.STORY, real.story_id))  # fmt: skip
+        return [(d, kind, r, key) for d, kind, r in pairs if d != r]
+
     async def _answer(self, message: Incoming) -> Reply | None:
         # A display name is text from a person like any other (a lone surrogate in it would
         # fail every write and every request).
@@ -241,6 +273,10 @@ class Engine:
         text = clean_message(message.text)
         if not text:
             return None
+        real = message
+        message, playing = self.as_played(message)
+        derived = self._derived(real, message)
+        context, greetings = self.contexts[playing.key], self.all_greetings[playing.key]
         if self.exchanges.waiting:  # what a refusing database left behind, written meanwhile
             self.exchanges.flush_soon()
         started = time.monotonic()
@@ -248,10 +284,13 @@ class Engine:
         # the database could not take it.
         before_id: int | None = None
         greeting: str | None = None
+
+        async def store_message(tx: Tx) -> tuple[int | None, str | None]:
+            await cast_store.record_ids(tx, derived)
+            return await greetings.store_message(tx, message, text)
+
         try:
-            before_id, greeting = await self.store.transact(
-                lambda tx: self.greetings.store_message(tx, message, text)
-            )
+            before_id, greeting = await self.store.transact(store_message)
         except StoreError as exc:
             # The database is busy or full: answer anyway (a turn never waits on memory).
             log.warning("message %s not stored (%s): answering anyway", message.source_id, exc)
@@ -260,23 +299,23 @@ class Engine:
                 log.info("message %s was already answered: ignored", message.source_id)
                 return None
             if greeting is not None:
-                self.greetings.due(message, greeting)
+                greetings.due(message, greeting)
         story = await self._story(message.story_id, before_id)
         recalled = await self.recall(
             user_id=message.user_id, story_id=message.story_id, origin=message.origin, text=text,
             earlier=self._conversation(message.user_id, story),
             exchange_id=message.source_id if before_id is not None else "",
         )  # fmt: skip
-        plan = await self.context.plan(
+        plan = await context.plan(
             user_name=message.user_name, origin=message.origin, text=text,
             selected=recalled.selected, story=story, window=recalled.window,
         )  # fmt: skip
         assert self.chat is not None
         result = await self.chat.chat(
             plan.messages, deadline=self.config.chat_deadline,
-            max_tokens=self.context.config.response_tokens,
+            max_tokens=context.config.response_tokens,
         )  # fmt: skip
-        await self.context.after_reply(message.story_id, plan, result.prompt_tokens)
+        await context.after_reply(message.story_id, plan, result.prompt_tokens)
         answer, cut = cap_reply(well_formed(result.content).strip(), self.config.max_reply_chars)
         if not answer:
             raise BackendResponseError("the chat backend returned an empty reply")
@@ -284,7 +323,7 @@ class Engine:
             log.info("reply to %s cut by %d characters", message.source_id, cut)
         exchange = Exchange(
             message.source_id, message.user_id, message.story_id, message.origin,
-            message.user_name, text, answer,
+            message.user_name, text, answer, playing.name,
         )  # fmt: skip
         # Written before the turn ends, so this person's next message, waiting in their line,
         # comes after this reply in the history.
@@ -293,7 +332,7 @@ class Engine:
             await record_timing(self.store, recalled, plan, latency_ms, now=self.clock())
         else:  # the database refused the exchange: the reply must not wait on it twice
             log.info("timing of the turn on %s not recorded", message.source_id)
-        greeting = await self.greetings.deliver(message)
+        greeting = await greetings.deliver(message)
         return Reply(answer, message.source_id, recalled, greeting, cut)
 
     @property
@@ -375,15 +414,25 @@ class Engine:
         return conversation.recent_messages(story.conversation, user_id)
 
     async def preview(
-        self, *, user_id: int, user_name: str, story_id: int, origin: str, text: str = ""
+        self,
+        *,
+        user_id: int,
+        user_name: str,
+        story_id: int,
+        origin: str,
+        text: str = "",
+        character: str = "",
     ) -> ContextPlan:
         """The prompt the next message would get, and why; records nothing, moves no counter."""
+        playing = self.characters.playing(character)
+        user_id = self.characters.person_id(playing.key, user_id)
+        story_id = self.characters.story_id(playing.key, story_id)
         story = await self._story(story_id, None)
         recalled = await self.recall(
             user_id=user_id, story_id=story_id, origin=origin, text=clean_message(text),
             record=False, earlier=self._conversation(user_id, story),
         )  # fmt: skip
-        return await self.context.plan(
+        return await self.contexts[playing.key].plan(
             user_name=user_name, origin=origin, text=clean_message(text),
             selected=recalled.selected, story=story, window=recalled.window,
         )  # fmt: skip

@@ -14,6 +14,8 @@ the set and to stop it. Both front ends (the Discord bot and the interactive ter
                                                              (memory.manage.forgetting.tidy)
     warm-up    once, at start                                the caches of the places active
                                                              lately, built before they speak
+    casting    every CASTING_EVERY (30 s)                    the characters chosen per channel
+                                                             and DM in another process are read
 
 Not here, because they are not periodic memory work: the reflection a front end starts as soon
 as it has replied (it calls `reflect`, or the worker's `reflect_now`, at once); the heartbeat file
@@ -42,7 +44,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from memory.engine import Engine
 from memory.errors import unexpected
-from memory.manage import forgetting
+from memory.manage import casting, forgetting
 from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
 
@@ -53,6 +55,8 @@ REFLECT_EVERY = 5.0
 # How often an erasure a reader kept pending is tried again, and the retention rules applied.
 ERASURE_EVERY = 30.0
 RETENTION_EVERY = 3600.0
+# How often the choices of /character made in other processes (shards) are read again.
+CASTING_EVERY = 30.0
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,7 @@ def listed(
             functools.partial(forgetting.tidy, store, history_days=history_days),
         ),
         Job("warm-up", None, engine.warm_up),
+        Job("casting", CASTING_EVERY, functools.partial(casting.reload, store, engine.characters)),
     )
 
 

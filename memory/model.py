@@ -140,6 +140,8 @@ class Exchange:
     user_name: str
     user_message: str
     reply: str
+    # The name the reply is stored under ("": the writer's character).
+    author: str = ""
 
 
 MANUAL_EXCHANGE = "manual:"

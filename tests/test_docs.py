@@ -12,7 +12,7 @@ import textwrap
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from pydantic import SecretStr
@@ -38,18 +38,22 @@ def _example_keys() -> set[tuple[str, str]]:
     """Every (section, key) config.example.toml states, set or commented out."""
     keys, section = set(), None
     for line in EXAMPLE.read_text(encoding="utf-8").splitlines():
-        if heading := re.fullmatch(r"\[(\w+)\]", line.strip()):
-            section = heading.group(1)
+        if heading := re.fullmatch(r"(?:# )?\[\[(\w+)\]\]|\[(\w+)\]", line.strip()):
+            section = heading.group(1) or heading.group(2)
         elif section and (key := re.match(r"(?:# )?(\w+) = ", line)):
             keys.add((section, key.group(1)))
     return keys
 
 
+def _model(section: str) -> Any:
+    """The model of a section (of each table of a list of tables: [[characters]])."""
+    annotation = Settings.model_fields[section].annotation
+    return get_args(annotation)[0] if get_args(annotation) else annotation
+
+
 def _model_keys() -> set[tuple[str, str]]:
     return {
-        (section, key)
-        for section, field in Settings.model_fields.items()
-        for key in field.annotation.model_fields  # type: ignore[union-attr]
+        (section, key) for section in Settings.model_fields for key in _model(section).model_fields
     }
 
 
@@ -57,8 +61,8 @@ def _documented() -> dict[tuple[str, str], str]:
     """(section, key) → the default column, from the tables under each `## [section]`."""
     found, section = {}, None
     for line in CONFIGURATION.read_text(encoding="utf-8").splitlines():
-        if heading := re.fullmatch(r"## \[(\w+)\]", line):
-            section = heading.group(1)
+        if heading := re.fullmatch(r"## \[\[(\w+)\]\]|## \[(\w+)\]", line):
+            section = heading.group(1) or heading.group(2)
         elif line.startswith("## "):
             section = None
         elif section and (row := re.match(r"\| `(\w+)` \| ([^|]+) \|", line)):
@@ -87,7 +91,9 @@ def _plain(value: Any) -> Any:
 def test_the_configuration_page_gives_each_setting_its_default() -> None:
     defaults = Settings()
     for (section, key), written in _documented().items():
-        actual = _plain(getattr(getattr(defaults, section), key))
+        values = getattr(defaults, section)
+        values = _model(section)() if isinstance(values, tuple) else values
+        actual = _plain(getattr(values, key))
         if written == UNSET:
             assert actual is None, f"[{section}] {key} defaults to {actual!r}, not unset"
             continue

@@ -38,6 +38,7 @@ EXTENSIONS = (
     "bot.discord.cogs.moderation",
     "bot.discord.cogs.erasure",
     "bot.discord.cogs.following",
+    "bot.discord.cogs.characters",
 )
 
 

@@ -130,6 +130,22 @@ FRENCH: dict[str, str] = {
     ),
     "position": "position",
     "The position's number": "Le numéro de la position",
+    "character": "personnage",
+    "Who plays here: per channel in a server, yours in DMs": (
+        "Qui joue ici : par salon sur un serveur, le tien en messages privés"
+    ),
+    "Who plays here, and who else could": "Qui joue ici, et qui d'autre pourrait",
+    "set": "choisir",
+    "Choose who plays in this channel (Manage Channels), or in your DMs": (
+        "Choisir qui joue dans ce salon (Gérer les salons), ou dans tes messages privés"
+    ),
+    "key": "cle",
+    "The character's key; `default` in a channel: the configured one": (
+        "La clé du personnage ; `default` dans un salon : celui de la configuration"
+    ),
+    "Only what this character stores (default: every one)": (
+        "Seulement ce que ce personnage garde (par défaut : tous)"
+    ),
 }
 
 

@@ -13,7 +13,15 @@ from discord.ext import commands
 
 from bot import render
 from bot.runtime import Runtime
-from memory import Forbidden, InvalidInput, NotFound, Origin, guild_origin, unexpected
+from memory import (
+    Character,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    Origin,
+    guild_origin,
+    unexpected,
+)
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +108,37 @@ async def send_ephemeral(
 def story_of(interaction: Interaction) -> int:
     """The story an interaction happens in: its channel (a DM is a channel too)."""
     return interaction.channel_id or interaction.user.id
+
+
+def playing_here(interaction: Interaction) -> Character:
+    """The character that plays where an interaction happens (in DMs: the person's choice)."""
+    cast = interaction.client.runtime.characters
+    if interaction.guild_id is None:
+        return cast.for_person(interaction.user.id)
+    parent = getattr(interaction.channel, "parent_id", None)
+    return cast.for_channel(interaction.channel_id or 0, parent)
+
+
+def whose_memories(interaction: Interaction) -> str:
+    """The line naming whose memories of the person are shown, when there are several
+    characters that each keep their own ("" otherwise)."""
+    cast = interaction.client.runtime.characters
+    if len(cast) == 1 or cast.shared:
+        return ""
+    playing = playing_here(interaction)
+    return f"{playing.name}'s memories of you (`{playing.key}`; each character keeps its own).\n"
+
+
+def person_here(interaction: Interaction) -> int:
+    """The id the character playing here keeps the person's memories under."""
+    cast = interaction.client.runtime.characters
+    return cast.person_id(playing_here(interaction).key, interaction.user.id)
+
+
+def story_here(interaction: Interaction) -> int:
+    """The id the character playing here keeps this channel's (or DM's) story under."""
+    cast = interaction.client.runtime.characters
+    return cast.story_id(playing_here(interaction).key, story_of(interaction))
 
 
 def origin_of(interaction: Interaction) -> Origin:

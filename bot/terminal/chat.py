@@ -17,7 +17,7 @@ import shlex
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -90,11 +90,24 @@ async def earlier_spelling(runtime: Runtime, name: str) -> str | None:
 class Terminal:
     """A chat session for one named person; a DM with the character is its own story."""
 
-    def __init__(self, runtime: Runtime, user_name: str, *, out: TextIO, interactive: bool) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        user_name: str,
+        *,
+        out: TextIO,
+        interactive: bool,
+        character: str = "",
+    ) -> None:
         self.runtime = runtime
         self.user_name = user_name
-        self.user_id = terminal_user_id(user_name)
-        self.story_id = self.user_id
+        # The person, and the ids the character talked to keeps them and this DM under (the
+        # same ids for the home character; memory.character.cast): the memory commands use those.
+        cast = runtime.characters
+        self.playing = cast.need(character) if character else cast.default
+        self.person = terminal_user_id(user_name)
+        self.user_id = cast.person_id(self.playing.key, self.person)
+        self.story_id = cast.story_id(self.playing.key, self.person)
         self.out = out
         self.interactive = interactive
         self._count = 0
@@ -143,19 +156,18 @@ class Terminal:
 
     async def talk(self, text: str) -> None:
         self._count += 1
-        source = f"terminal:{self.user_id}:{self._session}:{self._count}"
+        source = f"terminal:{self.person}:{self._session}:{self._count}"
         try:
-            reply = await self.runtime.engine.turn(
-                Incoming(source, self.user_id, self.user_name, self.story_id, DM_ORIGIN, text)
-            )
+            said = Incoming(source, self.person, self.user_name, self.person, DM_ORIGIN, text)
+            reply = await self.runtime.engine.turn(replace(said, character=self.playing.key))
         except EchoError as exc:
             log.warning("turn failed: %s", type(exc).__name__)
-            name, url = self.runtime.engine.character_name, self.runtime.settings.llm.base_url
+            name, url = self.playing.name, self.runtime.settings.llm.base_url
             self._print(render.cannot_answer(name, exc, base_url=url))
             return
         if reply is None:
             return
-        name = self.runtime.engine.character_name
+        name = self.playing.name
         # The character's own words as written (its *actions* are part of the role).
         if reply.greeting:
             self._print(f"{name}: {reply.greeting}")
@@ -268,7 +280,7 @@ class Terminal:
 
     async def _everywhere(self) -> bool:
         default = self.runtime.settings.privacy.memories_served
-        found = await privacy.get(self.runtime.store, self.user_id, default=default)
+        found = await privacy.get(self.runtime.store, self.person, default=default)
         return found.everywhere
 
     async def cmd_pin(self, arg: str, pinned: bool = True) -> None:
@@ -303,7 +315,7 @@ class Terminal:
         store = self.runtime.store
         message = await context.message_in_story(store, self.story_id, _id(arg))
         report = await forgetting.forget_message(
-            store, message, actor_id=self.user_id, engine=self.runtime.engine
+            store, message, actor_id=self.person, engine=self.runtime.engine
         )
         self.say(report.text(heading="Forgotten:"))
 
@@ -314,7 +326,7 @@ class Terminal:
 
     async def _forget_me(self) -> None:
         report = await forgetting.forget_person(
-            self.runtime.store, self.user_id, engine=self.runtime.engine
+            self.runtime.store, self.person, engine=self.runtime.engine
         )
         self.say(report.text(heading="Erased everything about you:"))
 
@@ -376,9 +388,9 @@ class Terminal:
         """/privacy · /privacy where_learned|everywhere|default."""
         store, default = self.runtime.store, self.runtime.settings.privacy.memories_served
         if arg:
-            found = await privacy.choose(store, self.user_id, arg, default=default)
+            found = await privacy.choose(store, self.person, arg, default=default)
         else:
-            found = await privacy.get(store, self.user_id, default=default)
+            found = await privacy.get(store, self.person, default=default)
         self.say(found.line(terminal=True))
 
     async def cmd_stats(self, arg: str) -> None:
@@ -392,8 +404,8 @@ class Terminal:
         run, as in Discord, unless full:true."""
         draft, chosen = options.split(arg, options.CONTEXT)
         plan = await self.runtime.engine.preview(
-            user_id=self.user_id, user_name=self.user_name, story_id=self.story_id,
-            origin=DM_ORIGIN, text=draft,
+            user_id=self.person, user_name=self.user_name, story_id=self.person,
+            origin=DM_ORIGIN, text=draft, character=self.playing.key,
         )  # fmt: skip
         self.say(render.render_context(plan, full=chosen.get("full") == "true"))
 
@@ -447,7 +459,7 @@ class Terminal:
     async def cmd_exclude(self, arg: str, excluded: bool = True) -> None:
         store = self.runtime.store
         message = await context.message_in_story(store, self.story_id, _id(arg))
-        await context.set_excluded(store, message, actor_id=self.user_id, excluded=excluded)
+        await context.set_excluded(store, message, actor_id=self.person, excluded=excluded)
         self.say(
             f"Message #{_id(arg)} {'excluded from' if excluded else 'included in'} the context."
         )
@@ -462,7 +474,7 @@ class Terminal:
         if note is not None:
             self.say(note)
         if self.interactive:
-            name = self.runtime.engine.character_name
+            name = self.playing.name
             self.say(f"Talking to {name} as {self.user_name}. {HELP}")
             # The same jobs as the Discord bot's (memory.jobs); the reflections a previous
             # session left waiting are among the first runs.

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from bot.web import charts
 from bot.web.html import Html, ago, counts, el, empty, esc, link, ms, page, pairs, table, when
 from memory import IndexerStatus, Memory, Reason, Selected, Store
+from memory.manage import casting
 from memory.manage import dashboard as board
 
 
@@ -347,13 +348,14 @@ async def people(view: View, params: Mapping[str, str]) -> Html:
             "No one yet: a person appears here after their first message to the character."
         ), here="/people")  # fmt: skip
     rows = [
-        (link(f"/people/{p.user_id}", p.user_id), p.name or "—", p.memories, when(p.last_turn_at))
+        (link(f"/people/{p.user_id}", p.owner), p.character or "—", p.name or "—", p.memories,
+         when(p.last_turn_at))
         for p in found
-    ]
+    ]  # fmt: skip
     return page(
         "People", covers,
-        table(("person id", "display name last seen", "memories", "last turn"), rows,
-              class_="people"),
+        table(("person id", "character", "display name last seen", "memories", "last turn"),
+              rows, class_="people"),
         _pager("/people", page_no, len(found), total), here="/people",
     )  # fmt: skip
 
@@ -640,4 +642,6 @@ async def story(view: View, params: Mapping[str, str], story_id: int) -> Html:
                        for r in s.revisions])
                 if s.revisions else empty("None yet: each reflection keeps the summary it "
                                           "replaced."))  # fmt: skip
-    return page(f"Story {story_id}", covers, *body, here="/stories")
+    place, character = await casting.story_owner(view.store, story_id)
+    title = f"Story {story_id}" + (f" ({character}'s, in {place})" if character else "")
+    return page(title, covers, *body, here="/stories")

@@ -132,7 +132,7 @@ def _one(
 
     async def handle(request: web.Request) -> web.StreamResponse:
         number = int(request.match_info[name])
-        if not 0 < number < 2**63:
+        if not 0 < abs(number) < 2**63:
             raise web.HTTPNotFound()
 
         async def one(view: View, query: dict[str, str]) -> Html:
@@ -150,7 +150,7 @@ def _of_person(
 
     async def handle(request: web.Request) -> web.StreamResponse:
         user_id, thing = int(request.match_info["user_id"]), int(request.match_info["thing"])
-        if not (0 < user_id < 2**63 and 0 < thing < 2**63):
+        if not (0 < abs(user_id) < 2**63 and 0 < thing < 2**63):
             raise web.HTTPNotFound()
 
         async def one(view: View, query: dict[str, str]) -> Html:
@@ -174,12 +174,13 @@ def build_app(view: View, token: str) -> web.Application:
     app.router.add_get("/", _render(pages.overview))
     app.router.add_get("/health", _render(pages.health))
     app.router.add_get("/people", _render(pages.people))
-    app.router.add_get(r"/people/{user_id:\d{1,19}}", _one(pages.person, "user_id"))
-    app.router.add_get(r"/people/{user_id:\d{1,19}}/memories/{thing:\d{1,19}}",
+    # A person as a character other than the home one knows them: a negative id.
+    app.router.add_get(r"/people/{user_id:-?\d{1,19}}", _one(pages.person, "user_id"))
+    app.router.add_get(r"/people/{user_id:-?\d{1,19}}/memories/{thing:\d{1,19}}",
                        _of_person(pages.memory))  # fmt: skip
     app.router.add_get("/turns", _render(pages.turns))
     app.router.add_get("/stories", _render(pages.stories))
-    app.router.add_get(r"/stories/{story_id:\d{1,19}}", _one(pages.story, "story_id"))
+    app.router.add_get(r"/stories/{story_id:-?\d{1,19}}", _one(pages.story, "story_id"))
     app.router.add_get("/static/style.css", _style)
     return app
 

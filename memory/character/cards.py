@@ -108,6 +108,8 @@ class Card:
     digest: str
     report: CardReport
     extra: dict[str, Any] = field(default_factory=dict)
+    # The PNG file the card came in (its picture), None for a JSON card.
+    picture: bytes | None = field(default=None, repr=False, compare=False)
 
 
 def load_card(path: str | Path, *, played_as: str | None = None) -> Card:
@@ -129,10 +131,11 @@ def load_card(path: str | Path, *, played_as: str | None = None) -> Card:
             payload, container = raw.removeprefix(b"\xef\xbb\xbf"), "JSON file"
         text, replaced = utf8(payload)
         try:
-            return parse_card(
+            card = parse_card(
                 text, container=container, played_as=played_as,
                 notes=("invalid UTF-8 replaced by \ufffd",) if replaced else (),
             )  # fmt: skip
+            return replace(card, picture=raw) if raw.startswith(PNG_SIGNATURE) else card
         except CardError:
             if replaced and container == "JSON file":
                 raise CardError("neither a PNG image nor UTF-8 JSON text") from None

@@ -38,6 +38,10 @@ class Character:
     greetings: tuple[str, ...] = ()
     # Where the character lives: the prompt's day and time, and the dates of memories.
     zone: tzinfo = UTC
+    # The configuration's key for it ([[characters]] key): what its memories are kept under.
+    key: str = "default"
+    # The card's PNG picture (the face a front end may show), None without one.
+    avatar: bytes | None = field(default=None, repr=False, compare=False)
 
 
 # Where a character card says {{user}}: the speaker's display name, filled in at prompt time

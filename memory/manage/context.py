@@ -12,6 +12,7 @@ from memory.context.lore import MAX_CONTENT_CHARS, character_key, parse_keywords
 from memory.engine import Engine
 from memory.errors import Forbidden, InvalidInput, NotFound
 from memory.model import LoreEntry, LoreScope
+from memory.store import characters as cast_store
 from memory.store import history, lore
 from memory.store.db import Store
 from memory.store.history import HistoryMessage
@@ -33,6 +34,8 @@ async def set_excluded(
     if message is None:
         raise NotFound("that message is not in my conversation history")
     owner = message.user_id if message.role == "user" else await reply_owner(store, message)
+    if owner is not None:  # the id a character knows them by: theirs all the same
+        owner = (await cast_store.owner(store, cast_store.PERSON, owner))[0]
     if not moderator and owner != actor_id:
         raise Forbidden(
             "you can exclude only your own messages and my replies to you "

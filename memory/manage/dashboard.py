@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from memory.errors import NotFound
 from memory.manage import story as manage_story
 from memory.manage import versions
 from memory.manage.story import Positions
 from memory.model import Memory, Turn
+from memory.store import characters as cast_store
 from memory.store import context, counters, dashboard, erasure, history, privacy
 from memory.store.dashboard import (
     Answered,
@@ -128,8 +129,11 @@ async def health(store: Store, *, origin: str | None = None) -> Health:
 
 
 async def people(store: Store, *, page: int = 0) -> tuple[list[PersonRow], int]:
-    """One page of people, the latest turn first; and how many people there are."""
-    return await dashboard.people(store, limit=PAGE_ROWS, offset=page * PAGE_ROWS)
+    """One page of people (each as one character knows them), the latest turn first; and how
+    many there are. Each row names its character (the home's key where the id is the person's)."""
+    found, total = await dashboard.people(store, limit=PAGE_ROWS, offset=page * PAGE_ROWS)
+    home = await cast_store.recorded_home(store)
+    return [replace(p, character=p.character or home) for p in found], total
 
 
 async def names(store: Store, user_ids: Collection[int]) -> dict[int, str]:

@@ -17,8 +17,10 @@ from datetime import date
 from typing import Any, TypeVar
 
 from memory.errors import InvalidInput
+from memory.manage import casting
 from memory.manage.privacy import served_where
 from memory.model import DM_ORIGIN, MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope
+from memory.store import characters as cast_store
 from memory.store import counters, dates, memories, personal, privacy, versions
 from memory.store.db import Store, Tx
 from memory.text import clean
@@ -37,14 +39,25 @@ E = TypeVar("E", Kind, Scope)
 
 
 async def export(store: Store, user_id: int, *, default_served: str) -> dict[str, Any]:
-    """Return everything stored about the person, JSON-ready."""
+    """Return everything stored about the person, JSON-ready: what every character keeps
+    (each memory and message names its character's key)."""
     choice = await privacy.memories_served(store, user_id)
     everywhere = (choice or default_served) == privacy.EVERYWHERE
-    found = await memories.list_for_user(store, user_id)
+    home = await cast_store.recorded_home(store)
+    held: list[tuple[Memory, str]] = []
     earlier: dict[int, list[dict[str, Any]]] = {}
-    for v in await versions.for_user(store, user_id):
-        earlier.setdefault(v.memory_id, []).append(_version_json(v))
-    days = await dates.for_user(store, user_id)
+    days: dict[int, list[tuple[date, date]]] = {}
+    said: list[dict[str, Any]] = []
+    made: dict[str, list[dict[str, Any]]] = {}
+    for person, key in await casting.person_ids(store, user_id):
+        character = key or home
+        held += [(m, character) for m in await memories.list_for_user(store, person)]
+        for v in await versions.for_user(store, person):
+            earlier.setdefault(v.memory_id, []).append(_version_json(v))
+        days.update(await dates.for_user(store, person))
+        said += [{**m, "character": character} for m in await personal.messages(store, person)]
+        for kind, rows in (await personal.derived(store, person)).items():
+            made.setdefault(kind, []).extend(rows)
     return {
         "version": EXPORT_VERSION,
         "user_id": user_id,
@@ -52,7 +65,8 @@ async def export(store: Store, user_id: int, *, default_served: str) -> dict[str
         "privacy": {"memories_served": choice, "default": default_served},
         "memories": [
             {
-                "id": m.id, "text": m.text, "kind": m.kind.value, "scope": m.scope.value,
+                "id": m.id, "character": character, "text": m.text, "kind": m.kind.value,
+                "scope": m.scope.value,
                 "story_id": m.story_id, "origin": m.origin, "confidence": m.confidence,
                 "pinned": m.pinned, "created_at": m.created_at, "updated_at": m.updated_at,
                 "candidate_count": m.candidate_count, "served_count": m.served_count,
@@ -64,10 +78,10 @@ async def export(store: Store, user_id: int, *, default_served: str) -> dict[str
                     for first, last in days.get(m.id, [])
                 ],
             }
-            for m in sorted(found, key=lambda m: m.id)
+            for m, character in sorted(held, key=lambda pair: pair[0].id)
         ],
-        "messages": await personal.messages(store, user_id),
-        "derived": await personal.derived(store, user_id),
+        "messages": sorted(said, key=lambda m: m["id"]),
+        "derived": made,
     }  # fmt: skip
 
 

@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 
 from memory.engine import Engine
 from memory.errors import Forbidden, NotFound, StoreError
-from memory.manage import context
+from memory.manage import casting, context
 from memory.model import MANUAL_EXCHANGE, Memory
+from memory.store import characters as cast_store
 from memory.store import counters, erasure, history, memories, provenance, retention, sent
 from memory.store.db import Store, Tx
 from memory.store.erasure import Erased, Target
 from memory.store.history import HistoryMessage
-from memory.store.provenance import Leftovers
+from memory.store.provenance import Derived, Leftovers
 from memory.text import clean_message
 from memory.write import filters, state
 
@@ -211,12 +212,15 @@ async def forget_message(
     else:
         exchange_id = message.source_id.rpartition(":")[0]
         author = await context.reply_owner(store, message)
+    person = author
+    if author is not None:  # the id a character knows them by: theirs all the same
+        author = (await casting.owner(store, author))[0]
     if not moderator and author != actor_id:
         raise Forbidden(
             "you can forget only your own messages and my replies to you "
             "(moderators: Manage Messages)"
         )
-    target = Target.message(exchange_id, user_id=author or 0, story_id=message.story_id)
+    target = Target.message(exchange_id, user_id=person or 0, story_id=message.story_id)
     if engine is not None:
         engine.drop_waiting(exchange_id=exchange_id)
     report = await _erase(store, target)
@@ -224,15 +228,52 @@ async def forget_message(
 
 
 async def forget_person(
-    store: Store, user_id: int, *, origin: str | None = None, engine: Engine | None = None
+    store: Store,
+    user_id: int,
+    *,
+    origin: str | None = None,
+    engine: Engine | None = None,
+    character: str | None = None,
 ) -> ErasureReport:
     """Erase everything stored about a person, in every server and DM (`origin` None), or what
     one server (`origin`) holds about them: memories, their messages and my replies, reflection
-    records, turns, counters, and what was derived from their exchanges."""
-    if engine is not None:
-        engine.drop_waiting(user_id=user_id, origin=origin)
-    target = Target.person(user_id) if origin is None else Target.member(user_id, origin)
-    return await _erase(store, target)
+    records, turns, counters, and what was derived from their exchanges. Every character's
+    (`character` None), or what one character (its key; `engine` required) holds of them."""
+    if character is None:
+        ids = [person for person, _ in await casting.person_ids(store, user_id)]
+    elif engine is None:
+        raise ValueError("forgetting what one character holds needs the engine's cast")
+    else:
+        ids = [engine.characters.person_id(engine.characters.need(character).key, user_id)]
+    reports = []
+    for person in ids:
+        if engine is not None:
+            engine.drop_waiting(user_id=person, origin=origin)
+        target = Target.person(person) if origin is None else Target.member(person, origin)
+        reports.append(await _erase(store, target))
+    if character is None and origin is None:
+        await store.transact(lambda tx: cast_store.forget_person(tx, user_id))
+    return _together(reports)
+
+
+def _together(reports: Sequence[ErasureReport]) -> ErasureReport:
+    """One report for the erasures of a person's ids (one per character that knew them)."""
+    first = reports[0]
+    if len(reports) == 1:
+        return first
+    e = [r.erased for r in reports]
+    d = [x.derived for x in e]
+    derived = Derived(
+        sum(x.anchors for x in d), sum(x.positions for x in d),
+        sum(x.state_changes for x in d), sum(x.summaries for x in d),
+        sum(x.condensed for x in d),
+    )  # fmt: skip
+    erased = Erased(
+        first.erased.erasure_id, sum(x.messages for x in e), sum(x.memories for x in e),
+        tuple(i for x in e for i in x.memories_kept), sum(x.outbox for x in e),
+        sum(x.turns for x in e), derived, sum(x.others for x in e),
+    )  # fmt: skip
+    return ErasureReport(erased, all(r.complete for r in reports), first.whose)
 
 
 @dataclass(frozen=True, slots=True)

@@ -280,6 +280,10 @@ class PersonRow:
     name: str | None
     memories: int
     last_turn_at: float | None
+    # The person this id stands for, and the character it is theirs with (None: the home's;
+    # memory.character.cast).
+    owner: int = 0
+    character: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,12 +330,16 @@ async def people(store: Store, *, limit: int, offset: int) -> tuple[list[PersonR
     rows = await store.fetchall(
         f"SELECT p.user_id, {_LAST_NAME.format(uid='p.user_id')},"
         " (SELECT count(*) FROM memories WHERE user_id = p.user_id),"
-        " (SELECT max(created_at) FROM turns WHERE user_id = p.user_id) AS last_turn"
-        f" FROM ({ids}) p ORDER BY last_turn DESC NULLS LAST, p.user_id"
-        " LIMIT ? OFFSET ?",
+        " (SELECT max(created_at) FROM turns WHERE user_id = p.user_id) AS last_turn,"
+        " c.real_id, c.character"
+        f" FROM ({ids}) p LEFT JOIN character_ids c ON c.derived = p.user_id AND c.kind = 'person'"
+        " ORDER BY last_turn DESC NULLS LAST, p.user_id LIMIT ? OFFSET ?",
         (limit, offset),
     )
-    found = [PersonRow(int(r[0]), r[1], int(r[2]), r[3]) for r in rows]
+    found = [
+        PersonRow(int(r[0]), r[1], int(r[2]), r[3], int(r[0] if r[4] is None else r[4]), r[5])
+        for r in rows
+    ]
     return found, int(total[0]) if total else 0
 
 

@@ -10,8 +10,13 @@ CHOICES = (WHERE_LEARNED, EVERYWHERE)
 
 
 async def memories_served(store: Store, user_id: int) -> str | None:
-    """The person's choice, or None when they follow the owner's default."""
-    row = await store.fetchone("SELECT memories_served FROM privacy WHERE user_id = ?", (user_id,))
+    """The person's choice, or None when they follow the owner's default (`user_id` may be
+    the id a character keeps them under: their own choice holds there too)."""
+    row = await store.fetchone(
+        "SELECT memories_served FROM privacy WHERE user_id = coalesce((SELECT real_id FROM"
+        " character_ids WHERE derived = ?1 AND kind = 'person'), ?1)",
+        (user_id,),
+    )
     return str(row[0]) if row else None
 
 
@@ -28,3 +33,8 @@ async def set_memories_served(tx: Tx, user_id: int, choice: str | None, *, now: 
             (user_id, choice, now),
         )
     tx.touch(user_id)
+    rows = await tx.fetchall(
+        "SELECT derived FROM character_ids WHERE kind = 'person' AND real_id = ?", (user_id,)
+    )
+    for row in rows:  # each character's pools of them are rebuilt too
+        tx.touch(int(row[0]))

@@ -133,7 +133,7 @@ class ExchangeWriter:
             return  # forgotten while the reply was being written: nothing of it is stored
         await history.add_reply(
             tx, source_id=f"{e.exchange_id}:reply", story_id=e.story_id,
-            author_name=self.author, content=e.reply, now=self.clock(),
+            author_name=e.author or self.author, content=e.reply, now=self.clock(),
         )  # fmt: skip
         backlog = self.backlog()
         dropped = await outbox.enqueue(tx, e, now=self.clock(), backlog=backlog)

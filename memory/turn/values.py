@@ -67,6 +67,8 @@ class Incoming:
     story_id: int
     origin: Origin
     text: str
+    # The key of the character to answer as ("": the default one).
+    character: str = ""
 
 
 @dataclass(frozen=True, slots=True)

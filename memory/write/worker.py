@@ -34,9 +34,11 @@ from secrets import token_hex
 
 from memory.backends.chat import ChatBackend
 from memory.backends.redact import NO_SECRETS, Secrets
+from memory.character.cast import Characters
 from memory.errors import BackendError, StoreError, unexpected
 from memory.lexicon.dates import machine_zone
 from memory.recall.cache import CacheBudget
+from memory.store import characters as cast_store
 from memory.store import counters, history, outbox, provenance, versions
 from memory.store.db import Store, Tx
 from memory.write import reflection, stances, summary
@@ -72,8 +74,11 @@ class ReflectionWorker:
         caches: CacheBudget | None = None,
         secrets: Secrets = NO_SECRETS,
         zone: tzinfo | None = None,
+        characters: Characters | None = None,
     ) -> None:
         self.store = store
+        # The cast, when there are several: an exchange is reflected on as its character's.
+        self.characters = characters
         # The character's time zone (None: the machine's): relative dates are read in it (see
         # apply.dated), and the reflection is told its exchange's date and time in it.
         self.zone = zone
@@ -95,6 +100,13 @@ class ReflectionWorker:
         # Bounded with the engine's caches when given its budget (`engine.caches`).
         self.indexes = IndexCache(caches)
         self.builder = IndexBuilder()
+
+    async def _name_in(self, story_id: int) -> str:
+        """The name of the character whose story this is."""
+        if self.characters is None or len(self.characters) == 1:
+            return self.character_name
+        _, key = await cast_store.owner(self.store, cast_store.STORY, story_id)
+        return self.characters.playing(key or self.characters.home).name
 
     async def close(self) -> None:
         """Stop the reflections under way, wait until their rows are given back, and stop the
@@ -179,6 +191,7 @@ class ReflectionWorker:
         exchange = row.exchange
         try:
             story = exchange.story_id
+            character_name = await self._name_in(story)
             said, said_at = await history.summary_dated(self.store, story)
             held = await summary.active(self.store, story)
             positions = await stances.for_story(self.store, story)
@@ -190,7 +203,7 @@ class ReflectionWorker:
             at = written.created_at if written is not None else self.clock()
             messages = reflection.build_messages(
                 user_name=exchange.user_name,
-                character_name=self.character_name,
+                character_name=character_name,
                 user_message=exchange.user_message,
                 reply=exchange.reply,
                 previous_summary=said,
@@ -207,7 +220,7 @@ class ReflectionWorker:
             if not parsed.candidates and any(w == "payload" for w, _ in parsed.dropped):
                 raise _Unusable(parsed.dropped[0][1])
             report = await apply_reflection(
-                self.store, exchange, parsed, character_name=self.character_name,
+                self.store, exchange, parsed, character_name=character_name,
                 now=self.clock(), indexes=self.indexes, lease=lease, builder=self.builder,
                 shown=shown, zone=self.zone, shown_memories=[m.id for m in used],
             )  # fmt: skip

@@ -36,7 +36,10 @@ ELSEWHERE = {
         "query_prefix", "document_prefix", "api_key", "reflection_timeout", "structured_output",
     },  # runtime.backends(), the reflection worker
     "storage": {"path", "url", "password"},  # open_store, the heartbeat and log files
-    "memory": {"reindex_interval"},  # the indexer's scheduler
+    "characters": {
+        "name", "persona", "rules", "card", "timezone", "key", "channels", "default",
+    },  # runtime.cast()
+    "memory": {"reindex_interval", "shared_between_characters"},  # the indexer, runtime.cast()
     "limits": {"max_concurrent_chats"},  # BoundedChat
     "privacy": {"history_days", "follow_deletions"},  # the retention job; cogs.following
     "web": {"enabled", "host", "port", "token"},  # bot.web, the operator's page
@@ -103,7 +106,10 @@ def _another(default: Any, annotation: Any) -> Any:
 
 
 def _sections() -> list[tuple[str, type[BaseModel]]]:
-    return [(name, info.annotation) for name, info in Settings.model_fields.items()]  # type: ignore[misc]
+    return [
+        (name, get_args(info.annotation)[0] if get_args(info.annotation) else info.annotation)
+        for name, info in Settings.model_fields.items()
+    ]
 
 
 def test_every_setting_reaches_the_engine_configs_or_is_read_elsewhere() -> None:
@@ -148,7 +154,7 @@ def test_every_key_the_example_sets_states_its_default() -> None:
 
 # `key = value` or `# key = value` at the start of a line: a key set, or shown commented out.
 _KEY_LINE = re.compile(r"^(?:# )?(\w+) = ", re.M)
-_SECTION = re.compile(r"^\[(\w+)\]$", re.M)
+_SECTION = re.compile(r"^(?:# )?\[\[?(\w+)\]\]?$", re.M)
 
 
 def test_every_setting_appears_in_the_example_set_or_commented_out() -> None:

@@ -11,7 +11,14 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot import render
-from bot.discord.ui import Interaction, origin_of, send_ephemeral, story_of
+from bot.discord.ui import (
+    Interaction,
+    origin_of,
+    playing_here,
+    send_ephemeral,
+    story_here,
+    story_of,
+)
 from memory import HistoryMessage, LoreScope
 from memory.manage import context as manage_context
 
@@ -69,6 +76,7 @@ class ContextCommands(commands.Cog):
         plan = await self.bot.runtime.engine.preview(
             user_id=interaction.user.id, user_name=interaction.user.display_name,
             story_id=story_of(interaction), origin=origin_of(interaction), text=message,
+            character=playing_here(interaction).key,
         )  # fmt: skip
         await send_ephemeral(interaction, render.render_context(plan, full=full))
 
@@ -78,7 +86,7 @@ class ContextCommands(commands.Cog):
     @app_commands.describe(name=_("truncate, summarize, vector-recall, manual, or a plugin's"))
     @app_commands.autocomplete(name=strategy_choices)
     async def strategy(self, interaction: Interaction, name: str = "") -> None:
-        engine, story = self.bot.runtime.engine, story_of(interaction)
+        engine, story = self.bot.runtime.engine, story_here(interaction)
         if not name:
             found = await manage_context.strategies(engine, story)
             await send_ephemeral(interaction, found.line())
@@ -110,7 +118,7 @@ class ContextCommands(commands.Cog):
         entry = await manage_context.add_lore(
             self.bot.runtime.store, keywords=keywords, content=content,
             guild_id=interaction.guild_id, scope=LoreScope(scope),
-            character=self.bot.runtime.engine.character_name, created_by=interaction.user.id,
+            character=playing_here(interaction).name, created_by=interaction.user.id,
         )  # fmt: skip
         await send_ephemeral(interaction, f"Lore entry #{entry.id} added.")
 

@@ -13,6 +13,7 @@ import discord
 from discord.ext import commands
 
 from bot import render
+from bot.discord.cogs.characters import character_of
 from memory import EchoError, Incoming, Overloaded, guild_origin, manage, unexpected
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class Conversation(commands.Cog):
             story_id=message.channel.id,
             origin=guild_origin(message.guild.id if message.guild else None),
             text=text,
+            character=character_of(self.bot.runtime.characters, message),
         )
         try:
             # Admitted first (a refusal is decided before any await): a flood shows no

@@ -11,7 +11,9 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
+from bot.discord.cogs.characters import character_keys
 from bot.discord.ui import EchoView, Interaction, origin_of, send_ephemeral
+from memory import Character
 from memory.manage import forgetting
 
 if TYPE_CHECKING:
@@ -27,11 +29,20 @@ class ConfirmErasure(EchoView):
     """Asks the person who ran the command before erasing a person's data; only they can
     press. `origin` None: everywhere (/forget-me); else one server (/forget-member)."""
 
-    def __init__(self, owner_id: int, user_id: int, *, origin: str | None = None) -> None:
+    def __init__(
+        self,
+        owner_id: int,
+        user_id: int,
+        *,
+        origin: str | None = None,
+        character: Character | None = None,
+    ) -> None:
         super().__init__(timeout=120)
         self.owner_id = owner_id
         self.user_id = user_id
         self.origin = origin
+        # One character's memory of the person (None: every character's).
+        self.character = character
 
     async def interaction_check(self, interaction: Interaction) -> bool:  # type: ignore[override]
         return interaction.user.id == self.owner_id
@@ -42,11 +53,14 @@ class ConfirmErasure(EchoView):
     ) -> None:
         self.stop()
         runtime = interaction.client.runtime
+        key = self.character.key if self.character else None
         report = await forgetting.forget_person(
-            runtime.store, self.user_id, origin=self.origin, engine=runtime.engine
+            runtime.store, self.user_id, origin=self.origin, engine=runtime.engine, character=key
         )
         heading = (
-            "Erased everything about you:"
+            f"Erased everything {self.character.name} stored about you:"
+            if self.character is not None
+            else "Erased everything about you:"
             if self.origin is None
             else f"Erased what this server held about user {self.user_id}:"
         )
@@ -76,10 +90,22 @@ class ErasureCommands(commands.Cog):
     @app_commands.command(
         name=_("forget-me"), description=_("Erase everything I store about you, everywhere")
     )
-    async def forget_me(self, interaction: Interaction) -> None:
-        me = interaction.user.id
+    @app_commands.describe(character=_("Only what this character stores (default: every one)"))
+    @app_commands.autocomplete(character=character_keys)
+    async def forget_me(self, interaction: Interaction, character: str | None = None) -> None:
+        me, cast = interaction.user.id, self.bot.runtime.characters
+        chosen = cast.need(character) if character else None
+        question = FORGET_ME_QUESTION
+        if chosen is not None:
+            question = (
+                f"Erase everything {chosen.name} (`{chosen.key}`) stores about you, in every "
+                "server and in DMs? The other characters' memories of you stay. This cannot be "
+                "undone."
+            )
+        elif len(cast) > 1:
+            question += f" Every character's: {', '.join(c.name for c in cast)}."
         await interaction.response.send_message(
-            FORGET_ME_QUESTION, view=ConfirmErasure(me, me), ephemeral=True,
+            question, view=ConfirmErasure(me, me, character=chosen), ephemeral=True,
             allowed_mentions=discord.AllowedMentions.none(),
         )  # fmt: skip
 

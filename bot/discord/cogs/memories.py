@@ -21,8 +21,10 @@ from bot.discord.ui import (
     Interaction,
     answer_error,
     origin_of,
+    person_here,
     send_ephemeral,
-    story_of,
+    story_here,
+    whose_memories,
 )
 from memory import Kind, Memory, Scope, Store, manage
 from memory.manage import forgetting, privacy, story, versions
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
 async def memory_choices(interaction: Interaction, current: str) -> list[app_commands.Choice[int]]:
     """The caller's own memories that hold what was typed so far (or have that id)."""
     store = interaction.client.runtime.store
-    found = await manage.list_memories(store, interaction.user.id, query=current)
+    found = await manage.list_memories(store, person_here(interaction), query=current)
     return [app_commands.Choice(name=f"#{m.id} {m.text}"[:100], value=m.id) for m in found[:25]]
 
 
@@ -54,7 +56,7 @@ class EditMemory(discord.ui.Modal, title="Edit a memory"):
     async def on_submit(self, interaction: Interaction) -> None:  # type: ignore[override]
         runtime = interaction.client.runtime
         edited = await versions.edit(
-            runtime.store, interaction.user.id, self.memory_id, self.text.value,
+            runtime.store, person_here(interaction), self.memory_id, self.text.value,
             builder=runtime.worker.builder,
         )  # fmt: skip
         await send_ephemeral(
@@ -87,7 +89,7 @@ class EditChoice(discord.ui.Select["EchoView"]):
 
     async def callback(self, interaction: Interaction) -> None:  # type: ignore[override]
         store = interaction.client.runtime.store
-        memory = await manage.get(store, interaction.user.id, int(self.values[0]))
+        memory = await manage.get(store, person_here(interaction), int(self.values[0]))
         await interaction.response.send_modal(EditMemory(memory))
 
 
@@ -176,7 +178,7 @@ class ConfirmForget(EchoView):
         self, interaction: Interaction, button: discord.ui.Button[ConfirmForget]
     ) -> None:
         forgotten = await forgetting.forget_memory(
-            interaction.client.runtime.store, self.owner_id, self.memory_id
+            interaction.client.runtime.store, person_here(interaction), self.memory_id
         )
         self.stop()
         await interaction.response.edit_message(content=forgotten.text(), view=None)
@@ -206,21 +208,22 @@ class MemoryCommands(commands.Cog):
     async def told(self, interaction: Interaction, found: Sequence[Memory]) -> render.Told:
         """When and where each of these memories of the caller's was learned, dated now."""
         engine = self.bot.runtime.engine
-        learned = await manage.learned(self.store, interaction.user.id, found)
+        learned = await manage.learned(self.store, person_here(interaction), found)
         return render.Told(engine.clock(), engine.character.zone, learned)
 
     @app_commands.command(
         name=_("why"), description=_("The memories used for your last message here, and why")
     )
     async def why(self, interaction: Interaction) -> None:
-        turn = await manage.why(self.store, interaction.user.id, story_of(interaction))
+        turn = await manage.why(self.store, person_here(interaction), story_here(interaction))
         everywhere = await self.served_everywhere(interaction)
         used = [s.memory for s in turn.selected] if turn else []
         replaced = await versions.replaced_until(
-            self.store, interaction.user.id, [m.id for m in used]
+            self.store, person_here(interaction), [m.id for m in used]
         )
         told = await self.told(interaction, used)
         text = render.render_why(turn, everywhere=everywhere, told=told, replaced=replaced)
+        text = whose_memories(interaction) + text
         await send_ephemeral(
             interaction, text, view=Editable(interaction.user.id, used) if used else None
         )
@@ -235,7 +238,7 @@ class MemoryCommands(commands.Cog):
         self, interaction: Interaction, filter: str | None = None, history: int | None = None
     ) -> None:
         if history is not None:
-            chain = await versions.history(self.store, interaction.user.id, history)
+            chain = await versions.history(self.store, person_here(interaction), history)
             await send_ephemeral(
                 interaction, render.render_versions(chain),
                 view=Editable(interaction.user.id, [chain.memory]),
@@ -243,18 +246,18 @@ class MemoryCommands(commands.Cog):
             return
         never = (filter or "").strip().casefold() in ("never", "never served", "jamais")
         found = await manage.list_memories(
-            self.store, interaction.user.id, never_served=never,
+            self.store, person_here(interaction), never_served=never,
             query="" if never or filter is None else filter,
         )  # fmt: skip
         replaced = await versions.replaced_until(
-            self.store, interaction.user.id, [m.id for m in found]
+            self.store, person_here(interaction), [m.id for m in found]
         )
         view = MemoryPages(
             interaction.user.id, found, everywhere=await self.served_everywhere(interaction),
             told=await self.told(interaction, found), replaced=replaced,
         )  # fmt: skip
         await interaction.response.send_message(
-            render.defang(view.text()), view=view, ephemeral=True,
+            render.defang(whose_memories(interaction) + view.text()), view=view, ephemeral=True,
             allowed_mentions=discord.AllowedMentions.none(),
         )  # fmt: skip
 
@@ -262,21 +265,21 @@ class MemoryCommands(commands.Cog):
     @app_commands.describe(memory=_("One of your memories"))
     @app_commands.autocomplete(memory=memory_choices)
     async def pin(self, interaction: Interaction, memory: int) -> None:
-        found = await manage.set_pinned(self.store, interaction.user.id, memory, True)
+        found = await manage.set_pinned(self.store, person_here(interaction), memory, True)
         await send_ephemeral(interaction, f"Pinned #{found.id}.")
 
     @app_commands.command(name=_("unpin"), description=_("Stop always keeping this memory"))
     @app_commands.describe(memory=_("One of your memories"))
     @app_commands.autocomplete(memory=memory_choices)
     async def unpin(self, interaction: Interaction, memory: int) -> None:
-        found = await manage.set_pinned(self.store, interaction.user.id, memory, False)
+        found = await manage.set_pinned(self.store, person_here(interaction), memory, False)
         await send_ephemeral(interaction, f"Unpinned #{found.id}.")
 
     @app_commands.command(name=_("forget"), description=_("Erase this memory for good"))
     @app_commands.describe(memory=_("One of your memories"))
     @app_commands.autocomplete(memory=memory_choices)
     async def forget(self, interaction: Interaction, memory: int) -> None:
-        target = await manage.get(self.store, interaction.user.id, memory)
+        target = await manage.get(self.store, person_here(interaction), memory)
         await interaction.response.send_message(
             render.defang(f"Forget this for good?\n{render.memory_line(target)}"),
             view=ConfirmForget(interaction.user.id, memory), ephemeral=True,
@@ -289,14 +292,14 @@ class MemoryCommands(commands.Cog):
     @app_commands.describe(memory=_("One of your memories"))
     @app_commands.autocomplete(memory=memory_choices)
     async def restore(self, interaction: Interaction, memory: int) -> None:
-        found = await versions.restore(self.store, interaction.user.id, memory)
+        found = await versions.restore(self.store, person_here(interaction), memory)
         await send_ephemeral(interaction, f"#{found.id} is back to: {found.text}")
 
     @app_commands.command(
         name=_("summary"), description=_("This conversation's summary and anchors")
     )
     async def summary(self, interaction: Interaction) -> None:
-        found = await story.summary(self.store, story_of(interaction))
+        found = await story.summary(self.store, story_here(interaction))
         await send_ephemeral(interaction, render.render_summary(found))
 
     @app_commands.command(name=_("remember"), description=_("Add a memory yourself"))
@@ -313,7 +316,7 @@ class MemoryCommands(commands.Cog):
         scope: Literal["global", "story"] = "global",
     ) -> None:
         outcome = await manage.remember(
-            self.store, user_id=interaction.user.id, story_id=story_of(interaction),
+            self.store, user_id=person_here(interaction), story_id=story_here(interaction),
             origin=origin_of(interaction), text=text, kind=Kind(kind), scope=Scope(scope),
             builder=self.bot.runtime.worker.builder,
         )  # fmt: skip

@@ -12,7 +12,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot import render
-from bot.discord.ui import Interaction, send_ephemeral, story_of
+from bot.discord.ui import Interaction, send_ephemeral, story_here
 from memory.manage import story
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ class Moderation(commands.Cog):
     @anchors.command(name=_("show"), description=_("The anchors held here, and those dropped"))
     @app_commands.check(_moderates)
     async def anchors_show(self, interaction: Interaction) -> None:
-        found = await story.anchors(self.bot.runtime.store, story_of(interaction))
+        found = await story.anchors(self.bot.runtime.store, story_here(interaction))
         await send_ephemeral(interaction, render.render_anchors(found))
 
     @anchors.command(name=_("add"), description=_("Hold a key fact no reflection can drop"))
@@ -49,7 +49,7 @@ class Moderation(commands.Cog):
     @app_commands.check(_moderates)
     async def anchors_add(self, interaction: Interaction, text: str) -> None:
         anchor_id = await story.add_anchor(
-            self.bot.runtime.store, story_of(interaction), text, by=interaction.user.id
+            self.bot.runtime.store, story_here(interaction), text, by=interaction.user.id
         )
         await send_ephemeral(interaction, f"Anchor #{anchor_id} held.")
 
@@ -58,13 +58,13 @@ class Moderation(commands.Cog):
     @app_commands.check(_moderates)
     async def anchors_drop(self, interaction: Interaction, anchor: int, reason: str) -> None:
         await story.drop_anchor(
-            self.bot.runtime.store, story_of(interaction), anchor, reason, by=interaction.user.id
+            self.bot.runtime.store, story_here(interaction), anchor, reason, by=interaction.user.id
         )
         await send_ephemeral(interaction, f"Anchor #{anchor} dropped.")
 
     @positions.command(name=_("show"), description=_("The character's positions here"))
     async def positions_show(self, interaction: Interaction) -> None:
-        found = await story.positions(self.bot.runtime.store, story_of(interaction))
+        found = await story.positions(self.bot.runtime.store, story_here(interaction))
         await send_ephemeral(interaction, render.render_positions(found))
 
     @positions.command(
@@ -74,7 +74,11 @@ class Moderation(commands.Cog):
     @app_commands.check(_moderates)
     async def positions_drop(self, interaction: Interaction, position: int, reason: str) -> None:
         topic = await story.drop_position(
-            self.bot.runtime.store, story_of(interaction), position, reason, by=interaction.user.id
+            self.bot.runtime.store,
+            story_here(interaction),
+            position,
+            reason,
+            by=interaction.user.id,
         )
         await send_ephemeral(interaction, f"Position #{position} ({topic}) dropped.")
 

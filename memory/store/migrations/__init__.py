@@ -35,6 +35,7 @@ from memory.store.migrations import (
     v23_memory_dates,
     v24_memory_versions,
     v26_sent_messages,
+    v27_characters,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -63,6 +64,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (23, v23_memory_dates.SQL),
     (24, v24_memory_versions.SQL),
     (26, v26_sent_messages.SQL),
+    (27, v27_characters.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -358,3 +358,37 @@ async def test_a_memorys_page_shows_its_earlier_versions_with_their_dates_escape
     _, other = await _get(client, f"/people/{MARIE}/memories/{pauls.id}")
     assert "no such memory" in _text(other) and pauls.text not in _text(other)
     assert (await _get(client, f"/people/{MARIE}/memories/0"))[0] == 404
+
+
+async def test_the_people_page_names_each_character_a_person_talked_to(
+    store: Store, client: TestClient[object, object]
+) -> None:
+    from memory import Character, Characters, Engine
+    from memory.manage import casting
+
+    class Chat:
+        model = "fake-chat"
+
+        async def chat(self, messages: object, **_: object) -> object:
+            from memory.backends.chat import ChatResult
+
+            return ChatResult("Oui.")
+
+    cast = Characters(
+        [Character("Nyx", "Tu es Nyx.", key="nyx"), Character("Brann", "Tu es Brann.", key="brann")]
+    )
+    await casting.load(store, cast)
+    engine = Engine(store, embedder=None, chat=Chat(), characters=cast)  # type: ignore[arg-type]
+    for key in ("nyx", "brann"):
+        await engine.turn(Incoming(f"w:{key}", 4242, "Ana", 9, "dm", "Bonjour.", key))
+    brann = cast.person_id("brann", 4242)
+    _, body = await _get(client, "/people")
+    rows = [_text(r) for r in re.findall(r"<tr>.*?</tr>", body, re.S) if "4242" in _text(r)]
+    assert sorted(" ".join(r.split()[:2]) for r in rows) == ["4242 brann", "4242 nyx"], rows
+    status, page = await _get(client, f"/people/{brann}")
+    assert status == 200, page
+    story = cast.story_id("brann", 9)
+    _, stories = await _get(client, "/stories")
+    assert f"/stories/{story}" in stories
+    status, page = await _get(client, f"/stories/{story}")
+    assert status == 200 and f"Story {story} (brann's, in 9)" in _text(page), page
