@@ -67,6 +67,8 @@ class Incoming:
     story_id: int
     origin: Origin
     text: str
+    # Stand-in for C3 (chars): the character that answers ("" = the default one).
+    character: str = ""
 
 
 @dataclass(frozen=True, slots=True)
