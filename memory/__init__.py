@@ -30,6 +30,7 @@ from memory.backends.embedders import OllamaEmbedder, OpenAIEmbedder
 from memory.backends.redact import Secrets, redact
 from memory.backends.structured import Mode, Negotiator
 from memory.character.cards import Card, load_card, load_lorebook
+from memory.character.png import portrait
 from memory.context.budget import ContextPlan, Decision
 from memory.context.builder import ContextConfig
 from memory.context.prompt import BlockKind, Character
@@ -152,6 +153,7 @@ __all__ = [
     "now_line",
     "ollama_health",
     "open_store",
+    "portrait",
     "redact",
     "resolve_prefixes",
     "said_on",
