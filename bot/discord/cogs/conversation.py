@@ -13,7 +13,8 @@ import discord
 from discord.ext import commands
 
 from bot import render
-from memory import EchoError, Incoming, Overloaded, guild_origin, unexpected
+from bot.discord.faces import Face, Faces, face_of
+from memory import EchoError, Incoming, Overloaded, guild_origin, manage, unexpected
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot
@@ -34,6 +35,7 @@ class Conversation(commands.Cog):
         self.bot = bot
         self.channels = set(bot.runtime.settings.discord.channels)
         self._background: set[asyncio.Task[object]] = set()
+        self.faces = Faces(bot)
 
     def should_answer(self, message: discord.Message) -> bool:
         """Tell whether this message is for the character."""
@@ -80,11 +82,12 @@ class Conversation(commands.Cog):
             async with self.bot.runtime.engine.admit(incoming) as fresh:
                 if not fresh:
                     return  # a replay of a message already answered, or waiting in line
-                chunks = await self._answer(message, incoming)
+                chunks, exchange = await self._answer(message, incoming)
                 # Sent before the line is released: this person's next message is answered
                 # after this one, on Discord as in the history.
-                for chunk in chunks:
-                    await message.reply(chunk, mention_author=False, allowed_mentions=_NONE)
+                sent = await self.faces.send_reply(message.channel, message, chunks, self.face())
+                if exchange:
+                    await manage.record_sent(self.bot.runtime.store, exchange, [m.id for m in sent])
         except Overloaded as exc:
             # Counted by the engine; the notice itself is rate-limited per person.
             if exc.notify:
@@ -95,22 +98,30 @@ class Conversation(commands.Cog):
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _answer(self, message: discord.Message, incoming: Incoming) -> list[str]:
+    def face(self) -> Face:
+        """Who speaks: the default character."""
+        characters = self.bot.runtime.characters
+        return face_of(characters.default, named=False)
+
+    async def _answer(self, message: discord.Message, incoming: Incoming) -> tuple[list[str], str]:
         """The messages that answer: the reply (with the greeting and the cut line), the
-        unavailable line when the turn failed, nothing for a message with nothing to answer."""
+        unavailable line when the turn failed, nothing for a message with nothing to answer;
+        and the reply's exchange ("" without a reply)."""
         try:
             async with _typing(message.channel):
                 reply = await self.bot.runtime.engine.turn(incoming, admitted=True)
         except EchoError as exc:
             log.warning("no reply to message %d: %s", message.id, type(exc).__name__)
-            return [UNAVAILABLE]
+            return [UNAVAILABLE], ""
         except Exception as exc:
             # A bug: the person still hears back, the traceback goes to the log.
             log.error("turn for message %d raised %s", message.id, unexpected(exc))
-            return [UNAVAILABLE]
-        # Every chunk is a reply to the message: "Exclude from context" on any of them finds the
-        # stored reply through that reference.
-        return [] if reply is None else render.reply_chunks(reply)
+            return [UNAVAILABLE], ""
+        # Each message sent is recorded with the exchange: "Exclude from context" on any of
+        # them finds the stored reply, a webhook's message too (it cannot be a Discord reply).
+        if reply is None:
+            return [], ""
+        return render.reply_chunks(reply), reply.exchange_id
 
 
 _NONE = discord.AllowedMentions.none()
