@@ -104,6 +104,9 @@ class DiscordSettings(_Section):
     # own; unset, one connection without shards.
     shard_count: int | None = Field(None, ge=1, le=100_000)
     shard_ids: list[int] | None = None
+    # In a scene (several characters in a channel): how many times a character's message may
+    # make another answer before a person speaks again there; 0, never.
+    scene_chain: int = Field(0, ge=0, le=20)
 
     @model_validator(mode="after")
     def _shards_agree(self) -> DiscordSettings:

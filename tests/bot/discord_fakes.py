@@ -12,8 +12,10 @@ a file), listed (GET), edited (PATCH /webhooks/{id}), executed and their message
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import itertools
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +68,9 @@ class Recorder:
     # webhook creations with this one (400: the channel holds 15 already).
     refuse_executes: int | None = None
     refuse_creations: int | None = None
+    # Random latency (up to 10 ms) on every webhook call, from this generator: calls that
+    # overlap at Discord overlap here too.
+    jitter: random.Random | None = None
     # Each webhook's avatar as it was last uploaded (None: Discord's default one).
     avatars: dict[int, bytes | None] = field(default_factory=dict)
 
@@ -109,12 +114,17 @@ class Recorder:
         if self.refuse_typing and route.path.endswith("/typing"):
             raise discord.DiscordServerError(_Response(503), "typing refused")  # type: ignore[arg-type]
         if route.path == "/channels/{channel_id}/webhooks":
+            await self.lag()
             return self._channel_webhooks(route, payload)
         if route.method == "POST" and route.path.endswith("/messages"):
             return _message_payload(int(route.channel_id), payload.get("content", ""))
         if route.path == "/oauth2/applications/@me":
             return _application(self.owner_id)
         return None
+
+    async def lag(self) -> None:
+        if self.jitter is not None:
+            await asyncio.sleep(self.jitter.uniform(0, 0.01))
 
     def _channel_webhooks(self, route: Route, payload: dict[str, Any]) -> Any:
         channel = int(route.channel_id or 0)
@@ -224,6 +234,7 @@ class RecordingAdapter(AsyncWebhookAdapter):
         if int(route.webhook_id or 0) in self.recorder.webhooks:
             path = route.url.removeprefix(route.BASE)
             params = kwargs.get("params") or {}
+            await self.recorder.lag()
             self.recorder.sent.append(Sent(route.method, path, payload or {}, files, params))
             return self.recorder.webhook_call(route, payload or {}, params)
         self.recorder.sent.append(Sent(route.method, route.path, payload or {}, files))

@@ -13,7 +13,9 @@ import discord
 from discord.ext import commands
 
 from bot import render
-from bot.discord.faces import Face, Faces, face_of
+from bot.discord import faces
+from bot.discord.faces import Faces, face_of
+from bot.discord.scenes import Scenes
 from memory import EchoError, Incoming, Overloaded, guild_origin, manage, unexpected
 
 if TYPE_CHECKING:
@@ -36,6 +38,9 @@ class Conversation(commands.Cog):
         self.channels = set(bot.runtime.settings.discord.channels)
         self._background: set[asyncio.Task[object]] = set()
         self.faces = Faces(bot)
+        self.scenes = Scenes(
+            bot, bot.runtime, self.faces, chain=bot.runtime.settings.discord.scene_chain
+        )
 
     def should_answer(self, message: discord.Message) -> bool:
         """Tell whether this message is for the character."""
@@ -51,7 +56,9 @@ class Conversation(commands.Cog):
         if any(user.id == me.id for user in message.mentions):
             return True
         resolved = message.reference.resolved if message.reference else None
-        return isinstance(resolved, discord.Message) and resolved.author.id == me.id
+        if not isinstance(resolved, discord.Message):
+            return False
+        return resolved.author.id == me.id or self.faces.speaker_of(resolved) is not None
 
     def text_of(self, message: discord.Message) -> str:
         """The message text without the mention that summoned the character."""
@@ -63,9 +70,12 @@ class Conversation(commands.Cog):
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
-        if not self.should_answer(message):
-            return
         text = self.text_of(message)
+        character = self.scenes.answerer(message, text, for_us=self.should_answer(message))
+        if character is None:
+            return
+        if message.author.bot:  # a character's, in a scene's chain: without the bot's first line
+            text = faces.body(text).strip()
         if not text:
             return  # empty or attachment-only: nothing to say, no LLM call
         incoming = Incoming(
@@ -75,6 +85,7 @@ class Conversation(commands.Cog):
             story_id=message.channel.id,
             origin=guild_origin(message.guild.id if message.guild else None),
             text=text,
+            character=character.key,
         )
         try:
             # Admitted first (a refusal is decided before any await): a flood shows no
@@ -85,7 +96,8 @@ class Conversation(commands.Cog):
                 chunks, exchange = await self._answer(message, incoming)
                 # Sent before the line is released: this person's next message is answered
                 # after this one, on Discord as in the history.
-                sent = await self.faces.send_reply(message.channel, message, chunks, self.face())
+                face = face_of(character, named=self.scenes.several())
+                sent = await self.faces.send_reply(message.channel, message, chunks, face)
                 if exchange:
                     await manage.record_sent(self.bot.runtime.store, exchange, [m.id for m in sent])
         except Overloaded as exc:
@@ -97,11 +109,6 @@ class Conversation(commands.Cog):
         task = asyncio.create_task(self.bot.after_turns())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-
-    def face(self) -> Face:
-        """Who speaks: the default character."""
-        characters = self.bot.runtime.characters
-        return face_of(characters.default, named=False)
 
     async def _answer(self, message: discord.Message, incoming: Incoming) -> tuple[list[str], str]:
         """The messages that answer: the reply (with the greeting and the cut line), the

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from bot.discord.app import EchoBot
-from bot.discord.faces import NAME_LIMIT, edit_reply, safe_name
+from bot.discord.faces import NAME_LIMIT, edit_reply, face_of, safe_name
 from memory.store import history
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import CHANNEL, _bot_with, _say
@@ -202,7 +202,7 @@ async def test_an_edit_of_a_webhook_message_pings_no_one(
 
 
 def faces_face(echo: EchoBot) -> Any:
-    return echo.get_cog("Conversation").face()  # type: ignore[union-attr]
+    return face_of(echo.runtime.characters.default, named=False)
 
 
 async def test_a_name_discord_refuses_is_sent_as_one_it_takes(
