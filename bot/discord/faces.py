@@ -123,16 +123,21 @@ class Faces:
         reply_to: discord.Message,
         chunks: Sequence[str],
         face: Face,
+        *,
+        continued: bool = False,
     ) -> list[discord.Message]:
         """Post a reply's chunks as `face`: through its webhook where the bot may, else as a
-        Discord reply from the bot; return the messages posted, in order. A refused webhook
-        call loses nothing: what it did not post goes out as the bot."""
+        Discord reply from the bot; return the messages posted, in order. The first chunk gets
+        the line saying what it answers (or who speaks), unless it `continued` a reply already
+        begun. A refused webhook call loses nothing: what it did not post goes out as the bot."""
         if not chunks:
             return []
         hook, why = await self._webhook(channel, face)
         sent: list[discord.Message] = []
         if hook is not None:
-            parts = _headed(chunks, f"{REPLY_MARK}{reply_to.jump_url}")
+            parts = list(chunks)
+            if not continued:
+                parts = _headed(chunks, f"{REPLY_MARK}{reply_to.jump_url}")
             thread = channel if isinstance(channel, discord.Thread) else MISSING
             for part in parts:
                 try:
@@ -148,7 +153,8 @@ class Faces:
             if len(sent) == len(parts):
                 return sent
             chunks = parts[len(sent) :] if sent else chunks
-        return sent + await self._as_bot(channel, reply_to, chunks, face, why, named=not sent)
+        named = not sent and not continued
+        return sent + await self._as_bot(channel, reply_to, chunks, face, why, named=named)
 
     async def _as_bot(
         self,
@@ -259,9 +265,21 @@ class Faces:
         return self.speakers.get(message.webhook_id)
 
 
+def room(message: discord.Message) -> int:
+    """How many characters of text an edit of this part of a reply may hold: 2,000 less the
+    first line it keeps (what it answers, or who speaks)."""
+    header = _HEADER.match(message.content)
+    return DISCORD_LIMIT - (len(header.group(0)) if header else 0)
+
+
 async def edit_reply(message: discord.Message, text: str) -> discord.Message:
-    """Edit a part of a reply (the bot's or a webhook's message), pinging no one."""
-    return await message.edit(content=text, allowed_mentions=_NONE)
+    """Edit a part of a reply (the bot's or a webhook's message) to say `text` (at most
+    `room(message)` characters), keeping its first line, pinging no one."""
+    if len(text) > room(message):
+        raise ValueError(f"{len(text)} characters, over the {room(message)} this part holds")
+    header = _HEADER.match(message.content)
+    content = (header.group(0) if header else "") + text
+    return await message.edit(content=content, allowed_mentions=_NONE)
 
 
 def _headed(chunks: Sequence[str], header: str) -> list[str]:

@@ -67,6 +67,8 @@ class Recorder:
     # Answer webhook executes with this HTTP status (404: the webhook was deleted), and
     # webhook creations with this one (400: the channel holds 15 already).
     refuse_executes: int | None = None
+    # ... only after this many posts went through.
+    refuse_executes_after: int = 0
     refuse_creations: int | None = None
     # Random latency (up to 10 ms) on every webhook call, from this generator: calls that
     # overlap at Discord overlap here too.
@@ -156,7 +158,9 @@ class Recorder:
                 self.avatars[webhook_id] = self.sent[-1].files.get("avatar")
                 hook["avatar"] = f"a{next(_ids)}" if payload["avatar"] else None
             return hook
-        if route.method == "POST" and self.refuse_executes is not None:
+        posted = len([s for s in self.sent[:-1] if s.answer is not None and s.method == "POST"])
+        if (route.method == "POST" and self.refuse_executes is not None
+                and posted >= self.refuse_executes_after):  # fmt: skip
             refusal = {"code": 10015, "message": "Unknown Webhook"}
             raise discord.HTTPException(_Response(self.refuse_executes), refusal)  # type: ignore[arg-type]
         channel = int(params.get("thread_id") or hook["channel_id"])

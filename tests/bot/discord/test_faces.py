@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from bot.discord.app import EchoBot
-from bot.discord.faces import NAME_LIMIT, edit_reply, face_of, safe_name
+from bot.discord.faces import NAME_LIMIT, edit_reply, face_of, room, safe_name
 from memory.store import history
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import CHANNEL, _bot_with, _say
@@ -172,6 +172,25 @@ async def test_a_refused_webhook_call_loses_nothing(
             assert len(rec.webhook_posts()) == 1
 
 
+async def test_a_webhook_refused_midway_lets_the_bot_say_the_rest(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    said = " ".join(f"Phrase numéro {n} du récit." for n in range(200))
+    ollama.chat_replies = [said]
+    async with _bot_with(tmp_path, ollama, limits={"max_reply_chars": 20_000}) as (echo, rec):
+        fakes.allow_webhooks(echo)
+        rec.refuse_executes, rec.refuse_executes_after = 500, 1
+        await _say(echo, fakes.text_channel(echo, CHANNEL), ALICE, "Raconte")
+    [first] = [s for s in rec.webhook_posts() if s.answer is not None]
+    rest = [s for s in rec.sent if s.path == f"/channels/{CHANNEL}/messages"]
+    assert rest and all(len(str(s.payload["content"])) <= 2000 for s in rest)
+    # The bot's part continues the webhook's: no name line, nothing lost, nothing twice.
+    words = str(first.payload["content"]).split("\n", 1)[1].split() + [
+        w for s in rest for w in str(s.payload["content"]).split()
+    ]
+    assert words == said.split()
+
+
 async def test_in_a_thread_the_parent_channels_webhook_posts_into_the_thread(
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
@@ -196,9 +215,15 @@ async def test_an_edit_of_a_webhook_message_pings_no_one(
         asked = fakes.message(echo, channel, author_id=BOB, content="x")
         [sent] = await faces.send_reply(channel, asked, ["<@1001> first"], faces_face(echo))
         await edit_reply(sent, "<@1001> then @here")
+        with pytest.raises(ValueError, match="over the"):
+            await edit_reply(sent, "x" * room(sent) + "x")
+        [more] = await faces.send_reply(channel, asked, ["and more"], faces_face(echo),
+                                        continued=True)  # fmt: skip
     [edit] = rec.webhook_edits()
     assert edit.payload["allowed_mentions"]["parse"] == []
-    assert edit.payload["content"] == "<@1001> then @here"
+    # The edit keeps the line linking to the message answered; a continued part has none.
+    assert edit.payload["content"] == f"-# ↪ {asked.jump_url}\n<@1001> then @here"
+    assert more.content == "and more"
 
 
 def faces_face(echo: EchoBot) -> Any:
