@@ -155,14 +155,6 @@ class CharacterSettings(_Section):
         return ZoneInfo(self.timezone) if self.timezone else local_zone()
 
 
-class PlayedSettings(CharacterSettings):
-    """Stand-in for C3 (chars): one `[[characters]]` table."""
-
-    key: str = Field("default", min_length=1, max_length=64)
-    channels: list[int] = Field(default_factory=list)
-    default: bool = False
-
-
 def local_zone() -> tzinfo:
     """The machine's time zone: TZ, else /etc/localtime (with its name when it links into a
     zoneinfo folder), else the fixed offset the C library reports now."""
@@ -360,8 +352,6 @@ class Settings(BaseSettings):
     limits: LimitSettings = Field(default_factory=LimitSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     web: WebSettings = Field(default_factory=WebSettings)
-    # Stand-in for C3 (chars): the `[[characters]]` tables; empty: the [character] table alone.
-    characters: tuple[PlayedSettings, ...] = ()
 
     @classmethod
     def settings_customise_sources(
@@ -487,8 +477,6 @@ def _structured() -> dict[str, frozenset[str]]:
     """Each section's keys that hold a list or a table (read as JSON from the environment)."""
     found = {}
     for section, info in Settings.model_fields.items():
-        if section == "characters":  # stand-in for C3: a list of tables
-            continue
         model = cast(type[BaseModel], info.annotation)
         found[section] = frozenset(
             key

@@ -5,12 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 
 import httpx
 
-from bot import characters as played
 from bot import logs
 from bot.config import ConfigError, Settings, value_source
 from bot.discord import heartbeat
@@ -67,11 +65,6 @@ class Runtime:
     indexer: Indexer
     # What no answer, log line or stored error holds (the settings' keys, tokens, password).
     secrets: Secrets
-
-    @cached_property
-    def characters(self) -> played.Characters:
-        """Stand-in for C3 (chars): the characters and where each plays."""
-        return played.build(self.settings, self.engine.character_name)
 
 
 def http_client() -> httpx.AsyncClient:

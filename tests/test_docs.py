@@ -49,7 +49,6 @@ def _model_keys() -> set[tuple[str, str]]:
     return {
         (section, key)
         for section, field in Settings.model_fields.items()
-        if section != "characters"  # stand-in for C3: a list of tables
         for key in field.annotation.model_fields  # type: ignore[union-attr]
     }
 

@@ -204,17 +204,3 @@ async def server_stats(store: Store, guild_id: int) -> ServerStats:
     """Return the figures of what was said in this server only."""
     found = await figures.server(store, str(guild_id))
     return ServerStats(*found, erasures_pending=len(await erasure.pending(store)))
-
-
-# Stand-in for C4 (edits): which exchange a message the bot sent belongs to, kept in memory.
-_SENT: dict[int, dict[int, str]] = {}
-
-
-async def record_sent(store: Store, exchange_id: str, message_ids: Sequence[int]) -> None:
-    """Record that these Discord messages carry the reply of this exchange."""
-    _SENT.setdefault(id(store), {}).update(dict.fromkeys(message_ids, exchange_id))
-
-
-async def exchange_of_sent(store: Store, message_id: int) -> str | None:
-    """The exchange a message the bot sent belongs to, if it was recorded."""
-    return _SENT.get(id(store), {}).get(message_id)

@@ -67,8 +67,6 @@ class Incoming:
     story_id: int
     origin: Origin
     text: str
-    # Stand-in for C3 (chars): the character that answers ("" = the default one).
-    character: str = ""
 
 
 @dataclass(frozen=True, slots=True)
