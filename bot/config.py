@@ -110,6 +110,9 @@ class DiscordSettings(_Section):
     # Whether the character answers a message again when its author edits it (the history and
     # the memory follow the edit either way: bot.discord.cogs.following).
     answer_edits: bool = False
+    # In a scene (several characters in a channel): how many times a character's message may
+    # make another answer before a person speaks again there; 0, never.
+    scene_chain: int = Field(0, ge=0, le=20)
 
     @model_validator(mode="after")
     def _shards_agree(self) -> DiscordSettings:
@@ -406,15 +409,6 @@ class Settings(BaseSettings):
                 f"characters: {defaults[0]!r} and {defaults[1]!r} are both default = true "
                 "(one plays in DMs and unlisted channels)"
             )
-        seen: dict[int, str] = {}
-        for c in self.characters:
-            for channel in c.channels:
-                if channel in seen:
-                    raise ValueError(
-                        f"characters: channel {channel} is listed by {seen[channel]!r} and "
-                        f"{c.key!r} (one character per channel)"
-                    )
-                seen[channel] = c.key
         return self
 
     @property

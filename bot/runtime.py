@@ -201,7 +201,11 @@ def cast(settings: Settings) -> tuple[Characters, list[Card]]:
         built.append(character(settings, card, c))
         if card is not None:
             cards.append(card)
-    channels = {channel: c.key for c in tables for channel in c.channels}
+    # A channel several characters list is a scene: the first listed is its default.
+    channels: dict[int, str] = {}
+    for c in tables:
+        for channel in c.channels:
+            channels.setdefault(channel, c.key)
     return (
         Characters(
             built, default=settings.default_character.key, channels=channels,

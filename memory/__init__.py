@@ -31,6 +31,7 @@ from memory.backends.redact import Secrets, redact
 from memory.backends.structured import Mode, Negotiator
 from memory.character.cards import Card, load_card, load_lorebook
 from memory.character.cast import DEFAULT_KEY, KEY, Characters
+from memory.character.png import portrait
 from memory.context.budget import ContextPlan, Decision
 from memory.context.builder import ContextConfig
 from memory.context.prompt import BlockKind, Character
@@ -156,6 +157,7 @@ __all__ = [
     "now_line",
     "ollama_health",
     "open_store",
+    "portrait",
     "redact",
     "resolve_prefixes",
     "said_on",

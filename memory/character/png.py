@@ -52,20 +52,25 @@ def _png_text(raw: bytes, max_bytes: int) -> dict[str, str]:
     found: dict[str, str] = {}
     for index, (kind, data) in enumerate(_png_chunks(raw)):
         if index == 0:
-            if kind != b"IHDR" or len(data) != 13:
-                raise CardError("a damaged PNG (no image header)")
-            width, height = struct.unpack(">II", data[:8])
-            if width * height > MAX_IMAGE_PIXELS:
-                raise CardError(
-                    f"the PNG's image is {width}x{height}, over the {MAX_IMAGE_PIXELS:,}-pixel "
-                    "cap for a card portrait"
-                )
+            _check_header(kind, data)
         elif kind in _TEXT_CHUNKS:
             keyword, _, body = data.partition(b"\0")
             name = keyword.decode("latin-1")
             if name in _CARD_CHUNKS and name not in found:
                 found[name] = _chunk_text(kind, body, max_bytes)
     return found
+
+
+def _check_header(kind: bytes, data: bytes) -> None:
+    """Refuse a first chunk that is no image header, or declares an image over the cap."""
+    if kind != b"IHDR" or len(data) != 13:
+        raise CardError("a damaged PNG (no image header)")
+    width, height = struct.unpack(">II", data[:8])
+    if width * height > MAX_IMAGE_PIXELS:
+        raise CardError(
+            f"the PNG's image is {width}x{height}, over the {MAX_IMAGE_PIXELS:,}-pixel "
+            "cap for a card portrait"
+        )
 
 
 def _png_chunks(raw: bytes) -> Iterator[tuple[bytes, bytes]]:
@@ -113,3 +118,30 @@ def _inflate(data: bytes, max_bytes: int) -> bytes:
             f"a PNG text chunk inflates past the {max_bytes:,}-byte cap for a character card"
         )
     return out
+
+
+# What Discord takes as an avatar upload: it refused past 8 MB for years (10 MB now); the
+# portrait alone (the card's text taken out) is far under either for the portraits cards carry.
+MAX_AVATAR_BYTES = 8 * 1024 * 1024
+
+
+def portrait(raw: bytes) -> bytes:
+    """A PNG card's picture without the card: the same image, its text chunks (the card's JSON,
+    which can be megabytes) left out; CardError when it is no PNG or over the caps."""
+    if not raw.startswith(PNG_SIGNATURE):
+        raise CardError("the card's picture is not a PNG")
+    kept = [PNG_SIGNATURE]
+    at = len(PNG_SIGNATURE)
+    for index, (kind, data) in enumerate(_png_chunks(raw)):
+        if index == 0:
+            _check_header(kind, data)
+        if kind not in _TEXT_CHUNKS:
+            kept.append(raw[at : at + 12 + len(data)])
+        at += 12 + len(data)
+    picture = b"".join(kept)
+    if len(picture) > MAX_AVATAR_BYTES:
+        raise CardError(
+            f"the card's picture is {len(picture):,} bytes, over the {MAX_AVATAR_BYTES:,}-byte "
+            "cap for an avatar"
+        )
+    return picture

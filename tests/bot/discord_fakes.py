@@ -3,11 +3,19 @@
 The REST client (`client.http.request`) and the webhook adapter that interaction responses go
 through are replaced by recorders: nothing leaves the process, and tests read what would have
 been sent to Discord (content, flags, allowed_mentions, components).
+
+Channel webhooks are kept as Discord keeps them, in the recorder (a bot started again with the
+same recorder finds them): created (POST /channels/{id}/webhooks, the avatar's bytes recorded as
+a file), listed (GET), edited (PATCH /webhooks/{id}), executed and their messages edited
+(POST /webhooks/{id}/{token}, PATCH .../messages/{id}), each call recorded with its payload.
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import itertools
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +29,9 @@ GUILD_ID = 111
 OWNER_ID = 7
 _ids = itertools.count(10_000)
 EPHEMERAL = 64
+MANAGE_WEBHOOKS = 1 << 29
+# View Channel and Send Messages: without them Discord grants nothing else in a channel.
+VIEW_AND_SEND = (1 << 10) | (1 << 11)
 
 
 def user_payload(user_id: int, name: str = "someone", *, bot: bool = False) -> dict[str, Any]:
@@ -37,6 +48,9 @@ class Sent:
     payload: dict[str, Any]
     # Attached files, by file name (a multipart request's file parts).
     files: dict[str, bytes] = field(default_factory=dict)
+    # The query string (a webhook post's thread_id), and the message Discord answered.
+    params: dict[str, Any] = field(default_factory=dict)
+    answer: dict[str, Any] | None = None
 
 
 @dataclass
@@ -48,6 +62,19 @@ class Recorder:
     refuse_typing: bool = False
     # The application's owner, as Discord's application info says.
     owner_id: int = OWNER_ID
+    # The channel webhooks Discord holds, by id.
+    webhooks: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # Answer webhook executes with this HTTP status (404: the webhook was deleted), and
+    # webhook creations with this one (400: the channel holds 15 already).
+    refuse_executes: int | None = None
+    # ... only after this many posts went through.
+    refuse_executes_after: int = 0
+    refuse_creations: int | None = None
+    # Random latency (up to 10 ms) on every webhook call, from this generator: calls that
+    # overlap at Discord overlap here too.
+    jitter: random.Random | None = None
+    # Each webhook's avatar as it was last uploaded (None: Discord's default one).
+    avatars: dict[int, bytes | None] = field(default_factory=dict)
 
     def messages(self) -> list[dict[str, Any]]:
         """Channel messages and interaction answers (callbacks and followups), in order."""
@@ -60,6 +87,18 @@ class Recorder:
 
     def contents(self) -> list[str]:
         return [str(m.get("content")) for m in self.messages()]
+
+    def webhook_posts(self) -> list[Sent]:
+        """Messages posted through the channel webhooks (not interaction followups)."""
+        return [s for s in self.sent if s.method == "POST" and _webhook_id(s.path) in self.webhooks]
+
+    def webhook_creations(self) -> list[Sent]:
+        return [s for s in self.sent if s.method == "POST" and s.path.endswith("/webhooks")]
+
+    def webhook_edits(self) -> list[Sent]:
+        """Edits of a webhook's messages (not of the webhook itself)."""
+        return [s for s in self.sent if s.method == "PATCH" and "/messages/" in s.path
+                and _webhook_id(s.path) in self.webhooks]  # fmt: skip
 
     def commands_sent(self) -> list[list[dict[str, Any]]]:
         """Each upload of the global command tree, as Discord received it."""
@@ -76,6 +115,9 @@ class Recorder:
         self.sent.append(Sent(route.method, route.url.removeprefix(route.BASE), payload))
         if self.refuse_typing and route.path.endswith("/typing"):
             raise discord.DiscordServerError(_Response(503), "typing refused")  # type: ignore[arg-type]
+        if route.path == "/channels/{channel_id}/webhooks":
+            await self.lag()
+            return self._channel_webhooks(route, payload)
         if route.method == "POST" and route.path.endswith("/messages"):
             return _message_payload(int(route.channel_id), payload.get("content", ""))
         if route.method == "PATCH" and route.path.endswith("/messages/{message_id}"):
@@ -84,6 +126,73 @@ class Recorder:
         if route.path == "/oauth2/applications/@me":
             return _application(self.owner_id)
         return None
+
+    async def lag(self) -> None:
+        if self.jitter is not None:
+            await asyncio.sleep(self.jitter.uniform(0, 0.01))
+
+    def _channel_webhooks(self, route: Route, payload: dict[str, Any]) -> Any:
+        channel = int(route.channel_id or 0)
+        if route.method == "GET":
+            return [w for w in self.webhooks.values() if w["channel_id"] == str(channel)]
+        if self.refuse_creations is not None:
+            refusal = {"code": 30007, "message": "Maximum number of webhooks reached (15)"}
+            raise discord.HTTPException(_Response(self.refuse_creations), refusal)  # type: ignore[arg-type]
+        webhook_id = next(_ids)
+        self.sent[-1].files = _avatar_file(payload)
+        self.avatars[webhook_id] = self.sent[-1].files.get("avatar")
+        self.webhooks[webhook_id] = {
+            "id": str(webhook_id), "type": 1, "channel_id": str(channel),
+            "guild_id": str(GUILD_ID), "name": payload["name"],
+            "avatar": f"a{webhook_id}" if payload.get("avatar") else None,
+            "token": f"token-{webhook_id}", "application_id": str(BOT_ID),
+            "user": user_payload(BOT_ID, "Echo", bot=True),
+        }  # fmt: skip
+        return self.webhooks[webhook_id]
+
+    def webhook_call(self, route: Route, payload: dict[str, Any], params: dict[str, Any]) -> Any:
+        """A call on one of the channel webhooks, as Discord answers it."""
+        webhook_id = int(route.webhook_id or 0)
+        hook = self.webhooks[webhook_id]
+        if route.method == "PATCH" and "/messages/" not in route.path:  # the webhook itself
+            self.sent[-1].files = _avatar_file(payload)
+            hook["name"] = payload.get("name", hook["name"])
+            if "avatar" in payload:
+                self.avatars[webhook_id] = self.sent[-1].files.get("avatar")
+                hook["avatar"] = f"a{next(_ids)}" if payload["avatar"] else None
+            return hook
+        posted = len([s for s in self.sent[:-1] if s.answer is not None and s.method == "POST"])
+        if (route.method == "POST" and self.refuse_executes is not None
+                and posted >= self.refuse_executes_after):  # fmt: skip
+            refusal = {"code": 10015, "message": "Unknown Webhook"}
+            raise discord.HTTPException(_Response(self.refuse_executes), refusal)  # type: ignore[arg-type]
+        channel = int(params.get("thread_id") or hook["channel_id"])
+        data = _message_payload(channel, payload.get("content", ""))
+        if route.method == "PATCH":
+            data["id"] = route.url.rsplit("/", 1)[1]
+        data["webhook_id"] = hook["id"]
+        data["author"] = {
+            "id": hook["id"], "username": payload.get("username", hook["name"]),
+            "avatar": hook["avatar"], "discriminator": "0000", "bot": True,
+        }  # fmt: skip
+        self.sent[-1].answer = data
+        return data
+
+
+def _webhook_id(path: str) -> int | None:
+    """The webhook a path /webhooks/{id}/... names."""
+    parts = path.split("/")
+    if len(parts) > 2 and parts[1] == "webhooks" and parts[2].isdigit():
+        return int(parts[2])
+    return None
+
+
+def _avatar_file(payload: dict[str, Any]) -> dict[str, bytes]:
+    """A webhook's avatar as Discord receives it (a data URI), as the file it was."""
+    avatar = payload.get("avatar")
+    if not avatar:
+        return {}
+    return {"avatar": base64.b64decode(avatar.partition("base64,")[2])}
 
 
 def _application(owner_id: int) -> dict[str, Any]:
@@ -129,6 +238,12 @@ class RecordingAdapter(AsyncWebhookAdapter):
             payload = json.loads(parts[0]["value"])
             for part in parts[1:]:
                 files[part["filename"]] = part["value"].read()
+        if int(route.webhook_id or 0) in self.recorder.webhooks:
+            path = route.url.removeprefix(route.BASE)
+            params = kwargs.get("params") or {}
+            await self.recorder.lag()
+            self.recorder.sent.append(Sent(route.method, path, payload or {}, files, params))
+            return self.recorder.webhook_call(route, payload or {}, params)
         self.recorder.sent.append(Sent(route.method, route.path, payload or {}, files))
         if route.path.endswith("/callback"):
             return {"interaction": {"id": str(next(_ids)), "type": 2}}
@@ -167,6 +282,36 @@ def guild(
     return g
 
 
+def allow_webhooks(client: discord.Client, *, guild_id: int = GUILD_ID) -> None:
+    """Give the bot Manage Webhooks in the guild (its member, and everyone's permissions)."""
+    g = guild(client, guild_id=guild_id)
+    g.default_role._permissions = MANAGE_WEBHOOKS | VIEW_AND_SEND
+    if g.me is None:
+        member = discord.Member(
+            data={"user": user_payload(BOT_ID, "Echo", bot=True), "roles": [],
+                  "joined_at": "2026-01-01T00:00:00+00:00", "deaf": False, "mute": False,
+                  "flags": 0},  # type: ignore[typeddict-item]
+            guild=g, state=client._connection,
+        )  # fmt: skip
+        g._add_member(member)
+
+
+def thread(client: discord.Client, thread_id: int, parent_id: int) -> discord.Thread:
+    """A public thread under the text channel `parent_id`."""
+    parent = text_channel(client, parent_id)
+    made = discord.Thread(
+        guild=parent.guild, state=client._connection,
+        data={"id": str(thread_id), "guild_id": str(parent.guild.id), "parent_id": str(parent_id),
+              "owner_id": "1", "name": f"t{thread_id}", "type": 11, "last_message_id": None,
+              "rate_limit_per_user": 0, "message_count": 0, "member_count": 1,
+              "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
+                                  "archive_timestamp": "2026-11-30T00:00:00+00:00",
+                                  "locked": False}},  # type: ignore[typeddict-item]
+    )  # fmt: skip
+    parent.guild._add_thread(made)
+    return made
+
+
 def text_channel(
     client: discord.Client, channel_id: int, *, guild_id: int = GUILD_ID
 ) -> discord.TextChannel:
@@ -203,6 +348,7 @@ def message(
     reply_to: dict[str, Any] | None = None,
     attachments: list[dict[str, Any]] | None = None,
 ) -> discord.Message:
+    """A message someone sent in `channel`."""
     data: dict[str, Any] = {
         "id": str(message_id or next(_ids)), "channel_id": str(channel.id),  # type: ignore[attr-defined]
         "author": user_payload(author_id, f"user{author_id}", bot=author_bot),
@@ -301,6 +447,14 @@ def message_command(
     return interaction_
 
 
+def received(
+    client: discord.Client, channel: discord.abc.Messageable, sent: Sent
+) -> discord.Message:
+    """A message a webhook posted, as the gateway brings it back to the bot."""
+    assert sent.answer is not None
+    return discord.Message(state=client._connection, channel=channel, data=sent.answer)  # type: ignore[arg-type]
+
+
 def payload_of(message_: discord.Message) -> dict[str, Any]:
     data: dict[str, Any] = {
         "id": str(message_.id), "channel_id": str(message_.channel.id),
@@ -311,6 +465,8 @@ def payload_of(message_: discord.Message) -> dict[str, Any]:
         "mention_roles": [], "attachments": [], "embeds": [], "pinned": False,
         "type": 0 if message_.reference is None else 19,
     }  # fmt: skip
+    if message_.webhook_id is not None:
+        data["webhook_id"] = str(message_.webhook_id)
     if message_.reference is not None:
         data["message_reference"] = {
             "message_id": str(message_.reference.message_id),

@@ -36,8 +36,6 @@ def test_the_old_character_table_alone_is_one_character_keyed_default(tmp_path: 
         ('[[characters]]\nkey = "a"\ndefault = true\n[[characters]]\nkey = "b"\ndefault = true',
          "'a' and 'b' are both default = true"),
         ('[[characters]]\nkey = "a"\n[[characters]]\nkey = "a"', "the key 'a' names two"),
-        ('[[characters]]\nkey = "a"\nchannels = [5]\n[[characters]]\nkey = "b"\nchannels = [5]',
-         "channel 5 is listed by 'a' and 'b'"),
         ('[[characters]]\nkey = "a"\ncolour = "red"', "unknown setting 'characters.0.colour'"),
         ('[[characters]]\nkey = "Nyx Two"', "characters.0.key: String should match pattern"),
         ('[character]\nname = "X"\n[[characters]]\nkey = "a"',

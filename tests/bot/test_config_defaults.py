@@ -29,6 +29,7 @@ ELSEWHERE = {
         "token", "channels", "api_url", "gateway_url", "login_retry",  # bot.discord.startup
         "shard_count", "shard_ids",  # bot.discord.app.make_bot
         "answer_edits",  # bot.discord.cogs.following
+        "scene_chain",  # bot.discord.scenes
     },
     "character": {"name", "persona", "rules", "card", "timezone"},  # runtime.character()
     "llm": {

@@ -11,6 +11,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot import render
+from bot.discord import faces
 from bot.discord.ui import (
     Interaction,
     origin_of,
@@ -19,7 +20,7 @@ from bot.discord.ui import (
     story_here,
     story_of,
 )
-from memory import HistoryMessage, LoreScope
+from memory import HistoryMessage, LoreScope, manage
 from memory.manage import context as manage_context
 
 if TYPE_CHECKING:
@@ -35,15 +36,18 @@ async def strategy_choices(
 
 
 async def _stored(interaction: Interaction, message: discord.Message) -> HistoryMessage | None:
-    """The stored row of a Discord message. The bot's greeting and reply are both Discord
-    replies to the message they answer (every chunk is): the row whose text holds the chunk."""
+    """The stored row of a Discord message. A message the bot sent for a reply (its own or a
+    character's webhook's) is recorded with its exchange; an older one is a Discord reply to
+    the message it answers. Either way, the answer's row whose text holds the chunk."""
     bot = interaction.client
     store = bot.runtime.store
     me = bot.user.id if bot.user else 0
-    if message.author.id != me or not message.reference or not message.reference.message_id:
-        return await manage_context.stored_message(store, f"discord:{message.id}")
-    chunk = message.content.replace("\u200b", "").strip()
-    question = f"discord:{message.reference.message_id}"
+    question = await manage.exchange_of_sent(store, message.id)
+    if question is None:
+        if message.author.id != me or not message.reference or not message.reference.message_id:
+            return await manage_context.stored_message(store, f"discord:{message.id}")
+        question = f"discord:{message.reference.message_id}"
+    chunk = faces.body(message.content).replace("\u200b", "").strip()
     return await manage_context.stored_answer(store, question, chunk)
 
 

@@ -13,7 +13,9 @@ import discord
 from discord.ext import commands
 
 from bot import render
-from bot.discord.cogs.characters import character_of
+from bot.discord import faces
+from bot.discord.faces import Faces, face_of
+from bot.discord.scenes import Scenes
 from memory import EchoError, Incoming, Overloaded, guild_origin, manage, unexpected
 
 if TYPE_CHECKING:
@@ -35,6 +37,10 @@ class Conversation(commands.Cog):
         self.bot = bot
         self.channels = set(bot.runtime.settings.discord.channels)
         self._background: set[asyncio.Task[object]] = set()
+        self.faces = Faces(bot)
+        self.scenes = Scenes(
+            bot, bot.runtime, self.faces, chain=bot.runtime.settings.discord.scene_chain
+        )
 
     def should_answer(self, message: discord.Message) -> bool:
         """Tell whether this message is for the character."""
@@ -50,7 +56,9 @@ class Conversation(commands.Cog):
         if any(user.id == me.id for user in message.mentions):
             return True
         resolved = message.reference.resolved if message.reference else None
-        return isinstance(resolved, discord.Message) and resolved.author.id == me.id
+        if not isinstance(resolved, discord.Message):
+            return False
+        return resolved.author.id == me.id or self.faces.speaker_of(resolved) is not None
 
     def text_of(self, message: discord.Message) -> str:
         """The message text without the mention that summoned the character."""
@@ -62,9 +70,12 @@ class Conversation(commands.Cog):
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
-        if not self.should_answer(message):
-            return
         text = self.text_of(message)
+        character = self.scenes.answerer(message, text, for_us=self.should_answer(message))
+        if character is None:
+            return
+        if message.author.bot:  # a character's, in a scene's chain: without the bot's first line
+            text = faces.body(text).strip()
         if not text:
             return  # empty or attachment-only: nothing to say, no LLM call
         incoming = Incoming(
@@ -74,7 +85,7 @@ class Conversation(commands.Cog):
             story_id=message.channel.id,
             origin=guild_origin(message.guild.id if message.guild else None),
             text=text,
-            character=character_of(self.bot.runtime.characters, message),
+            character=character.key,
         )
         try:
             # Admitted first (a refusal is decided before any await): a flood shows no
@@ -82,15 +93,13 @@ class Conversation(commands.Cog):
             async with self.bot.runtime.engine.admit(incoming) as fresh:
                 if not fresh:
                     return  # a replay of a message already answered, or waiting in line
-                chunks = await self._answer(message, incoming)
+                chunks, exchange = await self._answer(message, incoming)
                 # Sent before the line is released: this person's next message is answered
                 # after this one, on Discord as in the history.
-                posted = []
-                for chunk in chunks:
-                    sent = await message.reply(chunk, mention_author=False, allowed_mentions=_NONE)
-                    posted.append(sent.id)
-                # Which exchange each post belongs to (a deletion or a button on one finds it).
-                await manage.record_sent(self.bot.runtime.store, incoming.source_id, posted)
+                face = face_of(character, named=self.scenes.several())
+                sent = await self.faces.send_reply(message.channel, message, chunks, face)
+                if exchange:
+                    await manage.record_sent(self.bot.runtime.store, exchange, [m.id for m in sent])
         except Overloaded as exc:
             # Counted by the engine; the notice itself is rate-limited per person.
             if exc.notify:
@@ -101,22 +110,25 @@ class Conversation(commands.Cog):
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _answer(self, message: discord.Message, incoming: Incoming) -> list[str]:
+    async def _answer(self, message: discord.Message, incoming: Incoming) -> tuple[list[str], str]:
         """The messages that answer: the reply (with the greeting and the cut line), the
-        unavailable line when the turn failed, nothing for a message with nothing to answer."""
+        unavailable line when the turn failed, nothing for a message with nothing to answer;
+        and the reply's exchange ("" without a reply)."""
         try:
             async with _typing(message.channel):
                 reply = await self.bot.runtime.engine.turn(incoming, admitted=True)
         except EchoError as exc:
             log.warning("no reply to message %d: %s", message.id, type(exc).__name__)
-            return [UNAVAILABLE]
+            return [UNAVAILABLE], ""
         except Exception as exc:
             # A bug: the person still hears back, the traceback goes to the log.
             log.error("turn for message %d raised %s", message.id, unexpected(exc))
-            return [UNAVAILABLE]
-        # Every chunk is a reply to the message: "Exclude from context" on any of them finds the
-        # stored reply through that reference.
-        return [] if reply is None else render.reply_chunks(reply)
+            return [UNAVAILABLE], ""
+        # Each message sent is recorded with the exchange: "Exclude from context" on any of
+        # them finds the stored reply, a webhook's message too (it cannot be a Discord reply).
+        if reply is None:
+            return [], ""
+        return render.reply_chunks(reply), reply.exchange_id
 
 
 _NONE = discord.AllowedMentions.none()

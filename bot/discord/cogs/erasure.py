@@ -13,7 +13,7 @@ from discord.ext import commands
 
 from bot.discord.cogs.characters import character_keys
 from bot.discord.ui import EchoView, Interaction, origin_of, send_ephemeral
-from memory import Character
+from memory import Character, manage
 from memory.manage import forgetting
 
 if TYPE_CHECKING:
@@ -131,10 +131,12 @@ class ErasureCommands(commands.Cog):
     async def forget_message(self, interaction: Interaction, message: discord.Message) -> None:
         runtime = self.bot.runtime
         me = self.bot.user.id if self.bot.user else 0
-        # The character's replies answer the person's message (a Discord reply to it).
+        # A message the bot sent for a reply is recorded with its exchange (a character's
+        # webhook message too); an older one is a Discord reply to the person's message.
+        exchange = await manage.exchange_of_sent(runtime.store, message.id)
         ref = message.reference.message_id if message.reference else None
         question = ref if message.author.id == me and ref else message.id
-        stored = await forgetting.resolve(runtime.store, f"discord:{question}")
+        stored = await forgetting.resolve(runtime.store, exchange or f"discord:{question}")
         moderator = interaction.guild_id is not None and interaction.permissions.manage_messages
         report = await forgetting.forget_message(
             runtime.store, stored, actor_id=interaction.user.id, moderator=moderator,

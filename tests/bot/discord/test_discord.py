@@ -43,7 +43,7 @@ async def _bot_with(
     settings = Settings(
         llm={"base_url": ollama.url},  # type: ignore[arg-type]
         storage=storage,  # type: ignore[arg-type]
-        discord={"channels": [CHANNEL]},  # type: ignore[arg-type]
+        discord={"channels": [CHANNEL], **sections.pop("discord", {})},  # type: ignore[arg-type]
         **sections,
     )
     async with open_runtime(settings) as runtime:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import struct
 import zlib
 from pathlib import Path
@@ -21,7 +22,7 @@ from memory.character.cards import (
     load_card,
     parse_card,
 )
-from memory.character.png import MAX_IMAGE_PIXELS, PNG_SIGNATURE
+from memory.character.png import MAX_AVATAR_BYTES, MAX_IMAGE_PIXELS, PNG_SIGNATURE, portrait
 from memory.errors import CardError
 from memory.manage import context
 from memory.store import lore as lore_store
@@ -160,3 +161,21 @@ async def test_lone_surrogates_in_a_card_are_cleaned_before_the_database(
     [stored] = await lore_store.applicable(store, None)
     assert stored.keywords == ("phare\ufffd",)
     assert stored.extra["extensions"] == {"note\ufffd": "\ufffd"}
+
+
+def test_a_cards_portrait_is_its_picture_without_the_card(tmp_path: Path) -> None:
+    note = _chunk(b"zTXt", b"note\0\0" + zlib.compress(b"x"))
+    picture = portrait(_png(tmp_path / "c.png", _chara(v2()), note).read_bytes())
+    assert picture.startswith(PNG_SIGNATURE) and b"chara" not in picture and b"note" not in picture
+    assert picture == _png(tmp_path / "bare.png").read_bytes()  # the same image, chunk by chunk
+    assert portrait(picture) == picture
+
+
+def test_a_portrait_over_the_caps_is_refused_in_one_line(tmp_path: Path) -> None:
+    with pytest.raises(CardError, match="over the 16,777,216-pixel cap"):
+        portrait(_png(tmp_path / "wide.png", size=(5000, 5000), idat=b"x").read_bytes())
+    heavy = _png(tmp_path / "heavy.png", idat=os.urandom(MAX_AVATAR_BYTES))
+    with pytest.raises(CardError, match=r"over the 8,388,608-byte cap for an avatar"):
+        portrait(heavy.read_bytes())
+    with pytest.raises(CardError, match="not a PNG"):
+        portrait(b"GIF89a")

@@ -1,0 +1,289 @@
+"""A character's own name and face on Discord: a reply goes out through a channel webhook the
+bot owns, under the character's name and with its card's picture; where that cannot be (a DM,
+no Manage Webhooks permission, a webhook call refused), the bot says it itself, the character's
+name in bold on the reply's first line when several characters play.
+
+One webhook per channel and character, not one per channel: a message may set its own
+`username`, but its avatar only as a URL (`avatar_url`), and a self-hosted bot has no public
+address for a card's picture (Discord's attachment links expire). A webhook's own avatar is
+uploaded as bytes and Discord hosts it. A scene holds a few characters, well under Discord's
+15 webhooks a channel. Each webhook is named `Écho · <key> · <digest of the picture>`: found
+again after a restart among the channel's webhooks the bot created, its picture uploaded again
+when the card's changed. A thread speaks through its parent channel's webhooks.
+
+A webhook message cannot be a Discord reply: its first line links to the message it answers
+(a link, no mention). Every part is at most 2,000 characters and pings no one, as the bot's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import math
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import discord
+from discord.utils import MISSING
+
+from bot.render import DISCORD_LIMIT, split_message
+from memory import CardError, portrait
+
+log = logging.getLogger(__name__)
+
+# Discord's limit on a webhook's name and on a message's username.
+NAME_LIMIT = 80
+# Names Discord refuses in a webhook's name or username, anywhere in it, case ignored.
+_REFUSED = re.compile(r"(c)(lyde)|(d)(iscord)", re.IGNORECASE)
+_HAIR_SPACE = "\u200a"
+_PREFIX = "Écho · "
+# After a refused creation (the channel holds 15 webhooks, the permission was just taken): the
+# bot speaks itself there this long before trying again, not one refused call per message.
+RETRY_AFTER = 600.0
+# The first line of a webhook message: the message it answers (Discord shows a link to it).
+REPLY_MARK = "-# ↪ "
+_HEADER = re.compile(r"\A(?:-# ↪ \S+|\*\*[^\n]+\*\*)\n")
+_NONE = discord.AllowedMentions.none()
+_HOOKABLE = (discord.TextChannel, discord.ForumChannel, discord.VoiceChannel, discord.StageChannel)
+
+
+class Playing(Protocol):
+    """A character as a front end shows it (C3's Character)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def avatar(self) -> bytes | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Face:
+    """Who speaks: the character's key, its name, its card's picture (PNG bytes or None), and
+    whether the bot says the name when it speaks itself (several characters play)."""
+
+    key: str
+    name: str
+    avatar: bytes | None = None
+    named: bool = False
+
+
+def face_of(character: Playing, *, named: bool) -> Face:
+    return Face(character.key, character.name, character.avatar, named)
+
+
+def safe_name(name: str) -> str:
+    """A name Discord takes for a webhook or a message's username: on one line, at most 80
+    characters, with "clyde" and "discord" broken by a hair space (Discord refuses both)."""
+    text = " ".join(name.split())
+    text = _REFUSED.sub(lambda m: _HAIR_SPACE.join(g for g in m.groups() if g), text)
+    return text[:NAME_LIMIT].strip() or "Écho"
+
+
+def body(content: str) -> str:
+    """A sent message's text without the first line this module adds (the link to the message
+    answered, or the character's name)."""
+    return _HEADER.sub("", content, count=1)
+
+
+def name_line(content: str) -> str | None:
+    """The character's name on the first line of a message the bot said for it, if any."""
+    found = re.match(r"\*\*([^\n]+)\*\*\n", content)
+    return discord.utils.remove_markdown(found.group(1)) if found else None
+
+
+class Faces:
+    """The channel webhooks the bot speaks through, created once and found again after a restart;
+    owned by the conversation cog. Safe at every await: a channel's webhooks are looked up and
+    made under that channel's lock."""
+
+    def __init__(self, client: discord.Client, *, clock: Callable[[], float] = time.monotonic):
+        self._client = client
+        self._clock = clock
+        self._hooks: dict[tuple[int, str], discord.Webhook] = {}
+        self._owned: dict[int, list[discord.Webhook]] = {}
+        self._refused: dict[tuple[int, str], float] = {}
+        self._locks: dict[int, asyncio.Lock] = {}
+        self._pictures: dict[str, bytes | None] = {}
+        self._told: set[tuple[int, str]] = set()
+        # Which character each of the bot's webhooks speaks for, by webhook id.
+        self.speakers: dict[int, str] = {}
+        # Replies the bot said itself instead of a character's webhook, by reason.
+        self.fallbacks: Counter[str] = Counter()
+
+    async def send_reply(
+        self,
+        channel: discord.abc.Messageable,
+        reply_to: discord.Message,
+        chunks: Sequence[str],
+        face: Face,
+        *,
+        continued: bool = False,
+    ) -> list[discord.Message]:
+        """Post a reply's chunks as `face`: through its webhook where the bot may, else as a
+        Discord reply from the bot; return the messages posted, in order. The first chunk gets
+        the line saying what it answers (or who speaks), unless it `continued` a reply already
+        begun. A refused webhook call loses nothing: what it did not post goes out as the bot."""
+        if not chunks:
+            return []
+        hook, why = await self._webhook(channel, face)
+        sent: list[discord.Message] = []
+        if hook is not None:
+            parts = list(chunks)
+            if not continued:
+                parts = _headed(chunks, f"{REPLY_MARK}{reply_to.jump_url}")
+            thread = channel if isinstance(channel, discord.Thread) else MISSING
+            for part in parts:
+                try:
+                    posted = await hook.send(
+                        part, username=safe_name(face.name), wait=True, allowed_mentions=_NONE,
+                        thread=thread,
+                    )  # fmt: skip
+                    sent.append(posted)
+                except discord.HTTPException as exc:
+                    why = f"webhook refused ({exc.status})"
+                    self._forget(hook, exc)
+                    break
+            if len(sent) == len(parts):
+                return sent
+            chunks = parts[len(sent) :] if sent else chunks
+        named = not sent and not continued
+        return sent + await self._as_bot(channel, reply_to, chunks, face, why, named=named)
+
+    async def _as_bot(
+        self,
+        channel: discord.abc.Messageable,
+        reply_to: discord.Message,
+        chunks: Sequence[str],
+        face: Face,
+        why: str,
+        *,
+        named: bool,
+    ) -> list[discord.Message]:
+        self.fallbacks[why] += 1
+        where = getattr(channel, "id", 0)
+        if why != "dm" and (where, why) not in self._told:
+            self._told.add((where, why))
+            log.info("channel %d: %s; the characters speak as the bot there, named in bold "
+                     "(give the bot Manage Webhooks there for their own names and faces)",
+                     where, why)  # fmt: skip
+        if named and face.named:
+            chunks = _headed(chunks, f"**{discord.utils.escape_markdown(face.name)}**")
+        return [
+            await reply_to.reply(part, mention_author=False, allowed_mentions=_NONE)
+            for part in chunks
+        ]
+
+    async def _webhook(
+        self, channel: discord.abc.Messageable, face: Face
+    ) -> tuple[discord.Webhook | None, str]:
+        """The webhook `face` speaks through here, or None and why not."""
+        guild = getattr(channel, "guild", None)
+        if guild is None:
+            return None, "dm"
+        home = channel.parent if isinstance(channel, discord.Thread) else channel
+        if not isinstance(home, _HOOKABLE):
+            return None, "no webhooks in this kind of channel"
+        me = guild.me
+        if me is None or not home.permissions_for(me).manage_webhooks:
+            return None, "no Manage Webhooks permission"
+        key = (home.id, face.key)
+        if (hook := self._hooks.get(key)) is not None:
+            return hook, ""
+        if self._clock() < self._refused.get(key, -math.inf):
+            return None, "webhook refused earlier"
+        async with self._locks.setdefault(home.id, asyncio.Lock()):
+            if (hook := self._hooks.get(key)) is not None:
+                return hook, ""
+            try:
+                hook = await self._find_or_make(home, me.id, face)
+            except discord.HTTPException as exc:
+                self._refused[key] = self._clock() + RETRY_AFTER
+                return None, f"webhook refused ({exc.status})"
+            self._hooks[key] = hook
+            self.speakers[hook.id] = face.key
+            return hook, ""
+
+    async def _find_or_make(
+        self, home: discord.abc.GuildChannel, me: int, face: Face
+    ) -> discord.Webhook:
+        assert isinstance(home, _HOOKABLE)
+        picture = self._picture(face)
+        digest = hashlib.sha256(picture or b"").hexdigest()[:8]
+        tag = safe_name(f"{_PREFIX}{face.key[:48]} · ")
+        name = f"{tag} {digest}"
+        owned = self._owned.get(home.id)
+        if owned is None:
+            listed = await home.webhooks()
+            owned = [w for w in listed if w.user is not None and w.user.id == me and w.token]
+            self._owned[home.id] = owned
+        found = next((w for w in owned if (w.name or "").startswith(tag)), None)
+        if found is None:
+            found = await home.create_webhook(
+                name=name, avatar=picture, reason=f"Écho: the character {face.key} speaks here"
+            )
+            owned.append(found)
+            log.info("channel %d: webhook %d made for the character %s", home.id, found.id,
+                     face.key)  # fmt: skip
+        elif found.name != name:  # the card's picture changed since it was made
+            found = await found.edit(name=name, avatar=picture)
+        return found
+
+    def _picture(self, face: Face) -> bytes | None:
+        """The card's picture as an avatar (its text taken out), once per character."""
+        if face.key not in self._pictures:
+            picture = None
+            if face.avatar is not None:
+                try:
+                    picture = portrait(face.avatar)
+                except CardError as exc:
+                    log.warning("character %s speaks without its picture: %s", face.key, exc)
+            self._pictures[face.key] = picture
+        return self._pictures[face.key]
+
+    def _forget(self, hook: discord.Webhook, error: discord.HTTPException) -> None:
+        """Drop a webhook Discord no longer knows (deleted from the channel's settings): the
+        next reply makes another."""
+        if error.status != 404:
+            return
+        for key, held in list(self._hooks.items()):
+            if held.id == hook.id:
+                del self._hooks[key]
+                owned = self._owned.get(key[0], [])
+                self._owned[key[0]] = [w for w in owned if w.id != hook.id]
+
+    def speaker_of(self, message: discord.Message) -> str | None:
+        """The key of the character a message of one of the bot's webhooks speaks for."""
+        if message.webhook_id is None:
+            return None
+        return self.speakers.get(message.webhook_id)
+
+
+def room(message: discord.Message) -> int:
+    """How many characters of text an edit of this part of a reply may hold: 2,000 less the
+    first line it keeps (what it answers, or who speaks)."""
+    header = _HEADER.match(message.content)
+    return DISCORD_LIMIT - (len(header.group(0)) if header else 0)
+
+
+async def edit_reply(message: discord.Message, text: str) -> discord.Message:
+    """Edit a part of a reply (the bot's or a webhook's message) to say `text` (at most
+    `room(message)` characters), keeping its first line, pinging no one."""
+    if len(text) > room(message):
+        raise ValueError(f"{len(text)} characters, over the {room(message)} this part holds")
+    header = _HEADER.match(message.content)
+    content = (header.group(0) if header else "") + text
+    return await message.edit(content=content, allowed_mentions=_NONE)
+
+
+def _headed(chunks: Sequence[str], header: str) -> list[str]:
+    """The chunks with `header` as the first line of the first, still each under the limit."""
+    first, *rest = chunks
+    pieces = split_message(first, DISCORD_LIMIT - len(header) - 1)
+    return [f"{header}\n{pieces[0]}", *pieces[1:], *rest]

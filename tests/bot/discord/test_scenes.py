@@ -1,0 +1,188 @@
+"""Scenes with several characters in one channel: the one named or replied to answers, else the
+channel's default; a character's message makes another answer only within `[discord]
+scene_chain`. Real discord.py objects; the characters' own webhook messages come back through
+on_message as the gateway brings them."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.discord.app import EchoBot
+from bot.discord.scenes import named
+from tests.bot import discord_fakes as fakes
+from tests.bot.discord.test_discord import CHANNEL, _bot_with, _say
+from tests.fakes.ollama import Chaos, FakeOllama
+
+ALICE, BOB = 1001, 1002
+OTHER, THIRD = 20, 30
+
+
+def _characters(*extra: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"key": "ada", "name": "Ada", "persona": "Ada tient la librairie.", "default": True,
+         "channels": [CHANNEL, OTHER, THIRD]},
+        {"key": "bo", "name": "Bo", "persona": "Bo répare les vélos.",
+         "channels": [CHANNEL, OTHER, THIRD]},
+        *extra,
+    ]  # fmt: skip
+
+
+@asynccontextmanager
+async def _scene(
+    tmp_path: Path, ollama: FakeOllama, *, chain: int = 0, webhooks: bool = True, **kw: Any
+) -> AsyncIterator[tuple[EchoBot, fakes.Recorder]]:
+    async with _bot_with(
+        tmp_path, ollama, characters=kw.pop("characters", _characters()),
+        discord={"channels": [CHANNEL], "scene_chain": chain}, **kw,
+    ) as (echo, rec):  # fmt: skip
+        if webhooks:
+            fakes.allow_webhooks(echo)
+        yield echo, rec
+
+
+def _speakers(rec: fakes.Recorder) -> list[str]:
+    return [str(p.payload["username"]) for p in rec.webhook_posts()]
+
+
+async def _echo_back(echo: EchoBot, channel: Any, post: fakes.Sent) -> None:
+    """The gateway brings a webhook's message back to the bot."""
+    await echo.get_cog("Conversation").on_message(fakes.received(echo, channel, post))  # type: ignore[union-attr]
+
+
+async def test_the_character_named_answers_else_the_default(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    async with _scene(tmp_path, ollama) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        await _say(echo, channel, ALICE, "bo, tu répares mon vélo ?")
+        await _say(echo, channel, ALICE, "Bonjour à tous")  # "Bo" is not a word of it
+        await _say(echo, channel, BOB, "Alors ADA, ce livre ?")
+        await _say(echo, channel, BOB, "Ada, demande à Bo.")  # the first named answers
+    assert _speakers(rec) == ["Bo", "Ada", "Ada", "Ada"]
+    # One webhook per character in the channel, each made once.
+    assert sorted(str(s.payload["name"]).split(" · ")[1] for s in rec.webhook_creations()) == [
+        "ada", "bo",
+    ]  # fmt: skip
+
+
+async def test_the_character_replied_to_answers(tmp_path: Path, ollama: FakeOllama) -> None:
+    async with _scene(tmp_path, ollama) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        await _say(echo, channel, ALICE, "Bo ?")
+        bos = rec.webhook_posts()[-1].answer
+        await _say(echo, channel, ALICE, "Et la chaîne ?", reply_to=bos)
+        # Where the bot is only mentioned, Bo does not play: the default answers, and a reply
+        # to its webhook message reaches it without a mention.
+        elsewhere = fakes.text_channel(echo, 40)
+        await _say(echo, elsewhere, BOB, "Bo, ici ?", mentions=[fakes.BOT_ID])
+        there = rec.webhook_posts()[-1].answer
+        await _say(echo, elsewhere, BOB, "Tu m'entends ?", reply_to=there)
+    assert _speakers(rec) == ["Bo", "Bo", "Ada", "Ada"]
+
+
+async def test_without_webhooks_the_bot_names_who_speaks_and_replies_find_them(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    ollama.chat_replies = ["Voilà ton vélo."]
+    async with _scene(tmp_path, ollama, webhooks=False) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        await _say(echo, channel, ALICE, "Bo, mon vélo ?")
+        [first] = [s for s in rec.sent if s.path == f"/channels/{CHANNEL}/messages"]
+        assert first.payload["content"] == "**Bo**\nVoilà ton vélo."
+        mine = fakes._message_payload(CHANNEL, first.payload["content"])
+        await _say(echo, channel, ALICE, "Merci !", reply_to=mine)
+    replies = [s for s in rec.sent if s.path == f"/channels/{CHANNEL}/messages"]
+    assert str(replies[-1].payload["content"]).startswith("**Bo**\n")
+
+
+@pytest.mark.parametrize("chain", [0, 1, 3])
+async def test_characters_answer_each_other_at_most_scene_chain_times(
+    tmp_path: Path, ollama: FakeOllama, chain: int
+) -> None:
+    ollama.chat_reply = lambda payload: "Ada, Bo : on en parle ?"  # names both, always
+    async with _scene(tmp_path, ollama, chain=chain) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        for round_ in range(2):
+            before = len(rec.webhook_posts())
+            await _say(echo, channel, ALICE, "Ada ?")
+            # Every character's message comes back to the bot, as the gateway sends it.
+            seen = before
+            while seen < len(rec.webhook_posts()):
+                seen += 1
+                await _echo_back(echo, channel, rec.webhook_posts()[seen - 1])
+            speakers = _speakers(rec)[before:]
+            # The person's answer, then at most `chain` characters answering the other one.
+            assert speakers == ["Ada", "Bo", "Ada", "Bo"][: 1 + chain], round_
+
+
+async def test_a_character_never_answers_itself_nor_another_bot(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    ollama.chat_reply = lambda payload: "Ada ici."
+    async with _scene(tmp_path, ollama, chain=5) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        await _say(echo, channel, ALICE, "Ada ?")
+        await _echo_back(echo, channel, rec.webhook_posts()[-1])  # names only herself
+        await _say(echo, channel, 4242, "Bo, Ada !", author_bot=True)  # another bot
+    assert _speakers(rec) == ["Ada"]
+
+
+@dataclass(frozen=True)
+class Played:
+    key: str
+    name: str
+    avatar: bytes | None = None
+
+
+def test_a_name_is_matched_as_a_whole_word_whatever_its_case() -> None:
+    cast = [Played("ada", "Ada"), Played("bo", "Bo"), Played("jd", "J.D.")]
+    assert named("BO!", cast) == cast[1]
+    assert named("bonjour, adam", cast) is None
+    assert named("Bo puis Ada", cast) == cast[1]
+    assert named("alors j.d., et ada", cast) == cast[2]
+    assert named("", cast) is None
+
+
+async def test_characters_answer_people_in_several_channels_at_once(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    ollama.chaos = Chaos(seed=33, max_delay=0.03, failure_rate=0.0)
+    cy = {"key": "cy", "name": "Cy", "persona": "Cy chante.", "channels": [THIRD]}
+    async with _scene(tmp_path, ollama, characters=_characters(cy)) as (echo, rec):
+        rec.jitter = random.Random(33)
+        cog = echo.get_cog("Conversation")
+        echo_channels = {c: fakes.text_channel(echo, c) for c in (CHANNEL, OTHER, THIRD)}
+        rng = random.Random(33)
+        expected: dict[int, str] = {}
+        said = []
+        person = 2000
+        for channel_id, channel in echo_channels.items():
+            cast = ["Ada", "Bo", "Cy"] if channel_id == THIRD else ["Ada", "Bo"]
+            for _ in range(6):
+                person += 1
+                who = rng.choice([*cast, ""])
+                text = f"{who}, une question" if who else "Une question"
+                message = fakes.message(echo, channel, author_id=person, content=text,
+                                        mentions=[fakes.BOT_ID])  # fmt: skip
+                expected[message.id] = who or "Ada"
+                said.append(message)
+        rng.shuffle(said)
+        await asyncio.gather(*(cog.on_message(m) for m in said))  # type: ignore[union-attr]
+    answered: dict[int, list[str]] = {}
+    for post in rec.webhook_posts():
+        link = str(post.payload["content"]).split("\n", 1)[0]
+        answered.setdefault(int(link.rsplit("/", 1)[1]), []).append(str(post.payload["username"]))
+    assert {m: names[0] for m, names in answered.items()} == expected
+    assert all(len(names) == 1 for names in answered.values())  # once each
+    # One webhook per character and channel, made once however many answered at once.
+    made = sorted((s.path, str(s.payload["name"]).split(" · ")[1]) for s in rec.webhook_creations())
+    pairs = {(f"/channels/{m.channel.id}/webhooks", expected[m.id].lower()) for m in said}
+    assert made == sorted(pairs)
