@@ -13,7 +13,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import tzinfo
 
@@ -25,7 +25,15 @@ from memory.context.builder import ContextBuilder, ContextConfig
 from memory.context.prompt import Character
 from memory.context.story import read_story
 from memory.context.strategies import Registry
-from memory.errors import BackendResponseError, Overloaded, StoreError
+from memory.errors import (
+    BackendResponseError,
+    InvalidInput,
+    NotFound,
+    Overloaded,
+    Regenerating,
+    Settled,
+    StoreError,
+)
 from memory.lexicon import dates
 from memory.looplag import LoopLag
 from memory.model import Exchange
@@ -39,8 +47,8 @@ from memory.recall.cache import (
     SizedCache,
 )
 from memory.recall.semantic import VectorCache
-from memory.store import memories, privacy, turns
-from memory.store.db import Store
+from memory.store import memories, outbox, privacy, replies, turns
+from memory.store.db import Store, Tx
 from memory.store.story_snapshot import StorySnapshot
 from memory.text import clean, clean_message, well_formed, words
 from memory.turn.admission import Admission
@@ -48,7 +56,15 @@ from memory.turn.exchanges import ExchangeWriter
 from memory.turn.greetings import Greetings
 from memory.turn.reply_cap import cap_reply
 from memory.turn.timing import record_timing
-from memory.turn.values import EngineStatus, Incoming, MemoryConfig, Recall, Reply
+from memory.turn.values import (
+    EngineStatus,
+    Incoming,
+    MemoryConfig,
+    Recall,
+    Reply,
+    Version,
+    Versions,
+)
 from memory.vectors import calibrate
 
 log = logging.getLogger(__name__)
@@ -113,8 +129,10 @@ class Engine:
         )
         self.exchanges = ExchangeWriter(
             store, author=self.character.name, clock=clock,
-            backlog=lambda: self.config.reflection_backlog,
+            backlog=lambda: self.config.reflection_backlog, settle=lambda: self.config.settle,
         )  # fmt: skip
+        # The exchanges another answer is being written for (in this process): one at a time.
+        self._regenerating: set[str] = set()
         # Recent message ids, so a replay is ignored even when the database could not record it.
         self._answered: deque[str] = deque(maxlen=REMEMBERED_MESSAGE_IDS)
         # (user, story, origin) -> (generation, pool, whether the person's memories are
@@ -250,7 +268,7 @@ class Engine:
         greeting: str | None = None
         try:
             before_id, greeting = await self.store.transact(
-                lambda tx: self.greetings.store_message(tx, message, text)
+                lambda tx: self._store_message(tx, message, text)
             )
         except StoreError as exc:
             # The database is busy or full: answer anyway (a turn never waits on memory).
@@ -271,15 +289,7 @@ class Engine:
             user_name=message.user_name, origin=message.origin, text=text,
             selected=recalled.selected, story=story, window=recalled.window,
         )  # fmt: skip
-        assert self.chat is not None
-        result = await self.chat.chat(
-            plan.messages, deadline=self.config.chat_deadline,
-            max_tokens=self.context.config.response_tokens,
-        )  # fmt: skip
-        await self.context.after_reply(message.story_id, plan, result.prompt_tokens)
-        answer, cut = cap_reply(well_formed(result.content).strip(), self.config.max_reply_chars)
-        if not answer:
-            raise BackendResponseError("the chat backend returned an empty reply")
+        answer, cut = await self._reply(plan, message.story_id)
         if cut:
             log.info("reply to %s cut by %d characters", message.source_id, cut)
         exchange = Exchange(
@@ -295,6 +305,129 @@ class Engine:
             log.info("timing of the turn on %s not recorded", message.source_id)
         greeting = await self.greetings.deliver(message)
         return Reply(answer, message.source_id, recalled, greeting, cut)
+
+    async def _store_message(
+        self, tx: Tx, message: Incoming, text: str
+    ) -> tuple[int | None, str | None]:
+        """Store the message (greetings.store_message); the person speaking again here settles
+        the versions of their replies before it (their reflections are due now)."""
+        stored = await self.greetings.store_message(tx, message, text)
+        if stored[0] is not None and self.config.settle > 0:
+            await outbox.settle_place(tx, message.user_id, message.story_id, now=self.clock())
+        return stored
+
+    async def regenerate(
+        self,
+        exchange_id: str,
+        *,
+        without: frozenset[int] = frozenset(),
+        on_text: Callable[[str], Awaitable[None]] | None = None,
+    ) -> Reply:
+        """Answer the stored message of this exchange again, with the history as it was before
+        it and the same recall (less the memories `without`, for this answer only), and show
+        the new version. In the person's line in that place, like their turns: it never races
+        their next message. Regenerating when another answer to it is being written here;
+        Settled when the answers can no longer change (reflected, erased, not stored, or older
+        than the versions are kept); Overloaded as a turn."""
+        if self.chat is None:
+            raise RuntimeError("this engine has no chat backend")
+        if exchange_id in self._regenerating:
+            raise Regenerating()
+        self._regenerating.add(exchange_id)
+        try:
+            asked = await self._open(exchange_id)
+            async with self.admission.turn(asked.user_id, asked.story_id):
+                return await self._again(await self._open(exchange_id), without, on_text)
+        finally:
+            self._regenerating.discard(exchange_id)
+
+    async def _open(self, exchange_id: str) -> replies.Asked:
+        """The stored message of an exchange whose answers may still change, or Settled."""
+        asked = await replies.asked(self.store, exchange_id)
+        if asked is None or not asked.pending:
+            raise Settled("the answers to this message can no longer change")
+        if self.clock() - asked.said_at > self.config.versions_hours * 3600:
+            raise Settled("this message is older than its answers are kept")
+        return asked
+
+    async def _again(
+        self,
+        asked: replies.Asked,
+        without: frozenset[int],
+        on_text: Callable[[str], Awaitable[None]] | None,
+    ) -> Reply:
+        story = await self._story(asked.story_id, asked.message_row)
+        recalled = await self.recall(
+            user_id=asked.user_id, story_id=asked.story_id, origin=asked.origin,
+            text=asked.text, earlier=self._conversation(asked.user_id, story),
+            exchange_id=asked.exchange_id, without=without,
+        )  # fmt: skip
+        plan = await self.context.plan(
+            user_name=asked.user_name, origin=asked.origin, text=asked.text,
+            selected=recalled.selected, story=story, window=recalled.window,
+        )  # fmt: skip
+        answer, cut = await self._reply(plan, asked.story_id, on_text)
+        now = self.clock()
+        stored = await self.store.transact(
+            lambda tx: replies.add(
+                tx, asked.exchange_id, text=answer, turn_id=recalled.turn_id, cut=cut, now=now,
+                keep=self.config.versions, due=now + self.config.settle,
+            )
+        )  # fmt: skip
+        if stored is None:  # reflected or erased while it was being written
+            raise Settled("the answers to this message can no longer change")
+        log.info("exchange %s answered again (%d versions)", asked.exchange_id, len(stored))
+        return Reply(answer, asked.exchange_id, recalled, None, cut)
+
+    async def _reply(
+        self,
+        plan: ContextPlan,
+        story_id: int,
+        on_text: Callable[[str], Awaitable[None]] | None = None,
+    ) -> tuple[str, int]:
+        """Ask the chat backend for the reply to a planned prompt; return it cleaned and cut,
+        and how many characters were cut."""
+        assert self.chat is not None
+        result = await self.chat.chat(
+            plan.messages, deadline=self.config.chat_deadline,
+            max_tokens=self.context.config.response_tokens,
+        )  # fmt: skip
+        await self.context.after_reply(story_id, plan, result.prompt_tokens)
+        answer, cut = cap_reply(well_formed(result.content).strip(), self.config.max_reply_chars)
+        if not answer:
+            raise BackendResponseError("the chat backend returned an empty reply")
+        if on_text is not None:  # a backend that does not stream: the whole text, once
+            await on_text(answer)
+        return answer, cut
+
+    async def swipe(self, exchange_id: str, index: int) -> Version:
+        """Show version `index` (0-based) of the answers to this exchange; Settled when they
+        can no longer change, InvalidInput when there is no such version."""
+        await self._open(exchange_id)
+        try:
+            chosen = await self.store.transact(
+                lambda tx: replies.choose(
+                    tx, exchange_id, index, due=self.clock() + self.config.settle
+                )
+            )
+        except IndexError:
+            count = (await self.versions(exchange_id)).count
+            raise InvalidInput(f"there is no answer {index + 1} (1 to {count})") from None
+        if chosen is None:
+            raise Settled("the answers to this message can no longer change")
+        return _versions(exchange_id, *chosen).current
+
+    async def versions(self, exchange_id: str) -> Versions:
+        """The answers to this exchange, oldest first, and which is shown (the first answer
+        alone when it was never answered again); NotFound when the message is not stored."""
+        stored = await replies.listed(self.store, exchange_id)
+        if stored:
+            shown = next((i for i, v in enumerate(stored) if v.shown), len(stored) - 1)
+            return _versions(exchange_id, stored, shown)
+        asked = await replies.asked(self.store, exchange_id)
+        if asked is None:
+            raise NotFound("this message is no longer stored")
+        return Versions(exchange_id, (Version(0, asked.reply),), 0)
 
     @property
     def exchanges_dropped(self) -> int:
@@ -361,13 +494,17 @@ class Engine:
         record: bool = True,
         earlier: Sequence[str] = (),
         exchange_id: str = "",
+        without: frozenset[int] = frozenset(),
     ) -> Recall:
         """Select this user's memories for a message, record the turn, move the counters.
 
         `earlier`: the person's own messages just before this one, oldest first; they recall
         by meaning too, as a second, weaker query (memory.recall.conversation). `exchange_id`: the
-        message's, when it is stored; the turn is not recorded if it is erased meanwhile."""
+        message's, when it is stored; the turn is not recorded if it is erased meanwhile.
+        `without`: memory ids this recall leaves out (rules too), as if they did not exist."""
         candidates, everywhere = await self._pool(user_id, story_id, origin)
+        if without:
+            candidates = candidates.patched(without, ())
         keywords = await lexical.keyword_recall(
             self.store, user_id=user_id, story_id=story_id, origin=origin, text=text,
             everywhere=everywhere,
@@ -413,3 +550,8 @@ class Engine:
             log.warning("turn not recorded (%s)", exc)
             turn_id = 0
         return Recall(turn_id, tuple(chosen), degraded, why_degraded, asked)
+
+
+def _versions(exchange_id: str, stored: Sequence[replies.Stored], shown: int) -> Versions:
+    texts = tuple(Version(i, v.text, v.turn_id, v.created_at, v.cut) for i, v in enumerate(stored))
+    return Versions(exchange_id, texts, shown)

@@ -19,11 +19,12 @@ from memory.engine import Engine
 from memory.errors import Forbidden, NotFound, StoreError
 from memory.manage import context
 from memory.model import MANUAL_EXCHANGE, Memory
-from memory.store import erasure, history, memories, provenance, retention
+from memory.store import erasure, history, memories, provenance, replies, retention
 from memory.store.db import Store, Tx
 from memory.store.erasure import Erased, Target
 from memory.store.history import HistoryMessage
 from memory.store.provenance import Leftovers
+from memory.turn.values import VERSIONS_HOURS
 from memory.write import filters, state
 
 log = logging.getLogger(__name__)
@@ -277,11 +278,19 @@ class Tidied:
     outbox_texts: int = 0
     messages: int = 0
     tombstones: int = 0
+    versions: int = 0  # versions of replies past their time
 
 
-async def tidy(store: Store, *, history_days: float, now: float | None = None) -> Tidied:
+async def tidy(
+    store: Store,
+    *,
+    history_days: float,
+    now: float | None = None,
+    versions_hours: float = VERSIONS_HOURS,
+) -> Tidied:
     """Apply the retention rules: texts of dropped reflections past their week, messages past
-    `history_days` (0: kept), records of erasures completed long ago. Then checkpoint, so
+    `history_days` (0: kept), the versions of replies past `versions_hours` (the history keeps
+    the one shown), records of erasures completed long ago. Then checkpoint, so
     what went leaves the files."""
     when = time.time() if now is None else now
     texts = await store.transact(lambda tx: retention.purge_dropped(tx, now=when))
@@ -294,10 +303,14 @@ async def tidy(store: Store, *, history_days: float, now: float | None = None) -
             if batch < retention.PRUNE_BATCH:
                 break
     tombstones = await store.transact(lambda tx: erasure.forget_tombstones(tx, now=when))
-    if texts or pruned:
-        log.info("retention: %d reflection texts blanked, %d old messages pruned", texts, pruned)
+    versions = await store.transact(
+        lambda tx: replies.prune(tx, before=when - versions_hours * 3600)
+    )
+    if texts or pruned or versions:
+        log.info("retention: %d reflection texts blanked, %d old messages pruned,"
+                 " %d old versions of replies", texts, pruned, versions)  # fmt: skip
         await store.checkpoint()
-    return Tidied(texts, pruned, tombstones)
+    return Tidied(texts, pruned, tombstones, versions)
 
 
 async def resolve(store: Store, source_id: str) -> HistoryMessage | None:

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from memory.store import memories, provenance, versions
+from memory.store import memories, provenance, replies, versions
 from memory.store.db import Store, Tx
 from memory.store.provenance import Copied, Derived
 
@@ -121,6 +121,7 @@ async def erase(
     await tx.execute(
         f"DELETE FROM reflection_inputs WHERE exchange_id IN ({_ERASED})", (erasure_id,)
     )
+    await replies.erase(tx, erasure_id, user_id=target.user_id if target.kind == "person" else None)
     ids = [i for story in removed.values() for i in story]
     for start in range(0, len(ids), memories.ID_BATCH):
         batch = ids[start : start + memories.ID_BATCH]
