@@ -39,6 +39,7 @@ ELSEWHERE = {
     "limits": {"max_concurrent_chats"},  # BoundedChat
     "privacy": {"history_days"},  # the retention job
     "web": {"enabled", "host", "port", "token"},  # bot.web, the operator's page
+    "conversation": {"settle_seconds"},  # runtime: the Engine's settle
 }  # fmt: skip
 # Engine fields no setting sets: the card's lorebook budgets come from the card.
 ENGINE_ONLY = {"source_budgets"}
