@@ -102,8 +102,14 @@ class Engine:
         clock: Callable[[], float] = time.time,
         loop_lag: LoopLag | None = None,
         zone: tzinfo | None = None,
+        settle: float = 0.0,
     ) -> None:
         self.store = store
+        # Seconds a reply's versions are left to settle before its reflection is due: after the
+        # reply and after each new answer or swipe; the person's next message here ends the
+        # wait. 0 (a front end without versions): reflected at once; the bot waits
+        # [conversation] settle_seconds.
+        self.settle = settle
         # The time zone a message's times are read in ("yesterday"; None: the machine's).
         self.zone = zone
         self.embedder = embedder
@@ -129,7 +135,7 @@ class Engine:
         )
         self.exchanges = ExchangeWriter(
             store, author=self.character.name, clock=clock,
-            backlog=lambda: self.config.reflection_backlog, settle=lambda: self.config.settle,
+            backlog=lambda: self.config.reflection_backlog, settle=lambda: self.settle,
         )  # fmt: skip
         # The exchanges another answer is being written for (in this process): one at a time.
         self._regenerating: set[str] = set()
@@ -312,7 +318,7 @@ class Engine:
         """Store the message (greetings.store_message); the person speaking again here settles
         the versions of their replies before it (their reflections are due now)."""
         stored = await self.greetings.store_message(tx, message, text)
-        if stored[0] is not None and self.config.settle > 0:
+        if stored[0] is not None and self.settle > 0:
             await outbox.settle_place(tx, message.user_id, message.story_id, now=self.clock())
         return stored
 
@@ -371,7 +377,7 @@ class Engine:
         stored = await self.store.transact(
             lambda tx: replies.add(
                 tx, asked.exchange_id, text=answer, turn_id=recalled.turn_id, cut=cut, now=now,
-                keep=self.config.versions, due=now + self.config.settle,
+                keep=self.config.versions, due=now + self.settle,
             )
         )  # fmt: skip
         if stored is None:  # reflected or erased while it was being written
@@ -406,9 +412,7 @@ class Engine:
         await self._open(exchange_id)
         try:
             chosen = await self.store.transact(
-                lambda tx: replies.choose(
-                    tx, exchange_id, index, due=self.clock() + self.config.settle
-                )
+                lambda tx: replies.choose(tx, exchange_id, index, due=self.clock() + self.settle)
             )
         except IndexError:
             count = (await self.versions(exchange_id)).count

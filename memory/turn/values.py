@@ -48,10 +48,6 @@ class MemoryConfig:
     memories_served: str = privacy.WHERE_LEARNED
     # Megabytes the per-person caches (pools, vector matrices, dedup indexes) hold together.
     cache_mb: int = CACHE_MB
-    # Seconds a reply's versions are left to settle before its reflection is due: after the
-    # reply and after each "Another answer" or swipe; the person's next message here ends it
-    # at once (0: reflect at once, as a front end without versions does).
-    settle: float = 0.0
     # Versions of one reply kept (the first answer included), and hours they are kept.
     versions: int = VERSIONS
     versions_hours: float = VERSIONS_HOURS

@@ -70,10 +70,10 @@ class Chat:
 
 
 def _engine(store: Store, chat: Chat, clock: Clock, **config: Any) -> Engine:
+    settle = config.pop("settle", SETTLE)
     return Engine(
-        store, embedder=None, chat=chat, clock=clock,
-        config=MemoryConfig(settle=config.pop("settle", SETTLE), **config),
-    )  # fmt: skip
+        store, embedder=None, chat=chat, clock=clock, config=MemoryConfig(**config), settle=settle
+    )
 
 
 def _worker(store: Store, chat: Chat, clock: Clock) -> ReflectionWorker:
