@@ -221,12 +221,12 @@ class Terminal:
         await self._show_version(self._last)
 
     async def _show_version(self, exchange_id: str) -> None:
-        versions = await self.runtime.engine.versions(exchange_id)
-        shown = versions.current
+        answers = await self.runtime.engine.versions(exchange_id)
+        shown = answers.current
         self._print(f"{self.runtime.engine.character_name}: {shown.text}")
         if shown.cut:
             self.say(render.cut_line(shown.cut))
-        self.say(render.version_line(versions))
+        self.say(render.version_line(answers))
 
     def _in_background(self, work: Coroutine[object, object, None]) -> None:
         task = asyncio.create_task(work)

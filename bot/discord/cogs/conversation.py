@@ -7,13 +7,22 @@ import contextlib
 import logging
 import re
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import discord
 from discord.ext import commands
 
 from bot import render
-from memory import EchoError, Incoming, Overloaded, guild_origin, unexpected
+from bot.discord.cogs import answers
+from memory import (
+    EchoError,
+    Incoming,
+    Overloaded,
+    Version,
+    Versions,
+    guild_origin,
+    unexpected,
+)
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot
@@ -80,11 +89,20 @@ class Conversation(commands.Cog):
             async with self.bot.runtime.engine.admit(incoming) as fresh:
                 if not fresh:
                     return  # a replay of a message already answered, or waiting in line
-                chunks = await self._answer(message, incoming)
+                chunks, reply = await self._answer(message, incoming)
                 # Sent before the line is released: this person's next message is answered
-                # after this one, on Discord as in the history.
-                for chunk in chunks:
-                    await message.reply(chunk, mention_author=False, allowed_mentions=_NONE)
+                # after this one, on Discord as in the history. The last chunk carries the
+                # buttons for another answer (bot.discord.cogs.answers).
+                for n, chunk in enumerate(chunks):
+                    last = reply is not None and n == len(chunks) - 1
+                    extra: dict[str, Any] = {}
+                    if reply is not None and last:
+                        extra["view"] = answers.reply_view(reply)
+                    sent = await message.reply(
+                        chunk, mention_author=False, allowed_mentions=_NONE, **extra
+                    )
+                    if last:
+                        answers.posted(self.bot, incoming.source_id, sent)
         except Overloaded as exc:
             # Counted by the engine; the notice itself is rate-limited per person.
             if exc.notify:
@@ -95,22 +113,29 @@ class Conversation(commands.Cog):
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _answer(self, message: discord.Message, incoming: Incoming) -> list[str]:
+    async def _answer(
+        self, message: discord.Message, incoming: Incoming
+    ) -> tuple[list[str], Versions | None]:
         """The messages that answer: the reply (with the greeting and the cut line), the
-        unavailable line when the turn failed, nothing for a message with nothing to answer."""
+        unavailable line when the turn failed, nothing for a message with nothing to answer;
+        and the reply's one version, for its buttons (None: no reply)."""
         try:
             async with _typing(message.channel):
                 reply = await self.bot.runtime.engine.turn(incoming, admitted=True)
         except EchoError as exc:
             log.warning("no reply to message %d: %s", message.id, type(exc).__name__)
-            return [UNAVAILABLE]
+            return [UNAVAILABLE], None
         except Exception as exc:
             # A bug: the person still hears back, the traceback goes to the log.
             log.error("turn for message %d raised %s", message.id, unexpected(exc))
-            return [UNAVAILABLE]
+            return [UNAVAILABLE], None
+        if reply is None:
+            return [], None
         # Every chunk is a reply to the message: "Exclude from context" on any of them finds the
         # stored reply through that reference.
-        return [] if reply is None else render.reply_chunks(reply)
+        first = Version(0, reply.text, reply.recall.turn_id, cut=reply.cut)
+        versions = Versions(reply.exchange_id, (first,), 0, incoming.user_id)
+        return render.reply_chunks(reply), versions
 
 
 _NONE = discord.AllowedMentions.none()
