@@ -424,14 +424,19 @@ class Engine:
     async def versions(self, exchange_id: str) -> Versions:
         """The answers to this exchange, oldest first, and which is shown (the first answer
         alone when it was never answered again); NotFound when the message is not stored."""
-        stored = await replies.listed(self.store, exchange_id)
-        if stored:
-            shown = next((i for i, v in enumerate(stored) if v.shown), len(stored) - 1)
-            return _versions(exchange_id, stored, shown)
         asked = await replies.asked(self.store, exchange_id)
         if asked is None:
             raise NotFound("this message is no longer stored")
-        return Versions(exchange_id, (Version(0, asked.reply),), 0)
+        settled = not asked.pending or (
+            self.clock() - asked.said_at > self.config.versions_hours * 3600
+        )
+        stored = await replies.listed(self.store, exchange_id)
+        if not stored:
+            return Versions(exchange_id, (Version(0, asked.reply),), 0, asked.user_id, settled)
+        shown = next((i for i, v in enumerate(stored) if v.shown), len(stored) - 1)
+        return replace(
+            _versions(exchange_id, stored, shown), user_id=asked.user_id, settled=settled
+        )
 
     @property
     def exchanges_dropped(self) -> int:

@@ -112,6 +112,10 @@ class Versions:
     exchange_id: str
     texts: tuple[Version, ...]
     shown: int = 0
+    # The person the message was theirs (0: not known), and whether the answers can no longer
+    # change (reflected, or past the time they are kept).
+    user_id: int = 0
+    settled: bool = False
 
     @property
     def count(self) -> int:
