@@ -7,6 +7,7 @@ import asyncio
 import json
 import random
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from memory.backends.chat import ChatResult
 from memory.manage import forgetting
 from memory.store import history
 from memory.store.db import Store
+from tests.fakes import canary
 
 STORY, GUILD = 10, "111"
 SETTLE = 120.0
@@ -306,3 +308,36 @@ async def test_forgetting_the_message_erases_every_version(store: Store) -> None
     await forgetting.forget_message(store, message, actor_id=1, engine=engine)
     row = await store.fetchone("SELECT count(*) FROM reply_versions")
     assert row is not None and row[0] == 0
+
+
+@pytest.mark.parametrize("erased", ["message", "person"])
+async def test_a_canary_in_a_discarded_answer_leaves_no_byte_once_forgotten(
+    store: Store, tmp_path: Path, erased: str
+) -> None:
+    chat, clock = Chat(), Clock()
+    engine = _engine(store, chat, clock)
+    reply = await engine.turn(_message(1, "hello"))
+    assert reply is not None
+    secret = "QQZCANARY0002"
+    real = chat.chat
+
+    async def quoting(messages: Sequence[Any], **kw: Any) -> ChatResult:
+        said = await real(messages, **kw)
+        return ChatResult(f"{said.content} {secret}")
+
+    chat.chat = quoting  # type: ignore[method-assign]
+    await engine.regenerate(reply.exchange_id)
+    chat.chat = real  # type: ignore[method-assign]
+    await engine.swipe(reply.exchange_id, 0)  # the answer with the canary is not shown
+    assert await _reply_in_history(store, reply.exchange_id) == "answer 1 to hello"
+    assert await canary.stored(store, tmp_path, secret) > 0
+    if erased == "message":
+        message = await history.by_source(store, reply.exchange_id)
+        await forgetting.forget_message(store, message, actor_id=1, engine=engine)
+    else:
+        await forgetting.forget_person(store, 1, engine=engine)
+    for _ in range(100):  # as the erasures' job would, once no reader holds an old snapshot
+        if not await forgetting.settle_pending(store):
+            break
+        await asyncio.sleep(0.05)
+    assert await canary.stored(store, tmp_path, secret) == 0
