@@ -419,6 +419,8 @@ class Engine:
             raise InvalidInput(f"there is no answer {index + 1} (1 to {count})") from None
         if chosen is None:
             raise Settled("the answers to this message can no longer change")
+        if not chosen[0]:  # never answered again: the first answer is the only one
+            return (await self.versions(exchange_id)).current
         return _versions(exchange_id, *chosen).current
 
     async def versions(self, exchange_id: str) -> Versions:

@@ -341,3 +341,40 @@ async def test_a_canary_in_a_discarded_answer_leaves_no_byte_once_forgotten(
             break
         await asyncio.sleep(0.05)
     assert await canary.stored(store, tmp_path, secret) == 0
+
+
+async def test_any_run_of_answers_and_swipes_agrees_with_a_list(store: Store) -> None:
+    """An oracle: the answers kept are a list (appended to, its oldest not shown dropped past
+    the bound, one shown); after every step of random runs of new answers and swipes, the
+    versions, the history's reply and the reflection's pending text all say what the list
+    says."""
+    rng = random.Random(11)
+    for run in range(3):
+        chat, clock = Chat(seed=run), Clock()
+        keep = rng.randint(1, 4)
+        engine = _engine(store, chat, clock, versions=keep)
+        reply = await engine.turn(_message(run + 1, f"run {run}"))
+        assert reply is not None
+        kept, shown = [reply.text], 0
+        for _ in range(12):
+            if rng.random() < 0.5:
+                again = await engine.regenerate(reply.exchange_id)
+                kept.append(again.text)
+                kept = kept[-keep:]
+                shown = len(kept) - 1
+            else:
+                index = rng.randrange(len(kept) + 1)  # one past the end, now and then
+                if index == len(kept):
+                    with pytest.raises(InvalidInput):
+                        await engine.swipe(reply.exchange_id, index)
+                else:
+                    assert (await engine.swipe(reply.exchange_id, index)).text == kept[index]
+                    shown = index
+            versions = await engine.versions(reply.exchange_id)
+            assert [v.text for v in versions.texts] == kept
+            assert versions.shown == shown
+            assert await _reply_in_history(store, reply.exchange_id) == kept[shown]
+            pending = await store.fetchone(
+                "SELECT reply FROM outbox WHERE exchange_id = ?", (reply.exchange_id,)
+            )
+            assert pending is not None and pending[0] == kept[shown]
