@@ -97,8 +97,14 @@ async def test_another_answer_is_shown_and_swipes_go_back_and_forth(store: Store
     engine = _engine(store, chat, clock)
     first = await engine.turn(_message(1, "hello"))
     assert first is not None and first.text == "answer 1 to hello"
-    again = await engine.regenerate(first.exchange_id)
+    heard: list[str] = []
+
+    async def on_text(text: str) -> None:
+        heard.append(text)
+
+    again = await engine.regenerate(first.exchange_id, on_text=on_text)
     assert again.text == "answer 2 to hello"
+    assert heard == ["answer 2 to hello"]  # a backend that does not stream: the whole, once
     versions = await engine.versions(first.exchange_id)
     assert [v.text for v in versions.texts] == ["answer 1 to hello", "answer 2 to hello"]
     assert (versions.shown, versions.count) == (1, 2)
