@@ -333,6 +333,24 @@ class PrivacySettings(_Section):
     follow_deletions: bool = True
 
 
+# Seconds a reply's versions settle before its reflection: long enough to read an answer and
+# ask for another (a few seconds each on a GPU, up to a minute on a CPU model), short enough
+# that the memory is written before the person is likely to be back.
+SETTLE_SECONDS = 120.0
+
+
+class ConversationSettings(_Section):
+    """The answers to one message: "Another answer", and ◀ ▶ between them."""
+
+    # Versions of one reply kept, the first answer included (the oldest not shown goes).
+    versions: int = Field(_MEMORY.versions, ge=1, le=25)
+    # Hours a reply's versions are kept; past it the one shown stays in the history.
+    versions_hours: float = Field(_MEMORY.versions_hours, gt=0, le=24 * 30)
+    # Seconds after the reply, and after each new answer or swipe, before what the memory learns
+    # from the exchange is written (the person's next message here ends the wait at once).
+    settle_seconds: float = Field(SETTLE_SECONDS, ge=0, le=86_400)
+
+
 # A token anyone could guess in a few tries protects nothing.
 MIN_WEB_TOKEN = 16
 
@@ -378,6 +396,7 @@ class Settings(BaseSettings):
     context: ContextSettings = Field(default_factory=ContextSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+    conversation: ConversationSettings = Field(default_factory=ConversationSettings)
     web: WebSettings = Field(default_factory=WebSettings)
 
     @classmethod
@@ -438,9 +457,9 @@ class Settings(BaseSettings):
         return Secrets.of(*(s.get_secret_value() for s in held if s is not None), *in_urls)
 
     def memory_config(self) -> MemoryConfig:
-        """The engine's read-path config, from [memory], [limits], [privacy] and the chat
-        deadline; every MemoryConfig field is set here (a test walks them)."""
-        m, limits = self.memory, self.limits
+        """The engine's read-path config, from [memory], [limits], [privacy], [conversation]
+        and the chat deadline; every MemoryConfig field is set here (a test walks them)."""
+        m, limits, talk = self.memory, self.limits, self.conversation
         return MemoryConfig(
             limit=m.memories_per_turn,
             semantic_slots=m.semantic_slots,
@@ -457,6 +476,8 @@ class Settings(BaseSettings):
             reflection_backlog=limits.reflection_backlog,
             memories_served=self.privacy.memories_served,
             cache_mb=limits.cache_mb,
+            versions=talk.versions,
+            versions_hours=talk.versions_hours,
         )
 
 

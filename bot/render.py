@@ -29,6 +29,7 @@ from memory import (
     Scope,
     Status,
     Turn,
+    Versions,
     redact,
     said_on,
 )
@@ -103,6 +104,11 @@ def reply_chunks(reply: Reply) -> list[str]:
     if reply.greeting:
         chunks = [*split_message(defang(reply.greeting)), *chunks]
     return chunks
+
+
+def version_line(versions: Versions) -> str:
+    """Which answer to the message is shown, of how many."""
+    return f"(answer {versions.shown + 1}/{versions.count})"
 
 
 def split_message(text: str, limit: int = DISCORD_LIMIT) -> list[str]:

@@ -325,6 +325,8 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             loop_lag=loop_lag,
             # [character] timezone: where "yesterday" is read, the prompt's day is said.
             zone=settings.default_character.zone(),
+            # [conversation] settle_seconds: a reply's answers settle before it is reflected.
+            settle=settings.conversation.settle_seconds,
         )
         worker = ReflectionWorker(
             store, Deadlined(chat, "reflection_timeout"), character_name=engine.character.name,

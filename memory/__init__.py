@@ -7,6 +7,7 @@ memory.recall, memory.context, memory.write, memory.vectors, memory.store, memor
 
     Engine, MemoryConfig          the engine of one character, and its read path's numbers
     Incoming, Reply, Recall       a message to answer, the answer, the memories it used
+    Version, Versions             the answers to one message ("Another answer", swipes)
     Store, ReflectionWorker       the database (SQLite or PostgreSQL), the reflection after a turn
     Indexer                       the re-indexing of memories' vectors
     jobs                          every background job, started the same by each front end
@@ -51,6 +52,8 @@ from memory.errors import (
     NotFound,
     Overloaded,
     ReflectionError,
+    Regenerating,
+    Settled,
     StoreError,
     unexpected,
 )
@@ -75,7 +78,15 @@ from memory.store.history import HistoryMessage
 from memory.store.opening import open_store
 from memory.store.story import HeldAnchor
 from memory.turn.admission import MAX_CHATS, BoundedChat
-from memory.turn.values import EngineStatus, Incoming, MemoryConfig, Recall, Reply
+from memory.turn.values import (
+    EngineStatus,
+    Incoming,
+    MemoryConfig,
+    Recall,
+    Reply,
+    Version,
+    Versions,
+)
 from memory.vectors.calibrate import LanguageReport, calibrate, save_calibration
 from memory.vectors.indexer import REINDEX_INTERVAL, Indexer, IndexerStatus
 from memory.vectors.prefixes import Prefixed, resolve_prefixes
@@ -138,15 +149,19 @@ __all__ = [
     "Recall",
     "ReflectionError",
     "ReflectionWorker",
+    "Regenerating",
     "Registry",
     "Reply",
     "Scope",
     "Secrets",
     "Selected",
+    "Settled",
     "Status",
     "Store",
     "StoreError",
     "Turn",
+    "Version",
+    "Versions",
     "calibrate",
     "guild_origin",
     "jobs",

@@ -26,7 +26,15 @@ from memory.context.builder import ContextBuilder, ContextConfig
 from memory.context.prompt import Character
 from memory.context.story import read_story
 from memory.context.strategies import Registry
-from memory.errors import BackendResponseError, NotFound, Overloaded, StoreError
+from memory.errors import (
+    BackendResponseError,
+    InvalidInput,
+    NotFound,
+    Overloaded,
+    Regenerating,
+    Settled,
+    StoreError,
+)
 from memory.lexicon import dates
 from memory.looplag import LoopLag
 from memory.model import Exchange
@@ -41,7 +49,7 @@ from memory.recall.cache import (
 )
 from memory.recall.semantic import VectorCache
 from memory.store import characters as cast_store
-from memory.store import history, memories, outbox, privacy, turns
+from memory.store import memories, outbox, privacy, replies, turns
 from memory.store.db import Store, Tx
 from memory.store.story_snapshot import StorySnapshot
 from memory.text import clean, clean_message, well_formed, words
@@ -50,7 +58,15 @@ from memory.turn.exchanges import ExchangeWriter
 from memory.turn.greetings import Greetings
 from memory.turn.reply_cap import cap_reply
 from memory.turn.timing import record_timing
-from memory.turn.values import EngineStatus, Incoming, MemoryConfig, Recall, Reply
+from memory.turn.values import (
+    EngineStatus,
+    Incoming,
+    MemoryConfig,
+    Recall,
+    Reply,
+    Version,
+    Versions,
+)
 from memory.vectors import calibrate
 
 log = logging.getLogger(__name__)
@@ -89,8 +105,14 @@ class Engine:
         clock: Callable[[], float] = time.time,
         loop_lag: LoopLag | None = None,
         zone: tzinfo | None = None,
+        settle: float = 0.0,
     ) -> None:
         self.store = store
+        # Seconds a reply's versions are left to settle before its reflection is due: after the
+        # reply and after each new answer or swipe; the person's next message here ends the
+        # wait. 0 (a front end without versions): reflected at once; the bot waits
+        # [conversation] settle_seconds.
+        self.settle = settle
         # The time zone a message's times are read in ("yesterday"; None: the machine's).
         self.zone = zone
         self.embedder = embedder
@@ -127,8 +149,10 @@ class Engine:
         )
         self.exchanges = ExchangeWriter(
             store, author=self.character.name, clock=clock,
-            backlog=lambda: self.config.reflection_backlog,
+            backlog=lambda: self.config.reflection_backlog, settle=lambda: self.settle,
         )  # fmt: skip
+        # The exchanges another answer is being written for (in this process): one at a time.
+        self._regenerating: set[str] = set()
         # Recent message ids, so a replay is ignored even when the database could not record it.
         self._answered: deque[str] = deque(maxlen=REMEMBERED_MESSAGE_IDS)
         # (user, story, origin) -> (generation, pool, whether the person's memories are
@@ -287,7 +311,7 @@ class Engine:
 
         async def store_message(tx: Tx) -> tuple[int | None, str | None]:
             await cast_store.record_ids(tx, derived)
-            return await greetings.store_message(tx, message, text)
+            return await self._store_message(tx, greetings, message, text)
 
         try:
             before_id, greeting = await self.store.transact(store_message)
@@ -310,15 +334,7 @@ class Engine:
             user_name=message.user_name, origin=message.origin, text=text,
             selected=recalled.selected, story=story, window=recalled.window,
         )  # fmt: skip
-        assert self.chat is not None
-        result = await self.chat.chat(
-            plan.messages, deadline=self.config.chat_deadline,
-            max_tokens=context.config.response_tokens,
-        )  # fmt: skip
-        await context.after_reply(message.story_id, plan, result.prompt_tokens)
-        answer, cut = cap_reply(well_formed(result.content).strip(), self.config.max_reply_chars)
-        if not answer:
-            raise BackendResponseError("the chat backend returned an empty reply")
+        answer, cut = await self._reply(plan, message.story_id, context)
         if cut:
             log.info("reply to %s cut by %d characters", message.source_id, cut)
         exchange = Exchange(
@@ -335,14 +351,15 @@ class Engine:
         greeting = await greetings.deliver(message)
         return Reply(answer, message.source_id, recalled, greeting, cut)
 
-    @property
-    def exchanges_dropped(self) -> int:
-        """Exchanges lost since start-up: past the bound of those waiting, or to a bug."""
-        return self.exchanges.dropped
-
-    async def flush_pending(self) -> int:
-        """Write the exchanges a busy or full database refused; see ExchangeWriter."""
-        return await self.exchanges.flush_pending()
+    async def _store_message(
+        self, tx: Tx, greetings: Greetings, message: Incoming, text: str
+    ) -> tuple[int | None, str | None]:
+        """Store the message (greetings.store_message); the person speaking again here settles
+        the versions of their replies before it (their reflections are due now)."""
+        stored = await greetings.store_message(tx, message, text)
+        if stored[0] is not None and self.settle > 0:
+            await outbox.settle_place(tx, message.user_id, message.story_id, now=self.clock())
+        return stored
 
     async def regenerate(
         self,
@@ -351,30 +368,129 @@ class Engine:
         without: frozenset[int] = frozenset(),
         on_text: Callable[[str], Awaitable[None]] | None = None,
     ) -> Reply:
-        """Stand-in for C2 (branch swipe builds it): answer the stored message of this exchange
-        again, with the history before it; the new answer replaces the stored reply."""
-        asked = await history.by_source(self.store, exchange_id)
-        queued = await outbox.get(self.store, exchange_id)
-        if asked is None or asked.user_id is None or queued is None or self.chat is None:
-            raise NotFound("that message can no longer be answered again")
-        story = await self._story(asked.story_id, asked.id)
+        """Answer the stored message of this exchange again, with the history as it was before
+        it and the same recall (less the memories `without`, for this answer only), and show
+        the new version. In the person's line in that place, like their turns: it never races
+        their next message. Regenerating when another answer to it is being written here;
+        Settled when the answers can no longer change (reflected, erased, not stored, or older
+        than the versions are kept); Overloaded as a turn."""
+        if self.chat is None:
+            raise RuntimeError("this engine has no chat backend")
+        if exchange_id in self._regenerating:
+            raise Regenerating()
+        self._regenerating.add(exchange_id)
+        try:
+            asked = await self._open(exchange_id)
+            async with self.admission.turn(asked.user_id, asked.story_id):
+                return await self._again(await self._open(exchange_id), without, on_text)
+        finally:
+            self._regenerating.discard(exchange_id)
+
+    async def _open(self, exchange_id: str) -> replies.Asked:
+        """The stored message of an exchange whose answers may still change, or Settled."""
+        asked = await replies.asked(self.store, exchange_id)
+        if asked is None or not asked.pending:
+            raise Settled("the answers to this message can no longer change")
+        if self.clock() - asked.said_at > self.config.versions_hours * 3600:
+            raise Settled("this message is older than its answers are kept")
+        return asked
+
+    async def _again(
+        self,
+        asked: replies.Asked,
+        without: frozenset[int],
+        on_text: Callable[[str], Awaitable[None]] | None,
+    ) -> Reply:
+        # The character that answered: the one whose (maybe derived) story id it is stored under.
+        _, key = await cast_store.owner(self.store, cast_store.STORY, asked.story_id)
+        context = self.contexts[self.characters.playing(key or self.characters.home).key]
+        story = await self._story(asked.story_id, asked.message_row)
         recalled = await self.recall(
-            user_id=asked.user_id, story_id=asked.story_id, origin=queued.exchange.origin,
-            text=asked.content, record=False,
+            user_id=asked.user_id, story_id=asked.story_id, origin=asked.origin,
+            text=asked.text, earlier=self._conversation(asked.user_id, story),
+            exchange_id=asked.exchange_id, without=without,
         )  # fmt: skip
-        plan = await self.context.plan(
-            user_name=asked.author_name, origin=queued.exchange.origin, text=asked.content,
+        plan = await context.plan(
+            user_name=asked.user_name, origin=asked.origin, text=asked.text,
             selected=recalled.selected, story=story, window=recalled.window,
         )  # fmt: skip
+        answer, cut = await self._reply(plan, asked.story_id, context, on_text)
+        now = self.clock()
+        stored = await self.store.transact(
+            lambda tx: replies.add(
+                tx, asked.exchange_id, text=answer, turn_id=recalled.turn_id, cut=cut, now=now,
+                keep=self.config.versions, due=now + self.settle,
+            )
+        )  # fmt: skip
+        if stored is None:  # reflected or erased while it was being written
+            raise Settled("the answers to this message can no longer change")
+        log.info("exchange %s answered again (%d versions)", asked.exchange_id, len(stored))
+        return Reply(answer, asked.exchange_id, recalled, None, cut)
+
+    async def _reply(
+        self,
+        plan: ContextPlan,
+        story_id: int,
+        context: ContextBuilder,
+        on_text: Callable[[str], Awaitable[None]] | None = None,
+    ) -> tuple[str, int]:
+        """Ask the chat backend for the reply to a planned prompt (the character's `context`);
+        return it cleaned and cut, and how many characters were cut."""
+        assert self.chat is not None
         result = await self.chat.chat(
             plan.messages, deadline=self.config.chat_deadline,
-            max_tokens=self.context.config.response_tokens,
+            max_tokens=context.config.response_tokens,
         )  # fmt: skip
+        await context.after_reply(story_id, plan, result.prompt_tokens)
         answer, cut = cap_reply(well_formed(result.content).strip(), self.config.max_reply_chars)
         if not answer:
             raise BackendResponseError("the chat backend returned an empty reply")
-        await self.store.transact(lambda tx: history.replace_reply(tx, exchange_id, answer))
-        return Reply(answer, exchange_id, recalled, None, cut)
+        if on_text is not None:  # a backend that does not stream: the whole text, once
+            await on_text(answer)
+        return answer, cut
+
+    async def swipe(self, exchange_id: str, index: int) -> Version:
+        """Show version `index` (0-based) of the answers to this exchange; Settled when they
+        can no longer change, InvalidInput when there is no such version."""
+        await self._open(exchange_id)
+        try:
+            chosen = await self.store.transact(
+                lambda tx: replies.choose(tx, exchange_id, index, due=self.clock() + self.settle)
+            )
+        except IndexError:
+            count = (await self.versions(exchange_id)).count
+            raise InvalidInput(f"there is no answer {index + 1} (1 to {count})") from None
+        if chosen is None:
+            raise Settled("the answers to this message can no longer change")
+        if not chosen[0]:  # never answered again: the first answer is the only one
+            return (await self.versions(exchange_id)).current
+        return _versions(exchange_id, *chosen).current
+
+    async def versions(self, exchange_id: str) -> Versions:
+        """The answers to this exchange, oldest first, and which is shown (the first answer
+        alone when it was never answered again); NotFound when the message is not stored."""
+        asked = await replies.asked(self.store, exchange_id)
+        if asked is None:
+            raise NotFound("this message is no longer stored")
+        settled = not asked.pending or (
+            self.clock() - asked.said_at > self.config.versions_hours * 3600
+        )
+        stored = await replies.listed(self.store, exchange_id)
+        # Whose message it was: the person, not the id a character keeps them under.
+        person, _ = await cast_store.owner(self.store, cast_store.PERSON, asked.user_id)
+        if not stored:
+            return Versions(exchange_id, (Version(0, asked.reply),), 0, person, settled)
+        shown = next((i for i, v in enumerate(stored) if v.shown), len(stored) - 1)
+        return replace(_versions(exchange_id, stored, shown), user_id=person, settled=settled)
+
+    @property
+    def exchanges_dropped(self) -> int:
+        """Exchanges lost since start-up: past the bound of those waiting, or to a bug."""
+        return self.exchanges.dropped
+
+    async def flush_pending(self) -> int:
+        """Write the exchanges a busy or full database refused; see ExchangeWriter."""
+        return await self.exchanges.flush_pending()
 
     def claimed(self, source_id: str) -> bool:
         """Whether this engine took the message for a turn lately: answered, or its turn still
@@ -447,13 +563,17 @@ class Engine:
         record: bool = True,
         earlier: Sequence[str] = (),
         exchange_id: str = "",
+        without: frozenset[int] = frozenset(),
     ) -> Recall:
         """Select this user's memories for a message, record the turn, move the counters.
 
         `earlier`: the person's own messages just before this one, oldest first; they recall
         by meaning too, as a second, weaker query (memory.recall.conversation). `exchange_id`: the
-        message's, when it is stored; the turn is not recorded if it is erased meanwhile."""
+        message's, when it is stored; the turn is not recorded if it is erased meanwhile.
+        `without`: memory ids this recall leaves out (rules too), as if they did not exist."""
         candidates, everywhere = await self._pool(user_id, story_id, origin)
+        if without:
+            candidates = candidates.patched(without, ())
         keywords = await lexical.keyword_recall(
             self.store, user_id=user_id, story_id=story_id, origin=origin, text=text,
             everywhere=everywhere,
@@ -499,3 +619,8 @@ class Engine:
             log.warning("turn not recorded (%s)", exc)
             turn_id = 0
         return Recall(turn_id, tuple(chosen), degraded, why_degraded, asked)
+
+
+def _versions(exchange_id: str, stored: Sequence[replies.Stored], shown: int) -> Versions:
+    texts = tuple(Version(i, v.text, v.turn_id, v.created_at, v.cut) for i, v in enumerate(stored))
+    return Versions(exchange_id, texts, shown)

@@ -9,6 +9,8 @@
     │   └── BackendResponseError the backend answered with an error body or unusable content
     │       └── BackendRefused   it refused the request itself (4xx, or a 5xx that says so)
     ├── Overloaded               this person already has as many turns waiting here as allowed
+    ├── Regenerating             another answer to this message is being written already
+    ├── Settled                  the answers to this message can no longer change
     ├── NotFound                 no such memory for this user (also for another person's id)
     ├── Forbidden                the caller may not do this (exclude someone else's message)
     ├── InvalidInput             what a person typed cannot be used (the message says why)
@@ -86,6 +88,18 @@ class Overloaded(EchoError):
     def __init__(self, *, notify: bool) -> None:
         super().__init__("too many messages waiting for an answer here")
         self.notify = notify
+
+
+class Regenerating(EchoError):
+    """Another answer to this message is being written already; this request is not run."""
+
+    def __init__(self) -> None:
+        super().__init__("another answer to this message is being written already")
+
+
+class Settled(EchoError):
+    """The answers to this message can no longer change: what was learned from it was learned
+    from the one shown (or the message is no longer stored)."""
 
 
 def unexpected(exc: BaseException) -> str:

@@ -10,7 +10,8 @@ the set and to stop it. Both front ends (the Discord bot and the interactive ter
                reindex_interval (REINDEX_INTERVAL, 45 s)     get one
     erasures   at start, then every ERASURE_EVERY (30 s)     the erasures a reader kept pending
                                                              are finished (the files checkpointed)
-    retention  at start, then every RETENTION_EVERY (1 h)    the [privacy] retention rules
+    retention  at start, then every RETENTION_EVERY (1 h)    the [privacy] retention rules and
+                                                             the time replies' versions are kept
                                                              (memory.manage.forgetting.tidy)
     warm-up    once, at start                                the caches of the places active
                                                              lately, built before they speak
@@ -96,7 +97,12 @@ def listed(
         Job(
             "retention",
             RETENTION_EVERY,
-            functools.partial(forgetting.tidy, store, history_days=history_days),
+            functools.partial(
+                forgetting.tidy,
+                store,
+                history_days=history_days,
+                versions_hours=engine.config.versions_hours,
+            ),
         ),
         Job("warm-up", None, engine.warm_up),
         Job("casting", CASTING_EVERY, functools.partial(casting.reload, store, engine.characters)),

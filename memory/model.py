@@ -124,6 +124,8 @@ class Turn:
     selected: tuple[Selected, ...] = field(default_factory=tuple)
     degraded: bool = False
     created_at: float = 0.0
+    # The exchange (its message's source id) the turn answered; '' when not known.
+    exchange_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 # The cogs, one concern each, loaded in this order.
 EXTENSIONS = (
     "bot.discord.cogs.conversation",
+    "bot.discord.cogs.answers",
     "bot.discord.cogs.memories",
     "bot.discord.cogs.admin",
     "bot.discord.cogs.context",

@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import discord
 from discord.utils import MISSING
@@ -125,11 +125,13 @@ class Faces:
         face: Face,
         *,
         continued: bool = False,
+        view: discord.ui.View | None = None,
     ) -> list[discord.Message]:
         """Post a reply's chunks as `face`: through its webhook where the bot may, else as a
         Discord reply from the bot; return the messages posted, in order. The first chunk gets
         the line saying what it answers (or who speaks), unless it `continued` a reply already
-        begun. A refused webhook call loses nothing: what it did not post goes out as the bot."""
+        begun; the last carries `view` (the reply's buttons). A refused webhook call loses
+        nothing: what it did not post goes out as the bot."""
         if not chunks:
             return []
         hook, why = await self._webhook(channel, face)
@@ -139,11 +141,14 @@ class Faces:
             if not continued:
                 parts = _headed(chunks, f"{REPLY_MARK}{reply_to.jump_url}")
             thread = channel if isinstance(channel, discord.Thread) else MISSING
-            for part in parts:
+            for n, part in enumerate(parts):
+                extra: dict[str, Any] = {}
+                if view is not None and n == len(parts) - 1:
+                    extra["view"] = view
                 try:
                     posted = await hook.send(
                         part, username=safe_name(face.name), wait=True, allowed_mentions=_NONE,
-                        thread=thread,
+                        thread=thread, **extra,
                     )  # fmt: skip
                     sent.append(posted)
                 except discord.HTTPException as exc:
@@ -154,7 +159,9 @@ class Faces:
                 return sent
             chunks = parts[len(sent) :] if sent else chunks
         named = not sent and not continued
-        return sent + await self._as_bot(channel, reply_to, chunks, face, why, named=named)
+        return sent + await self._as_bot(
+            channel, reply_to, chunks, face, why, named=named, view=view
+        )
 
     async def _as_bot(
         self,
@@ -165,6 +172,7 @@ class Faces:
         why: str,
         *,
         named: bool,
+        view: discord.ui.View | None = None,
     ) -> list[discord.Message]:
         self.fallbacks[why] += 1
         where = getattr(channel, "id", 0)
@@ -175,10 +183,15 @@ class Faces:
                      where, why)  # fmt: skip
         if named and face.named:
             chunks = _headed(chunks, f"**{discord.utils.escape_markdown(face.name)}**")
-        return [
-            await reply_to.reply(part, mention_author=False, allowed_mentions=_NONE)
-            for part in chunks
-        ]
+        sent = []
+        for n, part in enumerate(chunks):
+            extra: dict[str, Any] = {}
+            if view is not None and n == len(chunks) - 1:
+                extra["view"] = view
+            sent.append(
+                await reply_to.reply(part, mention_author=False, allowed_mentions=_NONE, **extra)
+            )
+        return sent
 
     async def _webhook(
         self, channel: discord.abc.Messageable, face: Face
@@ -263,6 +276,12 @@ class Faces:
         if message.webhook_id is None:
             return None
         return self.speakers.get(message.webhook_id)
+
+
+def header_of(content: str) -> str:
+    """The first line this module put on a part of a reply (with its newline), or ""."""
+    header = _HEADER.match(content)
+    return header.group(0) if header else ""
 
 
 def room(message: discord.Message) -> int:

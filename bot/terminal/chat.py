@@ -38,7 +38,9 @@ from memory import (
     Kind,
     Memory,
     NotFound,
+    Regenerating,
     Scope,
+    Settled,
     StoreError,
     jobs,
     manage,
@@ -48,6 +50,8 @@ from memory.manage import context, export, forgetting, privacy, story, versions
 log = logging.getLogger(__name__)
 
 PROMPT = "> "
+# The commands that change the last reply: a script's reflection of it waits past them.
+_VERSIONS = ("/retry", "/swipe")
 # Messages per /history page: a screenful.
 HISTORY_PAGE = 20
 
@@ -118,6 +122,10 @@ class Terminal:
         self.jobs: jobs.Background | None = None
         # What the next line answers, after a command asked for a confirmation.
         self._answer: _Question | None = None
+        # The last exchange answered (what /retry and /swipe act on) and, in a script, the one
+        # whose reflection waits for a line that is neither of them: its answers settle then.
+        self._last: str | None = None
+        self._unreflected: str | None = None
 
     def say(self, text: str) -> None:
         """Print a command's answer: Discord's markdown shown as the plain text it stands for."""
@@ -139,6 +147,8 @@ class Terminal:
 
     async def _handle(self, line: str) -> bool:
         line = line.strip()
+        if self._unreflected is not None and line.split(" ", 1)[0] not in _VERSIONS:
+            await self._settle()
         if self._answer is not None:
             # The line answers the question a command asked: y does it, anything else keeps.
             question, self._answer = self._answer, None
@@ -174,12 +184,61 @@ class Terminal:
         self._print(f"{name}: {reply.text}")
         if reply.cut:
             self.say(render.cut_line(reply.cut))
-        if self.interactive:
-            self._in_background(self._reflect(reply.exchange_id))
+        self._last = reply.exchange_id
+        if not self.interactive:
+            # Scripted input: the memory is written and indexed before the next line that is
+            # not /retry or /swipe (the answer kept then is what it learns).
+            self._unreflected = reply.exchange_id
+        elif self.runtime.engine.settle > 0:
+            # Reflected once its answers settle ([conversation] settle_seconds, the jobs); this
+            # message settled the one before it, reflected now.
+            self._in_background(self._reflect(None))
         else:
-            # Scripted input: the memory is written and indexed before the next line.
-            await self.runtime.worker.reflect_now(reply.exchange_id)
+            self._in_background(self._reflect(reply.exchange_id))
+
+    async def _settle(self) -> None:
+        """A script moved on from the last reply: reflect on it and index, before the line."""
+        exchange_id, self._unreflected = self._unreflected, None
+        if exchange_id is not None:
+            await self.runtime.worker.reflect_now(exchange_id)
             await self.runtime.indexer.run_once()
+
+    async def cmd_retry(self, arg: str) -> None:
+        """/retry: another answer to your last message, shown instead of the one before."""
+        if self._last is None:
+            self.say("Nothing to answer again yet: say something first.")
+            return
+        try:
+            reply = await self.runtime.engine.regenerate(self._last)
+        except (Settled, Regenerating) as exc:
+            self.say(f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
+            return
+        except EchoError as exc:
+            log.warning("answer again failed: %s", type(exc).__name__)
+            name, url = self.runtime.engine.character_name, self.runtime.settings.llm.base_url
+            self._print(render.cannot_answer(name, exc, base_url=url))
+            return
+        await self._show_version(reply.exchange_id)
+
+    async def cmd_swipe(self, arg: str) -> None:
+        """/swipe N: show answer N (1 is the first) to your last message instead."""
+        if self._last is None:
+            self.say("Nothing to swipe yet: say something first.")
+            return
+        try:
+            await self.runtime.engine.swipe(self._last, _id(arg) - 1)
+        except Settled as exc:
+            self.say(f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
+            return
+        await self._show_version(self._last)
+
+    async def _show_version(self, exchange_id: str) -> None:
+        answers = await self.runtime.engine.versions(exchange_id)
+        shown = answers.current
+        self._print(f"{self.runtime.engine.character_name}: {shown.text}")
+        if shown.cut:
+            self.say(render.cut_line(shown.cut))
+        self.say(render.version_line(answers))
 
     def _in_background(self, work: Coroutine[object, object, None]) -> None:
         task = asyncio.create_task(work)
@@ -488,6 +547,7 @@ class Terminal:
                     line = await reader.readline()
                 if not line or not await self.handle(line):
                     break
+            await self._settle()  # a script's last reply: its answers settle at the end
         finally:
             if self.interactive:
                 self._print("")  # the shell's prompt on a line of its own

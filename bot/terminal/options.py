@@ -25,7 +25,7 @@ REMEMBER_USAGE = "/remember TEXT [kind:fact|preference|promise|episode|rule] [sc
 
 HELP = f"""\
 Commands: /why · /memories [never|TEXT|history ID] · /pin ID · /unpin ID · /forget ID
-          /edit ID TEXT · /restore ID
+          /edit ID TEXT · /restore ID · /retry (another answer) · /swipe N (show answer N)
           {REMEMBER_USAGE}
           /summary · /positions [drop ID REASON] · /anchors [add TEXT|drop ID REASON]
           /privacy [where_learned|everywhere|default] · /stats · /context [DRAFT] [full:true]

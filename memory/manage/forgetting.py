@@ -22,12 +22,22 @@ from memory.errors import Forbidden, NotFound, StoreError
 from memory.manage import casting, context
 from memory.model import MANUAL_EXCHANGE, Memory
 from memory.store import characters as cast_store
-from memory.store import counters, erasure, history, memories, provenance, retention, sent
+from memory.store import (
+    counters,
+    erasure,
+    history,
+    memories,
+    provenance,
+    replies,
+    retention,
+    sent,
+)
 from memory.store.db import Store, Tx
 from memory.store.erasure import Erased, Target
 from memory.store.history import HistoryMessage
 from memory.store.provenance import Derived, Leftovers
 from memory.text import clean_message
+from memory.turn.values import VERSIONS_HOURS
 from memory.write import filters, state
 
 log = logging.getLogger(__name__)
@@ -447,11 +457,19 @@ class Tidied:
     outbox_texts: int = 0
     messages: int = 0
     tombstones: int = 0
+    versions: int = 0  # versions of replies past their time
 
 
-async def tidy(store: Store, *, history_days: float, now: float | None = None) -> Tidied:
+async def tidy(
+    store: Store,
+    *,
+    history_days: float,
+    now: float | None = None,
+    versions_hours: float = VERSIONS_HOURS,
+) -> Tidied:
     """Apply the retention rules: texts of dropped reflections past their week, messages past
-    `history_days` (0: kept), records of erasures completed long ago. Then checkpoint, so
+    `history_days` (0: kept), the versions of replies past `versions_hours` (the history keeps
+    the one shown), records of erasures completed long ago. Then checkpoint, so
     what went leaves the files."""
     when = time.time() if now is None else now
     texts = await store.transact(lambda tx: retention.purge_dropped(tx, now=when))
@@ -464,10 +482,14 @@ async def tidy(store: Store, *, history_days: float, now: float | None = None) -
             if batch < retention.PRUNE_BATCH:
                 break
     tombstones = await store.transact(lambda tx: erasure.forget_tombstones(tx, now=when))
-    if texts or pruned:
-        log.info("retention: %d reflection texts blanked, %d old messages pruned", texts, pruned)
+    versions = await store.transact(
+        lambda tx: replies.prune(tx, before=when - versions_hours * 3600)
+    )
+    if texts or pruned or versions:
+        log.info("retention: %d reflection texts blanked, %d old messages pruned,"
+                 " %d old versions of replies", texts, pruned, versions)  # fmt: skip
         await store.checkpoint()
-    return Tidied(texts, pruned, tombstones)
+    return Tidied(texts, pruned, tombstones, versions)
 
 
 async def resolve(store: Store, source_id: str) -> HistoryMessage | None:

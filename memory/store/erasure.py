@@ -18,7 +18,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from memory.model import Exchange
-from memory.store import applied, context, counters, memories, outbox, provenance, versions
+from memory.store import (
+    applied,
+    context,
+    counters,
+    memories,
+    outbox,
+    provenance,
+    replies,
+    versions,
+)
 from memory.store.db import Store, Tx
 from memory.store.provenance import Copied, Derived
 
@@ -131,6 +140,7 @@ async def erase(
     await tx.execute(
         f"DELETE FROM reflection_inputs WHERE exchange_id IN ({_ERASED})", (erasure_id,)
     )
+    await replies.erase(tx, erasure_id, user_id=target.user_id if target.kind == "person" else None)
     ids = [i for story in removed.values() for i in story]
     if target.text is not None:
         ids = await _rewrite(tx, target, target.text, words=words, carries=carries)

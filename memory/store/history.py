@@ -65,24 +65,6 @@ async def add_reply(
     )
 
 
-async def replace_reply(tx: Tx, exchange_id: str, content: str) -> None:
-    """Stand-in for C2: the stored reply to an exchange (and its waiting reflection's) replaced."""
-    await tx.execute(
-        "UPDATE messages SET content = ? WHERE source_id = ?", (content, f"{exchange_id}:reply")
-    )
-    if not await tx.changes():  # it had left the history (an edit took it back)
-        await tx.execute(
-            "INSERT INTO messages (source_id, story_id, user_id, role, author_name, content,"
-            " created_at) SELECT source_id || ':reply', story_id, NULL, 'assistant', 'Écho',"
-            " ?, created_at FROM messages WHERE source_id = ?",
-            (content, exchange_id),
-        )
-    await tx.execute(
-        "UPDATE outbox SET reply = ? WHERE exchange_id = ? AND status = 'pending'",
-        (content, exchange_id),
-    )
-
-
 async def move_source(tx: Tx, old: str, new: str) -> None:
     """Give a stored message another source id (a greeting sent with a later message than the
     one it was stored with); nothing changes when `new` is taken."""

@@ -52,10 +52,11 @@ async def enqueue(
     backlog: int = BACKLOG_PER_PERSON,
     due: float | None = None,
 ) -> int:
-    """Queue the reflection of an exchange (once per exchange id), due at `due` (None: now).
-    Past `backlog` pending rows of this person (their oldest, perhaps being reflected, not
-    counted), drop the oldest of the others but those some process holds; return how many
-    were dropped (never another person's)."""
+    """Queue the reflection of an exchange (once per exchange id), due at `due` (None: now: the
+    reply's versions may change until then, see `replace_reply`). Past `backlog` pending rows
+    of this person (their oldest, perhaps being reflected, not counted), drop the oldest of the
+    others but those some process holds; return how many were dropped (never another
+    person's)."""
     await tx.execute(
         "INSERT INTO outbox (exchange_id, user_id, story_id, origin, user_name, user_message,"
         " reply, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -77,6 +78,30 @@ async def enqueue(
         (exchange.user_id, max(0, backlog), now),
     )
     return await tx.changes()
+
+
+async def replace_reply(tx: Tx, exchange_id: str, reply: str, *, due: float) -> bool:
+    """Give a pending reflection the reply's version now shown, due no sooner than `due` (the
+    versions settle first). A reflection of it under way loses its lease: its result, made from
+    the other version, is discarded when it tries to apply it (`holds`), and the row is reflected
+    again. Return whether a pending row was found."""
+    await tx.execute(
+        "UPDATE outbox SET reply = ?1, leased_by = NULL, lease_until = NULL, next_attempt_at ="
+        " CASE WHEN next_attempt_at > ?2 THEN next_attempt_at ELSE ?2 END"
+        " WHERE exchange_id = ?3 AND status = 'pending'",
+        (reply, due, exchange_id),
+    )
+    return bool(await tx.changes())
+
+
+async def settle_place(tx: Tx, user_id: int, story_id: int, *, now: float) -> None:
+    """The person spoke again here: their earlier replies' versions settle, and the reflections
+    waiting for that are due now (a retry's backoff is left alone)."""
+    await tx.execute(
+        "UPDATE outbox SET next_attempt_at = ?1 WHERE user_id = ?2 AND story_id = ?3"
+        " AND status = 'pending' AND attempts = 0 AND next_attempt_at > ?1",
+        (now, user_id, story_id),
+    )
 
 
 _COLUMNS = "id, exchange_id, user_id, story_id, origin, user_name, user_message, reply, attempts"

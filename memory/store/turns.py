@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.model import Reason, Selected, Turn
-from memory.store import counters, erasure
+from memory.store import counters, erasure, replies
 from memory.store.db import Store, Tx
 from memory.store.memories import MEMORY_COLUMNS, MEMORY_FROM, from_row, turn_buckets
 
@@ -108,14 +108,23 @@ async def _count(tx: Tx, where: TurnRecord, selected: Sequence[Selected]) -> Non
 
 
 async def last(store: Store, user_id: int, story_id: int) -> Turn | None:
-    """Return this user's last turn in this story, with what it selected (as it is now)."""
+    """Return this user's last turn in this story, with what it selected (as it is now): for a
+    message answered more than once, the turn behind the answer shown."""
     row = await store.fetchone(
-        "SELECT id, degraded, created_at FROM turns WHERE user_id = ? AND story_id = ?"
-        " ORDER BY id DESC LIMIT 1",
+        "SELECT id, degraded, created_at, exchange_id FROM turns WHERE user_id = ?"
+        " AND story_id = ? ORDER BY id DESC LIMIT 1",
         (user_id, story_id),
     )
     if row is None:
         return None
+    shown = await replies.shown_turn(store, str(row["exchange_id"])) if row["exchange_id"] else None
+    if shown is not None and shown != row["id"]:
+        behind = await store.fetchone(
+            "SELECT id, degraded, created_at, exchange_id FROM turns WHERE id = ?"
+            " AND user_id = ? AND story_id = ?",
+            (shown, user_id, story_id),
+        )
+        row = behind or row
     rows = await store.fetchall(
         f"SELECT {MEMORY_COLUMNS}, s.reason, s.score, s.matched {MEMORY_FROM}"
         " JOIN turn_selections s ON s.memory_id = m.id"
@@ -134,6 +143,7 @@ async def last(store: Store, user_id: int, story_id: int) -> Turn | None:
         selected=selected,
         degraded=bool(row["degraded"]),
         created_at=float(row["created_at"]),
+        exchange_id=str(row["exchange_id"]),
     )
 
 

@@ -163,15 +163,18 @@ async def replaced_until(db: Store | Tx, user_id: int, ids: Collection[int]) -> 
 
 
 async def shown_for(db: Store | Tx, user_id: int, exchange_id: str) -> list[Memory]:
-    """The user's memories the reply to this exchange was given (its turn's selection), as they
-    are now; none when the turn was not recorded or was pruned."""
+    """The user's memories the reply to this exchange was given (its turn's selection; of the
+    version shown, when it was answered more than once), as they are now; none when the turn
+    was not recorded or was pruned."""
     if not exchange_id:
         return []
     rows = await db.fetchall(
         f"{memories.SELECT_FOR_POOL} JOIN turn_selections s ON s.memory_id = m.id"
-        " JOIN turns t ON t.id = s.turn_id WHERE t.exchange_id = ? AND t.user_id = ?"
-        " AND m.user_id = ? ORDER BY s.position",
-        (exchange_id, user_id, user_id),
+        " JOIN turns t ON t.id = s.turn_id WHERE t.exchange_id = ?1 AND t.user_id = ?2"
+        " AND m.user_id = ?2 AND (t.id = (SELECT turn_id FROM reply_versions WHERE"
+        " exchange_id = ?1 AND shown = 1) OR NOT EXISTS (SELECT 1 FROM reply_versions"
+        " WHERE exchange_id = ?1 AND shown = 1 AND turn_id > 0)) ORDER BY s.position",
+        (exchange_id, user_id),
     )
     return [memories.from_row(r) for r in rows]
 

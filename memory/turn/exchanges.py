@@ -26,7 +26,13 @@ class ExchangeWriter:
     """Writes exchanges as the character `author`; keeps those the database refused."""
 
     def __init__(
-        self, store: Store, *, author: str, clock: Callable[[], float], backlog: Callable[[], int]
+        self,
+        store: Store,
+        *,
+        author: str,
+        clock: Callable[[], float],
+        backlog: Callable[[], int],
+        settle: Callable[[], float] = lambda: 0.0,
     ) -> None:
         self.store = store
         self.author = author
@@ -34,6 +40,8 @@ class ExchangeWriter:
         # The reflections one person may have waiting (read at each write: the engine's
         # configuration may be replaced while it runs).
         self.backlog = backlog
+        # Seconds the reply's versions are left to settle before its reflection is due.
+        self.settle = settle
         # Exchanges the database refused (busy, full), written by the next flush. Only the
         # flush that holds `_flushing` takes from it.
         self._pending: deque[Exchange] = deque()
@@ -136,7 +144,10 @@ class ExchangeWriter:
             author_name=e.author or self.author, content=e.reply, now=self.clock(),
         )  # fmt: skip
         backlog = self.backlog()
-        dropped = await outbox.enqueue(tx, e, now=self.clock(), backlog=backlog)
+        now = self.clock()
+        dropped = await outbox.enqueue(
+            tx, e, now=now, backlog=backlog, due=now + max(0.0, self.settle())
+        )
         if dropped:
             await counters.bump(tx, "reflection_dropped_backlog", dropped)
             log.warning("user %d: %d oldest reflections dropped (backlog of %d)",

@@ -15,6 +15,12 @@ from memory.store.outbox import BACKLOG_PER_PERSON
 from memory.turn.admission import NOTICE_INTERVAL, TURN_QUEUE, AdmissionStatus
 from memory.turn.reply_cap import MAX_REPLY_CHARS
 
+# Versions of one reply kept: a person comparing answers looks at a handful; the oldest not
+# shown goes past it.
+VERSIONS = 5
+# Hours the versions of a reply are kept (the history keeps the one shown).
+VERSIONS_HOURS = 24.0
+
 
 @dataclass(frozen=True, slots=True)
 class MemoryConfig:
@@ -42,6 +48,9 @@ class MemoryConfig:
     memories_served: str = privacy.WHERE_LEARNED
     # Megabytes the per-person caches (pools, vector matrices, dedup indexes) hold together.
     cache_mb: int = CACHE_MB
+    # Versions of one reply kept (the first answer included), and hours they are kept.
+    versions: int = VERSIONS
+    versions_hours: float = VERSIONS_HOURS
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +93,39 @@ class Reply:
     # Characters cut off the end of the model's answer (over max_reply_chars); `text` is what
     # was kept, stored and reflected.
     cut: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One answer to a message: its text, its place among the answers (0-based), the turn
+    whose selection produced it (0: not known) and when."""
+
+    index: int
+    text: str
+    turn_id: int = 0
+    created_at: float = 0.0
+    cut: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Versions:
+    """The answers to one message, oldest first, and which one is shown."""
+
+    exchange_id: str
+    texts: tuple[Version, ...]
+    shown: int = 0
+    # The person the message was theirs (0: not known), and whether the answers can no longer
+    # change (reflected, or past the time they are kept).
+    user_id: int = 0
+    settled: bool = False
+
+    @property
+    def count(self) -> int:
+        return len(self.texts)
+
+    @property
+    def current(self) -> Version:
+        return self.texts[self.shown]
 
 
 @dataclass(frozen=True, slots=True)

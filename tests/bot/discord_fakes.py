@@ -112,7 +112,11 @@ class Recorder:
             # Discord answers the commands it now holds, with their ids.
             return [{"description": "", **c, "id": str(next(_ids)), "version": "1",
                      "application_id": str(BOT_ID)} for c in payload]  # fmt: skip
-        self.sent.append(Sent(route.method, route.url.removeprefix(route.BASE), payload))
+        try:
+            path = route.path.format_map(route.__dict__)
+        except KeyError:  # a parameter Route does not keep (a message id): the whole URL's
+            path = route.url.removeprefix(route.BASE)
+        self.sent.append(Sent(route.method, path, payload))
         if self.refuse_typing and route.path.endswith("/typing"):
             raise discord.DiscordServerError(_Response(503), "typing refused")  # type: ignore[arg-type]
         if route.path == "/channels/{channel_id}/webhooks":
@@ -410,6 +414,22 @@ def component(
     client: discord.Client, *, user_id: int, channel_id: int, custom_id: str
 ) -> discord.Interaction[Any]:
     """A button press, as Discord sends it."""
+    return discord.Interaction(
+        data=component_payload(user_id=user_id, channel_id=channel_id, custom_id=custom_id),  # type: ignore[arg-type]
+        state=client._connection,
+    )
+
+
+def component_payload(
+    *,
+    user_id: int,
+    channel_id: int,
+    custom_id: str,
+    message: dict[str, Any] | None = None,
+    permissions: int = 0,
+) -> dict[str, Any]:
+    """The gateway payload of a button press on `message` (a sent message's payload, with its
+    components), by someone with these channel `permissions`."""
     data: dict[str, Any] = {
         "id": str(next(_ids)), "application_id": str(BOT_ID), "type": 3, "token": "token",
         "version": 1, "channel_id": str(channel_id), "locale": "en-US", "app_permissions": "0",
@@ -419,11 +439,11 @@ def component(
                     "position": 0, "permission_overwrites": [], "nsfw": False},
         "member": {"user": user_payload(user_id), "roles": [],
                    "joined_at": "2026-01-01T00:00:00+00:00",
-                   "deaf": False, "mute": False, "permissions": "0", "flags": 0},
+                   "deaf": False, "mute": False, "permissions": str(permissions), "flags": 0},
         "data": {"custom_id": custom_id, "component_type": 2},
-        "message": _message_payload(channel_id, ""),
+        "message": message or _message_payload(channel_id, ""),
     }  # fmt: skip
-    return discord.Interaction(data=data, state=client._connection)  # type: ignore[arg-type]
+    return data
 
 
 def message_command(

@@ -44,6 +44,7 @@ ELSEWHERE = {
     "limits": {"max_concurrent_chats"},  # BoundedChat
     "privacy": {"history_days", "follow_deletions"},  # the retention job; cogs.following
     "web": {"enabled", "host", "port", "token"},  # bot.web, the operator's page
+    "conversation": {"settle_seconds"},  # runtime: the Engine's settle
 }  # fmt: skip
 # Engine fields no setting sets: the card's lorebook budgets come from the card.
 ENGINE_ONLY = {"source_budgets"}

@@ -43,6 +43,8 @@ def _settings(database: Path | str, tmp_path: Path, ollama: FakeOllama) -> Setti
         llm={"base_url": ollama.url},  # type: ignore[arg-type]
         storage=storage,  # type: ignore[arg-type]
         memory={"reindex_interval": EVERY},  # type: ignore[arg-type]
+        # Reflected right after each reply, as these tests read the jobs' work.
+        conversation={"settle_seconds": 0},  # type: ignore[arg-type]
     )
 
 

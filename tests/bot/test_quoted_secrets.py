@@ -48,6 +48,8 @@ async def _bot(url: str, database: Path | str, tmp_path: Path) -> AsyncIterator[
         llm={"backend": "openai", "base_url": url, "api_key": API_KEY},  # type: ignore[arg-type]
         storage=storage,  # type: ignore[arg-type]
         discord={"channels": list(CHANNELS), "token": DISCORD_TOKEN},  # type: ignore[arg-type]
+        # Reflected right after each reply: the outbox rows are read once they are done.
+        conversation={"settle_seconds": 0},  # type: ignore[arg-type]
     )
     async with open_runtime(settings) as runtime:
         echo = EchoBot(runtime, sync=Sync.NEVER, background=False)

@@ -14,9 +14,19 @@ from discord.ext import commands
 
 from bot import render
 from bot.discord import faces
+from bot.discord.cogs import answers
 from bot.discord.faces import Faces, face_of
 from bot.discord.scenes import Scenes
-from memory import EchoError, Incoming, Overloaded, guild_origin, manage, unexpected
+from memory import (
+    EchoError,
+    Incoming,
+    Overloaded,
+    Version,
+    Versions,
+    guild_origin,
+    manage,
+    unexpected,
+)
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot
@@ -93,13 +103,19 @@ class Conversation(commands.Cog):
             async with self.bot.runtime.engine.admit(incoming) as fresh:
                 if not fresh:
                     return  # a replay of a message already answered, or waiting in line
-                chunks, exchange = await self._answer(message, incoming)
+                chunks, reply = await self._answer(message, incoming)
                 # Sent before the line is released: this person's next message is answered
-                # after this one, on Discord as in the history.
+                # after this one, on Discord as in the history. The last chunk carries the
+                # buttons for another answer (bot.discord.cogs.answers).
                 face = face_of(character, named=self.scenes.several())
-                sent = await self.faces.send_reply(message.channel, message, chunks, face)
-                if exchange:
-                    await manage.record_sent(self.bot.runtime.store, exchange, [m.id for m in sent])
+                view = answers.reply_view(reply) if reply is not None else None
+                sent = await self.faces.send_reply(
+                    message.channel, message, chunks, face, view=view
+                )
+                if reply is not None and sent:
+                    answers.posted(self.bot, incoming.source_id, sent[-1])
+                    exchange, ids = reply.exchange_id, [m.id for m in sent]
+                    await manage.record_sent(self.bot.runtime.store, exchange, ids)
         except Overloaded as exc:
             # Counted by the engine; the notice itself is rate-limited per person.
             if exc.notify:
@@ -110,25 +126,29 @@ class Conversation(commands.Cog):
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _answer(self, message: discord.Message, incoming: Incoming) -> tuple[list[str], str]:
+    async def _answer(
+        self, message: discord.Message, incoming: Incoming
+    ) -> tuple[list[str], Versions | None]:
         """The messages that answer: the reply (with the greeting and the cut line), the
         unavailable line when the turn failed, nothing for a message with nothing to answer;
-        and the reply's exchange ("" without a reply)."""
+        and the reply's one version, for its buttons (None: no reply)."""
         try:
             async with _typing(message.channel):
                 reply = await self.bot.runtime.engine.turn(incoming, admitted=True)
         except EchoError as exc:
             log.warning("no reply to message %d: %s", message.id, type(exc).__name__)
-            return [UNAVAILABLE], ""
+            return [UNAVAILABLE], None
         except Exception as exc:
             # A bug: the person still hears back, the traceback goes to the log.
             log.error("turn for message %d raised %s", message.id, unexpected(exc))
-            return [UNAVAILABLE], ""
+            return [UNAVAILABLE], None
+        if reply is None:
+            return [], None
         # Each message sent is recorded with the exchange: "Exclude from context" on any of
         # them finds the stored reply, a webhook's message too (it cannot be a Discord reply).
-        if reply is None:
-            return [], ""
-        return render.reply_chunks(reply), reply.exchange_id
+        first = Version(0, reply.text, reply.recall.turn_id, cut=reply.cut)
+        versions = Versions(reply.exchange_id, (first,), 0, incoming.user_id)
+        return render.reply_chunks(reply), versions
 
 
 _NONE = discord.AllowedMentions.none()

@@ -16,6 +16,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot import render
+from bot.discord.cogs.answers import without_buttons
 from bot.discord.ui import (
     EchoView,
     Interaction,
@@ -215,6 +216,12 @@ class MemoryCommands(commands.Cog):
         name=_("why"), description=_("The memories used for your last message here, and why")
     )
     async def why(self, interaction: Interaction) -> None:
+        text, view = await self.why_answer(interaction)
+        await send_ephemeral(interaction, text, view=view)
+
+    async def why_answer(self, interaction: Interaction) -> tuple[str, discord.ui.View | None]:
+        """/why's text for the caller here (the selection behind the answer shown) and its
+        view: Edit, and beside each memory a button answering again without it."""
         turn = await manage.why(self.store, person_here(interaction), story_here(interaction))
         everywhere = await self.served_everywhere(interaction)
         used = [s.memory for s in turn.selected] if turn else []
@@ -224,9 +231,11 @@ class MemoryCommands(commands.Cog):
         told = await self.told(interaction, used)
         text = render.render_why(turn, everywhere=everywhere, told=told, replaced=replaced)
         text = whose_memories(interaction) + text
-        await send_ephemeral(
-            interaction, text, view=Editable(interaction.user.id, used) if used else None
-        )
+        if not used or turn is None:
+            return text, None
+        view = Editable(interaction.user.id, used)
+        line = without_buttons(view, turn)
+        return (f"{text}\n{line}" if line else text), view
 
     @app_commands.command(name=_("memories"), description=_("Your memories, page by page"))
     @app_commands.describe(

@@ -34,6 +34,7 @@ from memory.store.migrations import (
     v22_keyword_rules,
     v23_memory_dates,
     v24_memory_versions,
+    v25_reply_versions,
     v26_sent_messages,
     v27_characters,
 )
@@ -63,6 +64,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (22, v22_keyword_rules.SQL),
     (23, v23_memory_dates.SQL),
     (24, v24_memory_versions.SQL),
+    (25, v25_reply_versions.SQL),
     (26, v26_sent_messages.SQL),
     (27, v27_characters.SQL),
 )

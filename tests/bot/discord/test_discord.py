@@ -40,6 +40,9 @@ async def _bot_with(
         storage: dict[str, Any] = {"path": tmp_path / "echo.sqlite3", "url": database}
     else:
         storage = {"path": database or tmp_path / "echo.sqlite3"}
+    # Reflected right after each reply, as most tests read it (a test of the answers' buttons
+    # gives its own settle time).
+    sections.setdefault("conversation", {"settle_seconds": 0})
     settings = Settings(
         llm={"base_url": ollama.url},  # type: ignore[arg-type]
         storage=storage,  # type: ignore[arg-type]

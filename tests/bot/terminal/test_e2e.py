@@ -39,7 +39,10 @@ def _config(tmp_path: Path, url: str) -> Path:
     path = tmp_path / "config.toml"
     path.write_text(
         f'[llm]\nbase_url = "{url}"\n[storage]\npath = "echo.sqlite3"\n'
-        '[character]\nname = "Écho"\npersona = "Tu es Écho."\n',
+        '[character]\nname = "Écho"\npersona = "Tu es Écho."\n'
+        # An interactive chat reflects right after each reply, as these tests read it (a
+        # script waits for its next line whatever this says).
+        "[conversation]\nsettle_seconds = 0\n",
         encoding="utf-8",
     )
     return path
