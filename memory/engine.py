@@ -18,14 +18,14 @@ from dataclasses import replace
 from datetime import tzinfo
 
 from memory import lexicon
-from memory.backends.chat import ChatBackend, Embedder
+from memory.backends.chat import ChatBackend, Embedder, stream_of
 from memory.bulk import quiet
 from memory.context.budget import ContextPlan
 from memory.context.builder import ContextBuilder, ContextConfig
 from memory.context.prompt import Character
 from memory.context.story import read_story
 from memory.context.strategies import Registry
-from memory.errors import BackendResponseError, Overloaded, StoreError
+from memory.errors import BackendError, BackendResponseError, Overloaded, StoreError, unexpected
 from memory.lexicon import dates
 from memory.looplag import LoopLag
 from memory.model import Exchange
@@ -46,9 +46,9 @@ from memory.text import clean, clean_message, well_formed, words
 from memory.turn.admission import Admission
 from memory.turn.exchanges import ExchangeWriter
 from memory.turn.greetings import Greetings
-from memory.turn.reply_cap import cap_reply
+from memory.turn.reply_cap import cap_reply, sure_prefix
 from memory.turn.timing import record_timing
-from memory.turn.values import EngineStatus, Incoming, MemoryConfig, Recall, Reply
+from memory.turn.values import EngineStatus, Incoming, MemoryConfig, OnText, Recall, Reply
 from memory.vectors import calibrate
 
 log = logging.getLogger(__name__)
@@ -63,6 +63,11 @@ REMEMBERED_MESSAGE_IDS = 4096
 # calibration saved by another process (`echo calibrate` beside a running bot) reaches the
 # turns within this, for one small read a minute.
 UNFIT_TTL = 60.0
+
+
+def _whole_pairs(text: str) -> str:
+    """`text` without a last high surrogate, whose low half may come in the next piece."""
+    return text[:-1] if text and "\ud800" <= text[-1] <= "\udbff" else text
 
 
 def _pool_bytes(entry: tuple[int, selection.RankedPool, bool]) -> int:
@@ -123,6 +128,8 @@ class Engine:
             SizedCache(self.caches, _pool_bytes)
         )
         self.greetings = Greetings(store, self.character, clock)
+        # Replies whose stream broke midway since start-up (kept as far as they had come).
+        self.replies_interrupted = 0
 
     async def _pool(
         self, user_id: int, story_id: int, origin: str
@@ -197,10 +204,12 @@ class Engine:
         return EngineStatus(
             self.admission.status(), self.exchanges.waiting, self.exchanges.dropped,
             self.vectors.status().turns_before_vectors,
-            self.loop_lag.longest() if self.loop_lag else None,
+            self.loop_lag.longest() if self.loop_lag else None, self.replies_interrupted,
         )  # fmt: skip
 
-    async def turn(self, message: Incoming, *, admitted: bool = False) -> Reply | None:
+    async def turn(
+        self, message: Incoming, *, admitted: bool = False, on_text: OnText | None = None
+    ) -> Reply | None:
         """Answer a message: store it, recall, ask the chat backend, store the reply, queue the
         reflection. Return None for an empty message or one already answered (same source id).
 
@@ -208,13 +217,18 @@ class Engine:
         (unless the caller `admitted` the turn itself, inside `self.admit`); all other turns
         run concurrently. A chat failure raises BackendError after the message was stored: it
         stays in history.
+
+        The reply streams when the chat server can: `on_text` is awaited with the reply's
+        text so far each time more arrives (never twice at once; each text a prefix of the
+        next, cleaned as the reply is, short of where the length cut could fall), and must
+        return quickly. A stream that breaks after some text keeps it: `Reply.interrupted`.
         """
         if self.chat is None:
             raise RuntimeError("this engine has no chat backend")
         if admitted:
-            return await self._answer(message)
+            return await self._answer(message, on_text)
         async with self.admit(message) as fresh:
-            return await self._answer(message) if fresh else None
+            return await self._answer(message, on_text) if fresh else None
 
     @contextlib.asynccontextmanager
     async def admit(self, message: Incoming) -> AsyncIterator[bool]:
@@ -234,7 +248,7 @@ class Engine:
             self._answered.remove(message.source_id)
             raise
 
-    async def _answer(self, message: Incoming) -> Reply | None:
+    async def _answer(self, message: Incoming, on_text: OnText | None) -> Reply | None:
         # A display name is text from a person like any other (a lone surrogate in it would
         # fail every write and every request).
         message = replace(message, user_name=clean(message.user_name) or "someone")
@@ -271,13 +285,9 @@ class Engine:
             user_name=message.user_name, origin=message.origin, text=text,
             selected=recalled.selected, story=story, window=recalled.window,
         )  # fmt: skip
-        assert self.chat is not None
-        result = await self.chat.chat(
-            plan.messages, deadline=self.config.chat_deadline,
-            max_tokens=self.context.config.response_tokens,
-        )  # fmt: skip
-        await self.context.after_reply(message.story_id, plan, result.prompt_tokens)
-        answer, cut = cap_reply(well_formed(result.content).strip(), self.config.max_reply_chars)
+        content, prompt_tokens, interrupted = await self._reply(message, plan, on_text)
+        await self.context.after_reply(message.story_id, plan, prompt_tokens)
+        answer, cut = cap_reply(well_formed(content).strip(), self.config.max_reply_chars)
         if not answer:
             raise BackendResponseError("the chat backend returned an empty reply")
         if cut:
@@ -294,7 +304,52 @@ class Engine:
         else:  # the database refused the exchange: the reply must not wait on it twice
             log.info("timing of the turn on %s not recorded", message.source_id)
         greeting = await self.greetings.deliver(message)
-        return Reply(answer, message.source_id, recalled, greeting, cut)
+        return Reply(answer, message.source_id, recalled, greeting, cut, interrupted)
+
+    async def _reply(
+        self, message: Incoming, plan: ContextPlan, on_text: OnText | None
+    ) -> tuple[str, int | None, bool]:
+        """The model's answer (its pieces as they stream, shown through `on_text`), the prompt
+        tokens it reported, and whether the stream broke midway (then what had arrived)."""
+        assert self.chat is not None
+        limit = self.config.max_reply_chars
+        pieces: list[str] = []
+        received = shown = ""
+        stream = stream_of(
+            self.chat, plan.messages, deadline=self.config.chat_deadline,
+            max_tokens=self.context.config.response_tokens,
+        )  # fmt: skip
+        async with stream:
+            try:
+                async for piece in stream:
+                    pieces.append(piece)
+                    # Past the cut nothing more is shown: the text is no longer joined.
+                    if on_text is None or len(received) > limit:
+                        continue
+                    received += piece
+                    text = sure_prefix(well_formed(_whole_pairs(received)), limit)
+                    if text and text != shown:
+                        shown = text
+                        on_text = await self._shown(message, on_text, text)
+            except BackendError as exc:
+                content = "".join(pieces)
+                if not well_formed(content).strip():
+                    raise
+                self.replies_interrupted += 1
+                log.warning("reply to %s interrupted after %d characters: %s",
+                            message.source_id, len(content), exc)  # fmt: skip
+                return content, None, True
+        return "".join(pieces), stream.prompt_tokens, False
+
+    async def _shown(self, message: Incoming, on_text: OnText, text: str) -> OnText | None:
+        """Give the front end the text so far; a bug there stops the showing, not the turn."""
+        try:
+            await on_text(text)
+        except Exception as exc:
+            log.error("reply to %s no longer shown as it streams: %s",
+                      message.source_id, unexpected(exc))  # fmt: skip
+            return None
+        return on_text
 
     @property
     def exchanges_dropped(self) -> int:
