@@ -34,6 +34,7 @@ from memory.store.migrations import (
     v22_keyword_rules,
     v23_memory_dates,
     v24_memory_versions,
+    v29_chat_streaming,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -61,6 +62,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (22, v22_keyword_rules.SQL),
     (23, v23_memory_dates.SQL),
     (24, v24_memory_versions.SQL),
+    (29, v29_chat_streaming.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -19,6 +19,8 @@ from memory.backends.chat import ChatBackend, OllamaChat, OpenAIChat
 from memory.backends.redact import Secrets
 from memory.backends.structured import Negotiator
 from memory.errors import BackendError, BackendResponseError, BackendUnavailable
+from memory.manage import setup
+from memory.store.db import Store
 from tests.fakes.ollama import FakeOllama, serve_fake_ollama
 from tests.fakes.openai import FakeOpenAI, serve_fake_openai
 from tests.memory.test_text import CONTROL_TOKENS, control_tokens_in
@@ -306,3 +308,16 @@ async def test_the_key_quoted_back_in_a_streamed_error_is_never_shown(
         with pytest.raises(BackendError) as caught:
             await _collect(chat)
     assert KEY not in str(caught.value) and KEY[:12] not in str(caught.value)
+
+
+async def test_whether_a_server_streams_is_kept_across_restarts(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    first = OllamaChat(http, ollama.url, "llama3.1:8b", modes=await setup.negotiator(store,
+                       override=None))  # fmt: skip
+    assert await _collect(first) == ["D'accord."]  # one block: learned and saved
+    # A restart: the next process reads it and never asks this server to stream.
+    again = OllamaChat(http, ollama.url, "llama3.1:8b", modes=await setup.negotiator(store,
+                       override=None))  # fmt: skip
+    assert await _collect(again) == ["D'accord."]
+    assert [p["stream"] for p in _requests(ollama)] == [True, False]
