@@ -35,6 +35,9 @@ class StreamScript:
     malformed_after: int | None = None
     # Pieces of "ha " sent for ever (until the client hangs up), after the reply's.
     endless: bool = False
+    # Before the piece of this index, wait for `gate` (a test looks at what arrived so far).
+    gate_at: int | None = None
+    gate: asyncio.Event | None = None
     # Streams running now, the most at once, and bytes sent in all.
     now: int = 0
     most: int = 0
@@ -65,6 +68,8 @@ class StreamScript:
                 if index == self.malformed_after:
                     events = content_type == "text/event-stream"
                     await self._write(response, b"data: {not json\n\n" if events else b"{not\n")
+                if index == self.gate_at and self.gate is not None:
+                    await self.gate.wait()
                 if index == self.drop_after:
                     assert request.transport is not None
                     request.transport.close()
