@@ -4,9 +4,9 @@ takes (`ChatBackend`, `Embedder`); a deadline that names its setting (`Deadlined
 Each client takes an injectable `httpx.AsyncClient` (the I/O seam: tests give it a loopback
 server) and sends through memory.backends.http, which bounds each call by its deadline and its
 body's size and turns every failure into the typed errors of memory.errors. A structured
-request goes through memory.backends.structured: the mode each server accepts is learned. The
-embedding
-clients are in memory.backends.embedders.
+request goes through memory.backends.structured: the mode each server accepts is learned. A
+turn's reply streams (memory.backends.streaming) from a server that can, learned the same way.
+The embedding clients are in memory.backends.embedders.
 
 Every message goes out with its chat-template control tokens broken (memory.text), whoever wrote
 it: Ollama and llama.cpp apply the model's template to the text and tokenize the result, so a
@@ -238,8 +238,8 @@ class _StructuredChat:
 
 
 class OllamaChat(_StructuredChat):
-    """Chat from Ollama's `/api/chat`, non-streaming; `schema` is sent as `format` (or as
-    "json", or in the prompt: see memory.backends.structured)."""
+    """Chat from Ollama's `/api/chat`: a turn streamed (NDJSON), a structured request whole,
+    `schema` sent as `format` (or as "json", or in the prompt: see memory.backends.structured)."""
 
     def __init__(
         self,
