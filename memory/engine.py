@@ -221,7 +221,8 @@ class Engine:
         The reply streams when the chat server can: `on_text` is awaited with the reply's
         text so far each time more arrives (never twice at once; each text a prefix of the
         next, cleaned as the reply is, short of where the length cut could fall), and must
-        return quickly. A stream that breaks after some text keeps it: `Reply.interrupted`.
+        return quickly; a server that answers in one block never calls it. A stream that
+        breaks after some text keeps it: `Reply.interrupted`.
         """
         if self.chat is None:
             raise RuntimeError("this engine has no chat backend")
@@ -323,8 +324,9 @@ class Engine:
             try:
                 async for piece in stream:
                     pieces.append(piece)
-                    # Past the cut nothing more is shown: the text is no longer joined.
-                    if on_text is None or len(received) > limit:
+                    # Past the cut nothing more is shown: the text is no longer joined. A
+                    # reply answered in one block is not shown before it is returned.
+                    if on_text is None or not stream.streamed or len(received) > limit:
                         continue
                     received += piece
                     text = sure_prefix(well_formed(_whole_pairs(received)), limit)

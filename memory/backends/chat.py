@@ -463,6 +463,7 @@ class Deadlined:
                         ) from None
                     if piece is None:
                         break
+                    out.counts_of(inner)
                     yield piece
             out.counts_of(inner)
 

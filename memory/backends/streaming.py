@@ -48,9 +48,10 @@ MAX_LINE_BYTES = 256 * 1024
 
 class ChatStream:
     """A reply's pieces of text as they arrive (iterate it), then what the server reported:
-    the token counts (None when it gave none) and whether it streamed at all (False: it
-    answered in one block, yielded as one piece). Close it (`aclose`, or `async with`) when
-    left early: the connection and a chat slot are given back then."""
+    the token counts (None when it gave none) and whether it streamed at all (False, known
+    with the first piece: it answered in one block, yielded as one piece). Close it
+    (`aclose`, or `async with`) when left early: the connection and a chat slot are given
+    back then."""
 
     def __init__(self, pieces: Callable[[ChatStream], AsyncGenerator[str, None]]) -> None:
         self.prompt_tokens: int | None = None

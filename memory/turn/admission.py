@@ -191,6 +191,7 @@ class BoundedChat:
                 )  # fmt: skip
                 async with inner:
                     async for piece in inner:
+                        out.counts_of(inner)
                         yield piece
                 out.counts_of(inner)
             finally:
