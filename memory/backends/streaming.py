@@ -39,8 +39,9 @@ from memory.errors import BackendError, BackendRefused, BackendResponseError, Ba
 
 NDJSON = "application/x-ndjson"
 EVENT_STREAM = "text/event-stream"
-# A refusal about streaming itself (a server or proxy that cannot stream says which parameter).
-_ABOUT_STREAM = re.compile(r"(?i)stream")
+# A refusal about streaming itself (a server or proxy that cannot stream says which parameter:
+# "stream", "stream_options", "streaming"), not a proxy's "upstream".
+_ABOUT_STREAM = re.compile(r"(?i)\bstream")
 # The longest line kept while waiting for its end: a piece is a token or a few, its JSON well
 # under a kilobyte; a server that never sends a newline is stopped here, not at MAX_CHAT_BODY.
 MAX_LINE_BYTES = 256 * 1024

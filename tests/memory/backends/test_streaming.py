@@ -17,8 +17,14 @@ from hypothesis import strategies as st
 from memory.backends import chat as chat_module
 from memory.backends.chat import ChatBackend, OllamaChat, OpenAIChat
 from memory.backends.redact import Secrets
+from memory.backends.streaming import about_stream
 from memory.backends.structured import Negotiator
-from memory.errors import BackendError, BackendResponseError, BackendUnavailable
+from memory.errors import (
+    BackendError,
+    BackendRefused,
+    BackendResponseError,
+    BackendUnavailable,
+)
 from memory.manage import setup
 from memory.store.db import Store
 from tests.fakes.ollama import FakeOllama, serve_fake_ollama
@@ -321,3 +327,14 @@ async def test_whether_a_server_streams_is_kept_across_restarts(
                        override=None))  # fmt: skip
     assert await _collect(again) == ["D'accord."]
     assert [p["stream"] for p in _requests(ollama)] == [True, False]
+
+
+@pytest.mark.parametrize(
+    ("detail", "about"),
+    [("stream is not supported", True), ("Unknown parameter: 'stream_options'", True),
+     ("streaming disabled for this key", True), ("upstream connect error", False),
+     ("model 'm' not found", False)],
+)  # fmt: skip
+def test_only_a_refusal_naming_stream_is_about_streaming(detail: str, about: bool) -> None:
+    refused = BackendRefused(f"http://x: HTTP 400: {detail}", status=400, detail=detail)
+    assert about_stream(refused, "http://x") is about
