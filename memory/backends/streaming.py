@@ -81,20 +81,6 @@ class ChatStream:
         self.streamed = other.streamed
 
 
-def one_piece(
-    text: str, prompt_tokens: int | None = None, completion_tokens: int | None = None
-) -> Callable[[ChatStream], AsyncGenerator[str, None]]:
-    """The pieces of a reply known whole: itself, once."""
-
-    async def pieces(out: ChatStream) -> AsyncGenerator[str, None]:
-        out.prompt_tokens, out.completion_tokens, out.streamed = (
-            prompt_tokens, completion_tokens, False
-        )  # fmt: skip
-        yield text
-
-    return pieces
-
-
 class Lines:
     """Bytes in, whole lines out (without their line end, a CR before the LF dropped), however
     the bytes were cut into chunks."""
@@ -137,10 +123,6 @@ class Events:
         if field == b"data" and colon:
             self._data.append(value[1:] if value.startswith(b" ") else value)
         return None
-
-    def close(self) -> bytes | None:
-        """The data of an event the stream ended without its blank line."""
-        return self.line(b"")
 
 
 @dataclass(slots=True)
