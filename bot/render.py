@@ -94,12 +94,19 @@ def cut_line(cut: int) -> str:
     return f"(My answer ran {cut:,} characters longer: I cut it there.)"
 
 
+def interrupted_line() -> str:
+    """The line said under a reply whose stream broke before its end."""
+    return "(My answer was interrupted here.)"
+
+
 def reply_chunks(reply: Reply) -> list[str]:
     """The messages that carry a reply: the greeting first when there is one, the reply, and a
-    short line when the reply was cut to its length limit."""
+    short line when the reply was cut to its length limit or its stream broke midway."""
     text = reply.text
     if reply.cut:
         text += "\n" + cut_line(reply.cut)
+    if reply.interrupted:
+        text += "\n" + interrupted_line()
     chunks = split_message(defang(text))
     if reply.greeting:
         chunks = [*split_message(defang(reply.greeting)), *chunks]
@@ -330,6 +337,7 @@ def render_stats(
         lines.append(
             f"Exchanges waiting for the database: {engine.exchanges_waiting}"
             f" · dropped: {engine.exchanges_dropped}"
+            f" · replies interrupted midway: {engine.replies_interrupted}"
         )
         stall = "not measured" if engine.longest_stall is None else (
             f"{engine.longest_stall * 1000:.0f} ms"

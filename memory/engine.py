@@ -13,12 +13,12 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from datetime import tzinfo
 
 from memory import lexicon
-from memory.backends.chat import ChatBackend, Embedder
+from memory.backends.chat import ChatBackend, Embedder, stream_of
 from memory.bulk import quiet
 from memory.character.cast import Characters
 from memory.context.budget import ContextPlan
@@ -27,6 +27,7 @@ from memory.context.prompt import Character
 from memory.context.story import read_story
 from memory.context.strategies import Registry
 from memory.errors import (
+    BackendError,
     BackendResponseError,
     InvalidInput,
     NotFound,
@@ -34,6 +35,7 @@ from memory.errors import (
     Regenerating,
     Settled,
     StoreError,
+    unexpected,
 )
 from memory.lexicon import dates
 from memory.looplag import LoopLag
@@ -56,12 +58,13 @@ from memory.text import clean, clean_message, well_formed, words
 from memory.turn.admission import Admission
 from memory.turn.exchanges import ExchangeWriter
 from memory.turn.greetings import Greetings
-from memory.turn.reply_cap import cap_reply
+from memory.turn.reply_cap import cap_reply, sure_prefix
 from memory.turn.timing import record_timing
 from memory.turn.values import (
     EngineStatus,
     Incoming,
     MemoryConfig,
+    OnText,
     Recall,
     Reply,
     Version,
@@ -81,6 +84,11 @@ REMEMBERED_MESSAGE_IDS = 4096
 # calibration saved by another process (`echo calibrate` beside a running bot) reaches the
 # turns within this, for one small read a minute.
 UNFIT_TTL = 60.0
+
+
+def _whole_pairs(text: str) -> str:
+    """`text` without a last high surrogate, whose low half may come in the next piece."""
+    return text[:-1] if text and "\ud800" <= text[-1] <= "\udbff" else text
 
 
 def _pool_bytes(entry: tuple[int, selection.RankedPool, bool]) -> int:
@@ -162,6 +170,8 @@ class Engine:
         )
         self.all_greetings = {c.key: Greetings(store, c, clock) for c in self.characters}
         self.greetings = self.all_greetings[self.character.key]
+        # Replies whose stream broke midway since start-up (kept as far as they had come).
+        self.replies_interrupted = 0
 
     async def _pool(
         self, user_id: int, story_id: int, origin: str
@@ -236,10 +246,12 @@ class Engine:
         return EngineStatus(
             self.admission.status(), self.exchanges.waiting, self.exchanges.dropped,
             self.vectors.status().turns_before_vectors,
-            self.loop_lag.longest() if self.loop_lag else None,
+            self.loop_lag.longest() if self.loop_lag else None, self.replies_interrupted,
         )  # fmt: skip
 
-    async def turn(self, message: Incoming, *, admitted: bool = False) -> Reply | None:
+    async def turn(
+        self, message: Incoming, *, admitted: bool = False, on_text: OnText | None = None
+    ) -> Reply | None:
         """Answer a message: store it, recall, ask the chat backend, store the reply, queue the
         reflection. Return None for an empty message or one already answered (same source id).
 
@@ -247,13 +259,19 @@ class Engine:
         (unless the caller `admitted` the turn itself, inside `self.admit`); all other turns
         run concurrently. A chat failure raises BackendError after the message was stored: it
         stays in history.
+
+        The reply streams when the chat server can: `on_text` is awaited with the reply's
+        text so far each time more arrives (never twice at once; each text a prefix of the
+        next, cleaned as the reply is, short of where the length cut could fall), and must
+        return quickly; a server that answers in one block never calls it. A stream that
+        breaks after some text keeps it: `Reply.interrupted`.
         """
         if self.chat is None:
             raise RuntimeError("this engine has no chat backend")
         if admitted:
-            return await self._answer(message)
+            return await self._answer(message, on_text)
         async with self.admit(message) as fresh:
-            return await self._answer(message) if fresh else None
+            return await self._answer(message, on_text) if fresh else None
 
     @contextlib.asynccontextmanager
     async def admit(self, message: Incoming) -> AsyncIterator[bool]:
@@ -290,7 +308,7 @@ class Engine:
                  (played.story_id, cast_store.STORY, real.story_id))  # fmt: skip
         return [(d, kind, r, key) for d, kind, r in pairs if d != r]
 
-    async def _answer(self, message: Incoming) -> Reply | None:
+    async def _answer(self, message: Incoming, on_text: OnText | None) -> Reply | None:
         # A display name is text from a person like any other (a lone surrogate in it would
         # fail every write and every request).
         message = replace(message, user_name=clean(message.user_name) or "someone")
@@ -334,7 +352,9 @@ class Engine:
             user_name=message.user_name, origin=message.origin, text=text,
             selected=recalled.selected, story=story, window=recalled.window,
         )  # fmt: skip
-        answer, cut = await self._reply(plan, message.story_id, context)
+        answer, cut, interrupted = await self._reply(
+            message.source_id, plan, message.story_id, context, on_text
+        )
         if cut:
             log.info("reply to %s cut by %d characters", message.source_id, cut)
         exchange = Exchange(
@@ -349,7 +369,7 @@ class Engine:
         else:  # the database refused the exchange: the reply must not wait on it twice
             log.info("timing of the turn on %s not recorded", message.source_id)
         greeting = await greetings.deliver(message)
-        return Reply(answer, message.source_id, recalled, greeting, cut)
+        return Reply(answer, message.source_id, recalled, greeting, cut, interrupted)
 
     async def _store_message(
         self, tx: Tx, greetings: Greetings, message: Incoming, text: str
@@ -366,7 +386,7 @@ class Engine:
         exchange_id: str,
         *,
         without: frozenset[int] = frozenset(),
-        on_text: Callable[[str], Awaitable[None]] | None = None,
+        on_text: OnText | None = None,
     ) -> Reply:
         """Answer the stored message of this exchange again, with the history as it was before
         it and the same recall (less the memories `without`, for this answer only), and show
@@ -399,7 +419,7 @@ class Engine:
         self,
         asked: replies.Asked,
         without: frozenset[int],
-        on_text: Callable[[str], Awaitable[None]] | None,
+        on_text: OnText | None,
     ) -> Reply:
         # The character that answered: the one whose (maybe derived) story id it is stored under.
         _, key = await cast_store.owner(self.store, cast_store.STORY, asked.story_id)
@@ -414,7 +434,9 @@ class Engine:
             user_name=asked.user_name, origin=asked.origin, text=asked.text,
             selected=recalled.selected, story=story, window=recalled.window,
         )  # fmt: skip
-        answer, cut = await self._reply(plan, asked.story_id, context, on_text)
+        answer, cut, interrupted = await self._reply(
+            asked.exchange_id, plan, asked.story_id, context, on_text
+        )
         now = self.clock()
         stored = await self.store.transact(
             lambda tx: replies.add(
@@ -425,29 +447,73 @@ class Engine:
         if stored is None:  # reflected or erased while it was being written
             raise Settled("the answers to this message can no longer change")
         log.info("exchange %s answered again (%d versions)", asked.exchange_id, len(stored))
-        return Reply(answer, asked.exchange_id, recalled, None, cut)
+        return Reply(answer, asked.exchange_id, recalled, None, cut, interrupted)
 
     async def _reply(
         self,
+        source_id: str,
         plan: ContextPlan,
         story_id: int,
         context: ContextBuilder,
-        on_text: Callable[[str], Awaitable[None]] | None = None,
-    ) -> tuple[str, int]:
-        """Ask the chat backend for the reply to a planned prompt (the character's `context`);
-        return it cleaned and cut, and how many characters were cut."""
-        assert self.chat is not None
-        result = await self.chat.chat(
-            plan.messages, deadline=self.config.chat_deadline,
-            max_tokens=context.config.response_tokens,
-        )  # fmt: skip
-        await context.after_reply(story_id, plan, result.prompt_tokens)
-        answer, cut = cap_reply(well_formed(result.content).strip(), self.config.max_reply_chars)
+        on_text: OnText | None,
+    ) -> tuple[str, int, bool]:
+        """Ask the chat backend for the reply to a planned prompt (the character's `context`),
+        its pieces shown through `on_text` as they stream; return it cleaned and cut, how many
+        characters were cut, and whether the stream broke midway (then what had arrived)."""
+        content, prompt_tokens, interrupted = await self._streamed(
+            source_id, plan, context, on_text
+        )
+        await context.after_reply(story_id, plan, prompt_tokens)
+        answer, cut = cap_reply(well_formed(content).strip(), self.config.max_reply_chars)
         if not answer:
             raise BackendResponseError("the chat backend returned an empty reply")
-        if on_text is not None:  # a backend that does not stream: the whole text, once
-            await on_text(answer)
-        return answer, cut
+        return answer, cut, interrupted
+
+    async def _streamed(
+        self, source_id: str, plan: ContextPlan, context: ContextBuilder, on_text: OnText | None
+    ) -> tuple[str, int | None, bool]:
+        """The model's answer (its pieces as they stream, shown through `on_text`), the prompt
+        tokens it reported, and whether the stream broke midway (then what had arrived)."""
+        assert self.chat is not None
+        limit = self.config.max_reply_chars
+        pieces: list[str] = []
+        received = shown = ""
+        stream = stream_of(
+            self.chat, plan.messages, deadline=self.config.chat_deadline,
+            max_tokens=context.config.response_tokens,
+        )  # fmt: skip
+        async with stream:
+            try:
+                async for piece in stream:
+                    pieces.append(piece)
+                    # Past the cut nothing more is shown: the text is no longer joined. A
+                    # reply answered in one block is not shown before it is returned.
+                    if on_text is None or not stream.streamed or len(received) > limit:
+                        continue
+                    received += piece
+                    text = sure_prefix(well_formed(_whole_pairs(received)), limit)
+                    if text and text != shown:
+                        shown = text
+                        on_text = await self._shown(source_id, on_text, text)
+            except BackendError as exc:
+                content = "".join(pieces)
+                if not well_formed(content).strip():
+                    raise
+                self.replies_interrupted += 1
+                log.warning("reply to %s interrupted after %d characters: %s",
+                            source_id, len(content), exc)  # fmt: skip
+                return content, None, True
+        return "".join(pieces), stream.prompt_tokens, False
+
+    async def _shown(self, source_id: str, on_text: OnText, text: str) -> OnText | None:
+        """Give the front end the text so far; a bug there stops the showing, not the turn."""
+        try:
+            await on_text(text)
+        except Exception as exc:
+            log.error("reply to %s no longer shown as it streams: %s",
+                      source_id, unexpected(exc))  # fmt: skip
+            return None
+        return on_text
 
     async def swipe(self, exchange_id: str, index: int) -> Version:
         """Show version `index` (0-based) of the answers to this exchange; Settled when they

@@ -167,23 +167,36 @@ class Terminal:
     async def talk(self, text: str) -> None:
         self._count += 1
         source = f"terminal:{self.person}:{self._session}:{self._count}"
+        name = self.playing.name
+        # Interactive: the reply is printed as it arrives. Scripted: each reply on one line.
+        streamed = _Streamed(self, name) if self.interactive else None
         try:
             said = Incoming(source, self.person, self.user_name, self.person, DM_ORIGIN, text)
-            reply = await self.runtime.engine.turn(replace(said, character=self.playing.key))
+            reply = await self.runtime.engine.turn(
+                replace(said, character=self.playing.key), on_text=streamed
+            )
         except EchoError as exc:
             log.warning("turn failed: %s", type(exc).__name__)
-            name, url = self.playing.name, self.runtime.settings.llm.base_url
+            if streamed is not None:
+                streamed.end()
+            url = self.runtime.settings.llm.base_url
             self._print(render.cannot_answer(name, exc, base_url=url))
             return
         if reply is None:
             return
-        name = self.playing.name
         # The character's own words as written (its *actions* are part of the role).
-        if reply.greeting:
-            self._print(f"{name}: {reply.greeting}")
-        self._print(f"{name}: {reply.text}")
+        if streamed is not None and streamed.printed:
+            streamed.finish(reply.text)
+            if reply.greeting:  # known once the reply is: said after it
+                self._print(f"{name}: {reply.greeting}")
+        else:
+            if reply.greeting:
+                self._print(f"{name}: {reply.greeting}")
+            self._print(f"{name}: {reply.text}")
         if reply.cut:
             self.say(render.cut_line(reply.cut))
+        if reply.interrupted:
+            self.say(render.interrupted_line())
         self._last = reply.exchange_id
         if not self.interactive:
             # Scripted input: the memory is written and indexed before the next line that is
@@ -215,7 +228,7 @@ class Terminal:
             return
         except EchoError as exc:
             log.warning("answer again failed: %s", type(exc).__name__)
-            name, url = self.runtime.engine.character_name, self.runtime.settings.llm.base_url
+            name, url = self.playing.name, self.runtime.settings.llm.base_url
             self._print(render.cannot_answer(name, exc, base_url=url))
             return
         await self._show_version(reply.exchange_id)
@@ -235,7 +248,7 @@ class Terminal:
     async def _show_version(self, exchange_id: str) -> None:
         answers = await self.runtime.engine.versions(exchange_id)
         shown = answers.current
-        self._print(f"{self.runtime.engine.character_name}: {shown.text}")
+        self._print(f"{self.playing.name}: {shown.text}")
         if shown.cut:
             self.say(render.cut_line(shown.cut))
         self.say(render.version_line(answers))
@@ -558,6 +571,48 @@ class Terminal:
             for task in self._background:
                 task.cancel()
             await asyncio.gather(*self._background, return_exceptions=True)
+
+
+class _Streamed:
+    """A reply printed as it arrives: what is new in each text is appended to its line. The
+    configured secrets are taken out as for every line printed: the end of the text, where one
+    may be still arriving, waits until it is known whole."""
+
+    def __init__(self, terminal: Terminal, name: str) -> None:
+        self.terminal = terminal
+        self.name = name
+        self.printed = ""
+        self._open = False
+
+    async def __call__(self, text: str) -> None:
+        secrets = self.terminal.runtime.secrets
+        safe = secrets.remove(text)
+        held = max(0, secrets.longest - 1)
+        self._more(safe[: len(safe) - held] if held else safe)
+
+    def _more(self, text: str) -> None:
+        if not text.startswith(self.printed) or text == self.printed:
+            return
+        if not self._open:
+            self.terminal._print(f"{self.name}: ", end="")
+            self._open = True
+        self.terminal._print(text[len(self.printed) :], end="")
+        self.printed = text
+
+    def finish(self, text: str) -> None:
+        """Print the rest of the reply and end its line."""
+        whole = self.terminal.runtime.secrets.remove(text)
+        if whole.startswith(self.printed):
+            self._more(whole)
+            self.end()
+        else:  # never expected: the texts shown are prefixes of the reply
+            self.end()
+            self.terminal._print(f"{self.name}: {whole}")
+
+    def end(self) -> None:
+        if self._open:
+            self.terminal._print("")
+            self._open = False
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ takes (`ChatBackend`, `Embedder`); a deadline that names its setting (`Deadlined
 Each client takes an injectable `httpx.AsyncClient` (the I/O seam: tests give it a loopback
 server) and sends through memory.backends.http, which bounds each call by its deadline and its
 body's size and turns every failure into the typed errors of memory.errors. A structured
-request goes through memory.backends.structured: the mode each server accepts is learned. The
-embedding
-clients are in memory.backends.embedders.
+request goes through memory.backends.structured: the mode each server accepts is learned. A
+turn's reply streams (memory.backends.streaming) from a server that can, learned the same way.
+The embedding clients are in memory.backends.embedders.
 
 Every message goes out with its chat-template control tokens broken (memory.text), whoever wrote
 it: Ollama and llama.cpp apply the model's template to the text and tokenize the result, so a
@@ -17,7 +17,8 @@ marker. The operator's persona is treated the same, since a card may have writte
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -32,6 +33,7 @@ from memory.backends.http import (
     timeouts,
 )
 from memory.backends.redact import NO_SECRETS, Secrets, redact
+from memory.backends.streaming import ChatStream, Piece, about_stream, streamed
 from memory.backends.structured import (
     OLLAMA_MODES,
     OPENAI_MODES,
@@ -43,6 +45,8 @@ from memory.backends.structured import (
 )
 from memory.errors import BackendResponseError, BackendUnavailable
 from memory.text import break_control_tokens
+
+log = logging.getLogger(__name__)
 
 Message = Mapping[str, str]
 
@@ -57,12 +61,42 @@ class ChatResult:
 
 
 class ChatBackend(Protocol):
+    """A chat server: `chat` answers whole (structured requests: the reflection), `stream`
+    yields a reply's pieces as the model writes them (a turn)."""
+
     model: str
 
     async def chat(
         self, messages: Sequence[Message], *, schema: Mapping[str, Any] | None = None,
         deadline: float, max_tokens: int | None = None,
     ) -> ChatResult: ...  # fmt: skip
+
+    def stream(
+        self, messages: Sequence[Message], *, deadline: float, max_tokens: int | None = None
+    ) -> ChatStream: ...
+
+
+def stream_of(
+    backend: ChatBackend,
+    messages: Sequence[Message],
+    *,
+    deadline: float,
+    max_tokens: int | None = None,
+) -> ChatStream:
+    """The backend's stream of a reply; for a backend that only answers whole (`chat`, as
+    written before streaming existed), its reply as one piece."""
+    stream = getattr(backend, "stream", None)
+    if stream is not None:
+        result: ChatStream = stream(messages, deadline=deadline, max_tokens=max_tokens)
+        return result
+
+    async def whole(out: ChatStream) -> AsyncGenerator[str, None]:
+        reply = await backend.chat(messages, deadline=deadline, max_tokens=max_tokens)
+        out.prompt_tokens, out.completion_tokens = reply.prompt_tokens, reply.completion_tokens
+        out.streamed = False
+        yield reply.content
+
+    return ChatStream(whole)
 
 
 class Embedder(Protocol):
@@ -89,12 +123,32 @@ class _StructuredChat:
     """What both chat clients share: a plain call, or a structured one sent in the mode this
     server accepts, learned once (memory.backends.structured)."""
 
+    http: httpx.AsyncClient
     base_url: str
+    url: str
     model: str
     modes: Negotiator
     server_modes: tuple[Mode, ...]
+    headers: Mapping[str, str]
+    secrets: Secrets
 
     def _format(self, mode: Mode, schema: Mapping[str, Any]) -> dict[str, Any] | str | None:
+        raise NotImplementedError
+
+    def _payload(
+        self,
+        messages: Sequence[Message],
+        format_: dict[str, Any] | str | None,
+        max_tokens: int | None,
+        *,
+        stream: bool,
+    ) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _parsed(self, data: Any) -> ChatResult:
+        raise NotImplementedError
+
+    def _piece(self, data: Any) -> Piece:
         raise NotImplementedError
 
     async def _send(
@@ -104,7 +158,63 @@ class _StructuredChat:
         deadline: float,
         max_tokens: int | None,
     ) -> ChatResult:
-        raise NotImplementedError
+        payload = self._payload(messages, format_, max_tokens, stream=False)
+        data = await post_json(
+            self.http, self.url, payload, deadline=deadline, cap=MAX_CHAT_BODY,
+            headers=self.headers, secrets=self.secrets,
+        )  # fmt: skip
+        return self._parsed(data)
+
+    def _block(self, data: Any) -> tuple[str, int | None, int | None]:
+        result = self._parsed(data)
+        return result.content, result.prompt_tokens, result.completion_tokens
+
+    def stream(
+        self, messages: Sequence[Message], *, deadline: float, max_tokens: int | None = None
+    ) -> ChatStream:
+        """The reply's pieces as the model writes them, when this server streams (learned
+        from its first answer, kept by the Negotiator); otherwise its whole reply, once."""
+        sent = [{**m, "content": break_control_tokens(m["content"])} for m in messages]
+
+        async def pieces(out: ChatStream) -> AsyncGenerator[str, None]:
+            loop = asyncio.get_running_loop()
+            end = loop.time() + deadline
+            if self.modes.streams(self.base_url, self.model) is False:
+                async for piece in self._whole(out, sent, deadline, max_tokens):
+                    yield piece
+                return
+            payload = self._payload(sent, None, max_tokens, stream=True)
+            received = False
+            try:
+                async for piece in streamed(
+                    self.http, self.url, payload, deadline=deadline, cap=MAX_CHAT_BODY,
+                    parse=self._piece, block=self._block, out=out, headers=self.headers,
+                    secrets=self.secrets,
+                ):  # fmt: skip
+                    if not received:
+                        received = True
+                        await self.modes.learn_streams(self.base_url, self.model, out.streamed)
+                    yield piece
+            except BackendResponseError as exc:
+                if received or not about_stream(exc, self.url):
+                    raise
+                log.warning("chat server %s refused to stream (%s): asked whole from now on",
+                            self.base_url, exc)  # fmt: skip
+                await self.modes.learn_streams(self.base_url, self.model, False)
+                left = max(0.001, end - loop.time())
+                async for piece in self._whole(out, sent, left, max_tokens):
+                    yield piece
+
+        return ChatStream(pieces)
+
+    async def _whole(
+        self, out: ChatStream, messages: Sequence[Message], deadline: float,
+        max_tokens: int | None,
+    ) -> AsyncGenerator[str, None]:  # fmt: skip
+        result = await self._send(messages, None, deadline, max_tokens)
+        out.prompt_tokens, out.completion_tokens = result.prompt_tokens, result.completion_tokens
+        out.streamed = False
+        yield result.content
 
     async def chat(
         self,
@@ -128,8 +238,8 @@ class _StructuredChat:
 
 
 class OllamaChat(_StructuredChat):
-    """Chat from Ollama's `/api/chat`, non-streaming; `schema` is sent as `format` (or as
-    "json", or in the prompt: see memory.backends.structured)."""
+    """Chat from Ollama's `/api/chat`: a turn streamed (NDJSON), a structured request whole,
+    `schema` sent as `format` (or as "json", or in the prompt: see memory.backends.structured)."""
 
     def __init__(
         self,
@@ -154,26 +264,29 @@ class OllamaChat(_StructuredChat):
     def _format(self, mode: Mode, schema: Mapping[str, Any]) -> dict[str, Any] | str | None:
         return ollama_format(mode, schema)
 
-    async def _send(
+    headers: Mapping[str, str] = {}
+
+    def _payload(
         self,
         messages: Sequence[Message],
         format_: dict[str, Any] | str | None,
-        deadline: float,
         max_tokens: int | None,
-    ) -> ChatResult:
+        *,
+        stream: bool,
+    ) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": [dict(m) for m in messages],
-            "stream": False,
+            "stream": stream,
             "options": {"num_ctx": self.num_ctx},
         }
         if format_ is not None:
             payload["format"] = format_
         if max_tokens is not None:
             payload["options"]["num_predict"] = max_tokens
-        data = await post_json(
-            self.http, self.url, payload, deadline=deadline, cap=MAX_CHAT_BODY, secrets=self.secrets
-        )
+        return payload
+
+    def _parsed(self, data: Any) -> ChatResult:
         message = data.get("message") if isinstance(data, dict) else None
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, str):
@@ -183,6 +296,18 @@ class OllamaChat(_StructuredChat):
         return ChatResult(
             content, _int(data.get("prompt_eval_count")), _int(data.get("eval_count"))
         )
+
+    def _piece(self, data: Any) -> Piece:
+        # A line: {"message": {"content": piece}, "done": false}; the last has the counts.
+        if not isinstance(data, dict):
+            raise BackendResponseError(self.secrets.redact(f"{self.url}: a line is not an object"))
+        message = data.get("message")
+        content = message.get("content", "") if isinstance(message, dict) else ""
+        text = content if isinstance(content, str) else ""
+        if data.get("done") is True:
+            return Piece(text, True, _int(data.get("prompt_eval_count")),
+                         _int(data.get("eval_count")))  # fmt: skip
+        return Piece(text)
 
 
 async def ollama_health(http: httpx.AsyncClient, base_url: str, *, deadline: float) -> list[str]:
@@ -235,22 +360,26 @@ class OpenAIChat(_StructuredChat):
     def _format(self, mode: Mode, schema: Mapping[str, Any]) -> dict[str, Any] | str | None:
         return response_format(mode, schema)
 
-    async def _send(
+    def _payload(
         self,
         messages: Sequence[Message],
         format_: dict[str, Any] | str | None,
-        deadline: float,
         max_tokens: int | None,
-    ) -> ChatResult:
+        *,
+        stream: bool,
+    ) -> dict[str, Any]:
         payload: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
         if max_tokens is not None:
             payload["max_tokens"] = max_tokens
         if format_ is not None:
             payload["response_format"] = format_
-        data = await post_json(
-            self.http, self.url, payload, deadline=deadline, cap=MAX_CHAT_BODY,
-            headers=self.headers, secrets=self.secrets,
-        )  # fmt: skip
+        if stream:
+            # The token counts in the last event (OpenAI, vLLM, llama.cpp, Ollama's /v1); a
+            # server that refuses the option is asked whole from then on.
+            payload.update(stream=True, stream_options={"include_usage": True})
+        return payload
+
+    def _parsed(self, data: Any) -> ChatResult:
         try:
             content = data["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
@@ -263,6 +392,26 @@ class OpenAIChat(_StructuredChat):
         return ChatResult(
             content, _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
         )
+
+    def _piece(self, data: Any) -> Piece:
+        # An event: {"choices": [{"delta": {"content": piece}, "finish_reason": null}]}; the
+        # usage comes in the last one (with no choice at all when asked by stream_options).
+        if not isinstance(data, dict):
+            raise BackendResponseError(
+                self.secrets.redact(f"{self.url}: an event is not an object")
+            )
+        given = data.get("usage")
+        usage: dict[str, Any] = given if isinstance(given, dict) else {}
+        counts = (_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+        choices = data.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
+        choice: dict[str, Any] = first if isinstance(first, dict) else {}
+        delta = choice.get("delta")
+        content = delta.get("content") if isinstance(delta, dict) else None
+        # The chunk with a finish_reason is the last with text: the usage, then [DONE], may
+        # follow, and a server that ends there without [DONE] has ended.
+        text = content if isinstance(content, str) else ""
+        return Piece(text, False, *counts, finished=choice.get("finish_reason") is not None)
 
 
 class Deadlined:
@@ -291,3 +440,31 @@ class Deadlined:
                 )
         except TimeoutError:
             raise BackendUnavailable(f"{self.name}: no answer within {deadline:g} s") from None
+
+    def stream(
+        self, messages: Sequence[Message], *, deadline: float, max_tokens: int | None = None
+    ) -> ChatStream:
+        """The inner stream, the whole of it bounded by `deadline` under this one's name."""
+
+        async def pieces(out: ChatStream) -> AsyncGenerator[str, None]:
+            loop = asyncio.get_running_loop()
+            # Set before the inner deadlines, so it expires first and names itself; each wait
+            # for a piece is bounded by the same end (a timeout never spans a yield).
+            end = loop.time() + deadline
+            inner = stream_of(self.inner, messages, deadline=deadline, max_tokens=max_tokens)
+            async with inner:
+                while True:
+                    try:
+                        async with asyncio.timeout_at(end):
+                            piece = await anext(inner, None)
+                    except TimeoutError:
+                        raise BackendUnavailable(
+                            f"{self.name}: no answer within {deadline:g} s"
+                        ) from None
+                    if piece is None:
+                        break
+                    out.counts_of(inner)
+                    yield piece
+            out.counts_of(inner)
+
+        return ChatStream(pieces)

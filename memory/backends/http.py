@@ -77,9 +77,18 @@ async def post_json(
 async def bounded(url: str, deadline: float, secrets: Secrets = NO_SECRETS) -> AsyncIterator[None]:
     """Bound the block by `deadline`; turn what the transport raises (unreachable, too slow,
     a bad header) into BackendUnavailable naming `url`, without `secrets`."""
+    async with failures(url, deadline, secrets), asyncio.timeout(deadline):
+        yield
+
+
+@contextlib.asynccontextmanager
+async def failures(url: str, deadline: float, secrets: Secrets = NO_SECRETS) -> AsyncIterator[None]:
+    """Turn what the transport raises in the block, and a TimeoutError (the `deadline` of
+    seconds expired), into BackendUnavailable naming `url`, without `secrets`. Unlike
+    `bounded`, it sets no timeout: a streamed body bounds each read itself (an asyncio timeout
+    must not span the yields of a generator)."""
     try:
-        async with asyncio.timeout(deadline):
-            yield
+        yield
     except TimeoutError:
         raise BackendUnavailable(
             secrets.redact(f"{url}: no answer within {deadline:g} s")
@@ -143,6 +152,74 @@ async def read_capped(response: httpx.Response, cap: int) -> bytes | str:
         if len(body) > cap:
             return too_large
     return bytes(body)
+
+
+async def capped_chunks(
+    response: httpx.Response, cap: int, *, end: float, url: str, secrets: Secrets = NO_SECRETS
+) -> AsyncIterator[bytes]:
+    """Yield the body decoded, chunk by chunk as it arrives, each read bounded by the loop
+    time `end` (TimeoutError past it); BackendResponseError as soon as it passes `cap` bytes
+    (sent or decoded) or its coding cannot be read, as `read_capped` decides. Memory holds one
+    chunk at a time, at most an INFLATE_STEP-bounded expansion of it."""
+
+    def unusable(problem: str) -> BackendResponseError:
+        return BackendResponseError(secrets.redact(f"{url}: {problem}"))
+
+    too_large = f"the answer is larger than {cap // (1024 * 1024)} MB"
+    declared = response.headers.get("content-length", "")
+    if (
+        declared.isascii()
+        and declared.isdigit()
+        and (len(declared) > len(str(cap)) or int(declared) > cap)
+    ):
+        raise unusable(too_large)
+    if response.is_stream_consumed:  # built whole in memory (a mock transport)
+        if len(response.content) > cap:
+            raise unusable(too_large)
+        if response.content:
+            yield response.content
+        return
+    codings = [
+        c.strip().lower()
+        for c in response.headers.get_list("content-encoding", split_commas=True)
+        if c.strip().lower() not in ("", "identity")
+    ]
+    if len(codings) > 1 or (codings and codings[0] not in _WBITS):
+        shown = ", ".join(codings)[:60]
+        raise unusable(
+            f"the answer is encoded as {shown!r} (only one gzip or deflate coding is read)"
+        )
+    inflater = zlib.decompressobj(_WBITS[codings[0]]) if codings else None
+    sent = decoded = 0
+    raw = response.aiter_raw()
+    while True:
+        async with asyncio.timeout_at(end):
+            chunk = await anext(raw, None)
+        if chunk is None:
+            break
+        sent += len(chunk)
+        if sent > cap:
+            raise unusable(too_large)  # the caller leaving the stream closes the connection
+        if inflater is None:
+            out = bytearray(chunk)
+        else:
+            out = bytearray()
+            try:
+                first = sent == len(chunk) and codings[0] == "deflate"
+                inflater = _inflate(inflater, chunk, out, cap + 1 - decoded, raw=first)
+            except zlib.error:
+                raise unusable(f"the answer is not valid {codings[0]}") from None
+        decoded += len(out)
+        if decoded > cap:
+            raise unusable(too_large)
+        if out:
+            yield bytes(out)
+    if inflater is not None:
+        rest = inflater.flush()
+        if decoded + len(rest) > cap:
+            raise unusable(too_large)
+        if rest:
+            yield rest
 
 
 def _inflate(inflater: Any, chunk: bytes, body: bytearray, limit: int, *, raw: bool) -> Any:

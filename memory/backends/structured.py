@@ -134,6 +134,7 @@ def about_format(exc: BackendRefused) -> bool:
 
 
 Learned = Callable[[str, str, Mode], Awaitable[None]]
+StreamsLearned = Callable[[str, str, bool], Awaitable[None]]
 Attempt = Callable[[Mode, float], Awaitable[T]]
 
 
@@ -144,6 +145,11 @@ class Negotiator:
     Safe at every await: a server's modes are probed by one request at a time (`_locks`);
     the structured requests that arrive meanwhile wait for the answer within their deadline,
     then send the mode learned. Requests without a schema never wait.
+
+    It also keeps whether each server streams a reply (memory.backends.streaming), learned
+    from its first answer to a streamed request: a server that refuses to stream or answers
+    in one block is asked whole from then on. Turns that start before it is known each ask
+    to stream (one refused request each at most, once: the answer is saved).
     """
 
     def __init__(
@@ -152,12 +158,35 @@ class Negotiator:
         override: Mode | None = None,
         known: Mapping[tuple[str, str], Mode] | None = None,
         on_learned: Learned | None = None,
+        streams: Mapping[tuple[str, str], bool] | None = None,
+        on_streams: StreamsLearned | None = None,
     ) -> None:
         self.override = override
         self._known: dict[tuple[str, str], Mode] = dict(known or {})
         self._refused: dict[tuple[str, str], dict[Mode, str]] = {}
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._on_learned = on_learned
+        self._streams: dict[tuple[str, str], bool] = dict(streams or {})
+        self._on_streams = on_streams
+
+    def streams(self, server: str, model: str) -> bool | None:
+        """Whether this server streams replies (None: not learned yet)."""
+        return self._streams.get(_key(server, model))
+
+    async def learn_streams(self, server: str, model: str, streams: bool) -> None:
+        """Remember whether this server streams; saved when it changes."""
+        key = _key(server, model)
+        if self._streams.get(key) is streams:
+            return
+        self._streams[key] = streams
+        said = "streams its replies" if streams else "answers whole (does not stream)"
+        log.info("chat server %s (model %s) %s", key[0], key[1], said)
+        if self._on_streams is None:
+            return
+        try:
+            await self._on_streams(key[0], key[1], streams)
+        except EchoError as exc:
+            log.warning("whether %s streams was not saved: %s", key[0], exc)
 
     def mode(self, server: str, model: str) -> Mode | None:
         """The mode a structured request to this server sends (None: not learned yet)."""

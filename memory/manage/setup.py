@@ -1,5 +1,5 @@
-"""The structured-output mode each chat server accepts, learned once and kept in the database,
-and the schema `doctor` probes a server with (a reflection's).
+"""The structured-output mode each chat server accepts and whether it streams, learned once and
+kept in the database, and the schema `doctor` probes a server with (a reflection's).
 """
 
 from __future__ import annotations
@@ -19,10 +19,17 @@ def reflection_schema() -> dict[str, Any]:
 
 
 async def negotiator(store: Store, *, override: Mode | None) -> Negotiator:
-    """The structured-output modes: the override, or those learned so far, saved when learned."""
+    """The structured-output modes (the override, or those learned so far) and whether each
+    server streams, saved when learned."""
     known = {key: Mode(mode) for key, mode in (await structured.load(store)).items()}
 
     async def save(server: str, model: str, mode: Mode) -> None:
         await structured.save(store, server, model, mode.value, now=time.time())
 
-    return Negotiator(override=override, known=known, on_learned=save)
+    async def save_streaming(server: str, model: str, streams: bool) -> None:
+        await structured.save_streaming(store, server, model, streams, now=time.time())
+
+    return Negotiator(
+        override=override, known=known, on_learned=save,
+        streams=await structured.load_streaming(store), on_streams=save_streaming,
+    )  # fmt: skip

@@ -16,12 +16,13 @@ import logging
 import math
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from memory.backends.chat import ChatBackend, ChatResult, Message
+from memory.backends.chat import ChatBackend, ChatResult, Message, stream_of
+from memory.backends.streaming import ChatStream
 from memory.errors import BackendUnavailable, Overloaded
 
 log = logging.getLogger(__name__)
@@ -164,13 +165,7 @@ class BoundedChat:
     ) -> ChatResult:
         loop = asyncio.get_running_loop()
         end = loop.time() + deadline
-        try:
-            async with asyncio.timeout(deadline):
-                await self._slots.acquire()
-        except TimeoutError:
-            raise BackendUnavailable(
-                f"no chat slot free within {deadline:g} s ({self.limit} in use)"
-            ) from None
+        await self._acquire(deadline)
         try:
             return await self.inner.chat(
                 messages, schema=schema, deadline=max(0.001, end - loop.time()),
@@ -178,3 +173,37 @@ class BoundedChat:
             )  # fmt: skip
         finally:
             self._slots.release()
+
+    def stream(
+        self, messages: Sequence[Message], *, deadline: float, max_tokens: int | None = None
+    ) -> ChatStream:
+        """The inner stream, holding a slot from the first piece asked for until the stream
+        ends or is closed."""
+
+        async def pieces(out: ChatStream) -> AsyncGenerator[str, None]:
+            loop = asyncio.get_running_loop()
+            end = loop.time() + deadline
+            await self._acquire(deadline)
+            try:
+                inner = stream_of(
+                    self.inner, messages, deadline=max(0.001, end - loop.time()),
+                    max_tokens=max_tokens,
+                )  # fmt: skip
+                async with inner:
+                    async for piece in inner:
+                        out.counts_of(inner)
+                        yield piece
+                out.counts_of(inner)
+            finally:
+                self._slots.release()
+
+        return ChatStream(pieces)
+
+    async def _acquire(self, deadline: float) -> None:
+        try:
+            async with asyncio.timeout(deadline):
+                await self._slots.acquire()
+        except TimeoutError:
+            raise BackendUnavailable(
+                f"no chat slot free within {deadline:g} s ({self.limit} in use)"
+            ) from None

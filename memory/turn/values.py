@@ -3,7 +3,7 @@ answer, the reply and the memories it used, and what the engine holds (for /stat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from memory.model import Kind, Origin, Selected
@@ -20,6 +20,8 @@ from memory.turn.reply_cap import MAX_REPLY_CHARS
 VERSIONS = 5
 # Hours the versions of a reply are kept (the history keeps the one shown).
 VERSIONS_HOURS = 24.0
+# Awaited with a streamed reply's text so far, each time more arrives (see Engine.turn).
+OnText = Callable[[str], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,9 @@ class Reply:
     # Characters cut off the end of the model's answer (over max_reply_chars); `text` is what
     # was kept, stored and reflected.
     cut: int = 0
+    # The stream broke midway (a dropped connection, a malformed line, the deadline): `text`
+    # is what had arrived, and is what was stored.
+    interrupted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,3 +144,5 @@ class EngineStatus:
     turns_before_vectors: int = 0
     # The event loop's longest stall in the last minute, seconds (None: not measured).
     longest_stall: float | None = None
+    # Replies whose stream broke midway, kept as far as they had come.
+    replies_interrupted: int = 0

