@@ -8,6 +8,8 @@ been sent to Discord (content, flags, allowed_mentions, components).
 from __future__ import annotations
 
 import itertools
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +22,7 @@ GUILD_ID = 111
 # Who owns the application (Discord's application info): no test person unless a test says so.
 OWNER_ID = 7
 _ids = itertools.count(10_000)
+_CHANNEL_MESSAGE = re.compile(r"/channels/\d+/messages/(\d+)")
 EPHEMERAL = 64
 
 
@@ -37,6 +40,12 @@ class Sent:
     payload: dict[str, Any]
     # Attached files, by file name (a multipart request's file parts).
     files: dict[str, bytes] = field(default_factory=dict)
+    # When it was sent, on the recorder's clock.
+    at: float = 0.0
+    # The id of the message it posted, if it posted one.
+    made: int = 0
+    # The status Discord refused it with, if it did.
+    refused: int = 0
 
 
 @dataclass
@@ -48,14 +57,27 @@ class Recorder:
     refuse_typing: bool = False
     # The application's owner, as Discord's application info says.
     owner_id: int = OWNER_ID
+    # Statuses to answer the next message edits (PATCH) with, in order; 0 accepts one.
+    refuse_edits: list[int] = field(default_factory=list)
+    # The clock `Sent.at` is read from.
+    clock: Callable[[], float] = lambda: 0.0
 
     def messages(self) -> list[dict[str, Any]]:
-        """Channel messages and interaction answers (callbacks and followups), in order."""
-        out = []
+        """Channel messages and interaction answers (callbacks and followups), in order; a
+        channel message as it was left (its edits folded in, gone once deleted)."""
+        out: list[dict[str, Any]] = []
+        posted: dict[int, dict[str, Any]] = {}
         for s in self.sent:
             body = s.payload.get("data", s.payload) if "/callback" in s.path else s.payload
-            if s.method in ("POST", "PATCH") and "content" in body:
-                out.append(body)
+            if (edited := _CHANNEL_MESSAGE.fullmatch(s.path)) and int(edited[1]) in posted:
+                if s.method == "DELETE":
+                    out.remove(posted.pop(int(edited[1])))
+                elif "content" in body:
+                    posted[int(edited[1])]["content"] = body["content"]
+            elif s.method in ("POST", "PATCH") and "content" in body:
+                out.append(dict(body))
+                if s.made:
+                    posted[s.made] = out[-1]
         return out
 
     def contents(self) -> list[str]:
@@ -73,11 +95,24 @@ class Recorder:
             # Discord answers the commands it now holds, with their ids.
             return [{"description": "", **c, "id": str(next(_ids)), "version": "1",
                      "application_id": str(BOT_ID)} for c in payload]  # fmt: skip
-        self.sent.append(Sent(route.method, route.path.format_map(route.__dict__), payload))
+        path = route.url.removeprefix(route.BASE)
+        self.sent.append(Sent(route.method, path, payload, at=self.clock()))
         if self.refuse_typing and route.path.endswith("/typing"):
             raise discord.DiscordServerError(_Response(503), "typing refused")  # type: ignore[arg-type]
         if route.method == "POST" and route.path.endswith("/messages"):
-            return _message_payload(int(route.channel_id), payload.get("content", ""))
+            made = _message_payload(int(route.channel_id), payload.get("content", ""))
+            self.sent[-1].made = int(made["id"])
+            return made
+        if route.method == "PATCH" and route.path.endswith("/messages/{message_id}"):
+            status = self.refuse_edits.pop(0) if self.refuse_edits else 0
+            self.sent[-1].refused = status
+            if status == 404:
+                raise discord.NotFound(_Response(status), "Unknown Message")  # type: ignore[arg-type]
+            if status:
+                raise discord.HTTPException(_Response(status), "edit refused")  # type: ignore[arg-type]
+            return _message_payload(
+                int(route.channel_id), payload.get("content", ""), int(path.rsplit("/", 1)[1])
+            )
         if route.path == "/oauth2/applications/@me":
             return _application(self.owner_id)
         return None
@@ -99,9 +134,11 @@ class _Response:
         self.reason = "Service Unavailable"
 
 
-def _message_payload(channel_id: int, content: str) -> dict[str, Any]:
+def _message_payload(
+    channel_id: int, content: str, message_id: int | None = None
+) -> dict[str, Any]:
     return {
-        "id": str(next(_ids)), "channel_id": str(channel_id),
+        "id": str(message_id or next(_ids)), "channel_id": str(channel_id),
         "author": user_payload(BOT_ID, "Echo", bot=True),
         "content": content, "timestamp": "2026-11-30T00:00:00+00:00", "edited_timestamp": None,
         "tts": False, "mention_everyone": False, "mentions": [], "mention_roles": [],
