@@ -1,18 +1,18 @@
-"""on_message: decide whether to answer, call the engine once, send the reply safely."""
+"""on_message: decide whether to answer, call the engine once, post the reply safely as it is
+written (bot.discord.streaming)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 import discord
 from discord.ext import commands
 
 from bot import render
+from bot.discord import streaming
 from memory import EchoError, Incoming, Overloaded, guild_origin, unexpected
 
 if TYPE_CHECKING:
@@ -34,6 +34,8 @@ class Conversation(commands.Cog):
         self.bot = bot
         self.channels = set(bot.runtime.settings.discord.channels)
         self._background: set[asyncio.Task[object]] = set()
+        self.pace = streaming.Pace(interval=bot.runtime.settings.discord.edit_interval)
+        self.streams = streaming.StreamCounts()
 
     def should_answer(self, message: discord.Message) -> bool:
         """Tell whether this message is for the character."""
@@ -80,11 +82,9 @@ class Conversation(commands.Cog):
             async with self.bot.runtime.engine.admit(incoming) as fresh:
                 if not fresh:
                     return  # a replay of a message already answered, or waiting in line
-                chunks = await self._answer(message, incoming)
-                # Sent before the line is released: this person's next message is answered
+                # Posted before the line is released: this person's next message is answered
                 # after this one, on Discord as in the history.
-                for chunk in chunks:
-                    await message.reply(chunk, mention_author=False, allowed_mentions=_NONE)
+                await self._answer(message, incoming)
         except Overloaded as exc:
             # Counted by the engine; the notice itself is rate-limited per person.
             if exc.notify:
@@ -95,37 +95,29 @@ class Conversation(commands.Cog):
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _answer(self, message: discord.Message, incoming: Incoming) -> list[str]:
-        """The messages that answer: the reply (with the greeting and the cut line), the
-        unavailable line when the turn failed, nothing for a message with nothing to answer."""
-        try:
-            async with _typing(message.channel):
-                reply = await self.bot.runtime.engine.turn(incoming, admitted=True)
-        except EchoError as exc:
-            log.warning("no reply to message %d: %s", message.id, type(exc).__name__)
-            return [UNAVAILABLE]
-        except Exception as exc:
-            # A bug: the person still hears back, the traceback goes to the log.
-            log.error("turn for message %d raised %s", message.id, unexpected(exc))
-            return [UNAVAILABLE]
-        # Every chunk is a reply to the message: "Exclude from context" on any of them finds the
-        # stored reply through that reference.
-        return [] if reply is None else render.reply_chunks(reply)
+    async def _answer(self, message: discord.Message, incoming: Incoming) -> list[discord.Message]:
+        """Post the reply as it is written, left as the whole reply is sent (the greeting, the
+        cut line); the unavailable line when the turn failed; nothing for a message with nothing
+        to answer. Return the messages posted."""
+        async with streaming.Streamed(message, self.pace, self.streams) as streamed:
+            try:
+                reply = await self.bot.runtime.engine.turn(
+                    incoming, admitted=True, on_text=streamed.on_text
+                )
+            except EchoError as exc:
+                log.warning("no reply to message %d: %s", message.id, type(exc).__name__)
+            except Exception as exc:
+                # A bug: the person still hears back, the traceback goes to the log.
+                log.error("turn for message %d raised %s", message.id, unexpected(exc))
+            else:
+                # Every chunk is a reply to the message: "Exclude from context" on any of them
+                # finds the stored reply through that reference.
+                return await streamed.finish([] if reply is None else render.reply_chunks(reply))
+        # What was posted of a failed turn stays; the pacing task stopped with the block.
+        return [await message.reply(UNAVAILABLE, mention_author=False, allowed_mentions=_NONE)]
 
 
 _NONE = discord.AllowedMentions.none()
-
-
-@contextlib.asynccontextmanager
-async def _typing(channel: discord.abc.Messageable) -> AsyncIterator[None]:
-    """Show "typing…" while the turn runs, if Discord lets us: a refused indicator (rate limit,
-    a 5xx) must not cost the reply."""
-    async with contextlib.AsyncExitStack() as stack:
-        try:
-            await stack.enter_async_context(channel.typing())
-        except discord.HTTPException as exc:
-            log.info("typing indicator refused (%s): answering without it", exc.status)
-        yield
 
 
 async def setup(bot: EchoBot) -> None:

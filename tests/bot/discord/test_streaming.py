@@ -1,0 +1,370 @@
+"""A streamed reply on Discord, with real discord.py objects: what is posted and edited (count,
+pace, content, mentions, references) while a scripted engine writes the reply piece by piece on
+a virtual clock, and what the messages say at the end."""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import logging
+import random
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from bot import render
+from bot.discord import streaming
+from bot.discord.app import EchoBot
+from bot.discord.cogs.conversation import UNAVAILABLE
+from memory import BackendUnavailable, Incoming, OnText, Recall, Reply
+from tests.bot import discord_fakes as fakes
+from tests.fakes.ollama import FakeOllama
+
+CHANNEL = 10  # configured in tests.bot.discord.test_discord._bot_with
+INTERVAL = 1.0
+
+
+class VirtualClock:
+    """Time that moves only when every task waits: `sleep` wakes in the order of its virtual
+    deadlines, so a schedule of a minute runs in milliseconds and the same way each run."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._timers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._timers, (self.now + max(seconds, 0.0), next(self._order), woken))
+        await woken
+
+    async def run(self, *steps: Awaitable[object]) -> None:
+        done = asyncio.ensure_future(asyncio.gather(*steps))
+        while not done.done():
+            for _ in range(50):  # everything runs until it waits on the clock or on I/O
+                await asyncio.sleep(0)
+            while self._timers and self._timers[0][2].cancelled():
+                heapq.heappop(self._timers)
+            if self._timers and not done.done():
+                at, _, woken = heapq.heappop(self._timers)
+                self.now = max(self.now, at)
+                woken.set_result(None)
+            elif not done.done():
+                await asyncio.sleep(0.001)  # a real wait (the database): let it finish
+        done.result()
+
+
+def _words(n: int, seed: int = 0) -> str:
+    """A reply of n words, sentences of 6 to 12 words."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    while len(out) < n:
+        sentence = [rng.choice(["le", "chat", "dort", "sous", "la", "lune", "et", "rêve"])
+                    for _ in range(rng.randint(6, 12))]  # fmt: skip
+        sentence[0] = sentence[0].capitalize()
+        sentence[-1] += "."
+        out.extend(sentence)
+    return " ".join(out[:n]).rstrip(".") + "."
+
+
+def _pieces(text: str) -> list[str]:
+    """The reply as a model streams it: a word and its space at a time."""
+    return re.findall(r"\S+\s*", text)
+
+
+def _script(
+    echo: EchoBot,
+    clock: VirtualClock,
+    replies: dict[int, tuple[str, dict[str, Any]]],
+    *,
+    delay: Callable[[], float] = lambda: 0.2,
+    fail_after: int | None = None,
+) -> list[Reply]:
+    """Make the engine answer each person (user id -> (text, Reply fields)) piece by piece,
+    one piece every `delay()` virtual seconds; return the replies it gave back."""
+    given: list[Reply] = []
+
+    async def turn(
+        incoming: Incoming, *, admitted: bool = False, on_text: OnText | None = None
+    ) -> Reply:
+        text, extra = replies[incoming.user_id]
+        so_far = ""
+        for n, piece in enumerate(_pieces(text)):
+            if n == fail_after:
+                raise BackendUnavailable("the stream stopped")
+            await clock.sleep(delay())
+            so_far += piece
+            if on_text is not None:
+                await on_text(so_far.strip())
+        await clock.sleep(delay())
+        reply = Reply(text, incoming.source_id, Recall(0, (), False), **extra)
+        given.append(reply)
+        return reply
+
+    echo.runtime.engine.turn = turn  # type: ignore[method-assign]
+    return given
+
+
+def _pace(echo: EchoBot, clock: VirtualClock, rec: fakes.Recorder) -> None:
+    cog: Any = echo.get_cog("Conversation")
+    cog.pace = streaming.Pace(interval=INTERVAL, clock=clock, sleep=clock.sleep)
+    rec.clock = clock
+
+
+def _say(echo: EchoBot, channel: Any, author: int, content: str = "raconte") -> Any:
+    message = fakes.message(echo, channel, author_id=author, content=content)
+    return message, echo.get_cog("Conversation").on_message(message)  # type: ignore[union-attr]
+
+
+def _channel_messages(rec: fakes.Recorder, channel: int) -> list[fakes.Sent]:
+    return [s for s in rec.sent if s.path.startswith(f"/channels/{channel}/messages")]
+
+
+def _replies_to(rec: fakes.Recorder, message_id: int) -> list[int]:
+    """The ids of the messages posted as replies to `message_id`, in order."""
+    return [
+        s.made for s in rec.sent
+        if s.method == "POST" and s.payload.get("message_reference", {}).get("message_id")
+        == message_id
+    ]  # fmt: skip
+
+
+def _history(rec: fakes.Recorder, posted: int) -> list[tuple[str, float]]:
+    """Each text a posted message showed, with when: its post, then its accepted edits."""
+    post = next(s for s in rec.sent if s.made == posted)
+    edits = [s for s in _edits_of(rec, posted) if not s.refused]
+    return [(str(s.payload["content"]), s.at) for s in [post, *edits]]
+
+
+def _left(rec: fakes.Recorder, message_id: int) -> list[str]:
+    """What the replies to `message_id` say at the end."""
+    return [_history(rec, posted)[-1][0] for posted in _replies_to(rec, message_id)]
+
+
+def _edits_of(rec: fakes.Recorder, posted: int) -> list[fakes.Sent]:
+    return [s for s in rec.sent if s.method == "PATCH" and s.path.endswith(f"/messages/{posted}")]
+
+
+def _assert_paced(rec: fakes.Recorder, posted: int) -> None:
+    """No two writes of one message closer than the interval (its post, then each edit)."""
+    times = [at for _, at in _history(rec, posted)]
+    assert all(b >= a + INTERVAL for a, b in itertools.pairwise(times)), times
+
+
+def _assert_silent(rec: fakes.Recorder) -> None:
+    """Every post and every edit to a channel mentions no one (not even the person replied to)."""
+    writes = [s for s in rec.sent if s.method in ("POST", "PATCH") and "content" in s.payload]
+    assert writes
+    for s in writes:
+        allowed = s.payload["allowed_mentions"]
+        assert allowed["parse"] == [] and set(allowed) <= {"parse", "replied_user"}
+        assert allowed.get("replied_user", False) is False
+
+
+async def test_a_reply_is_posted_after_its_first_sentence_then_edited_at_the_pace(
+    bot: tuple[EchoBot, fakes.Recorder],
+) -> None:
+    echo, rec = bot
+    clock = VirtualClock()
+    _pace(echo, clock, rec)
+    text = _words(120)
+    given = _script(echo, clock, {1: (text, {})}, delay=lambda: 0.1)
+    message, answering = _say(echo, fakes.text_channel(echo, CHANNEL), 1)
+    await clock.run(answering)
+    [reply] = given
+    [posted] = _replies_to(rec, message.id)
+    history = _history(rec, posted)
+    # Posted as soon as the first sentence had come (of 120 pieces, 0.1 s each).
+    first_sentence = text[: text.index(".") + 1]
+    assert history[0][0] == first_sentence and history[0][1] < 1.5
+    # Edited as it came, at most once a second: fewer edits than pieces, more than one.
+    edits = _edits_of(rec, posted)
+    assert 5 <= len(edits) < len(_pieces(text)) / 3
+    _assert_paced(rec, posted)
+    # Each text shown grows the one before at a word's end: never half a word, nothing taken back.
+    for (before, _), (after, _) in itertools.pairwise(history):
+        assert after.startswith(before) and (after == before or after[len(before)].isspace())
+    assert _left(rec, message.id) == render.reply_chunks(reply)
+    _assert_silent(rec)
+    # "typing…" once, before the first post, and not again.
+    typing = [n for n, s in enumerate(rec.sent) if s.path.endswith("/typing")]
+    assert len(typing) == 1 and typing[0] < rec.sent.index(
+        next(s for s in rec.sent if s.made == posted)
+    )
+
+
+async def test_a_long_reply_continues_in_a_second_message_at_2000_characters(
+    bot: tuple[EchoBot, fakes.Recorder],
+) -> None:
+    echo, rec = bot
+    clock = VirtualClock()
+    _pace(echo, clock, rec)
+    given = _script(echo, clock, {1: (_words(700, seed=3), {})}, delay=lambda: 0.05)
+    message, answering = _say(echo, fakes.text_channel(echo, CHANNEL), 1)
+    await clock.run(answering)
+    [reply] = given
+    chunks = render.reply_chunks(reply)
+    assert len(chunks) >= 2  # the reply is past one message
+    posts = _replies_to(rec, message.id)
+    assert _left(rec, message.id) == chunks
+    for posted, final in zip(posts, chunks, strict=True):
+        assert len(final) <= render.DISCORD_LIMIT
+        _assert_paced(rec, posted)
+        for shown, _ in _history(rec, posted):  # never shortened, never cut inside a word
+            assert final.startswith(shown)
+            assert shown == final or final[len(shown)].isspace()
+    # The second message starts once the first is full, while the reply is still written.
+    second = next(s for s in rec.sent if s.made == posts[1])
+    assert second.at < clock.now - 10 * 0.05
+    _assert_silent(rec)
+
+
+@pytest.mark.parametrize("status", [404, 500, 429])
+async def test_an_edit_discord_refuses_loses_nothing(
+    bot: tuple[EchoBot, fakes.Recorder], status: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    echo, rec = bot
+    clock = VirtualClock()
+    _pace(echo, clock, rec)
+    text = _words(150, seed=5)
+    given = _script(echo, clock, {1: (text, {})})
+    rec.refuse_edits = [0, status]  # the second edit: a moderator deleted it, a 5xx, a 429
+    message, answering = _say(echo, fakes.text_channel(echo, CHANNEL), 1)
+    with caplog.at_level(logging.DEBUG):
+        await clock.run(answering)
+    [reply] = given
+    posts = _replies_to(rec, message.id)
+    assert len(posts) == 2
+    refused = _edits_of(rec, posts[0])
+    assert len(refused) == 2  # the refused one was the last edit that message got
+    # What the first message showed, then the rest in a new message: the whole reply.
+    left = _left(rec, message.id)
+    assert left[0] == refused[0].payload["content"]
+    assert " ".join(left).split() == reply.text.split()
+    _assert_paced(rec, posts[1])
+    _assert_silent(rec)
+    cog: Any = echo.get_cog("Conversation")
+    assert cog.streams.refused == 1
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert f"message {posts[0]}" in said and "chat" not in said and "lune" not in said
+
+
+@pytest.mark.parametrize(
+    ("extra", "line"),
+    [
+        ({"cut": 1234}, render.cut_line(1234)),
+        ({"interrupted": True}, render.interrupted_line()),
+        ({"greeting": "Bienvenue, voyageur."}, "Bienvenue, voyageur."),
+    ],
+)
+async def test_the_messages_end_as_the_whole_reply_is_sent(
+    bot: tuple[EchoBot, fakes.Recorder], extra: dict[str, Any], line: str
+) -> None:
+    echo, rec = bot
+    clock = VirtualClock()
+    _pace(echo, clock, rec)
+    given = _script(echo, clock, {1: (_words(60, seed=7), extra)})
+    message, answering = _say(echo, fakes.text_channel(echo, CHANNEL), 1)
+    await clock.run(answering)
+    [reply] = given
+    left = _left(rec, message.id)
+    assert left == render.reply_chunks(reply)
+    assert "\n".join(left).count(line) == 1
+    if "greeting" in extra:
+        assert left[0] == line  # the greeting first, the reply after it
+    for posted in _replies_to(rec, message.id):
+        _assert_paced(rec, posted)
+    _assert_silent(rec)
+
+
+async def test_a_turn_that_fails_midway_keeps_what_was_posted_and_says_so(
+    bot: tuple[EchoBot, fakes.Recorder],
+) -> None:
+    echo, rec = bot
+    clock = VirtualClock()
+    _pace(echo, clock, rec)
+    text = _words(80, seed=9)
+    _script(echo, clock, {1: (text, {})}, fail_after=40)
+    message, answering = _say(echo, fakes.text_channel(echo, CHANNEL), 1)
+    await clock.run(answering)
+    *partial, unavailable = _left(rec, message.id)
+    assert unavailable == UNAVAILABLE
+    assert len(partial) == 1 and text.startswith(partial[0]) and len(partial[0].split()) >= 20
+    sent = len(rec.sent)
+    await clock.run(clock.sleep(60))  # the pacing task is gone: nothing more is sent
+    assert len(rec.sent) == sent
+    _assert_silent(rec)
+
+
+async def test_twenty_people_streaming_at_once_each_get_their_own_pace(
+    bot: tuple[EchoBot, fakes.Recorder],
+) -> None:
+    echo, rec = bot
+    clock = VirtualClock()
+    _pace(echo, clock, rec)
+    rng = random.Random(32)
+    people = list(range(2001, 2021))
+    replies = {person: (_words(rng.choice([15, 80, 400]), seed=person), {}) for person in people}
+    given = _script(echo, clock, replies, delay=lambda: rng.uniform(0.01, 0.4))
+    channels = [fakes.text_channel(echo, CHANNEL)] + [
+        fakes.dm_channel(echo, 40 + n, person) for n, person in enumerate(people[:5])
+    ]
+    said = [_say(echo, channels[n % len(channels)], person) for n, person in enumerate(people)]
+    await clock.run(*(answering for _, answering in said))
+    by_source = {reply.exchange_id: reply for reply in given}
+    assert len(by_source) == len(people)
+    pieces = edits = 0
+    for message, _ in said:
+        reply = by_source[f"discord:{message.id}"]
+        assert _left(rec, message.id) == render.reply_chunks(reply)
+        for posted in _replies_to(rec, message.id):
+            _assert_paced(rec, posted)
+            edits += len(_edits_of(rec, posted))
+        pieces += len(_pieces(reply.text))
+    assert 0 < edits < pieces / 3
+    _assert_silent(rec)
+
+
+async def test_a_loopback_model_reply_ends_as_the_whole_reply_is_sent(
+    bot: tuple[EchoBot, fakes.Recorder], ollama: FakeOllama
+) -> None:
+    """The real engine and chat backend: what the messages say at the end."""
+    echo, rec = bot
+    cog: Any = echo.get_cog("Conversation")
+    cog.pace = streaming.Pace(interval=0.01, first_wait=0.01)
+    text = _words(500, seed=11) + " Ping @everyone and <@&555>."
+    ollama.chat_replies = [text]
+    message, answering = _say(echo, fakes.text_channel(echo, CHANNEL), 1)
+    await answering
+    left = _left(rec, message.id)
+    assert len(left) >= 2 and left == render.split_message(render.defang(text))
+    assert "@everyone" not in "".join(left)
+    _assert_silent(rec)
+
+
+def test_the_layout_keeps_a_refused_message_and_carries_the_rest() -> None:
+    chunks = ["Le chat dort sous la lune.", "Et rêve."]
+    assert streaming.layout(chunks, []) == chunks
+    assert streaming.layout(chunks, [("Le chat", True)]) == chunks
+    # Refused while it showed "Le chat": it keeps that, the rest of its chunk comes next.
+    assert streaming.layout(chunks, [("Le chat", False)]) == [
+        "Le chat", "dort sous la lune.", "Et rêve.",
+    ]  # fmt: skip
+    # Refused with another text than its chunk's start (a greeting came first): nothing dropped.
+    assert streaming.layout(["Bonjour.", *chunks], [("Le chat", False)]) == [
+        "Le chat", "Bonjour.", *chunks,
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [("", ""), ("Bonj", ""), ("Bonjour à", "Bonjour"), ("Bonjour à tous. ", "Bonjour à tous.")],
+)
+def test_only_whole_words_are_shown_while_written(text: str, shown: str) -> None:
+    assert streaming.visible(text) == shown
