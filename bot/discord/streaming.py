@@ -187,27 +187,25 @@ class Streamed:
                 chunks = final
             wanted = layout(chunks, [(post.shown, not post.refused) for post in self._posts])
             due: float | None = None
-            changed = False
-            for index, text in enumerate(wanted):
-                now = pace.clock()
-                if index >= len(self._posts):
-                    if final is None and now < self._retry_at:
-                        due = self._retry_at
-                    elif await self._post(text, final=final is not None):
-                        changed = True
-                    else:
-                        due = self._retry_at
-                    break  # laid out again from what Discord accepted
-                post = self._posts[index]
+            if len(wanted) > len(self._posts):
+                # A new message before any edit: text moving into it never leaves the screen.
+                if final is None and pace.clock() < self._retry_at:
+                    due = self._retry_at
+                elif await self._post(wanted[len(self._posts)], final=final is not None):
+                    continue  # laid out again from what Discord accepted
+                else:
+                    due = self._retry_at
+            refused = False
+            for post, text in zip(self._posts, wanted, strict=False):
                 if post.refused or post.shown == text:
                     continue
                 at = post.edited_at + pace.interval
-                if at > now:
+                if at > pace.clock():
                     due = at if due is None else min(due, at)
                 elif not await self._edit(post, text):
-                    changed = True
+                    refused = True
                     break
-            if changed:
+            if refused:
                 continue
             if final is not None:
                 await self._drop_surplus(len(wanted))

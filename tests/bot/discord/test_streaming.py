@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot import render
 from bot.discord import streaming
@@ -73,6 +75,55 @@ def _words(n: int, seed: int = 0) -> str:
     return " ".join(out[:n]).rstrip(".") + "."
 
 
+def _numbered(n: int) -> str:
+    """A reply of n words, each word once (mot0 … mot<n-1>), sentences of 8, paragraphs of 80:
+    where a word is shown can be read back without doubt."""
+    out = []
+    for i in range(n):
+        word = f"mot{i}"
+        if i % 8 == 7 or i == n - 1:
+            word += "." if i % 80 != 79 else ".\n\n"
+        out.append(word)
+    return " ".join(out).replace("\n\n ", "\n\n").strip()
+
+
+def _reach(words: list[str], contents: list[str]) -> int:
+    """How far into `words` the messages can be read in order without a gap: a message may
+    repeat the end of the one before it (text moving into it), never skip a word."""
+    reached = 0
+    for content in contents:
+        shown = content.split()
+        if not shown:
+            continue
+        start = words.index(shown[0]) if shown[0] in words else -1
+        if start < 0 or start > reached or words[start : start + len(shown)] != shown:
+            break
+        reached = max(reached, start + len(shown))
+    return reached
+
+
+def _assert_never_out_of_sight(rec: fakes.Recorder, message_id: int, words: list[str]) -> None:
+    """After each post and edit, the reply reads further or as far, never less, to the end."""
+    posts = _replies_to(rec, message_id)
+    now: dict[int, str] = {}
+    reached = 0
+    for s in rec.sent:
+        target = (
+            s.made
+            if s.made in posts
+            else int(s.path.rsplit("/", 1)[1] or 0)
+            if (s.method == "PATCH" and not s.refused and s.path.rsplit("/", 1)[-1].isdigit())
+            else 0
+        )
+        if target not in posts:
+            continue
+        now[target] = str(s.payload["content"])
+        after = _reach(words, [now[p] for p in posts if p in now])
+        assert after >= reached, (reached, after)
+        reached = after
+    assert reached == len(words)
+
+
 def _pieces(text: str) -> list[str]:
     """The reply as a model streams it: a word and its space at a time."""
     return re.findall(r"\S+\s*", text)
@@ -88,7 +139,7 @@ def _script(
 ) -> list[Reply]:
     """Make the engine answer each person (user id -> (text, Reply fields)) piece by piece,
     one piece every `delay()` virtual seconds; return the replies it gave back."""
-    given: list[Reply] = []
+    answered: list[Reply] = []
 
     async def turn(
         incoming: Incoming, *, admitted: bool = False, on_text: OnText | None = None
@@ -104,11 +155,11 @@ def _script(
                 await on_text(so_far.strip())
         await clock.sleep(delay())
         reply = Reply(text, incoming.source_id, Recall(0, (), False), **extra)
-        given.append(reply)
+        answered.append(reply)
         return reply
 
     echo.runtime.engine.turn = turn  # type: ignore[method-assign]
-    return given
+    return answered
 
 
 def _pace(echo: EchoBot, clock: VirtualClock, rec: fakes.Recorder) -> None:
@@ -174,10 +225,10 @@ async def test_a_reply_is_posted_after_its_first_sentence_then_edited_at_the_pac
     clock = VirtualClock()
     _pace(echo, clock, rec)
     text = _words(120)
-    given = _script(echo, clock, {1: (text, {})}, delay=lambda: 0.1)
+    answered = _script(echo, clock, {1: (text, {})}, delay=lambda: 0.1)
     message, answering = _say(echo, fakes.text_channel(echo, CHANNEL), 1)
     await clock.run(answering)
-    [reply] = given
+    [reply] = answered
     [posted] = _replies_to(rec, message.id)
     history = _history(rec, posted)
     # Posted as soon as the first sentence had come (of 120 pieces, 0.1 s each).
@@ -205,10 +256,11 @@ async def test_a_long_reply_continues_in_a_second_message_at_2000_characters(
     echo, rec = bot
     clock = VirtualClock()
     _pace(echo, clock, rec)
-    given = _script(echo, clock, {1: (_words(700, seed=3), {})}, delay=lambda: 0.05)
+    text = _numbered(500)
+    answered = _script(echo, clock, {1: (text, {})}, delay=lambda: 0.05)
     message, answering = _say(echo, fakes.text_channel(echo, CHANNEL), 1)
     await clock.run(answering)
-    [reply] = given
+    [reply] = answered
     chunks = render.reply_chunks(reply)
     assert len(chunks) >= 2  # the reply is past one message
     posts = _replies_to(rec, message.id)
@@ -216,9 +268,10 @@ async def test_a_long_reply_continues_in_a_second_message_at_2000_characters(
     for posted, final in zip(posts, chunks, strict=True):
         assert len(final) <= render.DISCORD_LIMIT
         _assert_paced(rec, posted)
-        for shown, _ in _history(rec, posted):  # never shortened, never cut inside a word
-            assert final.startswith(shown)
-            assert shown == final or final[len(shown)].isspace()
+        for shown, _ in _history(rec, posted):  # whole words only
+            assert all(word in text.split() for word in shown.split())
+    # Text moving into the second message never leaves the screen, nothing is taken back.
+    _assert_never_out_of_sight(rec, message.id, text.split())
     # The second message starts once the first is full, while the reply is still written.
     second = next(s for s in rec.sent if s.made == posts[1])
     assert second.at < clock.now - 10 * 0.05
@@ -232,13 +285,13 @@ async def test_an_edit_discord_refuses_loses_nothing(
     echo, rec = bot
     clock = VirtualClock()
     _pace(echo, clock, rec)
-    text = _words(150, seed=5)
-    given = _script(echo, clock, {1: (text, {})})
+    text = _numbered(150)
+    answered = _script(echo, clock, {1: (text, {})})
     rec.refuse_edits = [0, status]  # the second edit: a moderator deleted it, a 5xx, a 429
     message, answering = _say(echo, fakes.text_channel(echo, CHANNEL), 1)
     with caplog.at_level(logging.DEBUG):
         await clock.run(answering)
-    [reply] = given
+    [reply] = answered
     posts = _replies_to(rec, message.id)
     assert len(posts) == 2
     refused = _edits_of(rec, posts[0])
@@ -247,12 +300,13 @@ async def test_an_edit_discord_refuses_loses_nothing(
     left = _left(rec, message.id)
     assert left[0] == refused[0].payload["content"]
     assert " ".join(left).split() == reply.text.split()
+    _assert_never_out_of_sight(rec, message.id, text.split())
     _assert_paced(rec, posts[1])
     _assert_silent(rec)
     cog: Any = echo.get_cog("Conversation")
     assert cog.streams.refused == 1
     said = " ".join(r.getMessage() for r in caplog.records)
-    assert f"message {posts[0]}" in said and "chat" not in said and "lune" not in said
+    assert f"message {posts[0]}" in said and "mot" not in said
 
 
 @pytest.mark.parametrize(
@@ -269,10 +323,10 @@ async def test_the_messages_end_as_the_whole_reply_is_sent(
     echo, rec = bot
     clock = VirtualClock()
     _pace(echo, clock, rec)
-    given = _script(echo, clock, {1: (_words(60, seed=7), extra)})
+    answered = _script(echo, clock, {1: (_words(60, seed=7), extra)})
     message, answering = _say(echo, fakes.text_channel(echo, CHANNEL), 1)
     await clock.run(answering)
-    [reply] = given
+    [reply] = answered
     left = _left(rec, message.id)
     assert left == render.reply_chunks(reply)
     assert "\n".join(left).count(line) == 1
@@ -311,13 +365,13 @@ async def test_twenty_people_streaming_at_once_each_get_their_own_pace(
     rng = random.Random(32)
     people = list(range(2001, 2021))
     replies = {person: (_words(rng.choice([15, 80, 400]), seed=person), {}) for person in people}
-    given = _script(echo, clock, replies, delay=lambda: rng.uniform(0.01, 0.4))
+    answered = _script(echo, clock, replies, delay=lambda: rng.uniform(0.01, 0.4))
     channels = [fakes.text_channel(echo, CHANNEL)] + [
         fakes.dm_channel(echo, 40 + n, person) for n, person in enumerate(people[:5])
     ]
     said = [_say(echo, channels[n % len(channels)], person) for n, person in enumerate(people)]
     await clock.run(*(answering for _, answering in said))
-    by_source = {reply.exchange_id: reply for reply in given}
+    by_source = {reply.exchange_id: reply for reply in answered}
     assert len(by_source) == len(people)
     pieces = edits = 0
     for message, _ in said:
@@ -346,6 +400,28 @@ async def test_a_loopback_model_reply_ends_as_the_whole_reply_is_sent(
     assert len(left) >= 2 and left == render.split_message(render.defang(text))
     assert "@everyone" not in "".join(left)
     _assert_silent(rec)
+
+
+words = st.text(alphabet="abc@é<&>", min_size=1, max_size=30)
+separators = st.sampled_from([" ", " ", " ", "\n", "\n\n", ". ", "! "])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(words, separators), min_size=1, max_size=400))
+def test_a_message_full_while_written_is_final_and_text_only_moves_forward(
+    parts: list[tuple[str, str]],
+) -> None:
+    """At every point of the writing: the messages already full say what they say at the end,
+    and the one being written holds only text of its own chunk or later (moved, never lost)."""
+    text = "".join(word + separator for word, separator in parts)
+    final = render.split_message(render.defang(text))
+    for end in range(1, len(text) + 1, 37):
+        shown = render.split_message(render.defang(streaming.visible(text[:end])))
+        if not shown:
+            continue
+        assert shown[:-1] == final[: len(shown) - 1]
+        rest = " ".join(final[len(shown) - 1 :]).split()
+        assert rest[: len(shown[-1].split())] == shown[-1].split()
 
 
 def test_the_layout_keeps_a_refused_message_and_carries_the_rest() -> None:
