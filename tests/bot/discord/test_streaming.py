@@ -23,10 +23,12 @@ from bot.discord.app import EchoBot
 from bot.discord.cogs.conversation import UNAVAILABLE
 from memory import BackendUnavailable, Incoming, OnText, Recall, Reply
 from tests.bot import discord_fakes as fakes
-from tests.fakes.ollama import FakeOllama
+from tests.fakes.ollama import Chaos, FakeOllama
 
 CHANNEL = 10  # configured in tests.bot.discord.test_discord._bot_with
 INTERVAL = 1.0
+# When each scripted turn gave its reply back, by source id, on the virtual clock.
+ENDED: dict[str, float] = {}
 
 
 class VirtualClock:
@@ -49,7 +51,7 @@ class VirtualClock:
     async def run(self, *steps: Awaitable[object]) -> None:
         done = asyncio.ensure_future(asyncio.gather(*steps))
         while not done.done():
-            for _ in range(50):  # everything runs until it waits on the clock or on I/O
+            for _ in range(20):  # everything runs until it waits on the clock or on I/O
                 await asyncio.sleep(0)
             while self._timers and self._timers[0][2].cancelled():
                 heapq.heappop(self._timers)
@@ -156,6 +158,7 @@ def _script(
         await clock.sleep(delay())
         reply = Reply(text, incoming.source_id, Recall(0, (), False), **extra)
         answered.append(reply)
+        ENDED[incoming.source_id] = clock.now
         return reply
 
     echo.runtime.engine.turn = turn  # type: ignore[method-assign]
@@ -242,6 +245,8 @@ async def test_a_reply_is_posted_after_its_first_sentence_then_edited_at_the_pac
     for (before, _), (after, _) in itertools.pairwise(history):
         assert after.startswith(before) and (after == before or after[len(before)].isspace())
     assert _left(rec, message.id) == render.reply_chunks(reply)
+    # Done, and the person's line released, at most one interval after the reply was written.
+    assert clock.now <= ENDED[reply.exchange_id] + INTERVAL
     _assert_silent(rec)
     # "typing…" once, before the first post, and not again.
     typing = [n for n, s in enumerate(rec.sent) if s.path.endswith("/typing")]
@@ -380,6 +385,8 @@ async def test_twenty_people_streaming_at_once_each_get_their_own_pace(
         for posted in _replies_to(rec, message.id):
             _assert_paced(rec, posted)
             edits += len(_edits_of(rec, posted))
+            last = max(s.at for s in rec.sent if s.made == posted or s.path.endswith(f"/{posted}"))
+            assert last <= ENDED[reply.exchange_id] + INTERVAL
         pieces += len(_pieces(reply.text))
     assert 0 < edits < pieces / 3
     _assert_silent(rec)
@@ -399,6 +406,34 @@ async def test_a_loopback_model_reply_ends_as_the_whole_reply_is_sent(
     left = _left(rec, message.id)
     assert len(left) >= 2 and left == render.split_message(render.defang(text))
     assert "@everyone" not in "".join(left)
+    _assert_silent(rec)
+
+
+async def test_twenty_people_through_the_real_engine_each_get_their_own_reply(
+    bot: tuple[EchoBot, fakes.Recorder], ollama: FakeOllama
+) -> None:
+    """The real engine under its chat bound, the loopback model answering at random latencies:
+    every person's messages end as their own reply is sent, none mentions anyone."""
+    echo, rec = bot
+    ollama.chaos = Chaos(seed=32, max_delay=0.05, failure_rate=0.0)
+
+    def reply_for(payload: dict[str, Any]) -> str:
+        person = re.findall(r"person (\d+)", payload["messages"][-1]["content"])[-1]
+        return f"Pour {person} : " + _words(30 + int(person) % 7 * 60, seed=int(person))
+
+    ollama.chat_reply = reply_for
+    people = list(range(2001, 2021))
+    channels = [fakes.text_channel(echo, CHANNEL)] + [
+        fakes.dm_channel(echo, 60 + n, person) for n, person in enumerate(people[:3])
+    ]
+    said = [
+        _say(echo, channels[n % len(channels)], person, f"person {person} parle")
+        for n, person in enumerate(people)
+    ]
+    await asyncio.gather(*(answering for _, answering in said))
+    for (message, _), person in zip(said, people, strict=True):
+        expected = reply_for({"messages": [{"content": f"person {person}"}]})
+        assert _left(rec, message.id) == render.split_message(render.defang(expected))
     _assert_silent(rec)
 
 
