@@ -22,6 +22,7 @@ from bot.discord import streaming
 from bot.discord.app import EchoBot
 from bot.discord.cogs.conversation import UNAVAILABLE
 from memory import BackendUnavailable, Incoming, OnText, Recall, Reply
+from memory.store import history
 from tests.bot import discord_fakes as fakes
 from tests.fakes.ollama import Chaos, FakeOllama
 
@@ -407,6 +408,35 @@ async def test_a_loopback_model_reply_ends_as_the_whole_reply_is_sent(
     assert len(left) >= 2 and left == render.split_message(render.defang(text))
     assert "@everyone" not in "".join(left)
     _assert_silent(rec)
+
+
+async def test_exclude_from_context_on_any_streamed_message_finds_the_stored_reply(
+    bot: tuple[EchoBot, fakes.Recorder], ollama: FakeOllama
+) -> None:
+    echo, rec = bot
+    channel = fakes.text_channel(echo, CHANNEL)
+    ollama.chat_replies = [_numbered(450)]
+    person = 1001
+    message, answering = _say(echo, channel, person)
+    await answering
+    posts = _replies_to(rec, message.id)
+    assert len(posts) >= 2
+    # The second message, as Discord holds it: a reply to the person's message.
+    post = next(s for s in rec.sent if s.made == posts[1])
+    referenced = post.payload["message_reference"]["message_id"]
+    second = fakes.message(
+        echo, channel, author_id=fakes.BOT_ID, author_bot=True, message_id=posts[1],
+        content=_left(rec, message.id)[1],
+        reply_to=fakes.payload_of(message) if referenced == message.id else None,
+    )  # fmt: skip
+    await echo.tree._call(
+        fakes.message_command(
+            echo, "Exclude from context", user_id=person, channel_id=CHANNEL, target=second
+        )
+    )
+    assert rec.contents()[-1].startswith("Excluded from the context")
+    stored = await history.recent(echo.runtime.store, CHANNEL, limit=5, include_excluded=True)
+    assert [m.excluded for m in stored] == [False, True]  # the reply, not the person's message
 
 
 async def test_twenty_people_through_the_real_engine_each_get_their_own_reply(
