@@ -28,6 +28,7 @@ ELSEWHERE = {
     "discord": {
         "token", "channels", "api_url", "gateway_url", "login_retry",  # bot.discord.startup
         "shard_count", "shard_ids",  # bot.discord.app.make_bot
+        "edit_interval",  # the conversation cog's streaming pace
     },
     "character": {"name", "persona", "rules", "card", "timezone"},  # runtime.character()
     "llm": {

@@ -11,16 +11,19 @@ import logging
 import random
 import re
 from collections.abc import Awaitable, Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from bot import render
+from bot.config import Settings
 from bot.discord import streaming
 from bot.discord.app import EchoBot
-from bot.discord.cogs.conversation import UNAVAILABLE
+from bot.discord.cogs.conversation import UNAVAILABLE, Conversation
 from memory import BackendUnavailable, Incoming, OnText, Recall, Reply
 from memory.store import history
 from tests.bot import discord_fakes as fakes
@@ -465,6 +468,14 @@ async def test_twenty_people_through_the_real_engine_each_get_their_own_reply(
         expected = reply_for({"messages": [{"content": f"person {person}"}]})
         assert _left(rec, message.id) == render.split_message(render.defang(expected))
     _assert_silent(rec)
+
+
+def test_the_edit_interval_setting_paces_the_conversation() -> None:
+    settings = Settings(discord={"edit_interval": 2.5})  # type: ignore[arg-type]
+    cog = Conversation(SimpleNamespace(runtime=SimpleNamespace(settings=settings)))  # type: ignore[arg-type]
+    assert cog.pace.interval == 2.5
+    with pytest.raises(ValidationError):  # faster than Discord allows a message
+        Settings(discord={"edit_interval": 0.1})  # type: ignore[arg-type]
 
 
 words = st.text(alphabet="abc@é<&>", min_size=1, max_size=30)
