@@ -19,8 +19,8 @@ from bot import render
 
 log = logging.getLogger(__name__)
 
-# Seconds between two edits of one message: Discord allows about one edit a second per message
-# (its message rate limit is 5 per 5 s per channel, edits included).
+# Seconds between two edits of one message: about one a second per message is what Discord
+# lets a bot keep up; past its buckets (read from its rate-limit headers) discord.py waits.
 EDIT_INTERVAL = 1.0
 # The first post waits for a sentence end, or this many characters without one...
 FIRST_POST_CHARS = 150
