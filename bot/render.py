@@ -93,19 +93,12 @@ def cut_line(cut: int) -> str:
     return f"(My answer ran {cut:,} characters longer: I cut it there.)"
 
 
-def interrupted_line() -> str:
-    """The line said under a reply whose stream broke midway."""
-    return "(My answer was interrupted there.)"
-
-
 def reply_chunks(reply: Reply) -> list[str]:
     """The messages that carry a reply: the greeting first when there is one, the reply, and a
     short line when the reply was cut to its length limit."""
     text = reply.text
     if reply.cut:
         text += "\n" + cut_line(reply.cut)
-    if reply.interrupted:
-        text += "\n" + interrupted_line()
     chunks = split_message(defang(text))
     if reply.greeting:
         chunks = [*split_message(defang(reply.greeting)), *chunks]

@@ -73,7 +73,7 @@ from memory.store.history import HistoryMessage
 from memory.store.opening import open_store
 from memory.store.story import HeldAnchor
 from memory.turn.admission import MAX_CHATS, BoundedChat
-from memory.turn.values import EngineStatus, Incoming, MemoryConfig, OnText, Recall, Reply
+from memory.turn.values import EngineStatus, Incoming, MemoryConfig, Recall, Reply
 from memory.vectors.calibrate import LanguageReport, calibrate, save_calibration
 from memory.vectors.indexer import REINDEX_INTERVAL, Indexer, IndexerStatus
 from memory.vectors.prefixes import Prefixed, resolve_prefixes
@@ -124,7 +124,6 @@ __all__ = [
     "NotFound",
     "OllamaChat",
     "OllamaEmbedder",
-    "OnText",
     "OpenAIChat",
     "OpenAIEmbedder",
     "Origin",

@@ -48,7 +48,7 @@ from memory.turn.exchanges import ExchangeWriter
 from memory.turn.greetings import Greetings
 from memory.turn.reply_cap import cap_reply
 from memory.turn.timing import record_timing
-from memory.turn.values import EngineStatus, Incoming, MemoryConfig, OnText, Recall, Reply
+from memory.turn.values import EngineStatus, Incoming, MemoryConfig, Recall, Reply
 from memory.vectors import calibrate
 
 log = logging.getLogger(__name__)
@@ -200,9 +200,7 @@ class Engine:
             self.loop_lag.longest() if self.loop_lag else None,
         )  # fmt: skip
 
-    async def turn(
-        self, message: Incoming, *, admitted: bool = False, on_text: OnText | None = None
-    ) -> Reply | None:
+    async def turn(self, message: Incoming, *, admitted: bool = False) -> Reply | None:
         """Answer a message: store it, recall, ask the chat backend, store the reply, queue the
         reflection. Return None for an empty message or one already answered (same source id).
 
@@ -214,9 +212,9 @@ class Engine:
         if self.chat is None:
             raise RuntimeError("this engine has no chat backend")
         if admitted:
-            return await self._answer(message, on_text)
+            return await self._answer(message)
         async with self.admit(message) as fresh:
-            return await self._answer(message, on_text) if fresh else None
+            return await self._answer(message) if fresh else None
 
     @contextlib.asynccontextmanager
     async def admit(self, message: Incoming) -> AsyncIterator[bool]:
@@ -236,7 +234,7 @@ class Engine:
             self._answered.remove(message.source_id)
             raise
 
-    async def _answer(self, message: Incoming, on_text: OnText | None = None) -> Reply | None:
+    async def _answer(self, message: Incoming) -> Reply | None:
         # A display name is text from a person like any other (a lone surrogate in it would
         # fail every write and every request).
         message = replace(message, user_name=clean(message.user_name) or "someone")
@@ -284,10 +282,6 @@ class Engine:
             raise BackendResponseError("the chat backend returned an empty reply")
         if cut:
             log.info("reply to %s cut by %d characters", message.source_id, cut)
-        if on_text is not None:  # stand-in for C1: the final answer, word by word
-            spaces = [i for i, c in enumerate(answer) if c == " "]
-            for end in [*spaces, len(answer)]:
-                await on_text(answer[:end])
         exchange = Exchange(
             message.source_id, message.user_id, message.story_id, message.origin,
             message.user_name, text, answer,

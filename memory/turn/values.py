@@ -3,7 +3,7 @@ answer, the reply and the memories it used, and what the engine holds (for /stat
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from memory.model import Kind, Origin, Selected
@@ -57,10 +57,6 @@ class Recall:
     window: tuple[float, float] | None = None
 
 
-# Called with the reply's text so far while it is written (stand-in for contract C1).
-OnText = Callable[[str], Awaitable[None]]
-
-
 @dataclass(frozen=True, slots=True)
 class Incoming:
     """A message to answer. `source_id` is unique per message (e.g. "discord:<message id>")."""
@@ -86,8 +82,6 @@ class Reply:
     # Characters cut off the end of the model's answer (over max_reply_chars); `text` is what
     # was kept, stored and reflected.
     cut: int = 0
-    # The stream broke midway: `text` is what arrived.
-    interrupted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
