@@ -103,6 +103,9 @@ class DiscordSettings(_Section):
     # Seconds before the first login is tried again when Discord is unreachable; the wait
     # doubles at each try, up to bot.discord.startup.LOGIN_RETRY_CAP.
     login_retry: float = Field(2.0, gt=0, le=300)
+    # Seconds between two edits of one message while a reply streams in (Discord allows about
+    # one a second per message).
+    edit_interval: float = Field(1.0, ge=0.5, le=60)
     # Sharding (bot.discord.shards): the number of shards across every process, and this process's
     # own; unset, one connection without shards.
     shard_count: int | None = Field(None, ge=1, le=100_000)

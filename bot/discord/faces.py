@@ -163,6 +163,14 @@ class Faces:
             channel, reply_to, chunks, face, why, named=named, view=view
         )
 
+    async def speaker(
+        self, channel: discord.abc.Messageable, reply_to: discord.Message, face: Face
+    ) -> FaceSpeaker:
+        """What a streamed reply posts and edits through: `face`'s webhook where the bot may
+        (found or made now), else the bot itself (bot.discord.streaming)."""
+        hook, why = await self._webhook(channel, face)
+        return FaceSpeaker(self, channel, reply_to, face, hook, why)
+
     async def _as_bot(
         self,
         channel: discord.abc.Messageable,
@@ -306,3 +314,59 @@ def _headed(chunks: Sequence[str], header: str) -> list[str]:
     first, *rest = chunks
     pieces = split_message(first, DISCORD_LIMIT - len(header) - 1)
     return [f"{header}\n{pieces[0]}", *pieces[1:], *rest]
+
+
+class FaceSpeaker:
+    """One reply's parts as a character says them (bot.discord.streaming's Speaker): each part
+    at most `limit` characters, the first headed by the line saying what it answers (a webhook)
+    or who speaks (the bot, with several characters); every post and edit pinging no one. A
+    webhook refused midway: the rest is said by the bot."""
+
+    def __init__(
+        self,
+        faces: Faces,
+        channel: discord.abc.Messageable,
+        reply_to: discord.Message,
+        face: Face,
+        hook: discord.Webhook | None,
+        why: str,
+    ) -> None:
+        self._faces, self._channel, self._reply_to, self._face = faces, channel, reply_to, face
+        self._hook, self._why = hook, why
+        if hook is not None:
+            self._header = f"{REPLY_MARK}{reply_to.jump_url}"
+        elif face.named:
+            self._header = f"**{discord.utils.escape_markdown(face.name)}**"
+        else:
+            self._header = ""
+        self.limit = DISCORD_LIMIT - (len(self._header) + 1 if self._header else 0)
+
+    async def post(
+        self, text: str, *, first: bool, view: discord.ui.View | None = None
+    ) -> discord.Message:
+        content = f"{self._header}\n{text}" if first and self._header else text
+        extra: dict[str, Any] = {} if view is None else {"view": view}
+        if self._hook is not None:
+            thread = self._channel if isinstance(self._channel, discord.Thread) else MISSING
+            try:
+                return await self._hook.send(
+                    content, username=safe_name(self._face.name), wait=True,
+                    allowed_mentions=_NONE, thread=thread, **extra,
+                )  # fmt: skip
+            except discord.HTTPException as exc:
+                self._why = f"webhook refused ({exc.status})"
+                self._faces._forget(self._hook, exc)
+                self._hook = None
+        # The bot says it: a reply to the message (no link), named when several play.
+        sent = await self._faces._as_bot(
+            self._channel, self._reply_to, [text], self._face, self._why, named=first,
+            view=view,
+        )  # fmt: skip
+        return sent[-1]  # one part (a name longer than the link it replaces: two)
+
+    async def edit(
+        self, message: discord.Message, text: str, *, view: discord.ui.View | None = None
+    ) -> None:
+        extra: dict[str, Any] = {} if view is None else {"view": view}
+        content = header_of(message.content) + text
+        await message.edit(content=content, allowed_mentions=_NONE, **extra)

@@ -16,6 +16,8 @@ import asyncio
 import base64
 import itertools
 import random
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +30,7 @@ GUILD_ID = 111
 # Who owns the application (Discord's application info): no test person unless a test says so.
 OWNER_ID = 7
 _ids = itertools.count(10_000)
+_CHANNEL_MESSAGE = re.compile(r"/channels/\d+/messages/(\d+)")
 EPHEMERAL = 64
 MANAGE_WEBHOOKS = 1 << 29
 # View Channel and Send Messages: without them Discord grants nothing else in a channel.
@@ -51,6 +54,12 @@ class Sent:
     # The query string (a webhook post's thread_id), and the message Discord answered.
     params: dict[str, Any] = field(default_factory=dict)
     answer: dict[str, Any] | None = None
+    # When it was sent, on the recorder's clock.
+    at: float = 0.0
+    # The id of the message it posted, if it posted one.
+    made: int = 0
+    # The status Discord refused it with, if it did.
+    refused: int = 0
 
 
 @dataclass
@@ -75,14 +84,27 @@ class Recorder:
     jitter: random.Random | None = None
     # Each webhook's avatar as it was last uploaded (None: Discord's default one).
     avatars: dict[int, bytes | None] = field(default_factory=dict)
+    # Statuses to answer the next message edits (PATCH) with, in order; 0 accepts one.
+    refuse_edits: list[int] = field(default_factory=list)
+    # The clock `Sent.at` is read from.
+    clock: Callable[[], float] = lambda: 0.0
 
     def messages(self) -> list[dict[str, Any]]:
-        """Channel messages and interaction answers (callbacks and followups), in order."""
-        out = []
+        """Channel messages and interaction answers (callbacks and followups), in order; a
+        channel message as it was left (its edits folded in, gone once deleted)."""
+        out: list[dict[str, Any]] = []
+        posted: dict[int, dict[str, Any]] = {}
         for s in self.sent:
             body = s.payload.get("data", s.payload) if "/callback" in s.path else s.payload
-            if s.method in ("POST", "PATCH") and "content" in body:
-                out.append(body)
+            if (edited := _CHANNEL_MESSAGE.fullmatch(s.path)) and int(edited[1]) in posted:
+                if s.method == "DELETE":
+                    out.remove(posted.pop(int(edited[1])))
+                elif "content" in body:
+                    posted[int(edited[1])]["content"] = body["content"]
+            elif s.method in ("POST", "PATCH") and "content" in body:
+                out.append(dict(body))
+                if s.made:
+                    posted[s.made] = out[-1]
         return out
 
     def contents(self) -> list[str]:
@@ -116,17 +138,26 @@ class Recorder:
             path = route.path.format_map(route.__dict__)
         except KeyError:  # a parameter Route does not keep (a message id): the whole URL's
             path = route.url.removeprefix(route.BASE)
-        self.sent.append(Sent(route.method, path, payload))
+        self.sent.append(Sent(route.method, path, payload, at=self.clock()))
         if self.refuse_typing and route.path.endswith("/typing"):
             raise discord.DiscordServerError(_Response(503), "typing refused")  # type: ignore[arg-type]
         if route.path == "/channels/{channel_id}/webhooks":
             await self.lag()
             return self._channel_webhooks(route, payload)
         if route.method == "POST" and route.path.endswith("/messages"):
-            return _message_payload(int(route.channel_id), payload.get("content", ""))
+            made = _message_payload(int(route.channel_id), payload.get("content", ""))
+            self.sent[-1].made = int(made["id"])
+            return made
         if route.method == "PATCH" and route.path.endswith("/messages/{message_id}"):
-            edited = _message_payload(int(route.channel_id), payload.get("content", ""))
-            return {**edited, "id": route.url.rpartition("/")[2]}
+            status = self.refuse_edits.pop(0) if self.refuse_edits else 0
+            self.sent[-1].refused = status
+            if status == 404:
+                raise discord.NotFound(_Response(status), "Unknown Message")  # type: ignore[arg-type]
+            if status:
+                raise discord.HTTPException(_Response(status), "edit refused")  # type: ignore[arg-type]
+            return _message_payload(
+                int(route.channel_id), payload.get("content", ""), int(route.url.rpartition("/")[2])
+            )
         if route.path == "/oauth2/applications/@me":
             return _application(self.owner_id)
         return None
@@ -215,9 +246,11 @@ class _Response:
         self.reason = "Service Unavailable"
 
 
-def _message_payload(channel_id: int, content: str) -> dict[str, Any]:
+def _message_payload(
+    channel_id: int, content: str, message_id: int | None = None
+) -> dict[str, Any]:
     return {
-        "id": str(next(_ids)), "channel_id": str(channel_id),
+        "id": str(message_id or next(_ids)), "channel_id": str(channel_id),
         "author": user_payload(BOT_ID, "Echo", bot=True),
         "content": content, "timestamp": "2026-11-30T00:00:00+00:00", "edited_timestamp": None,
         "tts": False, "mention_everyone": False, "mentions": [], "mention_roles": [],

@@ -1,19 +1,18 @@
-"""on_message: decide whether to answer, call the engine once, send the reply safely."""
+"""on_message: decide whether to answer, call the engine once, post the reply safely as it is
+written (bot.discord.streaming)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 import discord
 from discord.ext import commands
 
 from bot import render
-from bot.discord import faces
+from bot.discord import faces, streaming
 from bot.discord.cogs import answers
 from bot.discord.faces import Faces, face_of
 from bot.discord.scenes import Scenes
@@ -21,6 +20,7 @@ from memory import (
     EchoError,
     Incoming,
     Overloaded,
+    Reply,
     Version,
     Versions,
     guild_origin,
@@ -51,6 +51,8 @@ class Conversation(commands.Cog):
         self.scenes = Scenes(
             bot, bot.runtime, self.faces, chain=bot.runtime.settings.discord.scene_chain
         )
+        self.pace = streaming.Pace(interval=bot.runtime.settings.discord.edit_interval)
+        self.streams = streaming.StreamCounts()
 
     def should_answer(self, message: discord.Message) -> bool:
         """Tell whether this message is for the character."""
@@ -103,15 +105,11 @@ class Conversation(commands.Cog):
             async with self.bot.runtime.engine.admit(incoming) as fresh:
                 if not fresh:
                     return  # a replay of a message already answered, or waiting in line
-                chunks, reply = await self._answer(message, incoming)
-                # Sent before the line is released: this person's next message is answered
-                # after this one, on Discord as in the history. The last chunk carries the
+                # Posted before the line is released: this person's next message is answered
+                # after this one, on Discord as in the history. The last part carries the
                 # buttons for another answer (bot.discord.cogs.answers).
                 face = face_of(character, named=self.scenes.several())
-                view = answers.reply_view(reply) if reply is not None else None
-                sent = await self.faces.send_reply(
-                    message.channel, message, chunks, face, view=view
-                )
+                sent, reply = await self._answer(message, incoming, face)
                 if reply is not None and sent:
                     answers.posted(self.bot, incoming.source_id, sent[-1])
                     exchange, ids = reply.exchange_id, [m.id for m in sent]
@@ -127,43 +125,38 @@ class Conversation(commands.Cog):
         task.add_done_callback(self._background.discard)
 
     async def _answer(
-        self, message: discord.Message, incoming: Incoming
-    ) -> tuple[list[str], Versions | None]:
-        """The messages that answer: the reply (with the greeting and the cut line), the
-        unavailable line when the turn failed, nothing for a message with nothing to answer;
-        and the reply's one version, for its buttons (None: no reply)."""
-        try:
-            async with _typing(message.channel):
-                reply = await self.bot.runtime.engine.turn(incoming, admitted=True)
-        except EchoError as exc:
-            log.warning("no reply to message %d: %s", message.id, type(exc).__name__)
-            return [UNAVAILABLE], None
-        except Exception as exc:
-            # A bug: the person still hears back, the traceback goes to the log.
-            log.error("turn for message %d raised %s", message.id, unexpected(exc))
-            return [UNAVAILABLE], None
-        if reply is None:
-            return [], None
-        # Each message sent is recorded with the exchange: "Exclude from context" on any of
-        # them finds the stored reply, a webhook's message too (it cannot be a Discord reply).
-        first = Version(0, reply.text, reply.recall.turn_id, cut=reply.cut)
-        versions = Versions(reply.exchange_id, (first,), 0, incoming.user_id)
-        return render.reply_chunks(reply), versions
+        self, message: discord.Message, incoming: Incoming, face: faces.Face
+    ) -> tuple[list[discord.Message], Reply | None]:
+        """Post the reply as it is written, as `face` (its webhook, or the bot), left as the
+        whole reply is sent (the greeting, the cut line) with its buttons; the unavailable line
+        when the turn failed; nothing for a message with nothing to answer. Return the
+        messages posted, and the reply (None: none)."""
+        speaker = await self.faces.speaker(message.channel, message, face)
+        async with streaming.Streamed(message, self.pace, self.streams, speaker) as streamed:
+            try:
+                reply = await self.bot.runtime.engine.turn(
+                    incoming, admitted=True, on_text=streamed.on_text
+                )
+            except EchoError as exc:
+                log.warning("no reply to message %d: %s", message.id, type(exc).__name__)
+            except Exception as exc:
+                # A bug: the person still hears back, the traceback goes to the log.
+                log.error("turn for message %d raised %s", message.id, unexpected(exc))
+            else:
+                if reply is None:
+                    return await streamed.finish([]), None
+                # Each message posted is recorded with the exchange: "Exclude from context" on
+                # any of them finds the stored reply, a webhook's too (it cannot be a reply).
+                first = Version(0, reply.text, reply.recall.turn_id, cut=reply.cut)
+                view = answers.reply_view(
+                    Versions(reply.exchange_id, (first,), 0, incoming.user_id)
+                )
+                return await streamed.finish(render.reply_chunks(reply), view), reply
+        # What was posted of a failed turn stays; the pacing task stopped with the block.
+        return [await speaker.post(UNAVAILABLE, first=not streamed.posted)], None
 
 
 _NONE = discord.AllowedMentions.none()
-
-
-@contextlib.asynccontextmanager
-async def _typing(channel: discord.abc.Messageable) -> AsyncIterator[None]:
-    """Show "typing…" while the turn runs, if Discord lets us: a refused indicator (rate limit,
-    a 5xx) must not cost the reply."""
-    async with contextlib.AsyncExitStack() as stack:
-        try:
-            await stack.enter_async_context(channel.typing())
-        except discord.HTTPException as exc:
-            log.info("typing indicator refused (%s): answering without it", exc.status)
-        yield
 
 
 async def setup(bot: EchoBot) -> None:

@@ -17,6 +17,7 @@ import pytest
 from bot.config import Settings
 from bot.discord.app import EchoBot, Sync
 from bot.discord.cogs.memories import ConfirmForget
+from bot.discord.streaming import Pace
 from bot.runtime import open_runtime
 from memory import manage
 from memory.errors import Forbidden
@@ -54,6 +55,8 @@ async def _bot_with(
         recorder = fakes.Recorder()
         await fakes.install(echo, recorder)
         await echo.setup_hook()
+        # Streamed replies paced in milliseconds: tests of what is said need not wait seconds.
+        echo.get_cog("Conversation").pace = Pace(interval=0.01, first_wait=0.01)  # type: ignore[union-attr]
         yield echo, recorder
         conversation = echo.get_cog("Conversation")
         await asyncio.gather(*getattr(conversation, "_background", ()), return_exceptions=True)
