@@ -329,11 +329,13 @@ async def forget_exchange(
 ) -> bool:
     """Forget a message deleted while its turn may still run (stored or not yet): its exchange
     is erased and remembered as erased, so the turn stores nothing of it, nor its reply; return
-    whether the files are clean (else the erasure is pending). `user_id`: its author, when the
-    front end knows it (a stored message names its own)."""
+    whether the files are clean (else the erasure is pending). `user_id`, `story_id`: its
+    author and where it was said, as the front end knows them; a stored message names its own
+    (a character other than the home one keeps both under derived ids)."""
     stored = await resolve(store, exchange_id)
     if stored is not None:
         user_id = stored.user_id or await context.reply_owner(store, stored) or user_id
+        story_id = stored.story_id
     erasure_id = await _erased(store, exchange_id, user_id=user_id, story_id=story_id,
                                engine=engine)  # fmt: skip
     await store.transact(lambda tx: counters.bump(tx, "deletions_followed"))

@@ -547,3 +547,45 @@ async def test_many_people_edit_and_delete_at_once(
         for p in kept:
             assert await _memories(echo, p) == [f"A pour code de coffre {codes[p]}"]
             assert await _stored(echo, tmp_path, codes[p]) > 0
+
+
+# Two characters: Brann, not the home one (Nyx), keeps his people and stories under derived ids.
+CAST = [
+    {"key": "nyx", "name": "Nyx", "persona": "Tu es Nyx.", "default": True},
+    {"key": "brann", "name": "Brann", "persona": "Tu es Brann.", "channels": [OTHER_CHANNEL]},
+]
+
+
+async def test_deletions_to_every_character_leave_nothing_at_once(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Concurrent twin: six people tell Nyx (home) or Brann (derived ids) a secret, it is
+    reflected, then at once (random latencies) each deletes it, alone or in a moderator's bulk
+    delete. Each was answered lately (the bot still holds its id): nothing of it stays, in
+    Brann's story as in Nyx's; a seventh person's secret stays."""
+    canary.script(ollama)
+    rng = random.Random(26)
+    people = list(range(3001, 3007))
+    codes = {p: f"D{p % 100:02d}CANARY{p:04d}" for p in [*people, 3007]}
+    async with _bot_with(tmp_path, ollama, database=database, characters=CAST) as (echo, _):
+        echo.get_cog("Conversation").channels.add(OTHER_CHANNEL)  # type: ignore[union-attr]
+        where = {p: fakes.text_channel(echo, (CHANNEL, OTHER_CHANNEL)[p % 2]) for p in codes}
+        said = {p: await _talk(echo, where[p], p, _secret(codes[p])) for p in codes}
+        await _reflect(echo)
+        for p in codes:
+            assert await _stored(echo, tmp_path, codes[p]) > 0, p
+
+        async def delete(person: int) -> None:
+            await asyncio.sleep(rng.uniform(0, 0.02))
+            message = said[person]
+            if person % 3:
+                await _delete(echo, message.id, message.channel.id)
+            else:
+                await _bulk_delete(echo, [message.id, message.id + 10_000], message.channel.id)
+
+        await asyncio.gather(*(delete(p) for p in people))
+        await _settled(echo)
+
+        for p in people:
+            assert await _stored(echo, tmp_path, codes[p]) == 0, p
+        assert await _stored(echo, tmp_path, codes[3007]) > 0
