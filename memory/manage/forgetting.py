@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from memory.character.cast import derived_id
 from memory.engine import Engine
 from memory.errors import Forbidden, NotFound, StoreError
 from memory.manage import casting, context
@@ -239,13 +240,23 @@ async def forget_person(
     one server (`origin`) holds about them: memories, their messages and my replies, reflection
     records, turns, counters, and what was derived from their exchanges. Every character's
     (`character` None), or what one character (its key; `engine` required) holds of them."""
+    reports = []
     if character is None:
         ids = [person for person, _ in await casting.person_ids(store, user_id)]
     elif engine is None:
         raise ValueError("forgetting what one character holds needs the engine's cast")
     else:
-        ids = [engine.characters.person_id(engine.characters.need(character).key, user_id)]
-    reports = []
+        # Under the id it keeps them by now, and any it kept them by while memories were
+        # shared or not: the setting may have changed since.
+        key = engine.characters.need(character).key
+        home = key == engine.characters.home
+        ids = [user_id if home else derived_id("person", key, user_id)]
+        ids += [d for d, k in await casting.person_ids(store, user_id) if k == key and d not in ids]
+        if not home:  # what they said to it while memories were shared: under their own id
+            for exchange_id, story_id in await cast_store.exchanges_in_stories(store, key, user_id):
+                engine.drop_waiting(exchange_id=exchange_id)
+                target = Target.message(exchange_id, user_id=user_id, story_id=story_id)
+                reports.append(await _erase(store, target))
     for person in ids:
         if engine is not None:
             engine.drop_waiting(user_id=person, origin=origin)
