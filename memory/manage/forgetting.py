@@ -242,7 +242,8 @@ async def forget_person(
     (`character` None), or what one character (its key; `engine` required) holds of them."""
     reports = []
     if character is None:
-        ids = [person for person, _ in await casting.person_ids(store, user_id)]
+        cast = engine.characters if engine is not None else None
+        ids = [person for person, _ in await casting.person_ids(store, user_id, cast)]
     elif engine is None:
         raise ValueError("forgetting what one character holds needs the engine's cast")
     else:
