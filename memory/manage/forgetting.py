@@ -224,7 +224,11 @@ async def forget_message(
     target = Target.message(exchange_id, user_id=person or 0, story_id=message.story_id)
     if engine is not None:
         engine.drop_waiting(exchange_id=exchange_id)
+    answers = await _answers_to(store, exchange_id)
     report = await _erase(store, target)
+    for m in answers:  # another character's answers to the reply (a scene's chain)
+        await _settle(store, await _erased(store, m.source_id, user_id=m.user_id or 0,
+                                           story_id=m.story_id, engine=engine))  # fmt: skip
     return ErasureReport(report.erased, report.complete, "your" if author == actor_id else "their")
 
 
@@ -317,8 +321,8 @@ async def forget_deleted(
     erasures = []
     for exchange_id, message in sorted(exchanges.items()):
         author = message.user_id or await context.reply_owner(store, message) or 0
-        erasures.append(await _erased(store, exchange_id, user_id=author,
-                                      story_id=message.story_id, engine=engine))  # fmt: skip
+        erasures += await _erased(store, exchange_id, user_id=author,
+                                  story_id=message.story_id, engine=engine)  # fmt: skip
     dropped = 0
     for exchange_id in sorted(replies):
         found = await store.transact(
@@ -348,18 +352,21 @@ async def forget_exchange(
     if stored is not None:
         user_id = stored.user_id or await context.reply_owner(store, stored) or user_id
         story_id = stored.story_id
-    erasure_id = await _erased(store, exchange_id, user_id=user_id, story_id=story_id,
-                               engine=engine)  # fmt: skip
+    erasure_ids = await _erased(store, exchange_id, user_id=user_id, story_id=story_id,
+                                engine=engine)  # fmt: skip
     await store.transact(lambda tx: counters.bump(tx, "deletions_followed"))
-    return await _settle(store, [erasure_id])
+    return await _settle(store, erasure_ids)
 
 
 async def _erased(
     store: Store, exchange_id: str, *, user_id: int, story_id: int, engine: Engine | None
-) -> int:
-    """Erase one exchange (not settled); return the erasure's id."""
+) -> list[int]:
+    """Erase one exchange, and those that answered its reply's posts in turn (another
+    character, in a scene's chain: it was shown the reply, which may quote the message); not
+    settled. Return the erasures' ids."""
     if engine is not None:
         engine.drop_waiting(exchange_id=exchange_id)
+    answers = await _answers_to(store, exchange_id)
     target = Target.message(exchange_id, user_id=user_id, story_id=story_id)
     erased = await store.transact(
         lambda tx: erasure.erase(
@@ -369,7 +376,22 @@ async def _erased(
     )  # fmt: skip
     log.info("erasure %d (deleted message): %d memories, %d messages, %d derived",
              erased.erasure_id, erased.memories, erased.messages, erased.derived.total)  # fmt: skip
-    return erased.erasure_id
+    ids = [erased.erasure_id]
+    for m in answers:
+        ids += await _erased(store, m.source_id, user_id=m.user_id or 0, story_id=m.story_id,
+                             engine=engine)  # fmt: skip
+    return ids
+
+
+async def _answers_to(store: Store, exchange_id: str) -> list[HistoryMessage]:
+    """The posts of an exchange's reply stored as messages another character answered: a
+    post's source id is the exchange's own front end's ("discord:<id>")."""
+    front = exchange_id.partition(":")[0]
+    posts = await sent.of_exchange(store, exchange_id)
+    if not posts:
+        return []
+    said = await history.among(store, [f"{front}:{p}" for p in posts])
+    return [m for m in said if m.role == "user"]
 
 
 # Seconds an edited message's reflection waits after the edit: edits come in bursts (a typo,
@@ -390,9 +412,9 @@ async def follow_edit(
     if held is None or held.role != "user" or held.content == text:
         return None  # one read, no write: most edits are of messages never stored
     if not text:  # emptied (an attachment left alone): every word taken back, as deleted
-        erasure_id = await _erased(store, source_id, user_id=held.user_id or 0,
-                                   story_id=held.story_id, engine=None)  # fmt: skip
-        await _settle(store, [erasure_id])
+        erasure_ids = await _erased(store, source_id, user_id=held.user_id or 0,
+                                    story_id=held.story_id, engine=None)  # fmt: skip
+        await _settle(store, erasure_ids)
         return None
     now = time.time()
     wait = EDIT_QUIET if quiet is None else quiet
