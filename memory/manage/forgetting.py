@@ -265,8 +265,12 @@ async def forget_person(
     for person in ids:
         if engine is not None:
             engine.drop_waiting(user_id=person, origin=origin)
+        answers = await _answers_to_person(store, person) if origin is None else []
         target = Target.person(person) if origin is None else Target.member(person, origin)
         reports.append(await _erase(store, target))
+        for m in answers:  # another character's answers to their replies (a scene's chain)
+            await _settle(store, await _erased(store, m.source_id, user_id=m.user_id or 0,
+                                               story_id=m.story_id, engine=engine))  # fmt: skip
     if character is None and origin is None:
         await store.transact(lambda tx: cast_store.forget_person(tx, user_id))
     return _together(reports)
@@ -381,6 +385,12 @@ async def _erased(
         ids += await _erased(store, m.source_id, user_id=m.user_id or 0, story_id=m.story_id,
                              engine=engine)  # fmt: skip
     return ids
+
+
+async def _answers_to_person(store: Store, user_id: int) -> list[HistoryMessage]:
+    """`_answers_to` for every exchange of a person."""
+    posts = [f"{e.partition(':')[0]}:{p}" for e, p in await sent.of_person(store, user_id)]
+    return [m for m in await history.among(store, posts) if m.role == "user"]
 
 
 async def _answers_to(store: Store, exchange_id: str) -> list[HistoryMessage]:

@@ -17,10 +17,12 @@ import discord
 import pytest
 
 from bot.discord.app import EchoBot
+from bot.discord.cogs.erasure import ConfirmErasure
 from bot.discord.scenes import named
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord import test_following as following
 from tests.bot.discord.test_discord import CHANNEL, _bot_with, _say
+from tests.bot.discord.test_erasure import _press
 from tests.fakes import canary
 from tests.fakes.ollama import Chaos, FakeOllama
 
@@ -228,3 +230,23 @@ async def test_a_deleted_message_leaves_nothing_in_the_character_that_answered_i
         for code in list(codes.values())[:2]:
             assert await canary.stored(echo.runtime.store, tmp_path, code) == 0, code
         assert await canary.stored(echo.runtime.store, tmp_path, codes[THIRD]) > 0
+
+
+async def test_forget_me_leaves_nothing_in_the_character_that_answered_a_reply(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    canary.script(ollama)
+    quoting = ollama.chat_reply
+    assert quoting is not None
+    ollama.chat_reply = lambda p: quoting(p) + ("" if canary.reflection_request(p) else " Bo ?")
+    code = "FM4CANARY4040"
+    async with _scene(tmp_path, ollama, chain=1, database=database) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        await _say(echo, channel, ALICE, f"Mon code est {code}.")
+        await _echo_back(echo, channel, rec.webhook_posts()[-1])
+        assert _speakers(rec) == ["Ada", "Bo"]
+        await asyncio.gather(*getattr(echo.get_cog("Conversation"), "_background", ()))
+        await echo.runtime.worker.run_due(limit=20)
+        await _press(echo, ConfirmErasure(ALICE, ALICE), ALICE)
+        await following._settled(echo)
+        assert await canary.stored(echo.runtime.store, tmp_path, code) == 0
