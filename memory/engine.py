@@ -362,13 +362,16 @@ class Engine:
             user_id=asked.user_id, story_id=asked.story_id, origin=queued.exchange.origin,
             text=asked.content, record=False,
         )  # fmt: skip
-        plan = await self.context.plan(
+        # Answered again by the character whose story it is.
+        key = (await cast_store.owner(self.store, cast_store.STORY, asked.story_id))[1]
+        context = self.contexts[self.characters.playing(key or self.characters.home).key]
+        plan = await context.plan(
             user_name=asked.author_name, origin=queued.exchange.origin, text=asked.content,
             selected=recalled.selected, story=story, window=recalled.window,
         )  # fmt: skip
         result = await self.chat.chat(
             plan.messages, deadline=self.config.chat_deadline,
-            max_tokens=self.context.config.response_tokens,
+            max_tokens=context.config.response_tokens,
         )  # fmt: skip
         answer, cut = cap_reply(well_formed(result.content).strip(), self.config.max_reply_chars)
         if not answer:

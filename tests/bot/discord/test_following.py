@@ -589,3 +589,34 @@ async def test_deletions_to_every_character_leave_nothing_at_once(
         for p in people:
             assert await _stored(echo, tmp_path, codes[p]) == 0, p
         assert await _stored(echo, tmp_path, codes[3007]) > 0
+
+
+async def test_with_answer_edits_a_characters_webhook_reply_is_edited_in_its_voice(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Brann (not the home character) answers through his webhook; the edited message is
+    answered again by him, and his webhook's message is edited (the bot may not edit it)."""
+
+    def answer(payload: dict[str, Any]) -> str:
+        if canary.reflection_request(payload) is not None:
+            return '{"memories": [], "summary": "On se présente."}'
+        who = "Brann" if "Tu es Brann." in payload["messages"][0]["content"] else "Nyx"
+        return f"{who} : enchanté, {payload['messages'][-1]['content'].split()[-1].strip('.')} !"
+
+    ollama.chat_reply = answer
+    cast = [CAST[0], {**CAST[1], "channels": [CHANNEL]}]
+    async with _bot_with(tmp_path, ollama, characters=cast,
+                         discord={"answer_edits": True}) as (echo, rec):  # fmt: skip
+        fakes.allow_webhooks(echo)
+        channel = fakes.text_channel(echo, CHANNEL)
+        message = await _talk(echo, channel, ALICE, "Je m'appelle Alice.")
+        [post] = rec.webhook_posts()
+        assert str(post.payload["content"]).endswith("\nBrann : enchanté, Alice !")
+        await _edit(echo, message, "Je m'appelle Alicia.")
+
+        [edited] = rec.webhook_edits()
+        assert edited.path.endswith(f"/messages/{post.answer['id']}")  # type: ignore[index]
+        assert edited.payload["content"] == f"-# ↪ {message.jump_url}\nBrann : enchanté, Alicia !"
+        assert edited.payload["allowed_mentions"] == {"parse": []}
+        stored = await forgetting.resolve(echo.runtime.store, f"discord:{message.id}:reply")
+        assert stored is not None and stored.content == "Brann : enchanté, Alicia !"
