@@ -49,13 +49,20 @@ async def export(store: Store, user_id: int, *, default_served: str) -> dict[str
     days: dict[int, list[tuple[date, date]]] = {}
     said: list[dict[str, Any]] = []
     made: dict[str, list[dict[str, Any]]] = {}
+    owners: dict[int, str | None] = {}
     for person, key in await casting.person_ids(store, user_id):
         character = key or home
         held += [(m, character) for m in await memories.list_for_user(store, person)]
         for v in await versions.for_user(store, person):
             earlier.setdefault(v.memory_id, []).append(_version_json(v))
         days.update(await dates.for_user(store, person))
-        said += [{**m, "character": character} for m in await personal.messages(store, person)]
+        for m in await personal.messages(store, person):
+            # Said to the character whose story holds it: under the person's own id, any
+            # character's while memories were shared.
+            story = int(m["story_id"])
+            if story not in owners:
+                owners[story] = (await casting.story_owner(store, story))[1]
+            said.append({**m, "character": owners[story] or character})
         for kind, rows in (await personal.derived(store, person)).items():
             made.setdefault(kind, []).extend(rows)
     return {
