@@ -19,7 +19,7 @@ import pytest
 from memory import Character, Characters, Engine, Forbidden, Incoming, MemoryConfig
 from memory.backends.chat import ChatResult, Message
 from memory.errors import StoreError
-from memory.manage import forgetting
+from memory.manage import export, forgetting
 from memory.store.db import Store
 from memory.write.worker import ReflectionWorker
 from tests.fakes import canary
@@ -174,7 +174,8 @@ async def test_forget_me_finds_what_a_character_kept_while_the_database_refused_
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The database refuses the message (busy): the turn answers anyway, the exchange is
-    written later and reflected under Brann's ids for the person; /forget-me finds them."""
+    written later and reflected under Brann's ids for the person; /export and /forget-me
+    find them."""
     chat = Chat(random.Random(1))
     engine = Engine(store, embedder=None, chat=chat, characters=_cast(shared=False))
     worker = ReflectionWorker(store, chat, character_name="x", characters=engine.characters)
@@ -195,5 +196,7 @@ async def test_forget_me_finds_what_a_character_kept_while_the_database_refused_
         pass
     await worker.close()
     assert await canary.stored(store, tmp_path, code) > 0
+    exported = await export.export(store, 7, default_served="where_learned", cast=engine.characters)
+    assert [m["character"] for m in exported["memories"] if code in m["text"]] == ["brann"]
     await forgetting.forget_person(store, 7, engine=engine)
     assert await canary.stored(store, tmp_path, code) == 0
