@@ -444,7 +444,12 @@ async def follow_edit(
     e = done.erased
     log.info("edit %d followed: %d memories, %d derived taken back, reflected again: %s",
              e.erasure_id, e.memories, e.derived.total, done.requeued)  # fmt: skip
-    await _settle(store, [e.erasure_id])
+    erasure_ids = [e.erasure_id]
+    if done.reply_dropped:  # it quoted the old wording: so did what answered it in turn
+        for m in await _answers_to(store, source_id):
+            erasure_ids += await _erased(store, m.source_id, user_id=m.user_id or 0,
+                                         story_id=m.story_id, engine=None)  # fmt: skip
+    await _settle(store, erasure_ids)
     return done
 
 

@@ -250,3 +250,24 @@ async def test_forget_me_leaves_nothing_in_the_character_that_answered_a_reply(
         await _press(echo, ConfirmErasure(ALICE, ALICE), ALICE)
         await following._settled(echo)
         assert await canary.stored(echo.runtime.store, tmp_path, code) == 0
+
+
+async def test_an_edit_takes_the_old_wording_out_of_the_character_that_answered_the_reply(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    canary.script(ollama)
+    quoting = ollama.chat_reply
+    assert quoting is not None
+    ollama.chat_reply = lambda p: quoting(p) + ("" if canary.reflection_request(p) else " Bo ?")
+    old, new = "ED5CANARY5050", "ED6CANARY6060"
+    async with _scene(tmp_path, ollama, chain=1, database=database) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        said = await _say(echo, channel, ALICE, f"Mon code est {old}.")
+        await _echo_back(echo, channel, rec.webhook_posts()[-1])
+        assert _speakers(rec) == ["Ada", "Bo"]
+        await following._reflect(echo)
+        await following._edit(echo, said, f"Mon code est {new}.")
+        await following._reflect(echo)
+        await following._settled(echo)
+        assert await canary.stored(echo.runtime.store, tmp_path, old) == 0
+        assert await canary.stored(echo.runtime.store, tmp_path, new) > 0
