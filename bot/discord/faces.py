@@ -290,6 +290,12 @@ class Faces:
         more = await self.send_reply(channel, reply_to, extra, face, continued=True)
         return more, list(posts[len(parts) :])
 
+    def made_by_us(self, message: discord.Message) -> bool:
+        """Whether a message came from a webhook the bot made, known or not since a restart:
+        Discord marks an application's webhook messages with its id."""
+        app = self._client.application_id
+        return message.webhook_id is not None and app is not None and message.application_id == app
+
     def speaker_of(self, message: discord.Message) -> str | None:
         """The key of the character a message of one of the bot's webhooks speaks for."""
         if message.webhook_id is None:

@@ -271,3 +271,29 @@ async def test_an_edit_takes_the_old_wording_out_of_the_character_that_answered_
         await following._settled(echo)
         assert await canary.stored(echo.runtime.store, tmp_path, old) == 0
         assert await canary.stored(echo.runtime.store, tmp_path, new) > 0
+
+
+async def test_a_reply_to_a_characters_webhook_message_is_answered_after_a_restart(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Where only a mention or a reply reaches the bot, a reply to a character's webhook
+    message from before a restart still does; one to another application's webhook does
+    not, and that webhook is not taken for a character of the same name."""
+    async with _scene(tmp_path, ollama) as (echo, rec):
+        elsewhere = fakes.text_channel(echo, 40)
+        await _say(echo, elsewhere, BOB, "Ada, ici ?", mentions=[fakes.BOT_ID])
+        adas = rec.webhook_posts()[-1].answer
+        assert adas is not None
+        faces = echo.get_cog("Conversation").faces  # type: ignore[union-attr]
+        faces.speakers.clear()  # what a restart forgets
+        faces._hooks.clear()
+        await _say(echo, elsewhere, BOB, "Tu m'entends ?", reply_to=adas)
+        assert _speakers(rec) == ["Ada", "Ada"]
+        foreign = {**adas, "id": "777", "webhook_id": "4242", "application_id": "4343"}
+        await _say(echo, elsewhere, BOB, "Et toi ?", reply_to=foreign)
+        assert _speakers(rec) == ["Ada", "Ada"] and len(rec.messages()) == 2
+        # Where both play, another application's webhook named like Bo is not Bo.
+        named_bo = {**foreign, "channel_id": str(CHANNEL),
+                    "author": {**foreign["author"], "username": "Bo"}}  # fmt: skip
+        await _say(echo, fakes.text_channel(echo, CHANNEL), BOB, "Hein ?", reply_to=named_bo)
+        assert _speakers(rec) == ["Ada", "Ada", "Ada"]
