@@ -290,6 +290,22 @@ class Faces:
         more = await self.send_reply(channel, reply_to, extra, face, continued=True)
         return more, list(posts[len(parts) :])
 
+    async def delete_posts(
+        self, channel: discord.abc.Messageable, posts: Sequence[int], face: Face
+    ) -> None:
+        """Delete posts of a reply: through `face`'s webhook where it speaks (the bot may delete
+        a webhook's message only with Manage Messages), else as the bot."""
+        hook, _ = await self._webhook(channel, face)
+        thread = channel if isinstance(channel, discord.Thread) else MISSING
+        for post in posts:
+            if hook is not None:
+                try:
+                    await hook.delete_message(post, thread=thread)
+                    continue
+                except discord.HTTPException:  # said by the bot itself (no webhook then)
+                    pass
+            await channel.get_partial_message(post).delete()  # type: ignore[attr-defined]
+
     def made_by_us(self, message: discord.Message) -> bool:
         """Whether a message came from a webhook the bot made, known or not since a restart:
         Discord marks an application's webhook messages with its id."""

@@ -30,8 +30,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_NONE = discord.AllowedMentions.none()
-
 # Messages whose latest edit waits behind the one being followed (only the latest wording of
 # each is kept: a person editing a message 100 times costs one edit followed and one waiting).
 # Past it, an edit of yet another message is let pass (counted): a server-wide flood of edits
@@ -120,11 +118,9 @@ class Following(commands.Cog):
         faces = cast("Conversation", self.bot.get_cog("Conversation")).faces
         more, surplus = await faces.edit_posts(message.channel, message, posts, chunks, face)
         await manage.record_sent(store, exchange_id, [m.id for m in more])
-        channel = self.bot.get_partial_messageable(message.channel.id)
         if surplus:  # forgotten first: their deletion is not a moderator's
             await manage.forget_posts(store, surplus)
-            for post in surplus:
-                await channel.get_partial_message(post).delete()
+            await faces.delete_posts(message.channel, surplus, face)
 
     async def _face_of(self, exchange_id: str) -> Face:
         """Who answered an exchange: the character whose story it is stored in."""

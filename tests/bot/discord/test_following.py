@@ -620,3 +620,25 @@ async def test_with_answer_edits_a_characters_webhook_reply_is_edited_in_its_voi
         assert edited.payload["allowed_mentions"] == {"parse": []}
         stored = await forgetting.resolve(echo.runtime.store, f"discord:{message.id}:reply")
         assert stored is not None and stored.content == "Brann : enchanté, Alicia !"
+
+
+async def test_with_answer_edits_a_shorter_answer_deletes_the_webhooks_extra_post(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    replies = iter(["Très long. " * 300, '{"memories": [], "summary": "."}', "Court."])
+    ollama.chat_reply = lambda payload: next(replies)
+    cast = [CAST[0], {**CAST[1], "channels": [CHANNEL]}]
+    async with _bot_with(tmp_path, ollama, characters=cast,
+                         discord={"answer_edits": True}) as (echo, rec):  # fmt: skip
+        fakes.allow_webhooks(echo)
+        channel = fakes.text_channel(echo, CHANNEL)
+        message = await _talk(echo, channel, ALICE, "Raconte.")
+        first, *rest = (p.answer["id"] for p in rec.webhook_posts())  # type: ignore[index]
+        assert rest
+        await _edit(echo, message, "Raconte en bref.")
+        [edited] = rec.webhook_edits()
+        assert edited.path.endswith(f"/messages/{first}")
+        deleted = [s.path for s in rec.sent if s.method == "DELETE"]
+        assert [p.rpartition("/")[2] for p in deleted] == rest
+        assert all(p.startswith("/webhooks/") for p in deleted)  # the bot may not delete them
+        assert await sent.of_exchange(echo.runtime.store, f"discord:{message.id}") == [int(first)]
