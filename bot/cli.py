@@ -236,7 +236,9 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         user_id = args.user_id if args.user_id is not None else terminal_user_id(args.user)
         default = settings.privacy.memories_served
         if command == "export":
-            data = await export.export(runtime.store, user_id, default_served=default)
+            data = await export.export(
+                runtime.store, user_id, default_served=default, cast=runtime.characters
+            )
             if export.nothing_stored(data):
                 print(f"echo-bot: {await _nobody(runtime, args)}", file=sys.stderr)
                 return 1

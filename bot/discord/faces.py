@@ -279,6 +279,60 @@ class Faces:
                 owned = self._owned.get(key[0], [])
                 self._owned[key[0]] = [w for w in owned if w.id != hook.id]
 
+    async def edit_posts(
+        self,
+        channel: discord.abc.Messageable,
+        reply_to: discord.Message,
+        posts: Sequence[int],
+        chunks: Sequence[str],
+        face: Face,
+    ) -> tuple[list[discord.Message], list[int]]:
+        """Edit a reply's posts to say `chunks` as `send_reply` would have posted them (through
+        `face`'s webhook where it speaks: the bot may not edit a webhook's message), and post
+        what they cannot hold after them; return the new posts and the posts left over."""
+        hook, _ = await self._webhook(channel, face)
+        header = f"{REPLY_MARK}{reply_to.jump_url}" if hook is not None else ""
+        if hook is None and face.named:
+            header = f"**{discord.utils.escape_markdown(face.name)}**"
+        parts = _headed(chunks, header) if header and chunks else list(chunks)
+        thread = channel if isinstance(channel, discord.Thread) else MISSING
+        for post, part in zip(posts, parts, strict=False):
+            if hook is not None:
+                try:
+                    await hook.edit_message(
+                        post, content=part, allowed_mentions=_NONE, thread=thread
+                    )
+                    continue
+                except discord.HTTPException:  # said by the bot itself (no webhook then)
+                    pass
+            partial = channel.get_partial_message(post)  # type: ignore[attr-defined]
+            await partial.edit(content=part, allowed_mentions=_NONE)
+        extra = parts[len(posts) :]
+        more = await self.send_reply(channel, reply_to, extra, face, continued=True)
+        return more, list(posts[len(parts) :])
+
+    async def delete_posts(
+        self, channel: discord.abc.Messageable, posts: Sequence[int], face: Face
+    ) -> None:
+        """Delete posts of a reply: through `face`'s webhook where it speaks (the bot may delete
+        a webhook's message only with Manage Messages), else as the bot."""
+        hook, _ = await self._webhook(channel, face)
+        thread = channel if isinstance(channel, discord.Thread) else MISSING
+        for post in posts:
+            if hook is not None:
+                try:
+                    await hook.delete_message(post, thread=thread)
+                    continue
+                except discord.HTTPException:  # said by the bot itself (no webhook then)
+                    pass
+            await channel.get_partial_message(post).delete()  # type: ignore[attr-defined]
+
+    def made_by_us(self, message: discord.Message) -> bool:
+        """Whether a message came from a webhook the bot made, known or not since a restart:
+        Discord marks an application's webhook messages with its id."""
+        app = self._client.application_id
+        return message.webhook_id is not None and app is not None and message.application_id == app
+
     def speaker_of(self, message: discord.Message) -> str | None:
         """The key of the character a message of one of the bot's webhooks speaks for."""
         if message.webhook_id is None:

@@ -98,7 +98,7 @@ class Scenes:
         if not isinstance(resolved, discord.Message):
             return None
         key = self.said_by(resolved, cast)
-        if key is None and resolved.webhook_id is not None:
+        if key is None and self._faces.made_by_us(resolved):
             # A webhook message from before a restart: its author is the character's name.
             key = next((c.key for c in cast if safe_name(c.name) == resolved.author.name), None)
         return next((c for c in cast if c.key == key), None)

@@ -520,7 +520,9 @@ class Terminal:
         """/export [FILE]: everything stored about the person, as `echo-bot export` writes it."""
         path = arg or f"echo-export-{self.user_id}.json"
         default = self.runtime.settings.privacy.memories_served
-        data = await export.export(self.runtime.store, self.user_id, default_served=default)
+        data = await export.export(
+            self.runtime.store, self.user_id, default_served=default, cast=self.runtime.characters
+        )
         files.write(path, json.dumps(data, ensure_ascii=False))
         self.say(
             f"Everything stored about you is in {Path(path).resolve()} "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from memory.character.cast import Characters
+from memory.character.cast import Characters, derived_id
 from memory.context.prompt import Character
 from memory.store import characters as cast_store
 from memory.store.db import Store
@@ -64,10 +64,20 @@ async def set_person(store: Store, cast: Characters, user_id: int, key: str | No
     return cast.for_person(user_id)
 
 
-async def person_ids(store: Store, user_id: int) -> list[tuple[int, str | None]]:
+async def person_ids(
+    store: Store, user_id: int, cast: Characters | None = None
+) -> list[tuple[int, str | None]]:
     """Every id a person's rows are kept under, with its character (None: the home one's, the
-    person's own id), the home's first."""
-    return [(user_id, None), *await cast_store.derived_ids(store, cast_store.PERSON, user_id)]
+    person's own id), the home's first. With the `cast`, also the id each of its characters
+    has for them, recorded or not (a turn answered while the database refused its message
+    wrote its exchange later, without the record)."""
+    ids = [(user_id, None), *await cast_store.derived_ids(store, cast_store.PERSON, user_id)]
+    others = [c.key for c in cast if c.key != cast.home] if cast is not None else []
+    for key in others:
+        derived = derived_id(cast_store.PERSON, key, user_id)
+        if all(d != derived for d, _ in ids):
+            ids.append((derived, key))
+    return ids
 
 
 async def owner(store: Store, person_id: int) -> tuple[int, str | None]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, TypeVar
 
+from memory.character.cast import Characters
 from memory.errors import InvalidInput
 from memory.manage import casting
 from memory.manage.privacy import served_where
@@ -38,9 +39,12 @@ MAX_DATE = 1e11
 E = TypeVar("E", Kind, Scope)
 
 
-async def export(store: Store, user_id: int, *, default_served: str) -> dict[str, Any]:
+async def export(
+    store: Store, user_id: int, *, default_served: str, cast: Characters | None = None
+) -> dict[str, Any]:
     """Return everything stored about the person, JSON-ready: what every character keeps
-    (each memory and message names its character's key)."""
+    (each memory and message names its character's key; with the `cast`, under the ids its
+    characters have for them even where none was recorded: casting.person_ids)."""
     choice = await privacy.memories_served(store, user_id)
     everywhere = (choice or default_served) == privacy.EVERYWHERE
     home = await cast_store.recorded_home(store)
@@ -49,13 +53,20 @@ async def export(store: Store, user_id: int, *, default_served: str) -> dict[str
     days: dict[int, list[tuple[date, date]]] = {}
     said: list[dict[str, Any]] = []
     made: dict[str, list[dict[str, Any]]] = {}
-    for person, key in await casting.person_ids(store, user_id):
+    owners: dict[int, str | None] = {}
+    for person, key in await casting.person_ids(store, user_id, cast):
         character = key or home
         held += [(m, character) for m in await memories.list_for_user(store, person)]
         for v in await versions.for_user(store, person):
             earlier.setdefault(v.memory_id, []).append(_version_json(v))
         days.update(await dates.for_user(store, person))
-        said += [{**m, "character": character} for m in await personal.messages(store, person)]
+        for m in await personal.messages(store, person):
+            # Said to the character whose story holds it: under the person's own id, any
+            # character's while memories were shared.
+            story = int(m["story_id"])
+            if story not in owners:
+                owners[story] = (await casting.story_owner(store, story))[1]
+            said.append({**m, "character": owners[story] or character})
         for kind, rows in (await personal.derived(store, person)).items():
             made.setdefault(kind, []).extend(rows)
     return {

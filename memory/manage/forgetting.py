@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from memory.character.cast import derived_id
 from memory.engine import Engine
 from memory.errors import Forbidden, NotFound, StoreError
 from memory.manage import casting, context
@@ -233,7 +234,11 @@ async def forget_message(
     target = Target.message(exchange_id, user_id=person or 0, story_id=message.story_id)
     if engine is not None:
         engine.drop_waiting(exchange_id=exchange_id)
+    answers = await _answers_to(store, exchange_id)
     report = await _erase(store, target)
+    for m in answers:  # another character's answers to the reply (a scene's chain)
+        await _settle(store, await _erased(store, m.source_id, user_id=m.user_id or 0,
+                                           story_id=m.story_id, engine=engine))  # fmt: skip
     return ErasureReport(report.erased, report.complete, "your" if author == actor_id else "their")
 
 
@@ -249,18 +254,33 @@ async def forget_person(
     one server (`origin`) holds about them: memories, their messages and my replies, reflection
     records, turns, counters, and what was derived from their exchanges. Every character's
     (`character` None), or what one character (its key; `engine` required) holds of them."""
+    reports = []
     if character is None:
-        ids = [person for person, _ in await casting.person_ids(store, user_id)]
+        cast = engine.characters if engine is not None else None
+        ids = [person for person, _ in await casting.person_ids(store, user_id, cast)]
     elif engine is None:
         raise ValueError("forgetting what one character holds needs the engine's cast")
     else:
-        ids = [engine.characters.person_id(engine.characters.need(character).key, user_id)]
-    reports = []
+        # Under the id it keeps them by now, and any it kept them by while memories were
+        # shared or not: the setting may have changed since.
+        key = engine.characters.need(character).key
+        home = key == engine.characters.home
+        ids = [user_id if home else derived_id("person", key, user_id)]
+        ids += [d for d, k in await casting.person_ids(store, user_id) if k == key and d not in ids]
+        if not home:  # what they said to it while memories were shared: under their own id
+            for exchange_id, story_id in await cast_store.exchanges_in_stories(store, key, user_id):
+                engine.drop_waiting(exchange_id=exchange_id)
+                target = Target.message(exchange_id, user_id=user_id, story_id=story_id)
+                reports.append(await _erase(store, target))
     for person in ids:
         if engine is not None:
             engine.drop_waiting(user_id=person, origin=origin)
+        answers = await _answers_to_person(store, person) if origin is None else []
         target = Target.person(person) if origin is None else Target.member(person, origin)
         reports.append(await _erase(store, target))
+        for m in answers:  # another character's answers to their replies (a scene's chain)
+            await _settle(store, await _erased(store, m.source_id, user_id=m.user_id or 0,
+                                               story_id=m.story_id, engine=engine))  # fmt: skip
     if character is None and origin is None:
         await store.transact(lambda tx: cast_store.forget_person(tx, user_id))
     return _together(reports)
@@ -311,14 +331,14 @@ async def forget_deleted(
     exchanges = {m.source_id.removesuffix(":reply"): m for m in stored if m.role == "user"}
     for m in stored:  # a message past the history's days: its reply still answers for it
         exchanges.setdefault(m.source_id.removesuffix(":reply"), m)
-    replies = set((await sent.exchanges_of(store, posted)).values()) - set(exchanges)
+    answered = set((await sent.exchanges_of(store, posted)).values()) - set(exchanges)
     erasures = []
     for exchange_id, message in sorted(exchanges.items()):
         author = message.user_id or await context.reply_owner(store, message) or 0
-        erasures.append(await _erased(store, exchange_id, user_id=author,
-                                      story_id=message.story_id, engine=engine))  # fmt: skip
+        erasures += await _erased(store, exchange_id, user_id=author,
+                                  story_id=message.story_id, engine=engine)  # fmt: skip
     dropped = 0
-    for exchange_id in sorted(replies):
+    for exchange_id in sorted(answered):
         found = await store.transact(
             functools.partial(erasure.drop_reply, exchange_id=exchange_id, now=time.time())
         )
@@ -339,23 +359,28 @@ async def forget_exchange(
 ) -> bool:
     """Forget a message deleted while its turn may still run (stored or not yet): its exchange
     is erased and remembered as erased, so the turn stores nothing of it, nor its reply; return
-    whether the files are clean (else the erasure is pending). `user_id`: its author, when the
-    front end knows it (a stored message names its own)."""
+    whether the files are clean (else the erasure is pending). `user_id`, `story_id`: its
+    author and where it was said, as the front end knows them; a stored message names its own
+    (a character other than the home one keeps both under derived ids)."""
     stored = await resolve(store, exchange_id)
     if stored is not None:
         user_id = stored.user_id or await context.reply_owner(store, stored) or user_id
-    erasure_id = await _erased(store, exchange_id, user_id=user_id, story_id=story_id,
-                               engine=engine)  # fmt: skip
+        story_id = stored.story_id
+    erasure_ids = await _erased(store, exchange_id, user_id=user_id, story_id=story_id,
+                                engine=engine)  # fmt: skip
     await store.transact(lambda tx: counters.bump(tx, "deletions_followed"))
-    return await _settle(store, [erasure_id])
+    return await _settle(store, erasure_ids)
 
 
 async def _erased(
     store: Store, exchange_id: str, *, user_id: int, story_id: int, engine: Engine | None
-) -> int:
-    """Erase one exchange (not settled); return the erasure's id."""
+) -> list[int]:
+    """Erase one exchange, and those that answered its reply's posts in turn (another
+    character, in a scene's chain: it was shown the reply, which may quote the message); not
+    settled. Return the erasures' ids."""
     if engine is not None:
         engine.drop_waiting(exchange_id=exchange_id)
+    answers = await _answers_to(store, exchange_id)
     target = Target.message(exchange_id, user_id=user_id, story_id=story_id)
     erased = await store.transact(
         lambda tx: erasure.erase(
@@ -365,7 +390,28 @@ async def _erased(
     )  # fmt: skip
     log.info("erasure %d (deleted message): %d memories, %d messages, %d derived",
              erased.erasure_id, erased.memories, erased.messages, erased.derived.total)  # fmt: skip
-    return erased.erasure_id
+    ids = [erased.erasure_id]
+    for m in answers:
+        ids += await _erased(store, m.source_id, user_id=m.user_id or 0, story_id=m.story_id,
+                             engine=engine)  # fmt: skip
+    return ids
+
+
+async def _answers_to_person(store: Store, user_id: int) -> list[HistoryMessage]:
+    """`_answers_to` for every exchange of a person."""
+    posts = [f"{e.partition(':')[0]}:{p}" for e, p in await sent.of_person(store, user_id)]
+    return [m for m in await history.among(store, posts) if m.role == "user"]
+
+
+async def _answers_to(store: Store, exchange_id: str) -> list[HistoryMessage]:
+    """The posts of an exchange's reply stored as messages another character answered: a
+    post's source id is the exchange's own front end's ("discord:<id>")."""
+    front = exchange_id.partition(":")[0]
+    posts = await sent.of_exchange(store, exchange_id)
+    if not posts:
+        return []
+    said = await history.among(store, [f"{front}:{p}" for p in posts])
+    return [m for m in said if m.role == "user"]
 
 
 # Seconds an edited message's reflection waits after the edit: edits come in bursts (a typo,
@@ -386,9 +432,9 @@ async def follow_edit(
     if held is None or held.role != "user" or held.content == text:
         return None  # one read, no write: most edits are of messages never stored
     if not text:  # emptied (an attachment left alone): every word taken back, as deleted
-        erasure_id = await _erased(store, source_id, user_id=held.user_id or 0,
-                                   story_id=held.story_id, engine=None)  # fmt: skip
-        await _settle(store, [erasure_id])
+        erasure_ids = await _erased(store, source_id, user_id=held.user_id or 0,
+                                    story_id=held.story_id, engine=None)  # fmt: skip
+        await _settle(store, erasure_ids)
         return None
     now = time.time()
     wait = EDIT_QUIET if quiet is None else quiet
@@ -408,7 +454,12 @@ async def follow_edit(
     e = done.erased
     log.info("edit %d followed: %d memories, %d derived taken back, reflected again: %s",
              e.erasure_id, e.memories, e.derived.total, done.requeued)  # fmt: skip
-    await _settle(store, [e.erasure_id])
+    erasure_ids = [e.erasure_id]
+    if done.reply_dropped:  # it quoted the old wording: so did what answered it in turn
+        for m in await _answers_to(store, source_id):
+            erasure_ids += await _erased(store, m.source_id, user_id=m.user_id or 0,
+                                         story_id=m.story_id, engine=None)  # fmt: skip
+    await _settle(store, erasure_ids)
     return done
 
 

@@ -53,6 +53,19 @@ async def derived_ids(tx: Tx | Store, kind: str, real_id: int) -> list[tuple[int
     return [(int(r[0]), str(r[1])) for r in rows]
 
 
+async def exchanges_in_stories(store: Store, character: str, user_id: int) -> list[tuple[str, int]]:
+    """A person's exchanges (id, story) in the stories `character` keeps under derived ids:
+    those they had with it under their own id (while memories were shared)."""
+    stories = "SELECT derived FROM character_ids WHERE kind = ?2 AND character = ?3"
+    rows = await store.fetchall(
+        "SELECT source_id, story_id FROM messages WHERE user_id = ?1 AND role = 'user'"
+        f" AND story_id IN ({stories}) UNION SELECT exchange_id, story_id FROM outbox"
+        f" WHERE user_id = ?1 AND story_id IN ({stories}) ORDER BY 1",
+        (user_id, STORY, character),
+    )
+    return [(str(r[0]), int(r[1])) for r in rows]
+
+
 async def owner(store: Store | Tx, kind: str, some_id: int) -> tuple[int, str | None]:
     """The real id a (maybe derived) id stands for, and its character (None: the home's)."""
     row = await store.fetchone(

@@ -59,6 +59,17 @@ async def exchanges_of(store: Store, message_ids: Sequence[int]) -> dict[int, st
 _BATCH = 500
 
 
+async def of_person(store: Store, user_id: int) -> list[tuple[str, int]]:
+    """The messages posted for the replies to a person's messages: (exchange, message id)."""
+    rows = await store.fetchall(
+        "SELECT s.exchange_id, s.message_id FROM sent_messages s JOIN messages m"
+        " ON m.source_id = s.exchange_id WHERE m.user_id = ? AND m.role = 'user'"
+        " ORDER BY s.exchange_id, s.part",
+        (user_id,),
+    )
+    return [(str(r[0]), int(r[1])) for r in rows]
+
+
 async def of_exchange(store: Store, exchange_id: str) -> list[int]:
     """The messages posted for an exchange's reply, in order."""
     rows = await store.fetchall(

@@ -206,6 +206,7 @@ class Recorder:
         if route.method == "PATCH":
             data["id"] = route.url.rsplit("/", 1)[1]
         data["webhook_id"] = hook["id"]
+        data["application_id"] = hook["application_id"]  # a webhook a bot made: its application
         data["author"] = {
             "id": hook["id"], "username": payload.get("username", hook["name"]),
             "avatar": hook["avatar"], "discriminator": "0000", "bot": True,

@@ -70,7 +70,8 @@ class Conversation(commands.Cog):
         resolved = message.reference.resolved if message.reference else None
         if not isinstance(resolved, discord.Message):
             return False
-        return resolved.author.id == me.id or self.faces.speaker_of(resolved) is not None
+        ours = self.faces.speaker_of(resolved) is not None or self.faces.made_by_us(resolved)
+        return resolved.author.id == me.id or ours
 
     def text_of(self, message: discord.Message) -> str:
         """The message text without the mention that summoned the character."""

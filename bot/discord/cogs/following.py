@@ -20,15 +20,15 @@ import discord
 from discord.ext import commands
 
 from bot import render
+from bot.discord.faces import Face, face_of
 from memory import EchoError, Overloaded, manage
-from memory.manage import forgetting
+from memory.manage import casting, forgetting
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot
+    from bot.discord.cogs.conversation import Conversation
 
 log = logging.getLogger(__name__)
-
-_NONE = discord.AllowedMentions.none()
 
 # Messages whose latest edit waits behind the one being followed (only the latest wording of
 # each is kept: a person editing a message 100 times costs one edit followed and one waiting).
@@ -114,19 +114,21 @@ class Following(commands.Cog):
         greeting = await manage.greeting_of(store, exchange_id)
         skip = len(render.split_message(render.defang(greeting))) if greeting else 0
         posts = (await manage.posts_of(store, exchange_id))[skip:]
-        channel = self.bot.get_partial_messageable(message.channel.id)
-        for post, chunk in zip(posts, chunks, strict=False):
-            await channel.get_partial_message(post).edit(content=chunk, allowed_mentions=_NONE)
-        more = [
-            (await message.reply(chunk, mention_author=False, allowed_mentions=_NONE)).id
-            for chunk in chunks[len(posts) :]
-        ]
-        await manage.record_sent(store, exchange_id, more)
-        surplus = posts[len(chunks) :]
+        face = await self._face_of(exchange_id)
+        faces = cast("Conversation", self.bot.get_cog("Conversation")).faces
+        more, surplus = await faces.edit_posts(message.channel, message, posts, chunks, face)
+        await manage.record_sent(store, exchange_id, [m.id for m in more])
         if surplus:  # forgotten first: their deletion is not a moderator's
             await manage.forget_posts(store, surplus)
-            for post in surplus:
-                await channel.get_partial_message(post).delete()
+            await faces.delete_posts(message.channel, surplus, face)
+
+    async def _face_of(self, exchange_id: str) -> Face:
+        """Who answered an exchange: the character whose story it is stored in."""
+        runtime = self.bot.runtime
+        held = await forgetting.resolve(runtime.store, exchange_id)
+        key = (await casting.story_owner(runtime.store, held.story_id))[1] if held else None
+        character = runtime.characters.playing(key or runtime.characters.home)
+        return face_of(character, named=len(runtime.characters) > 1)
 
     @commands.Cog.listener()
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:

@@ -63,9 +63,11 @@ class PersonalData(commands.Cog):
         name=_("export"), description=_("Everything I store about you, as a file only you see")
     )
     async def export(self, interaction: Interaction) -> None:
+        runtime = self.bot.runtime
         data = await manage_export.export(
-            self.bot.runtime.store, interaction.user.id, default_served=self.default_served
-        )
+            runtime.store, interaction.user.id, default_served=self.default_served,
+            cast=runtime.characters,
+        )  # fmt: skip
         raw = json.dumps(data, ensure_ascii=False, indent=1).encode()
         limit = interaction.filesize_limit
         if len(raw) > limit:

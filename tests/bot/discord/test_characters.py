@@ -33,6 +33,7 @@ CAST = [
     {"key": "brann", "name": "Brann", "persona": "Tu es Brann, forgeron."},
 ]
 DM_CHANNEL = 77
+OTHER = 20
 
 
 def _personas(ollama: FakeOllama) -> list[str]:
@@ -148,3 +149,32 @@ async def test_why_names_the_character_and_forget_me_forgets_one_or_all(
         await _press(echo, ConfirmErasure(ALICE, ALICE), ALICE)
         assert _answer(rec).startswith("Erased everything about you:")
         assert await canary.stored(echo.runtime.store, tmp_path, nyxs) == 0
+
+
+async def test_forget_me_for_one_character_follows_the_sharing_setting_as_it_was(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Alice tells Brann a secret while memories are each character's, then, sharing turned on,
+    another to Brann and one to Nyx. `/forget-me character:brann` takes both of Brann's, kept
+    under his ids for her and under her own; Nyx's stays."""
+    canary.script(ollama)
+    before, during, nyxs = "BR1CANARY1111", "BR2CANARY2222", "NY3CANARY3333"
+    cast = [CAST[0], {**CAST[1], "channels": [OTHER]}]
+    discord = {"channels": [CHANNEL, OTHER]}
+    async with _bot_with(tmp_path, ollama, database=database, characters=cast,
+                         discord=discord) as (echo, _):  # fmt: skip
+        await _say(echo, fakes.text_channel(echo, OTHER), ALICE, f"Mon code est {before}.")
+        await echo.runtime.worker.run_due()
+    shared = {"shared_between_characters": True}
+    async with _bot_with(tmp_path, ollama, database=database, characters=cast,
+                         discord=discord, memory=shared) as (echo, rec):  # fmt: skip
+        for channel, code in ((OTHER, during), (CHANNEL, nyxs)):
+            await _say(echo, fakes.text_channel(echo, channel), ALICE, f"Mon code est {code}.")
+            await echo.runtime.worker.run_due()
+        playing = echo.runtime.characters.need("brann")
+        await _press(echo, ConfirmErasure(ALICE, ALICE, character=playing), ALICE)
+        assert _answer(rec).startswith("Erased everything Brann stored about you:")
+        store = echo.runtime.store
+        assert await canary.stored(store, tmp_path, before) == 0
+        assert await canary.stored(store, tmp_path, during) == 0
+        assert await canary.stored(store, tmp_path, nyxs) > 0

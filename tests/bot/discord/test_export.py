@@ -249,3 +249,26 @@ async def test_the_export_carries_the_days_a_memory_means_and_the_import_restore
         for p in plans:
             [memory] = await manage.list_memories(other, 40 + p)
             assert await dates.of(other, memory.id) == [(meant[p], meant[p])], p
+
+
+async def test_export_names_the_character_of_each_message_while_memories_are_shared(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """With `[memory] shared_between_characters`, a message to Brann is kept under the
+    person's own id, in Brann's story: the export names Brann for it, not the home character."""
+    canary.script(ollama)
+    cast = [
+        {"key": "nyx", "name": "Nyx", "persona": "Tu es Nyx.", "default": True},
+        {"key": "brann", "name": "Brann", "persona": "Tu es Brann.", "channels": [20]},
+    ]
+    shared = {"shared_between_characters": True}
+    async with _bot_with(tmp_path, ollama, characters=cast, memory=shared,
+                         discord={"channels": [CHANNEL, 20]}) as (echo, rec):  # fmt: skip
+        await asyncio.gather(
+            _say(echo, fakes.text_channel(echo, CHANNEL), ALICE, f"Mon code est {ALICES}"),
+            _say(echo, fakes.text_channel(echo, 20), ALICE, f"Mon code est {BOBS}"),
+        )
+        await _command(echo, "export", ALICE)
+        _, data = _exported(rec, ALICE)
+        named = {m["text"].split()[-1]: m["character"] for m in data["messages"]}
+        assert named == {ALICES: "nyx", BOBS: "brann"}

@@ -547,3 +547,98 @@ async def test_many_people_edit_and_delete_at_once(
         for p in kept:
             assert await _memories(echo, p) == [f"A pour code de coffre {codes[p]}"]
             assert await _stored(echo, tmp_path, codes[p]) > 0
+
+
+# Two characters: Brann, not the home one (Nyx), keeps his people and stories under derived ids.
+CAST = [
+    {"key": "nyx", "name": "Nyx", "persona": "Tu es Nyx.", "default": True},
+    {"key": "brann", "name": "Brann", "persona": "Tu es Brann.", "channels": [OTHER_CHANNEL]},
+]
+
+
+async def test_deletions_to_every_character_leave_nothing_at_once(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Concurrent twin: six people tell Nyx (home) or Brann (derived ids) a secret, it is
+    reflected, then at once (random latencies) each deletes it, alone or in a moderator's bulk
+    delete. Each was answered lately (the bot still holds its id): nothing of it stays, in
+    Brann's story as in Nyx's; a seventh person's secret stays."""
+    canary.script(ollama)
+    rng = random.Random(26)
+    people = list(range(3001, 3007))
+    codes = {p: f"D{p % 100:02d}CANARY{p:04d}" for p in [*people, 3007]}
+    async with _bot_with(tmp_path, ollama, database=database, characters=CAST) as (echo, _):
+        echo.get_cog("Conversation").channels.add(OTHER_CHANNEL)  # type: ignore[union-attr]
+        where = {p: fakes.text_channel(echo, (CHANNEL, OTHER_CHANNEL)[p % 2]) for p in codes}
+        said = {p: await _talk(echo, where[p], p, _secret(codes[p])) for p in codes}
+        await _reflect(echo)
+        for p in codes:
+            assert await _stored(echo, tmp_path, codes[p]) > 0, p
+
+        async def delete(person: int) -> None:
+            await asyncio.sleep(rng.uniform(0, 0.02))
+            message = said[person]
+            if person % 3:
+                await _delete(echo, message.id, message.channel.id)
+            else:
+                await _bulk_delete(echo, [message.id, message.id + 10_000], message.channel.id)
+
+        await asyncio.gather(*(delete(p) for p in people))
+        await _settled(echo)
+
+        for p in people:
+            assert await _stored(echo, tmp_path, codes[p]) == 0, p
+        assert await _stored(echo, tmp_path, codes[3007]) > 0
+
+
+async def test_with_answer_edits_a_characters_webhook_reply_is_edited_in_its_voice(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Brann (not the home character) answers through his webhook; the edited message is
+    answered again by him, and his webhook's message is edited (the bot may not edit it)."""
+
+    def answer(payload: dict[str, Any]) -> str:
+        if canary.reflection_request(payload) is not None:
+            return '{"memories": [], "summary": "On se présente."}'
+        who = "Brann" if "Tu es Brann." in payload["messages"][0]["content"] else "Nyx"
+        return f"{who} : enchanté, {payload['messages'][-1]['content'].split()[-1].strip('.')} !"
+
+    ollama.chat_reply = answer
+    cast = [CAST[0], {**CAST[1], "channels": [CHANNEL]}]
+    async with _bot_with(tmp_path, ollama, characters=cast,
+                         discord={"answer_edits": True}) as (echo, rec):  # fmt: skip
+        fakes.allow_webhooks(echo)
+        channel = fakes.text_channel(echo, CHANNEL)
+        message = await _talk(echo, channel, ALICE, "Je m'appelle Alice.")
+        [post] = rec.webhook_posts()
+        assert str(post.payload["content"]).endswith("\nBrann : enchanté, Alice !")
+        await _edit(echo, message, "Je m'appelle Alicia.")
+
+        [edited] = rec.webhook_edits()
+        assert edited.path.endswith(f"/messages/{post.answer['id']}")  # type: ignore[index]
+        assert edited.payload["content"] == f"-# ↪ {message.jump_url}\nBrann : enchanté, Alicia !"
+        assert edited.payload["allowed_mentions"] == {"parse": []}
+        stored = await forgetting.resolve(echo.runtime.store, f"discord:{message.id}:reply")
+        assert stored is not None and stored.content == "Brann : enchanté, Alicia !"
+
+
+async def test_with_answer_edits_a_shorter_answer_deletes_the_webhooks_extra_post(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    replies = iter(["Très long. " * 300, '{"memories": [], "summary": "."}', "Court."])
+    ollama.chat_reply = lambda payload: next(replies)
+    cast = [CAST[0], {**CAST[1], "channels": [CHANNEL]}]
+    async with _bot_with(tmp_path, ollama, characters=cast,
+                         discord={"answer_edits": True}) as (echo, rec):  # fmt: skip
+        fakes.allow_webhooks(echo)
+        channel = fakes.text_channel(echo, CHANNEL)
+        message = await _talk(echo, channel, ALICE, "Raconte.")
+        first, *rest = (p.answer["id"] for p in rec.webhook_posts())  # type: ignore[index]
+        assert rest
+        await _edit(echo, message, "Raconte en bref.")
+        [edited] = rec.webhook_edits()
+        assert edited.path.endswith(f"/messages/{first}")
+        deleted = [s.path for s in rec.sent if s.method == "DELETE"]
+        assert [p.rpartition("/")[2] for p in deleted] == rest
+        assert all(p.startswith("/webhooks/") for p in deleted)  # the bot may not delete them
+        assert await sent.of_exchange(echo.runtime.store, f"discord:{message.id}") == [int(first)]

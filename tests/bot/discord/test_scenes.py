@@ -13,12 +13,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import discord
 import pytest
 
 from bot.discord.app import EchoBot
+from bot.discord.cogs.erasure import ConfirmErasure
 from bot.discord.scenes import named
 from tests.bot import discord_fakes as fakes
+from tests.bot.discord import test_following as following
 from tests.bot.discord.test_discord import CHANNEL, _bot_with, _say
+from tests.bot.discord.test_erasure import _press
+from tests.fakes import canary
 from tests.fakes.ollama import Chaos, FakeOllama
 
 ALICE, BOB = 1001, 1002
@@ -186,3 +191,109 @@ async def test_characters_answer_people_in_several_channels_at_once(
     made = sorted((s.path, str(s.payload["name"]).split(" · ")[1]) for s in rec.webhook_creations())
     pairs = {(f"/channels/{m.channel.id}/webhooks", expected[m.id].lower()) for m in said}
     assert made == sorted(pairs)
+
+
+async def test_a_deleted_message_leaves_nothing_in_the_character_that_answered_its_reply(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Concurrent twin, in three channels at once: a person tells Ada a secret, her reply
+    quotes it and names Bo, who answers her (a chain of 1). Two of them delete their message:
+    nothing of it stays, in Bo's memory and story neither; the third's stays."""
+    canary.script(ollama)
+    quoting = ollama.chat_reply
+    assert quoting is not None
+    ollama.chat_reply = lambda p: quoting(p) + ("" if canary.reflection_request(p) else " Bo ?")
+    ollama.chaos = Chaos(seed=34, max_delay=0.02, failure_rate=0.0)
+    codes = {CHANNEL: "CH1CANARY1010", OTHER: "CH2CANARY2020", THIRD: "CH3CANARY3030"}
+    async with _scene(tmp_path, ollama, chain=1, database=database) as (echo, rec):
+        cog = echo.get_cog("Conversation")
+        cog.channels |= {OTHER, THIRD}  # type: ignore[union-attr]
+
+        async def scene(channel_id: int) -> discord.Message:
+            channel = fakes.text_channel(echo, channel_id)
+            said = await _say(
+                echo, channel, 3000 + channel_id, f"Mon code est {codes[channel_id]}."
+            )
+            [adas] = [p for p in rec.webhook_posts() if str(said.id) in str(p.payload["content"])]
+            await _echo_back(echo, channel, adas)
+            return said
+
+        said = await asyncio.gather(*(scene(c) for c in codes))
+        assert _speakers(rec).count("Bo") == 3
+        await asyncio.gather(*getattr(cog, "_background", ()))
+        await echo.runtime.worker.run_due(limit=20)
+        for code in codes.values():
+            assert await canary.stored(echo.runtime.store, tmp_path, code) > 0
+
+        await asyncio.gather(*(following._delete(echo, m.id, m.channel.id) for m in said[:2]))
+        await following._settled(echo)
+        for code in list(codes.values())[:2]:
+            assert await canary.stored(echo.runtime.store, tmp_path, code) == 0, code
+        assert await canary.stored(echo.runtime.store, tmp_path, codes[THIRD]) > 0
+
+
+async def test_forget_me_leaves_nothing_in_the_character_that_answered_a_reply(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    canary.script(ollama)
+    quoting = ollama.chat_reply
+    assert quoting is not None
+    ollama.chat_reply = lambda p: quoting(p) + ("" if canary.reflection_request(p) else " Bo ?")
+    code = "FM4CANARY4040"
+    async with _scene(tmp_path, ollama, chain=1, database=database) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        await _say(echo, channel, ALICE, f"Mon code est {code}.")
+        await _echo_back(echo, channel, rec.webhook_posts()[-1])
+        assert _speakers(rec) == ["Ada", "Bo"]
+        await asyncio.gather(*getattr(echo.get_cog("Conversation"), "_background", ()))
+        await echo.runtime.worker.run_due(limit=20)
+        await _press(echo, ConfirmErasure(ALICE, ALICE), ALICE)
+        await following._settled(echo)
+        assert await canary.stored(echo.runtime.store, tmp_path, code) == 0
+
+
+async def test_an_edit_takes_the_old_wording_out_of_the_character_that_answered_the_reply(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    canary.script(ollama)
+    quoting = ollama.chat_reply
+    assert quoting is not None
+    ollama.chat_reply = lambda p: quoting(p) + ("" if canary.reflection_request(p) else " Bo ?")
+    old, new = "ED5CANARY5050", "ED6CANARY6060"
+    async with _scene(tmp_path, ollama, chain=1, database=database) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        said = await _say(echo, channel, ALICE, f"Mon code est {old}.")
+        await _echo_back(echo, channel, rec.webhook_posts()[-1])
+        assert _speakers(rec) == ["Ada", "Bo"]
+        await following._reflect(echo)
+        await following._edit(echo, said, f"Mon code est {new}.")
+        await following._reflect(echo)
+        await following._settled(echo)
+        assert await canary.stored(echo.runtime.store, tmp_path, old) == 0
+        assert await canary.stored(echo.runtime.store, tmp_path, new) > 0
+
+
+async def test_a_reply_to_a_characters_webhook_message_is_answered_after_a_restart(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Where only a mention or a reply reaches the bot, a reply to a character's webhook
+    message from before a restart still does; one to another application's webhook does
+    not, and that webhook is not taken for a character of the same name."""
+    async with _scene(tmp_path, ollama) as (echo, rec):
+        elsewhere = fakes.text_channel(echo, 40)
+        await _say(echo, elsewhere, BOB, "Ada, ici ?", mentions=[fakes.BOT_ID])
+        adas = rec.webhook_posts()[-1].answer
+        assert adas is not None
+        faces = echo.get_cog("Conversation").faces  # type: ignore[union-attr]
+        faces.speakers.clear()  # what a restart forgets
+        faces._hooks.clear()
+        await _say(echo, elsewhere, BOB, "Tu m'entends ?", reply_to=adas)
+        assert _speakers(rec) == ["Ada", "Ada"]
+        foreign = {**adas, "id": "777", "webhook_id": "4242", "application_id": "4343"}
+        await _say(echo, elsewhere, BOB, "Et toi ?", reply_to=foreign)
+        assert _speakers(rec) == ["Ada", "Ada"] and len(rec.messages()) == 2
+        # Where both play, another application's webhook named like Bo is not Bo.
+        named_bo = {**foreign, "channel_id": str(CHANNEL),
+                    "author": {**foreign["author"], "username": "Bo"}}  # fmt: skip
+        await _say(echo, fakes.text_channel(echo, CHANNEL), BOB, "Hein ?", reply_to=named_bo)
+        assert _speakers(rec) == ["Ada", "Ada", "Ada"]

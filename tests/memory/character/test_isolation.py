@@ -18,7 +18,8 @@ import pytest
 
 from memory import Character, Characters, Engine, Forbidden, Incoming, MemoryConfig
 from memory.backends.chat import ChatResult, Message
-from memory.manage import forgetting
+from memory.errors import StoreError
+from memory.manage import export, forgetting
 from memory.store.db import Store
 from memory.write.worker import ReflectionWorker
 from tests.fakes import canary
@@ -167,3 +168,35 @@ async def test_a_person_forgets_their_own_message_to_any_character(
     report = await forgetting.forget_message(store, stored, actor_id=person, engine=engine)
     assert report.whose == "your"
     assert await canary.stored(store, tmp_path, codes[0]) == 0
+
+
+async def test_forget_me_finds_what_a_character_kept_while_the_database_refused_the_message(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database refuses the message (busy): the turn answers anyway, the exchange is
+    written later and reflected under Brann's ids for the person; /export and /forget-me
+    find them."""
+    chat = Chat(random.Random(1))
+    engine = Engine(store, embedder=None, chat=chat, characters=_cast(shared=False))
+    worker = ReflectionWorker(store, chat, character_name="x", characters=engine.characters)
+    code = "BU5CANARY5555"
+    transact = store.transact
+    refused = iter([True])
+
+    async def busy_once(fn: Any) -> Any:
+        if next(refused, False):
+            raise StoreError("database is locked")
+        return await transact(fn)
+
+    monkeypatch.setattr(store, "transact", busy_once)
+    said = Incoming("b:1", 7, "p7", CHANNEL, GUILD, f"Mon code est {code}.", "brann")
+    assert await engine.turn(said) is not None
+    await engine.flush_pending()
+    while await worker.run_due(limit=50):
+        pass
+    await worker.close()
+    assert await canary.stored(store, tmp_path, code) > 0
+    exported = await export.export(store, 7, default_served="where_learned", cast=engine.characters)
+    assert [m["character"] for m in exported["memories"] if code in m["text"]] == ["brann"]
+    await forgetting.forget_person(store, 7, engine=engine)
+    assert await canary.stored(store, tmp_path, code) == 0
