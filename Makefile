@@ -210,3 +210,12 @@ test-pg: $(PG_STAMP)
 .PHONY: bench-scale
 bench-scale: $(LOAD_STAMP) $(PG_STAMP)
 	$(PY) -m bench.scale
+
+# Five characters against one over the same 2,000 people and the same memories (each person's
+# split across the characters), on SQLite: turn latency, throughput, resident memory side by
+# side (bench/results/scale-characters.*). 25 memories a person unless BENCH_SCALE_PER_PERSON
+# says otherwise: about 10 minutes on 2 cores, builds included.
+.PHONY: bench-characters
+bench-characters: $(LOAD_STAMP)
+	BENCH_SCALE_TARGETS=sqlite BENCH_SCALE_CHARACTERS=5,1 \
+		BENCH_SCALE_PER_PERSON=$${BENCH_SCALE_PER_PERSON:-25} nice -n 10 $(PY) -m bench.scale

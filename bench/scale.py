@@ -25,6 +25,13 @@ same on both, and runs each configuration on a fresh copy of that database; a po
 is used as it is (filled the same way first when it holds no memory). Process counts
 (BENCH_SCALE_PROCESSES) default to 1 for SQLite and 1, 2, 4 for PostgreSQL; cache bounds
 (BENCH_SCALE_CACHE_MB) are a list too.
+Several characters (issue 33, --characters / BENCH_SCALE_CHARACTERS, a list, default 1): with N
+characters the same people hold the same memories, split across the characters (memory i of a
+person is character i mod N's, written under the id that character keeps the person under,
+memory.character.cast; the total is the same as with one), and each person holds a conversation
+of two turns (cold, warm) with each of the N characters, the order turned by the person. Runs
+with another count than 1 are reported apart, side by side: bench.scale_characters
+(scale-characters.*; make bench-characters runs 5 and 1 on SQLite).
 Run: make bench-scale; smaller: BENCH_SCALE_PEOPLE=200 BENCH_SCALE_PER_PERSON=50 make bench-scale.
 Options: python -m bench.scale --help.
 """
@@ -95,6 +102,15 @@ class Embedder:
         return out
 
 
+def cast(characters: int) -> Any:
+    """A cast of `characters`: the home one (key "default", ids as they are) and others with
+    derived ids, as bot.runtime builds it from [[characters]]."""
+    from memory import Character, Characters
+
+    keys = ["default", *(f"c{k}" for k in range(1, characters))]
+    return Characters([Character(name=f"Bench {k}", persona="", key=k) for k in keys])
+
+
 class Chat:
     model = "bench-chat"
 
@@ -122,11 +138,16 @@ async def _count(store: Any) -> int:
     return int((await manage.stats(store)).memories)
 
 
-async def build(target: str, people: int, per_person: int, dim: int) -> None:
-    """Write `people` x `per_person` memories through the store, then embed them all."""
+async def build(target: str, people: int, per_person: int, dim: int, characters: int = 1) -> None:
+    """Write `people` x `per_person` memories through the store, then embed them all; with
+    several characters, memory i of a person is character i mod N's, under its ids."""
     from memory.model import Kind, Scope
+    from memory.store import characters as cast_store
     from memory.store import memories
     from memory.vectors.indexer import Indexer
+
+    played = cast(characters)
+    keys = [c.key for c in played]
 
     kinds = (Kind.FACT, Kind.PREFERENCE, Kind.PROMISE, Kind.EPISODE)
     rows = [(p, i) for p in range(1, people + 1) for i in range(per_person)]
@@ -137,9 +158,17 @@ async def build(target: str, people: int, per_person: int, dim: int) -> None:
 
             async def run(tx: Any, part: list[tuple[int, int]] = part) -> None:
                 for person, i in part:
+                    key = keys[i % len(keys)]
+                    user_id = played.person_id(key, person)
+                    story_id = played.story_id(key, STORY)
+                    if i < len(keys) and key != played.home:  # as the engine's first message
+                        await cast_store.record_ids(tx, [
+                            (user_id, cast_store.PERSON, person, key),
+                            (story_id, cast_store.STORY, STORY, key),
+                        ])  # fmt: skip
                     await memories.insert(
-                        tx, user_id=person, text=_text(person, i), kind=kinds[i % 4],
-                        scope=Scope.STORY if i % 5 == 0 else Scope.GLOBAL, story_id=STORY,
+                        tx, user_id=user_id, text=_text(person, i), kind=kinds[i % 4],
+                        scope=Scope.STORY if i % 5 == 0 else Scope.GLOBAL, story_id=story_id,
                         origin=ORIGIN, confidence=0.9, now=float(i),
                     )  # fmt: skip
 
@@ -152,16 +181,17 @@ async def build(target: str, people: int, per_person: int, dim: int) -> None:
     print(f"  built in {time.perf_counter() - began:,.0f} s", file=sys.stderr)
 
 
-def cached_build(people: int, per_person: int, dim: int) -> Path:
+def cached_build(people: int, per_person: int, dim: int, characters: int = 1) -> Path:
     """The SQLite build for these sizes, made once and kept under CACHE."""
-    path = CACHE / f"scale-v{BUILD_VERSION}-{people}x{per_person}-{dim}d.sqlite3"
+    cast_part = f"-{characters}c" if characters > 1 else ""
+    path = CACHE / f"scale-v{BUILD_VERSION}-{people}x{per_person}-{dim}d{cast_part}.sqlite3"
     if not path.exists():
         CACHE.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(path.name + ".partial")
         for leftover in CACHE.glob(partial.name + "*"):
             leftover.unlink()
         print(f"building {people:,} x {per_person:,} memories in {path} (once)", file=sys.stderr)
-        asyncio.run(build(str(partial), people, per_person, dim))
+        asyncio.run(build(str(partial), people, per_person, dim, characters))
         os.replace(partial, path)
     return path
 
@@ -178,16 +208,17 @@ def _memory_kb() -> dict[str, int]:
 
 async def worker(
     target: str, index: int, count: int, people: int, dim: int, cache_mb: int, start_at: float,
-    newcomers: int = 0,
+    newcomers: int = 0, characters: int = 1,
 ) -> dict[str, Any]:  # fmt: skip
-    """Serve this process's share of the people, two turns each, while its share of the
-    newcomers send ATTACK until the others are done; latencies and memory."""
+    """Serve this process's share of the people, two turns each with each character, while its
+    share of the newcomers send ATTACK until the others are done; latencies and memory."""
     from memory import Engine, Incoming, MemoryConfig
 
     mine = list(range(1 + index, people + 1, count))
     async with await open_store(target) as store:
-        engine = Engine(store, embedder=Embedder(dim), chat=Chat(),
+        engine = Engine(store, embedder=Embedder(dim), chat=Chat(), characters=cast(characters),
                         config=MemoryConfig(cache_mb=cache_mb))  # fmt: skip
+        keys = [c.key for c in engine.characters]
         before = _memory_kb()
         cold: list[float] = []
         warm: list[float] = []
@@ -197,12 +228,14 @@ async def worker(
             while queue:
                 person = queue.pop()
                 first = f"Do you remember the {_WORDS[person % len(_WORDS)]}?"
-                for n, text in enumerate((first, "And what else did I tell you?")):
-                    began = time.perf_counter()
-                    message = Incoming(f"bench:{person}:{n}:{start_at}", person, f"P{person}",
-                                       STORY, ORIGIN, text)  # fmt: skip
-                    await engine.turn(message)
-                    (warm if n else cold).append(time.perf_counter() - began)
+                for c in range(len(keys)):
+                    key = keys[(person + c) % len(keys)]
+                    for n, text in enumerate((first, "And what else did I tell you?")):
+                        began = time.perf_counter()
+                        message = Incoming(f"bench:{person}:{key}:{n}:{start_at}", person,
+                                           f"P{person}", STORY, ORIGIN, text, key)  # fmt: skip
+                        await engine.turn(message)
+                        (warm if n else cold).append(time.perf_counter() - began)
 
         attacks: list[float] = []
         talking = [True]
@@ -258,8 +291,9 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def run_config(
-    target: str, processes: int, args: argparse.Namespace, cache_mb: int, newcomers: int = 0
-) -> dict[str, Any]:
+    target: str, processes: int, args: argparse.Namespace, cache_mb: int, newcomers: int = 0,
+    characters: int = 1,
+) -> dict[str, Any]:  # fmt: skip
     """N worker processes on `target`, started together; their figures combined."""
     start_at = time.time() + 3.0 + processes  # room for every process to open the store
     command = [sys.executable, "-m", "bench.scale", "--worker", "--target", target,
@@ -267,7 +301,8 @@ def run_config(
     procs = []
     for k in range(processes):
         own = ["--index", str(k), "--count", str(processes), "--cache-mb", str(cache_mb),
-               "--start-at", repr(start_at), "--newcomers", str(newcomers)]  # fmt: skip
+               "--start-at", repr(start_at), "--newcomers", str(newcomers),
+               "--characters", str(characters)]  # fmt: skip
         procs.append(subprocess.Popen([*command, *own], stdout=subprocess.PIPE, text=True))
     outs = []
     for proc in procs:
@@ -282,6 +317,7 @@ def run_config(
     first = outs[0]
     return {
         "processes": processes, "cache_mb": cache_mb, "turns": len(cold) + len(warm),
+        "characters": characters,
         "p50_ms": _percentile(cold + warm, 50), "p95_ms": _percentile(cold + warm, 95),
         "cold_p50_ms": _percentile(cold, 50), "cold_p95_ms": _percentile(cold, 95),
         "warm_p50_ms": _percentile(warm, 50), "warm_p95_ms": _percentile(warm, 95),
@@ -323,6 +359,9 @@ def _parser() -> argparse.ArgumentParser:
                         default=int(env("BENCH_SCALE_NEWCOMERS", str(NEWCOMERS))),
                         help="people with no memory sending ATTACK in the attack run "
                         "(0: no attack run)")  # fmt: skip
+    parser.add_argument("--characters", default=env("BENCH_SCALE_CHARACTERS", "1"),
+                        help="numbers of characters to compare, comma-separated, on SQLite "
+                        "(default 1: the plain run; any other: scale-characters.*)")  # fmt: skip
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     for name in ("--index", "--count"):
         parser.add_argument(name, type=int, default=0, help=argparse.SUPPRESS)
@@ -336,10 +375,13 @@ def main(argv: list[str] | None = None) -> None:
         [target] = args.target
         figures = asyncio.run(worker(target, args.index, args.count, args.people, args.dim,
                                      int(args.cache_mb), args.start_at,
-                                     args.newcomers))  # fmt: skip
+                                     args.newcomers, int(args.characters)))  # fmt: skip
         print(json.dumps(figures))
         return
     targets = args.target or os.environ.get("BENCH_SCALE_TARGETS", "sqlite,postgres").split(",")
+    if _ints(args.characters) != [1]:
+        run_characters(targets, args)
+        return
     rows: list[dict[str, Any]] = []
     idle: dict[str, dict[str, float]] = {}
     notes: list[str] = []
@@ -376,6 +418,29 @@ def main(argv: list[str] | None = None) -> None:
 
 
 _URLS = ("postgresql://", "postgres://")
+
+
+def run_characters(targets: list[str], args: argparse.Namespace) -> None:
+    """Each count of characters on its own build (SQLite), the same people and memories."""
+    if targets != ["sqlite"]:
+        raise SystemExit("bench.scale --characters runs on SQLite: BENCH_SCALE_TARGETS=sqlite")
+    rows: list[dict[str, Any]] = []
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+        where = str(Path(tmp) / "run.sqlite3")
+        for characters in _ints(args.characters):
+            built = cached_build(args.people, args.per_person, args.dim, characters)
+            for processes in _ints(args.processes) or [1]:
+                for cache_mb in _ints(args.cache_mb):
+                    built_copy(built, where)
+                    print(f"SQLite, {characters} character(s), {processes} process(es), "
+                          f"cache {cache_mb} MB ...", file=sys.stderr)  # fmt: skip
+                    rows.append({"target": "SQLite", **run_config(
+                        where, processes, args, cache_mb, characters=characters
+                    )})  # fmt: skip
+    from bench.scale_characters import report
+
+    report(rows, args)
 
 
 def run_postgres(
