@@ -91,6 +91,14 @@ def version_message(
     return opening + note, [discord.File(io.BytesIO(text.encode()), filename=name)]
 
 
+def shown_on(versions: Versions, message: discord.Message | None) -> tuple[str, list[discord.File]]:
+    """`version_message` for the message that shows the reply: its first line kept (a
+    character's: what it answers, or who speaks; bot.discord.faces), the rest within it."""
+    header = faces.header_of(message.content) if message is not None else ""
+    content, files = version_message(versions, render.DISCORD_LIMIT - len(header))
+    return header + content, files
+
+
 def _may_change(interaction: discord.Interaction[Any], versions: Versions) -> bool:
     return interaction.user.id == versions.user_id or bool(interaction.permissions.manage_messages)
 
@@ -176,7 +184,7 @@ class AnotherAnswer(
             versions = await _again(interaction, self.exchange_id, frozenset())
             if versions is None:
                 return
-            content, files = version_message(versions)
+            content, files = shown_on(versions, interaction.message)
             await interaction.edit_original_response(
                 content=content, attachments=files, view=reply_view(versions),
                 allowed_mentions=_NONE,
@@ -223,7 +231,7 @@ class Swipe(
                     await send_ephemeral(interaction, SETTLED)
                     return
                 versions = await engine.versions(self.exchange_id)
-            content, files = version_message(versions)
+            content, files = shown_on(versions, interaction.message)
             await interaction.response.edit_message(
                 content=content, attachments=files, view=reply_view(versions),
                 allowed_mentions=_NONE,
@@ -333,8 +341,7 @@ class Answers(commands.Cog):
         if where is None:
             return False
         channel_id, message_id, held = where
-        header = faces.header_of(held.content) if held is not None else ""
-        content, files = version_message(versions, render.DISCORD_LIMIT - len(header))
+        content, files = shown_on(versions, held)
         target: discord.Message | discord.PartialMessage = (
             held
             if held is not None
@@ -342,7 +349,7 @@ class Answers(commands.Cog):
         )
         try:
             await target.edit(
-                content=header + content, attachments=files, view=reply_view(versions),
+                content=content, attachments=files, view=reply_view(versions),
                 allowed_mentions=_NONE,
             )  # fmt: skip
         except discord.HTTPException as exc:
