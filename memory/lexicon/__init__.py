@@ -36,6 +36,7 @@ CLAUSE_BREAKS = _union("CLAUSE_BREAKS")
 COPULAS = _union("COPULAS")
 FIRST_PERSON = _union("FIRST_PERSON")
 DETERMINERS = _union("DETERMINERS")
+RELATIVES = _union("RELATIVES")
 TOPICS = {t: _union(f"TOPIC_{t.upper()}") for t in ("home", "work", "partner", "studies")}
 NOT_A_SUBJECT = _union("NOT_A_SUBJECT")
 

@@ -91,6 +91,20 @@ FIRST_PERSON = frozenset({"i", "my", "me", "mine", "myself"})
 
 DETERMINERS = frozenset({"the", "a", "an", "this", "that", "its"})
 
+# People a memory may be about instead of the person: "Claire's sister lives in Lyon" is not
+# "Claire lives in Lyon", "Her husband works at the bank" is not "Works at the bank". Used by the
+# dedup (a relation is a carrier) and the replacement rule (whose fact).
+RELATIVES = frozenset(
+    """
+    sister brother sis bro mother mom mum mommy mother-in-law father dad daddy father-in-law
+    husband wife hubby son daughter cousin uncle aunt auntie nephew niece grandmother grandma
+    granny nan grandfather grandpa grandparents parents sibling siblings stepmother stepfather
+    stepson stepdaughter boyfriend girlfriend bf gf partner fiance fiancee friend bestie
+    colleague coworker co-worker neighbour neighbor boss manager roommate flatmate housemate
+    kid kids child baby grandson granddaughter brother-in-law sister-in-law
+    """.split()
+)
+
 # --- Dates (memory.lexicon.dates): relative expressions resolved against the day they were said.
 
 # Days by their offset from the day said. "tonight"/"this evening" are that same day: "Léa has a

@@ -116,6 +116,20 @@ COPULAS = frozenset({"est", "était", "semble", "paraît", "reste", "devient", "
 # First-person words: a memory written in the user's own voice is about the user.
 FIRST_PERSON = frozenset({"je", "j", "moi", "mon", "ma", "mes"})
 
+# People a memory may be about instead of the person: « La sœur de Claire habite à Lyon » is
+# not « Claire habite à Lyon », « Son mari travaille à la mairie » is not « Travaille à la
+# mairie ». Used by the dedup (a relation is a carrier) and the replacement rule (whose fact).
+RELATIVES = frozenset(
+    """
+    sœur soeur frère frere mère mere père pere maman papa mari femme épouse epouse fils fille
+    cousin cousine oncle tante neveu nièce niece grand-mère grand-père mamie papi grands-parents
+    parents beau-père belle-mère beau-frère belle-sœur belle-soeur copain copine compagnon
+    compagne conjoint conjointe fiancé fiancée ami amie pote collègue collegue voisin voisine
+    patron patronne chef coloc colocataire enfant enfants bébé petit-fils petite-fille
+    meilleur meilleure
+    """.split()
+)
+
 # Leading words skipped to find a memory's subject: "Le personnage …", "La taverne …".
 DETERMINERS = frozenset({"le", "la", "l", "les", "un", "une", "ce", "cette", "son", "sa", "ses"})
 
