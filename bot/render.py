@@ -215,7 +215,8 @@ def _source(exchange_id: str) -> str:
 
 _ENDED = {
     "reflection": "replaced after a later message",
-    "edit": "corrected by you",
+    "merge": "merged with a reworded copy",
+    "edit": "edited by you",
     "restore": "undone by /restore",
 }
 
@@ -230,6 +231,11 @@ def render_versions(chain: Chain) -> str:
         lines.append(
             f"  {day(v.valid_from)} – {day(v.valid_until)} ({_source(v.came_from)};"
             f" {_ENDED.get(v.ended_by, v.ended_by)}) — {defang(v.text)}"
+        )
+    if chain.dropped:
+        lines.append(
+            f"  … and {chain.dropped} older version{'s' if chain.dropped > 1 else ''} no longer"
+            " kept (only the newest are)."
         )
     if not chain.earlier:
         lines.append("It never changed.")

@@ -38,6 +38,7 @@ class Chain:
     since: float
     earlier: tuple[Version, ...]
     source: str  # the exchange its current wording came from ('manual:...': the person's)
+    dropped: int = 0  # its oldest versions dropped to keep the history bounded
 
 
 async def history(store: Store, user_id: int, memory_id: int) -> Chain:
@@ -48,7 +49,8 @@ async def history(store: Store, user_id: int, memory_id: int) -> Chain:
     earlier = await versions.history(store, user_id, memory_id)
     since = earlier[-1].valid_until if earlier else memory.created_at
     source = await versions.wording_source(store, memory_id)
-    return Chain(memory, since, tuple(earlier), source)
+    dropped = await versions.dropped(store, user_id, memory_id)
+    return Chain(memory, since, tuple(earlier), source, dropped)
 
 
 async def replaced_until(store: Store, user_id: int, ids: Collection[int]) -> dict[int, float]:

@@ -314,6 +314,21 @@ async def get(store: Store, user_id: int, memory_id: int) -> Memory | None:
     return from_row(row) if row else None
 
 
+async def texts_of(tx: Store | Tx, user_id: int, ids: Sequence[int]) -> dict[int, str]:
+    """The current wording of those of `ids` that are the user's memories (others left out)."""
+    found: dict[int, str] = {}
+    wanted = sorted(set(ids))
+    for start in range(0, len(wanted), ID_BATCH):
+        batch = wanted[start : start + ID_BATCH]
+        rows = await tx.fetchall(
+            f"SELECT id, text FROM memories WHERE user_id = ? AND id IN"
+            f" ({', '.join('?' * len(batch))})",
+            (user_id, *batch),
+        )
+        found.update({int(r[0]): str(r[1]) for r in rows})
+    return found
+
+
 async def list_for_user(store: Store | Tx, user_id: int) -> list[Memory]:
     """Return all of a user's memories, newest first (in a transaction or outside any)."""
     rows = await store.fetchall(

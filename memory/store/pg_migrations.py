@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from memory.store.migrations import MIGRATIONS
+from memory.store.migrations import MIGRATIONS, v30_truthful_versions
 
 # Keyword recall: a text search configuration that folds accents and case and keeps every word
 # as it is (no stemming, no stopwords), as SQLite's unicode61 tokenizer with remove_diacritics
@@ -113,7 +113,12 @@ _IDS_ALWAYS = "".join(
 )
 
 # The migrations written for PostgreSQL rather than derived (see the module's docstring).
-OWN: dict[int, str] = {6: _FTS, 19: _OWNED_WORDS, 20: _IDS_ALWAYS}
+OWN: dict[int, str] = {
+    6: _FTS,
+    19: _OWNED_WORDS,
+    20: _IDS_ALWAYS,
+    30: v30_truthful_versions.POSTGRES,
+}
 
 _TYPES = (
     (re.compile(r"\bid INTEGER PRIMARY KEY(?: AUTOINCREMENT)?(?! REFERENCES)"),

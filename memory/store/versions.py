@@ -19,8 +19,14 @@ from memory.store import applied, memories
 from memory.store.db import Store, Tx
 from memory.store.provenance import Carries, Copied
 
-# What ends a version: a reflection's proposal the code accepted, the person's edit, a restore.
-ENDED_BY = ("reflection", "edit", "restore")
+# What ends a version: a reflection's proposal the code accepted (a replacement), the person's
+# edit, a restore, a dedup merge (a reworded copy saying more took its place).
+ENDED_BY = ("reflection", "edit", "restore", "merge")
+
+# The earlier versions kept per memory, newest first: one reflection of 20 candidates each
+# replacing the same memory wrote 20 versions in 0.1 s, and nothing pruned them. Older ones are
+# dropped and counted (`dropped`); erasure takes the kept ones as before.
+MAX_VERSIONS = 20
 
 _COLUMNS = (
     "id, memory_id, user_id, text, kind, scope, story_id, confidence, valid_from, valid_until,"
@@ -89,10 +95,14 @@ async def supersede(
     ended_by: str,
     exchange_id: str,
     now: float,
+    score: float = 1.0,
 ) -> Memory:
     """Make `text` the current wording of `memory`, keeping the wording it had as an earlier
     version, valid until `now`; `exchange_id` (a conversation's, or the person's manual one)
-    is recorded as the new wording's source. Return the memory as it is now."""
+    is recorded as the new wording's source (with `score`, the dedup's for a merge). The only
+    way a memory's wording changes. Return the memory as it is now."""
+    if ended_by not in ENDED_BY:
+        raise ValueError(f"unknown change of a memory: {ended_by!r}")
     valid_from = await current_since(tx, memory)
     came_from = await wording_source(tx, memory.id)
     await tx.execute(
@@ -107,8 +117,39 @@ async def supersede(
         tx, memory, text=text, scope=scope, confidence=confidence, now=now
     )
     # The new wording is this exchange's words: forgetting it takes them out (erasure's rule).
-    await applied.record_event(tx, memory.id, exchange_id, "merged", 1.0, now=now)
+    await applied.record_event(tx, memory.id, exchange_id, "merged", score, now=now)
+    await _bound(tx, memory)
     return current
+
+
+async def _bound(tx: Tx, memory: Memory) -> None:
+    """Drop the memory's oldest versions past MAX_VERSIONS, counting them."""
+    rows = await tx.fetchall(
+        "SELECT id FROM memory_versions WHERE memory_id = ? AND user_id = ?"
+        " ORDER BY valid_until DESC, id DESC",
+        (memory.id, memory.user_id),
+    )
+    extra = [int(r[0]) for r in rows[MAX_VERSIONS:]]
+    if not extra:
+        return
+    await tx.execute(
+        f"DELETE FROM memory_versions WHERE id IN ({', '.join('?' * len(extra))})", extra
+    )
+    await tx.execute(
+        "INSERT INTO memory_versions_dropped (memory_id, user_id, dropped) VALUES (?, ?, ?)"
+        " ON CONFLICT (memory_id) DO UPDATE SET dropped = memory_versions_dropped.dropped"
+        " + excluded.dropped",
+        (memory.id, memory.user_id, len(extra)),
+    )
+
+
+async def dropped(db: Store | Tx, user_id: int, memory_id: int) -> int:
+    """How many of the user's memory's oldest versions were dropped (MAX_VERSIONS)."""
+    row = await db.fetchone(
+        "SELECT dropped FROM memory_versions_dropped WHERE memory_id = ? AND user_id = ?",
+        (memory_id, user_id),
+    )
+    return 0 if row is None else int(row[0])
 
 
 async def history(db: Store | Tx, user_id: int, memory_id: int) -> list[Version]:

@@ -11,18 +11,28 @@ import json
 import logging
 import random
 from collections import Counter
-from collections.abc import Awaitable, Callable, Collection, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import tzinfo
 from typing import TypeVar
 
 from memory.lexicon.dates import Span, annotate, machine_zone
 from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
-from memory.store import applied, counters, dates, erasure, memories, outbox, provenance, timings
+from memory.store import (
+    applied,
+    counters,
+    dates,
+    erasure,
+    memories,
+    outbox,
+    provenance,
+    timings,
+    versions,
+)
 from memory.store.db import Store, Tx
 from memory.store.generations import GenerationMoved
 from memory.write import supersede
-from memory.write.dedup import Action
+from memory.write.dedup import Action, Decision
 from memory.write.dedup_index import DedupIndex, IndexCache, IndexKey, release
 from memory.write.dedup_pool import IndexBuilder, build_in_thread
 from memory.write.filters import screen
@@ -89,7 +99,7 @@ async def apply_reflection(
     builder: IndexBuilder | None = None,
     shown: provenance.Shown | None = None,
     zone: tzinfo | None = None,
-    shown_memories: Collection[int] = (),
+    shown_memories: Mapping[int, str] | None = None,
 ) -> WriteReport:
     """Apply a parsed reflection for one exchange in one transaction; idempotent per exchange.
 
@@ -99,10 +109,13 @@ async def apply_reflection(
     counter: a stale result) and then marks it done. `shown`: the story's notes its prompt held,
     recorded with it (so that forgetting them reaches what it made); ShownErased, with nothing
     written, when an erasure took part of them out since. `zone`: the time zone the exchange's
-    relative dates are read in (None: the machine's). `shown_memories`: the ids of the person's
-    memories the reflection was shown, the only ones a candidate may replace
-    (memory.write.supersede).
+    relative dates are read in (None: the machine's). `shown_memories`: the person's memories
+    the reflection was shown, by id, with the wording it was shown: the only ones a candidate
+    may replace (memory.write.supersede), and only while that wording is still the current one
+    (else the proposal is refused as stale: the person's edit, or another change, wins). One of
+    them erased since: ShownErased, nothing written (the model may have copied its words).
     """
+    shown_wording: Mapping[int, str] = shown_memories or {}
 
     screening = screen(
         reflection.candidates,
@@ -129,6 +142,13 @@ async def apply_reflection(
             await provenance.record_shown(
                 tx, exchange.exchange_id, exchange.story_id, shown, now=now
             )
+        # The person's memories it was shown, as they are now: one forgotten since, and the
+        # model may have copied its words (ask again); one changed since (an edit, a restore,
+        # another replacement), and it is not this reflection's to change again.
+        current = await memories.texts_of(tx, exchange.user_id, list(shown_wording))
+        if len(current) < len(shown_wording):
+            raise ShownErased(exchange.exchange_id)
+        changed = frozenset(i for i, text in shown_wording.items() if current[i] != text)
         outcomes = [Outcome("rejected", reason) for _, reason in screening.rejected]
         touched: list[Memory] = []
         said_at = await outbox.queued_at(tx, exchange.exchange_id) or now
@@ -136,7 +156,7 @@ async def apply_reflection(
         for kept in screening.kept:
             candidate, spans = dated(kept, said_at, zone)
             outcome, memory = await _replace_or_merge(
-                tx, index, candidate, exchange, shown_memories, amounts, now=now
+                tx, index, candidate, exchange, shown_wording, changed, amounts, now=now
             )
             await record_dates(tx, outcome, memory, spans)
             outcomes.append(outcome)
@@ -185,17 +205,25 @@ async def _replace_or_merge(
     candidate: Candidate,
     exchange: Exchange,
     shown: Collection[int],
+    changed: Collection[int],
     amounts: Counter[str],
     *,
     now: float,
 ) -> tuple[Outcome, Memory]:
     """A candidate that says it replaces a memory replaces it if the code agrees (its refusals
-    counted in `amounts`); otherwise, and for every other candidate, `merge_candidate`."""
+    counted in `amounts`); otherwise, and for every other candidate, `merge_candidate`, which
+    never rewrites the refused target nor a memory shown in a wording no longer current."""
+    keep = set(changed)
     if candidate.replaces is not None:
-        target, refusal = await supersede.check(
-            tx, index, candidate, user_id=exchange.user_id, story_id=exchange.story_id,
-            origin=exchange.origin, shown=shown,
-        )  # fmt: skip
+        target: Memory | None
+        refusal: supersede.Refusal | None
+        if candidate.replaces in changed:
+            target, refusal = None, supersede.Refusal.STALE
+        else:
+            target, refusal = await supersede.check(
+                tx, index, candidate, user_id=exchange.user_id, story_id=exchange.story_id,
+                origin=exchange.origin, shown=shown,
+            )  # fmt: skip
         if target is not None:
             memory = await supersede.replace(
                 tx, index, target, candidate, exchange_id=exchange.exchange_id,
@@ -203,9 +231,11 @@ async def _replace_or_merge(
             )  # fmt: skip
             return Outcome("superseded", memory_id=memory.id), memory
         amounts[f"supersession_refused:{refusal}"] += 1
+        keep.add(candidate.replaces)
     return await merge_candidate(
         tx, index, candidate, exchange_id=exchange.exchange_id, user_id=exchange.user_id,
-        story_id=exchange.story_id, origin=exchange.origin, now=now,
+        story_id=exchange.story_id, origin=exchange.origin, now=now, keep=keep,
+        amounts=amounts,
     )  # fmt: skip
 
 
@@ -405,14 +435,27 @@ async def merge_candidate(
     story_id: int,
     origin: str,
     now: float,
+    keep: Collection[int] = (),
+    amounts: Counter[str] | None = None,
 ) -> tuple[Outcome, Memory]:
-    """Create the candidate or merge it into its closest variant in `index` (kept up to date)."""
+    """Create the candidate or merge it into its closest variant in `index` (kept up to date).
+
+    A merge that says more rewrites the variant through `versions.supersede` (its wording
+    before kept as a version ended by "merge"), unless the variant is in `keep` (a replacement
+    the code refused, or a wording the reflection was shown that changed since): then the
+    candidate is created beside it (a repeat, the cheap error), counted as
+    `merge_refused:kept`."""
     # A word most of the person's memories contain makes a decision walk all of them in Python
     # (make bench-loop, 100k memories with one word in all: 0.8 s of the loop's thread when it
     # ran there): in a worker thread, like the updates below (the index is used by one
     # transaction at a time, under the write lock).
     decision = await asyncio.to_thread(index.decide, candidate.text)
     target = decision.target
+    if decision.action is Action.REPLACE and target is not None and target.id in keep:
+        if amounts is not None:
+            amounts["merge_refused:kept"] += 1
+        decision = Decision(Action.CREATE)
+        target = None
     if decision.action is Action.CREATE or target is None:
         memory = await memories.insert(
             tx,
@@ -429,15 +472,13 @@ async def merge_candidate(
     elif decision.action is Action.REPLACE:
         # A global wording widens a story memory: the person said it holds everywhere.
         scope = Scope.GLOBAL if Scope.GLOBAL in (candidate.scope, target.scope) else Scope.STORY
-        memory = await memories.rewrite(
-            tx,
-            target,
-            text=candidate.text,
-            scope=scope,
-            confidence=max(candidate.confidence, target.confidence),
-            now=now,
-        )
+        memory = await versions.supersede(
+            tx, target, text=candidate.text, scope=scope,
+            confidence=max(candidate.confidence, target.confidence), ended_by="merge",
+            exchange_id=exchange_id, now=now, score=decision.score,
+        )  # fmt: skip
         await asyncio.to_thread(index.replace, target, memory)
+        return Outcome(decision.action.value, memory_id=memory.id, score=decision.score), memory
     else:
         # Absorbed: nothing is rewritten and the date does not move, or a fact the person keeps
         # repeating would climb the recency ranking over fresher memories.

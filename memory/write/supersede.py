@@ -41,6 +41,7 @@ class Refusal(enum.StrEnum):
     RULE = "rule"  # the person's wish about how to be talked to: only they change it
     OTHER_SUBJECT = "other_subject"  # about something else (same_thing below SAME_THING)
     DUPLICATE = "duplicate"  # the new wording says what another memory already does
+    STALE = "stale"  # its wording changed since the reflection was shown it (an edit wins)
 
 
 def subject_words(text: str) -> frozenset[str]:

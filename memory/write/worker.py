@@ -222,7 +222,7 @@ class ReflectionWorker:
             report = await apply_reflection(
                 self.store, exchange, parsed, character_name=character_name,
                 now=self.clock(), indexes=self.indexes, lease=lease, builder=self.builder,
-                shown=shown, zone=self.zone, shown_memories=[m.id for m in used],
+                shown=shown, zone=self.zone, shown_memories={m.id: m.text for m in used},
             )  # fmt: skip
         except ShownErased:
             # What it was shown changed under it: the row goes back, to be asked again from

@@ -38,6 +38,7 @@ from memory.store.migrations import (
     v26_sent_messages,
     v27_characters,
     v29_chat_streaming,
+    v30_truthful_versions,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -69,6 +70,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (26, v26_sent_messages.SQL),
     (27, v27_characters.SQL),
     (29, v29_chat_streaming.SQL),
+    (30, v30_truthful_versions.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]

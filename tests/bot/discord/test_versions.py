@@ -96,7 +96,7 @@ async def test_edit_from_memories_opens_a_prefilled_form_and_keeps_the_old_versi
     await _command(echo, "memories", ALICE, options=[_opt("history", lyon)])
     shown = _answer(rec)
     assert "Lives in Paris since November" in shown and "Lives in Lyon" in shown
-    assert "corrected by you" in shown
+    assert "edited by you" in shown
     await _command(echo, "restore", ALICE, options=[_opt("memory", lyon)])
     assert f"#{lyon} is back to: Lives in Lyon" in _answer(rec)
 

@@ -229,6 +229,9 @@ async def test_a_replacement_racing_a_forget_of_its_target_leaves_no_old_words(
         await worker.reflect_now(source)
 
     await asyncio.gather(forget(), reflect())
+    # Shown Lyon and landing after its forget, the reflection wrote nothing and was given back:
+    # asked again, it is shown Lyon no longer.
+    await worker.reflect_now(source)
     held = await store.fetchall(
         "SELECT text FROM memories UNION ALL SELECT text FROM memory_versions"
     )
