@@ -29,6 +29,15 @@ MAX_EMBEDDING_DIM = 16_384
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
+# A server that does not pool its model's token vectors answers a list of vectors per text (seen
+# with llama-cpp-python's server serving a chat model at /v1/embeddings).
+PER_TOKEN = (
+    "the server answers one vector per token, not one per text (its model is not pooled):"
+    " set [llm] embedding_base_url to a server of an embedding model, or start this one with"
+    " pooling (llama.cpp's llama-server: --pooling mean)"
+)
+
+
 def _vectors(data: Any, key: str, count: int, url: str) -> list[list[float]]:
     vectors = data.get(key) if isinstance(data, dict) else None
     if not isinstance(vectors, list) or len(vectors) != count:
@@ -37,6 +46,8 @@ def _vectors(data: Any, key: str, count: int, url: str) -> list[list[float]]:
     for vector in vectors:
         if isinstance(vector, dict):  # OpenAI: {"embedding": [...], "index": i}
             vector = vector.get("embedding")
+        if isinstance(vector, list) and vector and isinstance(vector[0], list):
+            raise BackendResponseError(redact(f"{url}: {PER_TOKEN}"))
         if not isinstance(vector, list) or not vector or len(vector) > MAX_EMBEDDING_DIM:
             raise BackendResponseError(redact(f"{url}: an embedding is not a list of numbers"))
         floats = [_float32(x) for x in vector]

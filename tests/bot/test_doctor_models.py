@@ -18,7 +18,7 @@ GGUF = "/models/SmolLM2-135M-Instruct-Q8_0.gguf"
 
 
 @asynccontextmanager
-async def _openai_server(*listed: str) -> AsyncIterator[str]:
+async def _openai_server(*listed: str, per_token: bool = False) -> AsyncIterator[str]:
     """A loopback OpenAI-compatible server that lists `listed` and, like llama-cpp-python,
     answers chat and embedding requests whatever model they name."""
 
@@ -39,7 +39,12 @@ async def _openai_server(*listed: str) -> AsyncIterator[str]:
     async def embeddings(request: web.Request) -> web.Response:
         texts = (await request.json())["input"]
         texts = [texts] if isinstance(texts, str) else texts
-        data = [{"index": i, "embedding": fake_vector(t)} for i, t in enumerate(texts)]
+        # Unpooled (llama-cpp-python serving a chat model): a vector for each word.
+        data = [
+            {"index": i, "embedding": [fake_vector(w) for w in t.split()] if per_token
+             else fake_vector(t)}
+            for i, t in enumerate(texts)
+        ]  # fmt: skip
         return web.json_response({"object": "list", "data": data})
 
     app = web.Application()
@@ -98,3 +103,12 @@ async def test_a_model_a_named_server_does_not_list_is_a_failure_with_what_it_li
     line = _chat_line(out)
     assert line.startswith("FAIL chat model llama3.1:8b") and line.endswith(expected)
     assert code == 1
+
+
+async def test_one_server_for_chat_and_unpooled_embeddings_is_told_what_to_set(
+    tmp_path: Path,
+) -> None:
+    async with _openai_server(GGUF, per_token=True) as url:
+        _, out, _ = await _run("doctor", "--config", str(_config(tmp_path, url, GGUF)))
+    [line] = [line for line in out.splitlines() if "one vector per token" in line]
+    assert line.startswith("FAIL") and "embedding_base_url" in line and "--pooling" in line

@@ -13,6 +13,7 @@ Malformed answers (status 200), shaped for the endpoint:
 "float32_overflow"  an embedding holding 1e39 (finite as float64, infinite as float32)
 "wrong_dim"         embeddings of half the usual dimension
 "not_list"          the right keys holding the wrong shapes
+"per_token"         an embedding per token of each text (a server that does not pool)
 "huge_body"         a valid-looking start, then 1 MiB chunks up to 1 GiB, no declared length
                     (`body_bytes_sent` says how much went out before the client hung up)
 "huge_length"       a declared Content-Length of 1 TiB, a few bytes, then nothing
@@ -246,6 +247,9 @@ def _malformed(endpoint: str, mode: str) -> str | None:
         return None  # answered by the endpoint itself, from the texts sent
     if mode == "not_list":
         return '{"embeddings": {"0": [0.5]}}' if embed else '{"message": ["not", "an", "object"]}'
+    if mode == "per_token" and embed:
+        token = "[" + ", ".join(["0.5"] * DIM) + "]"
+        return '{"embeddings": [[' + ", ".join([token] * 3) + "]]}"
     return None
 
 

@@ -127,7 +127,9 @@ async def test_health_lists_the_models(ollama: FakeOllama, http: httpx.AsyncClie
 
 # --- malformed answers, over the loopback server -------------------------------------------
 
-_EMBED_MODES = ["huge_int", "long_int", "deep", "float32_overflow", "not_list", "huge_length"]
+_EMBED_MODES = [
+    "huge_int", "long_int", "deep", "float32_overflow", "not_list", "huge_length", "per_token",
+]  # fmt: skip
 _CHAT_MODES = ["huge_int", "deep", "not_list", "huge_length"]
 
 
@@ -140,6 +142,23 @@ async def test_a_malformed_embeddings_answer_is_a_response_error(
     with pytest.raises(BackendResponseError):
         await OllamaEmbedder(http, ollama.url, "e").embed(["a"], deadline=5)
     assert time.monotonic() - started < 1.0  # refused at once, not after the deadline
+
+
+async def test_a_server_answering_a_vector_per_token_says_what_to_do_in_one_line(
+    ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    ollama.set("/api/embed", "per_token")
+    with pytest.raises(BackendResponseError) as raised:
+        await OllamaEmbedder(http, ollama.url, "e").embed(["a"], deadline=5)
+    said = str(raised.value)
+    assert "one vector per token" in said and "embedding_base_url" in said
+    assert "--pooling" in said and "\n" not in said
+
+
+def test_an_openai_answer_with_a_vector_per_token_is_recognised() -> None:
+    answer = {"data": [{"embedding": [[0.1, 0.2], [0.3, 0.4]], "index": 0}]}
+    with pytest.raises(BackendResponseError, match="one vector per token"):
+        _vectors(answer, "data", 1, "http://127.0.0.1:1/v1")
 
 
 @pytest.mark.parametrize("mode", _CHAT_MODES)
