@@ -339,6 +339,7 @@ def render_stats(
         lines.append(
             f"Since start-up: {count(a.refused, 'message')} turned away (queue full)"
             f" · {count(a.notices, 'slow-down notice')} · {count(a.waiting, 'turn')} waiting"
+            f" · {count(a.following, 'edit')} of messages waiting to be followed"
         )
         lines.append(
             f"Exchanges waiting for the database: {engine.exchanges_waiting}"

@@ -60,6 +60,7 @@ class _Line:
 
     lock: asyncio.Lock
     holders: int = 0  # in flight + waiting
+    following: int = 0  # edits of this person's messages waiting for their turns (`settled`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,7 @@ class AdmissionStatus:
     refused: int
     notices: int
     waiting: int
+    following: int = 0  # edits and deletions waiting for their author's turns to end
 
 
 class Admission:
@@ -94,7 +96,8 @@ class Admission:
 
     def status(self) -> AdmissionStatus:
         waiting = sum(max(0, line.holders - 1) for line in self._lines.values())
-        return AdmissionStatus(self.refused, self.notices, waiting)
+        following = sum(line.following for line in self._lines.values())
+        return AdmissionStatus(self.refused, self.notices, waiting, following)
 
     @asynccontextmanager
     async def turn(self, user_id: int, story_id: int) -> AsyncIterator[None]:
@@ -110,8 +113,7 @@ class Admission:
         if line.holders > self.queue or person.holders >= PERSON_TURNS * (self.queue + 1):
             # Decided before any await: the caller can rely on it to do nothing else first.
             self.refused += 1
-            if line.holders == 0:
-                del self._lines[key]
+            self._leave(key, line)
             if person.holders == 0:
                 del self._people[user_id]
             raise Overloaded(notify=self._notice_due(user_id))
@@ -124,11 +126,33 @@ class Admission:
                 yield
         finally:
             line.holders -= 1
-            if line.holders == 0:
-                del self._lines[key]
+            self._leave(key, line)
             person.holders -= 1
             if person.holders == 0:
                 del self._people[user_id]
+
+    @asynccontextmanager
+    async def settled(self, user_id: int, story_id: int) -> AsyncIterator[None]:
+        """Hold this person's line here once the turns already in it are done, for work that
+        must follow them (an edit of a message whose turn may still run). Never refused and
+        takes no turn's place: following an edit is erasure, it is not let pass; its caller
+        bounds it (one at a time per person). Counted in `status().following` while it waits
+        and runs."""
+        key = (user_id, story_id)
+        line = self._lines.get(key)
+        if line is None:
+            line = self._lines[key] = _Line(asyncio.Lock())
+        line.following += 1
+        try:
+            async with line.lock:
+                yield
+        finally:
+            line.following -= 1
+            self._leave(key, line)
+
+    def _leave(self, key: Key, line: _Line) -> None:
+        if line.holders == 0 and line.following == 0 and self._lines.get(key) is line:
+            del self._lines[key]
 
     def _notice_due(self, user_id: int) -> bool:
         now = self.clock()

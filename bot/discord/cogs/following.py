@@ -12,8 +12,10 @@ message content intent on_message already needs.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import discord
@@ -21,7 +23,7 @@ from discord.ext import commands
 
 from bot import render
 from bot.discord.faces import Face, face_of
-from memory import EchoError, Overloaded, manage
+from memory import EchoError, manage
 from memory.manage import casting, forgetting
 
 if TYPE_CHECKING:
@@ -30,11 +32,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Messages whose latest edit waits behind the one being followed (only the latest wording of
-# each is kept: a person editing a message 100 times costs one edit followed and one waiting).
-# Past it, an edit of yet another message is let pass (counted): a server-wide flood of edits
-# must not grow this without bound.
-MAX_EDITS_WAITING = 1_000
+
+@dataclass
+class _Edit:
+    """An edit waiting to be followed: its message, its latest wording, and whether it was."""
+
+    message: discord.Message
+    text: str
+    done: asyncio.Future[None]
 
 
 class Following(commands.Cog):
@@ -42,11 +47,17 @@ class Following(commands.Cog):
 
     def __init__(self, bot: EchoBot) -> None:
         self.bot = bot
-        # Message id -> its latest wording, while an earlier edit of it is being followed. Only
-        # the task following that message takes from it (one per message id).
-        self._waiting: dict[int, str] = {}
-        self._following: set[int] = set()
-        self.edits_passed = 0
+        # Per author, the edits waiting, in the order they came, one per message (its latest
+        # wording: a message edited 100 times at once costs one edit followed and one waiting).
+        # Followed one at a time per author, by the first of their edit events still running;
+        # nothing is let pass (following an edit is erasure), and nothing is kept here past the
+        # gateway events that brought it, each of which waits for its own.
+        self._edits: dict[int, dict[int, _Edit]] = {}
+
+    @property
+    def edits_waiting(self) -> int:
+        """Edits received and not yet followed (one per message)."""
+        return sum(len(edits) for edits in self._edits.values())
 
     @commands.Cog.listener()
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
@@ -62,24 +73,35 @@ class Following(commands.Cog):
         if before is not None and before.content == content:
             return  # unchanged: no read at all
         text = _without_mention(content, me.id)
-        if payload.message_id in self._following:
-            if payload.message_id in self._waiting or len(self._waiting) < MAX_EDITS_WAITING:
-                self._waiting[payload.message_id] = text
+        author = message.author.id
+        edits = self._edits.get(author)
+        if edits is not None:  # another event of theirs follows their edits: it takes this one
+            waiting = edits.get(payload.message_id)
+            if waiting is not None:
+                waiting.text = text
             else:
-                self.edits_passed += 1
-                log.warning("edit of message %d not followed: %d others wait",
-                            payload.message_id, len(self._waiting))  # fmt: skip
+                waiting = edits[payload.message_id] = _Edit(
+                    message, text, asyncio.get_running_loop().create_future()
+                )
+            await asyncio.shield(waiting.done)
             return
-        self._following.add(payload.message_id)
+        edits = self._edits[author] = {
+            payload.message_id: _Edit(message, text, asyncio.get_running_loop().create_future())
+        }
         try:
-            while True:
-                await self._follow_edit(message, text)
-                waiting = self._waiting.pop(payload.message_id, None)
-                if waiting is None:
-                    break
-                text = waiting
+            while edits:
+                message_id = next(iter(edits))
+                edit = edits.pop(message_id)
+                try:
+                    await self._follow_edit(edit.message, edit.text)
+                except Exception as exc:  # one edit's failure must not stop the others
+                    log.warning("edit of message %d not followed: %s", message_id,
+                                type(exc).__name__)  # fmt: skip
+                edit.done.set_result(None)
         finally:
-            self._following.discard(payload.message_id)
+            del self._edits[author]
+            for left in edits.values():  # cancelled (the bot stops): their events end too
+                left.done.cancel()
 
     async def _follow_edit(self, message: discord.Message, text: str) -> None:
         runtime = self.bot.runtime
@@ -88,15 +110,11 @@ class Following(commands.Cog):
         if not engine.claimed(source_id):
             followed = await forgetting.follow_edit(runtime.store, source_id, text)
         else:
-            # Its turn may still run here: the edit waits in the person's line behind it, so
-            # it finds the exchange written (and a flood of edits is refused with the turns).
-            try:
-                async with engine.admission.turn(message.author.id, message.channel.id):
-                    followed = await forgetting.follow_edit(runtime.store, source_id, text)
-            except Overloaded:
-                self.edits_passed += 1
-                log.info("edit of message %d not followed: its author's line is full", message.id)
-                return
+            # Its turn may still run here: the edit waits in the person's line behind the turns
+            # already in it, so it finds the exchange written. It takes no turn's place and is
+            # never refused: a full line would have let 26 of 30 edits at once pass.
+            async with engine.admission.settled(message.author.id, message.channel.id):
+                followed = await forgetting.follow_edit(runtime.store, source_id, text)
         if followed is not None and followed.requeued and runtime.settings.discord.answer_edits:
             await self._answer_again(message, source_id)
 

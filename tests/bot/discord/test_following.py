@@ -642,3 +642,48 @@ async def test_with_answer_edits_a_shorter_answer_deletes_the_webhooks_extra_pos
         assert [p.rpartition("/")[2] for p in deleted] == rest
         assert all(p.startswith("/webhooks/") for p in deleted)  # the bot may not delete them
         assert await sent.of_exchange(echo.runtime.store, f"discord:{message.id}") == [int(first)]
+
+
+@pytest.mark.slow
+async def test_one_person_editing_and_deleting_100_messages_at_once_loses_none(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Following an edit or a deletion is erasure: one person edits 100 of their recently
+    answered messages at once (each edit takes a code out) and deletes 100 others, while two
+    other people talk. None is let pass: every old code leaves the files, every edited message
+    holds its new wording, and the others' conversations are answered as usual."""
+    canary.script(ollama)
+    n = 100
+    edited = [f"E{i:03d}CANARY{i:04d}" for i in range(n)]
+    deleted = [f"D{i:03d}CANARY{i:04d}" for i in range(n)]
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, _):
+        channel = fakes.text_channel(echo, CHANNEL)
+        to_edit = [await _say(echo, channel, ALICE, f"Note {code}") for code in edited]
+        to_delete = [await _say(echo, channel, ALICE, f"Note {code}") for code in deleted]
+        await _reflect(echo)
+        others = [f"O{i:02d}CANARY{i:04d}" for i in range(10)]
+        ollama.chaos = Chaos(seed=7, max_delay=0.02, failure_rate=0.0)
+
+        async def talk(person: int, codes: list[str]) -> None:
+            for code in codes:
+                await _say(echo, channel, person, f"Note {code}")
+
+        await asyncio.gather(
+            *(_edit(echo, m, f"Note {i} sans code") for i, m in enumerate(to_edit)),
+            *(_delete(echo, m.id) for m in to_delete),
+            talk(BOB, others[:5]),
+            talk(CAROL, others[5:]),
+        )
+        await _reflect(echo)
+        await _settled(echo)
+
+        assert echo.get_cog("Following").edits_waiting == 0  # type: ignore[union-attr]
+        for code in edited + deleted:
+            assert await _stored(echo, tmp_path, code) == 0, code
+        history = dict(await _history(echo))
+        for i, message in enumerate(to_edit):
+            assert history[f"discord:{message.id}"] == f"Note {i} sans code"
+        for message in to_delete:
+            assert f"discord:{message.id}" not in history
+        for code in others:
+            assert await _stored(echo, tmp_path, code) > 0, code
