@@ -77,6 +77,11 @@ def same_thing(old: str, new: str) -> float:
     return len(a & b) / min(len(a), len(b))
 
 
+def may_replace(old: str, new: str, *, closeness: float | None = None) -> bool:
+    """Tell whether `new` may replace `old`, both the same person's current memories."""
+    return same_thing(old, new) >= SAME_THING
+
+
 def _topic_words() -> frozenset[str]:
     return frozenset().union(*lexicon.TOPICS.values())
 
