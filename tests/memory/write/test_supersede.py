@@ -27,7 +27,7 @@ from memory.model import Exchange, Kind, Reason, Selected
 from memory.store import counters, memories, outbox, turns, versions
 from memory.store.db import Store
 from memory.write.reflection import parse
-from memory.write.supersede import SAME_THING, same_thing, subject_words, topics
+from memory.write.supersede import may_replace
 from memory.write.worker import ReflectionWorker
 from tests.corpora.supersession import LOOKALIKES, UPDATES
 from tests.fakes.ollama import FakeOllama
@@ -240,12 +240,10 @@ async def test_a_replacement_racing_a_forget_of_its_target_leaves_no_old_words(
     assert left == ([] if replaced else ["Vient d'emménager à Paris"])
 
 
-def test_the_criterion_tells_true_updates_from_look_alikes_but_the_known_few() -> None:
-    missed = [p for p in UPDATES if same_thing(*p) < SAME_THING]
-    passed = [p for p in LOOKALIKES if same_thing(*p) >= SAME_THING]
-    assert missed == []
-    # The documented false positives: one single topic, two different people.
-    assert passed == LOOKALIKES[-3:]
+def test_the_rule_tells_the_earlier_true_updates_from_their_look_alikes() -> None:
+    assert [p for p in UPDATES if not may_replace(*p)] == []
+    # The last three were the topic rule's false positives: one topic, two different people.
+    assert [p for p in LOOKALIKES if may_replace(*p)] == []
 
 
 async def _all_texts(store: Store) -> list[str]:
@@ -296,13 +294,15 @@ async def test_forgetting_a_memory_or_a_person_erases_the_whole_chain(
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(max_size=80), st.text(max_size=80))
-def test_the_criterion_is_a_symmetric_share(old: str, new: str) -> None:
-    score = same_thing(old, new)
-    assert 0.0 <= score <= 1.0
-    assert score == same_thing(new, old)
-    if subject_words(old) or topics(old):
-        assert same_thing(old, old) == 1.0
+@given(st.text(max_size=80), st.text(max_size=80), st.floats(0.0, 1.0), st.floats(0.0, 1.0))
+def test_vectors_only_add_to_what_the_words_accept(
+    old: str, new: str, low: float, high: float
+) -> None:
+    low, high = sorted((low, high))
+    words_alone = may_replace(old, new)
+    assert may_replace(old, new) is words_alone  # deterministic
+    assert not words_alone or may_replace(old, new, closeness=low)
+    assert not may_replace(old, new, closeness=low) or may_replace(old, new, closeness=high)
 
 
 @settings(max_examples=200, deadline=None)
