@@ -293,8 +293,8 @@ TOPIC_PARTNER = frozenset(
 )
 TOPIC_STUDIES = frozenset(
     """
-    studies studying student degree university uni college major school sophomore junior
-    freshman senior graduated graduate dropped mba phd masters bachelor's year
+    studies studying student degree university uni college major sophomore junior freshman
+    senior graduated graduate mba phd masters bachelor's
     """.split()
 )
 # One diet at a time: "is vegetarian" -> "eats meat again".

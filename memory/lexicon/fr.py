@@ -338,7 +338,7 @@ TOPIC_PARTNER = frozenset(
 TOPIC_STUDIES = frozenset(
     """
     études étudie étudiant étudiante licence master fac université bac terminale lycée prépa
-    iut bts doctorat thèse année
+    iut bts doctorat thèse
     """.split()
 )
 # One diet at a time: "est végétarienne" -> "remange de la viande".

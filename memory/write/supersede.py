@@ -55,7 +55,7 @@ _NUMBER = (
 # years old", "his 30th birthday"; not "10 ans de mariage", "is 5'10", "depuis 10 ans".
 _AGE = re.compile(
     rf"\b(?:a|as|ai|avoir|eu|ses)\s+{_NUMBER}\s+ans\b(?!\s+d)"
-    rf"|\b(?:is|turned|turns|turning|was)\s+{_NUMBER}(?!['\"\w]|\s*(?:k\b|km|kg|%|of\b|times))"
+    rf"|\b(?:is|turned|turns|turning)\s+{_NUMBER}(?!['\"\w]|\s*(?:k\b|km|kg|%|of\b|times))"
     rf"|\b{_NUMBER}\s+years?\s+old\b|\b\d+(?:st|nd|rd|th)\s+birthday\b"
 )
 _NEGATED = re.compile(r"\b(?:pas|not|non|t|never|jamais)\s+((?:\S+\s+){0,2}\S+)")
@@ -115,7 +115,7 @@ _NOT_A_SUBJECT = _stems(
     | lexicon.NEGATIONS
     | lexicon.POSSESSIVES
 )
-_STOPWORDS = _stems(lexicon.STOPWORDS | lexicon.NEGATIONS | lexicon.POSSESSIVES)
+_NUMBER_WORDS = _stems(lexicon.NUMBER_WORDS)
 _TOPICS = {name: _stems(vocabulary) for name, vocabulary in lexicon.TOPICS.items()}
 _OCCASIONS = _stems(lexicon.OCCASIONS)
 _RELATIVES = {strip_accents(w) for w in lexicon.RELATIVES}
@@ -197,7 +197,8 @@ def _same_holder(a: _Reading, b: _Reading) -> bool:
 
 def _negates(old: _Reading, new: _Reading) -> bool:
     """Whether `new` says one of `old`'s words is wrong: "a trois enfants, pas deux"."""
-    said = old.stems - _STOPWORDS
+    said = old.subjects | {_stem(w) for w in old.plain.split() if w[0].isdigit()}
+    said |= old.stems & _NUMBER_WORDS
     return any(_stem(w) in said for m in _NEGATED.finditer(new.plain) for w in m.group(1).split())
 
 
