@@ -369,9 +369,10 @@ ADDED = frozenset({"also", "as well", "another", "a second", "one more", "in add
 PLANS = frozenset(
     "looking wants hoping hopes considering thinking planning plans searching".split()
 )
-# Words between a possessive and the relative it names: "her best friend", "his little sister".
+# Words between a possessive and the relative or thing it names: "her best friend", "his
+# little sister", "her favourite film" (the film, not a favourite, is what it is about).
 RELATIVE_QUALIFIERS = frozenset(
-    "best little big older younger elder new ex future late step".split()
+    "best little big older younger elder new ex future late step favourite favorite old".split()
 )
 POSSESSIVES = frozenset("his her their my our the".split())
 # Two names of one relative: "her mom is a teacher" and "her mother retired".
