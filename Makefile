@@ -97,7 +97,6 @@ test-real: $(STAMP) $(REAL_STAMP)
 BENCH_STAMP := $(VENV)/.bench-installed
 
 .PHONY: bench bench-recall bench-latency bench-dedup-cost bench-dedup bench-filters bench-reflection bench-tokens bench-context bench-load bench-loop
-.PHONY: bench-supersession
 
 # The benchmarks need torch: 2.13.0 is the local CPU wheel (a plain `torch` pulls a CUDA build).
 $(BENCH_STAMP): $(STAMP)
@@ -142,10 +141,6 @@ bench-tokens: $(STAMP) bench/tokenizers/node_modules
 
 bench-context: $(STAMP)
 	$(PY) -m bench.context
-
-# The supersession criterion's distribution, true updates against look-alikes (no model).
-bench-supersession: $(STAMP)
-	$(PY) -m bench.supersession
 
 # One person floods while ten talk, side by side with the calm run; only matplotlib on top.
 LOAD_STAMP := $(VENV)/.load-installed

@@ -37,8 +37,35 @@ COPULAS = _union("COPULAS")
 FIRST_PERSON = _union("FIRST_PERSON")
 DETERMINERS = _union("DETERMINERS")
 RELATIVES = _union("RELATIVES")
-TOPICS = {t: _union(f"TOPIC_{t.upper()}") for t in ("home", "work", "partner", "studies")}
+# The replacement rule's lists (memory/write/supersede.py).
+PROFESSIONS = _union("PROFESSIONS")
+TOPICS = {
+    t: _union(f"TOPIC_{t.upper()}") | (PROFESSIONS if t == "work" else frozenset())
+    for t in (
+        "home",
+        "work",
+        "partner",
+        "studies",
+        "diet",
+        "car",
+        "phone",
+        "religion",
+        "hair",
+        "body",
+        "birth",
+        "pregnancy",
+    )
+}
 NOT_A_SUBJECT = _union("NOT_A_SUBJECT")
+OCCASIONS = _union("OCCASIONS")
+REPLANNED = _union("REPLANNED")
+TURNED = _union("TURNED")
+CORRECTED = _union("CORRECTED")
+ADDED = _union("ADDED")
+PLANS = _union("PLANS")
+RELATIVE_QUALIFIERS = _union("RELATIVE_QUALIFIERS")
+POSSESSIVES = _union("POSSESSIVES")
+RELATIVE_ALIASES = {k: v for lang in LANGUAGES for k, v in lang.RELATIVE_ALIASES.items()}
 
 
 def detect_language(tokens: list[str]) -> str | None:

@@ -292,35 +292,79 @@ MONTH_INDEX = {
 MONTH_BEFORE = frozenset({"en", "au mois de", "au mois d'", "début", "fin", "courant"})
 
 # What a memory is about, for a replacement the reflection proposes (memory/write/supersede.py):
-# un seul logement, un seul emploi, un seul couple, un seul cursus à la fois, so a new one
-# replaces the old even with no word in common ("habite à Lyon" -> "vient d'emménager à Paris").
-# "travail" is here although "a un entretien de travail vendredi" is then about work too: a
-# counted false positive of the criterion (tests/corpora/supersession.py).
+# what a person has one of at a time (un seul logement, un seul emploi, un seul couple, un seul
+# cursus, un régime, une voiture…), so a new one replaces the old even with no word in common
+# ("habite à Lyon" -> "vient d'emménager à Paris"). Compared word-stemmed and without accents
+# ("demenagé", "végétarienne"). A memory about an occasion (an interview, a class) does not
+# share its topic with a standing fact: "a un entretien d'embauche vendredi" leaves the job.
+# Known false positives: two facts of one topic that both hold ("habite à Lyon" / "vit en
+# colocation", "travaille à mi-temps"), a home's detail taken for a move.
 TOPIC_HOME = frozenset(
     """
-    habite habiter vit vivre emménagé emménager emménage déménagé déménager déménage installé
-    installée appartement logement loyer
+    habite habiter vit vivre vis vivent emménagé emménager emménage déménagé déménager déménage
+    installé installée appartement appart logement loyer loue colocation coloc studio loge
+    domicile
     """.split()
 )
 TOPIC_WORK = frozenset(
     """
-    travaille travailler travail job boulot emploi poste métier embauché embauchée licencié
-    licenciée démissionné retraite chômage
+    travaille travailler travail job boulot bosse bosser emploi poste métier embauché embauchée
+    licencié licenciée licenciement démissionné démission retraite chômage cdi cdd intérim
+    reconversion reconvertit reconverti stage alternance entreprise enseigne
     """.split()
 )
+# A job said by its name ("est serveuse" -> "travaille comme aide-soignante"), masculine and
+# feminine: the commonest ones. Known false positive: "est une vraie cuisinière" said of a hobby.
+PROFESSIONS = frozenset(
+    """
+    infirmier infirmière prof professeur professeure enseignant enseignante instituteur
+    institutrice serveur serveuse boulanger boulangère vendeur vendeuse caissier caissière
+    développeur développeuse ingénieur ingénieure comptable avocat avocate médecin docteur
+    chauffeur plombier électricien électricienne mécanicien menuisier cuisinier cuisinière
+    aide-soignant aide-soignante pharmacien pharmacienne dentiste vétérinaire secrétaire
+    policier policière pompier militaire agriculteur agricultrice coiffeur coiffeuse
+    architecte journaliste bibliothécaire directeur directrice manager consultant consultante
+    commercial commerciale ouvrier ouvrière facteur factrice livreur livreuse sage-femme
+    """.split()
+)
+# "copain", "copine", "ami" alone: in "a un copain qui s'appelle Marc" a partner, in "sort
+# avec des copains" friends; kept: a reflection writes "copain" for a partner.
 TOPIC_PARTNER = frozenset(
     """
-    copain copine compagnon compagne conjoint conjointe mari épouse fiancé fiancée marié mariée
-    divorcé divorcée célibataire séparé séparée rompu
+    copain copine compagnon compagne conjoint conjointe mari épouse fiancé fiancée fiancés marié
+    mariée divorcé divorcée célibataire séparé séparée séparés rompu couple sort relation
     """.split()
 )
-TOPIC_STUDIES = frozenset("études étudie étudiant étudiante licence master fac université".split())
+TOPIC_STUDIES = frozenset(
+    """
+    études étudie étudiant étudiante licence master fac université bac terminale lycée prépa
+    iut bts doctorat thèse
+    """.split()
+)
+# One diet at a time: "est végétarienne" -> "remange de la viande".
+TOPIC_DIET = frozenset(
+    """
+    végétarien végétarienne végétalien végétalienne vegan vegane végan végane viande régime
+    gluten halal casher flexitarien pescétarien mange
+    """.split()
+)
+TOPIC_CAR = frozenset("voiture bagnole auto permis moto scooter".split())
+TOPIC_PHONE = frozenset(
+    "téléphone portable tél smartphone numéro forfait iphone android samsung".split()
+)
+# Enceinte, puis mère : "est enceinte" -> "a accouché d'un petit garçon".
+TOPIC_PREGNANCY = frozenset("enceinte grossesse accouché accouchée accouchement naissance".split())
+TOPIC_RELIGION = frozenset("catholique musulman musulmane juif juive athée croit religion".split())
+TOPIC_HAIR = frozenset("cheveux blonde blond brune brun rousse roux coiffure".split())
+TOPIC_BODY = frozenset("mesure pèse poids taille kilos kg".split())
+TOPIC_BIRTH = frozenset("née né anniversaire".split())
 
 # Words that never say on their own what a memory is about: taste ("aime le jazz", "aime le
 # rock": two tastes), everyday verbs and places ("joue du violoncelle", "joue au tennis"; "va au
 # concert", "va au cinéma"; "chez le dentiste", "chez le coiffeur"), naming ("un chat qui
-# s'appelle Misha", "un chien nommé Rex": two pets), what people have several of ("rendez-vous"),
-# and the words of change itself.
+# s'appelle Misha", "un chien nommé Rex": two pets), and the words of change itself. With them
+# the things people have several of at once: pets, allergies, trips, classes, appointments
+# ("allergique aux arachides" / "allergique au pollen" are two allergies).
 NOT_A_SUBJECT = frozenset(
     """
     aime aimer adore adorer préfère préférer déteste détester apprécie
@@ -329,5 +373,52 @@ NOT_A_SUBJECT = frozenset(
     maintenant nouveau nouvelle nouvel vient venir récemment plus désormais depuis commencé
     devenu devenue fait
     joue jouer va aller chez arrêté arrête apprend apprendre ans âge
+    chat chats chatte chien chiens chienne chaton lapin poisson poissons oiseau
+    allergique allergie allergies intolérant intolérante
+    voyage voyages vacances train vol avion billet part partir
+    cours leçon leçons contrôle examen partiel entretien réunion rencontre
+    prend prendre doit aller voit collectionne regarde écrit parle
     """.split()
 )
+
+# A memory about an occasion, something that happens once at a time: two of them are two
+# occasions ("a cours de piano mercredi" / "a cours de natation samedi") unless the second
+# says the first moved (REPLANNED). "fête" too: "fête ses 10 ans de mariage" is not a marriage.
+OCCASIONS = frozenset(
+    """
+    rdv rendez-vous entretien réunion cours leçon contrôle examen partiel vol train voyage
+    dîner déjeuner soirée fête concert séance consultation opération
+    """.split()
+)
+# An occasion moved or called off: "son rdv est décalé à lundi", "le voyage est annulé".
+REPLANNED = frozenset(
+    """
+    reporté reportée repoussé repoussée décalé décalée avancé avancée annulé annulée déplacé
+    déplacée changé changée finalement maintenant
+    """.split()
+)
+# A taste or a habit turned: "n'écoute plus de rap", "s'est mis à aimer les épinards".
+# Known false positive: "ne fume plus" beside "a un chat qui ne sort plus" (shares no word).
+TURNED = frozenset(
+    """
+    plus arrêté arrête abandonné quitté quitte lâché maintenant désormais reprend repris mis
+    passé passée vendu revendu guéri guérie rétabli rétablie
+    """.split()
+) | {"de nouveau", "à nouveau"}
+# Words that say the old memory was wrong: "en fait son chien s'appelle Pilou".
+CORRECTED = frozenset({"en fait", "en réalité", "en vrai", "trompé", "trompée", "erreur", "plutôt"})
+# Words that add one more beside the old: "aime aussi le basket", "a aussi deux poissons".
+ADDED = frozenset(
+    {"aussi", "également", "en plus", "un autre", "une autre", "un deuxième", "une deuxième"}
+    | {"un second", "une seconde", "encore un", "encore une"}
+)
+# A wish or a search is not the new state: "cherche une maison plus grande à Nantes" leaves
+# "habite à Nantes" true. Known miss: "veut quitter son job" is a step towards a change.
+PLANS = frozenset("cherche recherche veut voudrait aimerait envisage pense compte espère".split())
+# Words between a possessive and the relative it names: "sa meilleure amie", "son petit frère".
+RELATIVE_QUALIFIERS = frozenset(
+    "meilleur meilleure petit petite grand grande nouveau nouvelle nouvel ex futur future".split()
+)
+POSSESSIVES = frozenset("son sa ses leur leurs mon ma mes le la l les".split())
+# Two names of one relative: "sa mère est infirmière" and "sa maman a pris sa retraite".
+RELATIVE_ALIASES = {"maman": "mère", "papa": "père", "mamie": "grand-mère", "papi": "grand-père"}

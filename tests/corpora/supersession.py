@@ -3,8 +3,8 @@
 job, a changed taste, a correction), and look-alikes, two facts that both stay true (two
 appointments, two pets, two tastes) which a careless model might still say replace each other.
 
-Used by tests/memory/write/test_supersede.py and `make bench-time`, which print the
-criterion's distribution on both and read the threshold off it.
+Used by tests/memory/write/test_supersede.py and `make bench-truth` (bench/truth_replace.py).
+The replacement rule was written with these pairs in view: they are checked, not a measure.
 """
 
 UPDATES: list[tuple[str, str]] = [
