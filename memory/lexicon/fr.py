@@ -126,7 +126,6 @@ RELATIVES = frozenset(
     parents beau-père belle-mère beau-frère belle-sœur belle-soeur copain copine compagnon
     compagne conjoint conjointe fiancé fiancée ami amie pote collègue collegue voisin voisine
     patron patronne chef coloc colocataire enfant enfants bébé petit-fils petite-fille
-    meilleur meilleure
     """.split()
 )
 
