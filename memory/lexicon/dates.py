@@ -13,12 +13,25 @@ annotations again, for the dedup's carriers (memory.write.dedup). What cannot be
 few days", "every Monday") is left as it is: the memory keeps the date it was said.
 
 Reading: `window` gives the [start, end) a message names ("yesterday", « la semaine
-dernière », "in March", « il y a deux jours »), or None.
+dernière », "in March", "mid-November", « il y a deux jours »), or None.
 
-Known false positives, beyond those listed beside the words: a weekday in the past tense resolves
-forward ("we met on Monday"); a duration after "in"/« dans » ("learned it in three months") reads
-as a date. Known misses: absolute dates ("3 December", « le 3 décembre ») are not resolved, so they
-are not compared with resolved ones; times of day are not kept (a date, not an hour).
+A bare weekday goes where its sentence's tense points: the nearest mark of the past ("went",
+"-ed", "did", "was"; « a mangé », « est rentrée », « c'était ») or of a plan ("will", "'d", "is
+flying"; « va », « passerait », « a prévu ») in its clause, else in its sentence; with none,
+ahead. In a past sentence it is the last such day, 1 to 7 days back (said on that weekday, a
+week ago: the same day would be "today"); "for"/« pour », "to"/« à » before it keep it ahead,
+"since"/« depuis » back. "this weekend" in a past sentence said Monday to Friday is the one just
+gone. A day word in quotes, capitalised inside a sentence, or after "named"/« s'appelle » is a
+title or a name ("the song Yesterday", « le film « Demain » »), not a date.
+
+Known false positives, beyond those listed beside the words: a duration after "in"/« dans »
+("learned it in three months") reads as a date; a past-tense mark nearer than the plan it
+belongs to ("the meeting she missed is on Monday" reads as the Monday gone); a capitalised day
+word inside a sentence by a writer who capitalises it ("Has an exam Tomorrow") is read as a
+title. Known misses: absolute dates ("3 December", « le 3 décembre ») are not resolved, so they
+are not compared with resolved ones; times of day are not kept (a date, not an hour); an "-ed"
+of four letters ("died", "aged") is not read as a past; a French participle without its accent
+(« a mange ») is not read as one; a title in lower case ("watched tomorrow never dies").
 """
 
 from __future__ import annotations

@@ -197,7 +197,7 @@ WEEKDAY_INDEX = {
 
 # After a weekday: « mardi prochain » is 1 to 7 days ahead (said on a Monday: the next day; some
 # speakers mean the week after, a known miss); « lundi dernier » 1 to 7 days back. « ce
-# vendredi » is 0 to 6 ahead. A bare « mardi » counts as the next one.
+# vendredi » is 0 to 6 ahead. A bare « mardi » goes where the tense says.
 # A bare weekday in a past-tense sentence is the last such day (see the tense below).
 NEXT_AFTER = frozenset({"prochain", "prochaine", "qui vient"})
 LAST_AFTER = frozenset({"dernier", "dernière", "passé"})
