@@ -13,23 +13,37 @@ annotations again, for the dedup's carriers (memory.write.dedup). What cannot be
 few days", "every Monday") is left as it is: the memory keeps the date it was said.
 
 Reading: `window` gives the [start, end) a message names ("yesterday", « la semaine
-dernière », "in March", « il y a deux jours »), or None.
+dernière », "in March", "mid-November", « il y a deux jours »), or None.
 
-Known false positives, beyond those listed beside the words: a weekday in the past tense resolves
-forward ("we met on Monday"); a duration after "in"/« dans » ("learned it in three months") reads
-as a date. Known misses: absolute dates ("3 December", « le 3 décembre ») are not resolved, so they
-are not compared with resolved ones; times of day are not kept (a date, not an hour).
+A bare weekday goes where its sentence's tense points: the nearest mark of the past ("went",
+"-ed", "did", "was"; « a mangé », « est rentrée », « c'était ») or of a plan ("will", "'d", "is
+flying"; « va », « passerait », « a prévu ») in its clause, else in its sentence; with none,
+ahead. In a past sentence it is the last such day, 1 to 7 days back (said on that weekday, a
+week ago: the same day would be "today"); "for"/« pour », "to"/« à » before it keep it ahead,
+"since"/« depuis » back. "this weekend" in a past sentence said Monday to Friday is the one just
+gone. A day word in quotes, capitalised inside a sentence, or after "named"/« s'appelle » is a
+title or a name ("the song Yesterday", « le film « Demain » »), not a date.
+
+Known false positives, beyond those listed beside the words: a duration after "in"/« dans »
+("learned it in three months") reads as a date; a past-tense mark nearer than the plan it
+belongs to ("the meeting she missed is on Monday" reads as the Monday gone); a capitalised day
+word inside a sentence by a writer who capitalises it ("Has an exam Tomorrow") is read as a
+title. Known misses: absolute dates ("3 December", « le 3 décembre ») are not resolved, so they
+are not compared with resolved ones; times of day are not kept (a date, not an hour); an "-ed"
+of four letters ("died", "aged") is not read as a past; a French participle without its accent
+(« a mange ») is not read as one; a title in lower case ("watched tomorrow never dies").
 """
 
 from __future__ import annotations
 
+import bisect
 import calendar
 import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
-from typing import Any
+from typing import Any, NamedTuple
 
 from memory.lexicon import en, fr
 from memory.text import strip_accents
@@ -151,6 +165,11 @@ _LAST = _words("LAST_BEFORE") | _words("LAST_AFTER")
 _HABIT = _words("HABITUAL_BEFORE")
 _NAMED = _words("NAMED_BEFORE") | _words("NAMED_AFTER")
 _TODAY_ASKED = _words("TODAY_ASKED")
+_MONTH_PARTS: dict[str, str] = _merged("MONTH_PART_BEFORE")
+_NAMING = _words("NAMING_BEFORE")
+_BEHIND = _words("BEHIND_BEFORE")
+# Compared as written (lowercased, accents kept): « à dimanche » is ahead, « a » is "a".
+_AHEAD = frozenset(w for lang in _LANGS for w in lang.AHEAD_BEFORE)
 
 _NUMBER = r"(?P<n>\d{1,3}|" + _alt(_phrases("CARDINALS")) + ")"
 _UNIT = r"(?P<u>" + _alt(_phrases("UNITS")) + ")"
@@ -189,13 +208,20 @@ _AGO_RE = re.compile(
     + _alt(_phrases("AGO_AFTER")) + ")" + _E
 )  # fmt: skip
 _PERIOD_PART_RE = _compile("(?P<p>" + _alt(_phrases("PERIOD_PARTS")) + ")")
+# « mi-novembre », "mid-November": a dash may join the part to its month.
 _MONTH_RE = _compile(
     "(?P<pre>"
-    + _alt(_phrases("MONTH_BEFORE"))
-    + r")(?:(?<=')|\s+)(?P<m>"
+    + _alt(_phrases("MONTH_BEFORE") | _phrases("MONTH_PART_BEFORE"))
+    + r")(?:(?<=')|\s+|-)(?P<m>"
     + _alt(_phrases("MONTH_INDEX"))
     + ")"
 )
+# Two weekdays joined by "to" or "through": a span of every week ("works Monday to Friday").
+_WEEKDAY_WORD = _alt(_phrases("WEEKDAY_INDEX"))
+_BETWEEN = _alt(_phrases("RANGE_BETWEEN"))
+_RANGE_AFTER = re.compile(r"\s+" + _BETWEEN + r"\s+" + _WEEKDAY_WORD + _E)
+_RANGE_BEFORE = re.compile(_B + _WEEKDAY_WORD + r"\s+" + _BETWEEN + r"\s+\Z")
+_WORD_BEFORE = re.compile(r"(?<![\w'])([^\W\d_][\w']*)\s+\Z")
 
 # An annotation `annotate` wrote: a day, a month, a year, or "first/last".
 _LABEL = r"\d{4}(?:-\d{2}(?:-\d{2})?)?(?:/\d{4}-\d{2}-\d{2})?"
@@ -257,69 +283,362 @@ def local_day(now: float, zone: tzinfo) -> date:
     return datetime.fromtimestamp(now, zone).date()
 
 
+# --- the sentence around a phrase: its tense, a title ----------------------------------------
+
+
+def _shadows(name: str) -> frozenset[str]:
+    """A word list of both languages as the shadow writes it (apostrophes kept)."""
+    return frozenset(_shadow(w) for lang in _LANGS for w in getattr(lang, name, ()))
+
+
+def _written(name: str) -> frozenset[str]:
+    """A word list of both languages as written, lowercased, accents kept."""
+    return frozenset(w.lower() for lang in _LANGS for w in getattr(lang, name, ()))
+
+
+def _endings(name: str) -> tuple[str, ...]:
+    return tuple(_shadow(e) for lang in _LANGS for e in getattr(lang, name, ()))
+
+
+_PAST_WORDS = _shadows("PAST_WORDS")
+_PAST_ENDINGS = _endings("PAST_ENDINGS")
+_NOT_PAST = _shadows("NOT_PAST")
+_STATE_BEFORE = _shadows("STATE_BEFORE")
+_FUTURE_WORDS = _shadows("FUTURE_WORDS")
+_FUTURE_ENDINGS = _endings("FUTURE_ENDINGS")
+_NOT_FUTURE = _shadows("NOT_FUTURE")
+_PROGRESSIVE_BEFORE = _shadows("PROGRESSIVE_BEFORE")
+_PLAN_WORDS = _written("PLAN_WORDS")
+_PAST_AUXILIARIES = _shadows("PAST_AUXILIARIES")
+_BEING_AUXILIARIES = _shadows("BEING_AUXILIARIES")
+_REFLEXIVES = _shadows("REFLEXIVES")
+_PARTICIPLES = _written("PARTICIPLES")
+_MOTION_PARTICIPLES = _written("MOTION_PARTICIPLES")
+_NOT_PARTICIPLES = _written("NOT_PARTICIPLES")
+_PARTICIPLE_GAP = _shadows("PARTICIPLE_GAP")
+_CONJUNCTIONS = _shadows("CONJUNCTIONS")
+_DETERMINERS = _shadows("DETERMINERS")
+_RECALL = _shadows("RECALL")
+_MARKING = (
+    _PAST_WORDS | _FUTURE_WORDS | _PROGRESSIVE_BEFORE | _PAST_AUXILIARIES | _BEING_AUXILIARIES
+    | frozenset(_shadow(w) for w in _PLAN_WORDS)
+)  # fmt: skip
+_MARKING_ENDINGS = _PAST_ENDINGS + _FUTURE_ENDINGS
+_ELIDED = frozenset({"l", "j", "c", "s", "m", "t", "n", "d", "qu", "jusqu", "lorsqu", "puisqu"})
+_PARTICIPLE_ENDINGS = ("é", "ée", "és", "ées")
+
+_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_SENTENCE_END = re.compile(r"[.!?;…\n]")
+_CLAUSE_END = re.compile(r"[,:()]")
+_LOWER_WORD = re.compile(r"(?:^|\s)[^\W\d_]", re.UNICODE)
+_OPENING = "\"«“‘'*"
+_CLOSING = "\"»”’'*"
+_STARTS = ".!?:;\n(-•"
+
+PAST, AHEAD = "past", "ahead"
+_NEAR = 64  # how far back a sentence's start or a quote is looked for (bounds the work)
+
+
+class _Token(NamedTuple):
+    start: int
+    word: str  # as the shadow writes it
+    written: str  # lowercased, accents kept
+    elided: str  # the elided word before it (« s' » of « s'est »), or ""
+    capital: bool  # capitalised inside a sentence: a name
+
+
+class _Text:
+    """A text being read, with what is worked out once for all its phrases: the marks of its
+    tense, where its sentences and clauses end (all found lazily: most texts need none)."""
+
+    def __init__(self, text: str, shadow: str) -> None:
+        self.text = text
+        self.shadow = shadow
+
+    @functools.cached_property
+    def _tokens(self) -> list[_Token]:
+        tokens = []
+        for m in _TOKEN.finditer(self.shadow):
+            start, word, elided = m.start(), m.group(), ""
+            head, _, tail = word.partition("'")
+            if tail and head in _ELIDED:
+                start, word, elided = start + len(head) + 1, tail, head + "'"
+            written = self.text[start : m.end()]
+            if not written.isascii() or "'" in written:
+                written = written.translate(_APOSTROPHES).lower()
+            else:
+                written = word
+            capital = self.text[start].isupper() and not self._starts_sentence(start)
+            tokens.append(_Token(start, word, written, elided, capital))
+        return tokens
+
+    def _starts_sentence(self, start: int) -> bool:
+        i = start - 1
+        while i >= 0 and self.text[i].isspace() and start - i < _NEAR:
+            i -= 1
+        return i < 0 or self.text[i] in _STARTS or self.text[i] in _OPENING
+
+    @functools.cached_property
+    def _marks(self) -> tuple[list[int], list[str]]:
+        """Where the tense shows, and which: `PAST` or `AHEAD`, in text order."""
+        tokens = self._tokens
+        where: list[int] = []
+        which: list[str] = []
+        for i, token in enumerate(tokens):
+            mark = _mark(tokens, i)
+            if mark is not None:
+                where.append(token.start)
+                which.append(mark)
+        return where, which
+
+    @functools.cached_property
+    def _ends(self) -> tuple[list[int], list[int]]:
+        """Where sentences end (and clauses a conjunction starts), and where any clause ends."""
+        hard = [m.start() for m in _SENTENCE_END.finditer(self.shadow)]
+        tokens = self._tokens
+        for i, token in enumerate(tokens[:-1]):
+            after = tokens[i + 1]
+            if token.word in _CONJUNCTIONS and not after.capital and after.word not in (
+                _DETERMINERS
+            ) and after.elided + after.word not in _DETERMINERS and after.elided not in (
+                _DETERMINERS
+            ):  # fmt: skip
+                hard.append(token.start)
+        hard.sort()
+        soft = sorted(hard + [m.start() for m in _CLAUSE_END.finditer(self.shadow)])
+        return hard, soft
+
+    def tense(self, start: int, end: int) -> str | None:
+        """The tense of the phrase at `start`:`end`: the nearest mark before it in its clause,
+        else after it in its clause, else before it, else after it, in its sentence."""
+        where, which = self._marks
+        hard, soft = self._ends
+        h0, h1 = _around(hard, start, end, len(self.shadow))
+        s0, s1 = _around(soft, start, end, len(self.shadow))
+
+        def last(a: int, b: int) -> str | None:
+            i = bisect.bisect_left(where, b) - 1
+            return which[i] if i >= 0 and where[i] >= a else None
+
+        def first(a: int, b: int) -> str | None:
+            i = bisect.bisect_left(where, a)
+            return which[i] if i < len(where) and where[i] < b else None
+
+        return last(s0, start) or first(end, s1) or last(h0, start) or first(end, h1)
+
+    @functools.cached_property
+    def recalls(self) -> bool:
+        """Whether the text says something was said ("what did I tell you", « je t'ai dit »)."""
+        return any(t.word in _RECALL for t in self._tokens)
+
+    def word_before(self, start: int) -> str:
+        """The word before `start`, lowercased as written ("" at the start)."""
+        found = _WORD_BEFORE.search(self.text, max(0, start - 40), start)
+        return found.group(1).translate(_APOSTROPHES).lower() if found else ""
+
+    def is_title(self, start: int, end: int) -> bool:
+        """Whether the day word at `start`:`end` is a title or a name: after "named" or
+        « s'appelle », in quotes ("'Yesterday Once More'", « « Demain » »), or capitalised
+        inside a sentence of a text not all in capitals ("the song Yesterday", "the Today
+        show")."""
+        if _key(self.word_before(start)) in _NAMING:
+            return True
+        i = start - 1
+        while i >= 0 and self.text[i] == " " and start - i < _NEAR:
+            i -= 1
+        before = self.text[i] if i >= 0 else ""
+        j = end
+        while j < len(self.text) and self.text[j] == " " and j - end < _NEAR:
+            j += 1
+        after = self.text[j] if j < len(self.text) else ""
+        capital = self.text[start].isupper() and not self.text[start:end].isupper()
+        if before and before in _OPENING and (capital or (after and after in _CLOSING)):
+            return True
+        return capital and not self._starts_sentence(start) and self._has_lower
+
+    @functools.cached_property
+    def _has_lower(self) -> bool:
+        return any(w[-1].islower() for w in _LOWER_WORD.findall(self.text))
+
+
+def _around(ends: list[int], start: int, end: int, size: int) -> tuple[int, int]:
+    """The piece between `ends` that holds `start`:`end`."""
+    i = bisect.bisect_right(ends, start)
+    before = ends[i - 1] if i > 0 else 0
+    j = bisect.bisect_left(ends, end)
+    return before, ends[j] if j < len(ends) else size
+
+
+def _mark(tokens: list[_Token], i: int) -> str | None:
+    """What token `i` says of its sentence's tense, or None."""
+    token = tokens[i]
+    word = token.word
+    if word not in _MARKING and not word.endswith(_MARKING_ENDINGS):
+        return None  # most words: two lookups
+    if word in _FUTURE_WORDS or token.written in _PLAN_WORDS:
+        return AHEAD
+    if word.endswith(_FUTURE_ENDINGS) and word not in _NOT_FUTURE and not token.capital:
+        return AHEAD if len(word) >= 4 or "'" in word else None
+    if word in _PAST_WORDS:
+        return PAST
+    before = tokens[i - 1].word if i else ""
+    if word in _PROGRESSIVE_BEFORE and i + 1 < len(tokens):
+        following = tokens[i + 1].word
+        if following.endswith("ing") and len(following) >= 5:
+            return AHEAD
+    if (
+        word.endswith(_PAST_ENDINGS)
+        and len(word) >= 5
+        and word not in _NOT_PAST
+        and before not in _STATE_BEFORE
+        and not token.capital
+    ):
+        return PAST
+    if word in _PAST_AUXILIARIES and token.written != "à":
+        participle = _participle(tokens, i + 1)
+        if participle is not None:
+            return AHEAD if participle.written in _PLAN_WORDS else PAST
+    if word in _BEING_AUXILIARIES:
+        participle = _participle(tokens, i + 1)
+        reflexive = token.elided in _REFLEXIVES or before in _REFLEXIVES
+        if participle is not None and participle.written in _PLAN_WORDS:
+            return AHEAD
+        if participle is not None and (reflexive or participle.written in _MOTION_PARTICIPLES):
+            return PAST
+    return None
+
+
+def _participle(tokens: list[_Token], i: int) -> _Token | None:
+    """The participle after an auxiliary, past adverbs and negations (« n'a pas dormi »)."""
+    for token in tokens[i : i + 4]:
+        if token.word in _PARTICIPLE_GAP:
+            continue
+        written = token.written
+        if written in _NOT_PARTICIPLES:
+            return None
+        if written in _PARTICIPLES or written in _MOTION_PARTICIPLES or written in _PLAN_WORDS:
+            return token
+        if written.endswith(_PARTICIPLE_ENDINGS) and len(written) >= 3:
+            return token
+        return None
+    return None
+
+
 # --- writing: a memory's dates ----------------------------------------------------------------
 
-_Rule = tuple[re.Pattern[str], Callable[[re.Match[str], date], Span | None]]
+_Meaning = Callable[[re.Match[str], date, _Text], Span | None]
+_Rule = tuple[re.Pattern[str], _Meaning]
 
 
-def _weekday(m: re.Match[str], today: date) -> Span | None:
+def _back(today: date, target: int, this: bool) -> Span:
+    """The last such weekday: 1 to 7 days back ("this": 0 to 6)."""
+    return _day(today - timedelta(days=(today.weekday() - target) % 7 or (0 if this else 7)))
+
+
+def _ahead(today: date, target: int, this: bool) -> Span:
+    """The next such weekday: 1 to 7 days ahead ("this": 0 to 6)."""
+    return _day(today + timedelta(days=(target - today.weekday()) % 7 or (0 if this else 7)))
+
+
+def _weekday_direction(m: re.Match[str], t: _Text) -> str | None:
+    """Where the weekday phrase points: `PAST`, `AHEAD`, "last", "next", or None (not a date)."""
     pre = _key(m["pre"]) if m["pre"] else ""
     post = _key(m["post"]) if m["post"] else ""
-    if pre in _NAMED or post in _NAMED:
+    if pre in _NAMED or post in _NAMED or _key(t.word_before(m.start())) in _NAMING:
         return None
-    target = _WEEKDAYS[_key(m["w"])]
-    ahead = (target - today.weekday()) % 7
+    if _RANGE_AFTER.match(t.shadow, m.end()) or _RANGE_BEFORE.search(
+        t.shadow, max(0, m.start("w") - 40), m.start("w")
+    ):
+        return None
     if post in _LAST or pre in _LAST:
-        return _day(today - timedelta(days=(today.weekday() - target) % 7 or 7))
+        return "last"
     if post in _NEXT or pre in _NEXT:
-        return _day(today + timedelta(days=ahead or 7))
+        return "next"
     if pre in _HABIT:
-        return None
-    if pre in _THIS:
-        return _day(today + timedelta(days=ahead))
-    return _day(today + timedelta(days=ahead or 7))
+        # « décalé à dimanche »: the shadow's "a" was « à », ahead.
+        return AHEAD if t.text[m.start("pre")] == "à" else None
+    before = t.word_before(m.start())
+    if before in _AHEAD:
+        return AHEAD
+    if _key(before) in _BEHIND:
+        return PAST
+    return t.tense(m.start(), m.end()) or AHEAD
 
 
-def _in_units(m: re.Match[str], today: date) -> Span:
+def _weekday(m: re.Match[str], today: date, t: _Text) -> Span | None:
+    direction = _weekday_direction(m, t)
+    target = _WEEKDAYS[_key(m["w"])]
+    this = bool(m["pre"]) and _key(m["pre"]) in _THIS
+    if direction == "last":
+        return _back(today, target, False)
+    if direction == "next":
+        return _ahead(today, target, False)
+    if direction == PAST:
+        return _back(today, target, this)
+    if direction == AHEAD:
+        return _ahead(today, target, this)
+    return None
+
+
+def _in_units(m: re.Match[str], today: date, t: _Text) -> Span:
     return _day(_shifted(today, _number(m["n"]), _UNITS[_key(m["u"])]))
 
 
-def _period_of(m: re.Match[str], today: date) -> Span:
+def _ago_day(m: re.Match[str], today: date, t: _Text) -> Span:
+    """ "three days ago" in a memory: that day ("two weeks ago": the day 14 days before)."""
+    return _day(_shifted(today, -_number(m["n"] or m["n2"]), _UNITS[_key(m["u"] or m["u2"])]))
+
+
+def _period_of(m: re.Match[str], today: date, t: _Text) -> Span:
     unit, offset = _PERIODS[_key(m["p"])]
+    if _weekend_gone(unit, offset, today) and t.tense(m.start(), m.end()) == PAST:
+        offset = -1
     return _period(today, unit, offset)
 
 
+def _weekend_gone(unit: str, offset: int, today: date) -> bool:
+    """Whether "this weekend" said on `today` may be the one just gone (said Monday to
+    Friday; on a Saturday or a Sunday it is the one under way)."""
+    return unit == "weekend" and offset == 0 and today.weekday() < 5
+
+
+def _day_word(m: re.Match[str], today: date, t: _Text) -> Span:
+    return _day(today + timedelta(days=_DAY_OFFSETS[_key(m["d"])]))
+
+
 _WRITE_RULES: tuple[_Rule, ...] = (
-    (_DURATION_RE, lambda m, t: _day(t + timedelta(days=_DURATIONS[_key(m["d"])]))),
+    (_DURATION_RE, lambda m, t, _: _day(t + timedelta(days=_DURATIONS[_key(m["d"])]))),
     (_IN_UNITS_RE, _in_units),
+    (_AGO_RE, _ago_day),
     (_PERIOD_RE, _period_of),
-    (_DAY_RE, lambda m, t: _day(t + timedelta(days=_DAY_OFFSETS[_key(m["d"])]))),
+    (_DAY_RE, _day_word),
     (_WEEKDAY_RE, _weekday),
 )
 
 
-def _found(
-    text: str, rules: Iterable[_Rule]
-) -> list[tuple[re.Match[str], Callable[[re.Match[str], date], Span | None]]]:
-    """Every rule's matches on the shadow, the longest at each place, none overlapping."""
-    shadow = _shadow(text)
-    hits = [(m, meaning) for pattern, meaning in rules for m in pattern.finditer(shadow)]
+def _found(text: str, rules: Iterable[_Rule]) -> tuple[list[tuple[re.Match[str], _Meaning]], _Text]:
+    """Every rule's matches on the shadow, the longest at each place, none overlapping, but
+    titles ("the song Yesterday"); and the text as read."""
+    t = _Text(text, _shadow(text))
+    hits = [(m, meaning) for pattern, meaning in rules for m in pattern.finditer(t.shadow)]
     hits.sort(key=lambda h: (h[0].start(), -(h[0].end() - h[0].start())))
-    kept: list[tuple[re.Match[str], Callable[[re.Match[str], date], Span | None]]] = []
+    kept: list[tuple[re.Match[str], _Meaning]] = []
     end = -1
     for match, meaning in hits:
         if match.start() >= end:
-            kept.append((match, meaning))
             end = match.end()
-    return kept
+            if match.re is not _DAY_RE or not t.is_title(match.start(), match.end()):
+                kept.append((match, meaning))
+    return kept, t
 
 
 def resolve(text: str, now: float, zone: tzinfo) -> tuple[Mention, ...]:
     """Return the relative dates `text` names, said at `now` in `zone`, with the days meant."""
     today = local_day(now, zone)
     found = []
-    for match, meaning in _found(text, _WRITE_RULES):
-        span = meaning(match, today)
+    hits, t = _found(text, _WRITE_RULES)
+    for match, meaning in hits:
+        span = meaning(match, today, t)
         if span is not None:
             found.append(Mention(match.start(), match.end(), span))
     return tuple(found)
@@ -343,7 +662,7 @@ def dated_phrases(text: str) -> tuple[tuple[int, int, str], ...]:
     if _ANNOTATED.search(text) is None:  # most texts: one scan, no rule run
         return ()
     out = []
-    for match, _ in _found(text, _WRITE_RULES):
+    for match, _ in _found(text, _WRITE_RULES)[0]:
         annotation = _ANNOTATION.match(text, match.end())
         if annotation is not None:
             out.append((match.start(), annotation.end(), annotation.group(1)))
@@ -353,38 +672,49 @@ def dated_phrases(text: str) -> tuple[tuple[int, int, str], ...]:
 # --- reading: the time a message asks about ---------------------------------------------------
 
 
-def _past_day(m: re.Match[str], today: date) -> Span | None:
-    offset = _DAY_OFFSETS[_key(m["d"])]
-    if offset == 0 and _key(m["d"]) not in _TODAY_ASKED:
+def _past_day(m: re.Match[str], today: date, t: _Text) -> Span | None:
+    """A day word: the past ones; today when asked ("this morning", or a past-tense sentence
+    saying something was said: "what did I tell you today?")."""
+    key = _key(m["d"])
+    offset = _DAY_OFFSETS[key]
+    asked = key in _TODAY_ASKED or (t.recalls and t.tense(m.start(), m.end()) == PAST)
+    if offset == 0 and not asked:
         return None
     return _day(today + timedelta(days=offset)) if offset <= 0 else None
 
 
-def _past_period(m: re.Match[str], today: date) -> Span | None:
+def _past_period(m: re.Match[str], today: date, t: _Text) -> Span | None:
     unit, offset = _PERIODS[_key(m["p"])]
+    if _weekend_gone(unit, offset, today):
+        # Asked from Monday to Friday: the weekend gone if the sentence is past, else a plan.
+        if t.tense(m.start(), m.end()) != PAST:
+            return None
+        offset = -1
     return _period(today, unit, offset) if offset <= 0 else None
 
 
-def _period_part(m: re.Match[str], today: date) -> Span:
+def _period_part(m: re.Match[str], today: date, t: _Text) -> Span:
     unit, offset, part = _PERIOD_PARTS[_key(m["p"])]
     return _part(_period(today, unit, offset), part, today)
 
 
 def _part(whole: Span, part: str, today: date) -> Span:
-    """The start of a month is its first ten days, the end from the 21st; a week's start is its
-    first three days; "so far" ends today."""
+    """The start of a month is its first ten days, its middle the 11th to the 20th, its end
+    from the 21st; a week's start is its first three days; "so far" ends today."""
     if part == "sofar":
         return Span(whole.first, min(whole.last, today))
     if whole.last - whole.first > timedelta(days=7):  # a month
         if part == "start":
             return Span(whole.first, whole.first.replace(day=10))
+        if part == "mid":
+            return Span(whole.first.replace(day=11), whole.first.replace(day=20))
         return Span(whole.first.replace(day=21), whole.last)
     if part == "start":
         return Span(whole.first, whole.first + timedelta(days=2))
     return Span(whole.first + timedelta(days=4), whole.last)
 
 
-def _ago(m: re.Match[str], today: date) -> Span:
+def _ago(m: re.Match[str], today: date, t: _Text) -> Span:
     n = _number(m["n"] or m["n2"])
     unit = _UNITS[_key(m["u"] or m["u2"])]
     if unit == "day":
@@ -392,27 +722,21 @@ def _ago(m: re.Match[str], today: date) -> Span:
     return _period(_shifted(today, -n, unit), unit, 0)
 
 
-_MONTH_START = frozenset({_key("début"), _key("in early")})
-_MONTH_END = frozenset({_key("fin"), _key("in late")})
-
-
-def _month_of(m: re.Match[str], today: date) -> Span:
+def _month_of(m: re.Match[str], today: date, t: _Text) -> Span:
     month = _MONTHS[_key(m["m"])]
     year = today.year if month <= today.month else today.year - 1
     whole = _period(date(year, month, 1), "month", 0)
-    pre = _key(m["pre"])
-    if pre in _MONTH_START:
-        return _part(whole, "start", today)
-    if pre in _MONTH_END:
-        return _part(whole, "end", today)
-    return whole
+    part = _MONTH_PARTS.get(_key(m["pre"]))
+    return whole if part is None else _part(whole, part, today)
 
 
-def _last_weekday(m: re.Match[str], today: date) -> Span | None:
-    pre = _key(m["pre"]) if m["pre"] else ""
-    post = _key(m["post"]) if m["post"] else ""
-    if pre in _LAST or post in _LAST:
-        return _weekday(m, today)
+def _asked_weekday(m: re.Match[str], today: date, t: _Text) -> Span | None:
+    """A weekday asked about: "last Monday", or one in a past-tense sentence ("what did I say
+    on Tuesday?"); one to come asks nothing."""
+    direction = _weekday_direction(m, t)
+    if direction in ("last", PAST):
+        this = direction == PAST and bool(m["pre"]) and _key(m["pre"]) in _THIS
+        return _back(today, _WEEKDAYS[_key(m["w"])], this)
     return None
 
 
@@ -422,7 +746,7 @@ _READ_RULES: tuple[_Rule, ...] = (
     (_PERIOD_RE, _past_period),
     (_DAY_RE, _past_day),
     (_MONTH_RE, _month_of),
-    (_WEEKDAY_RE, _last_weekday),
+    (_WEEKDAY_RE, _asked_weekday),
 )
 
 
@@ -431,8 +755,9 @@ def window(text: str, now: float, zone: tzinfo) -> Window | None:
 
     Only the past and the present: "tomorrow" or "next week" name nothing said yet."""
     today = local_day(now, zone)
-    for match, meaning in _found(text, _READ_RULES):
-        span = meaning(match, today)
+    hits, t = _found(text, _READ_RULES)
+    for match, meaning in hits:
+        span = meaning(match, today, t)
         if span is not None:
             return Window(_midnight(span.first, zone), _midnight(span.last + timedelta(1), zone))
     return None

@@ -120,19 +120,55 @@ DAY_OFFSETS = {
     "earlier today": 0,
     "tomorrow": 1,
     "the day after tomorrow": 2,
+    "day after tomorrow": 2,
     "yesterday": -1,
     "last night": -1,
     "the day before yesterday": -2,
+    "day before yesterday": -2,
+    # Chat spellings: "tmrw", "tmr", "2moro", "tomoz", "tomorow", "tommorow"; "yday", "yest";
+    # "tonite", "2nite"; "this arvo" (Australian for this afternoon). Not "2day" ("a 2day
+    # course" is two days long), nor "tmw" (also "too much work").
+    "tmrw": 1,
+    "tmr": 1,
+    "tmrow": 1,
+    "tmrrw": 1,
+    "2moro": 1,
+    "2morrow": 1,
+    "2morow": 1,
+    "2mrw": 1,
+    "tomoro": 1,
+    "tomorow": 1,
+    "tommorow": 1,
+    "tommorrow": 1,
+    "tomorro": 1,
+    "tomoz": 1,
+    "day after tmrw": 2,
+    "yday": -1,
+    "yest": -1,
+    "yesterdy": -1,
+    "yesturday": -1,
+    "tonite": 0,
+    "2nite": 0,
+    "2night": 0,
+    "this arvo": 0,
+    "this aft": 0,
 }
 
 # The day words that name today in a message asking about a time (read side). Not "today",
 # "tonight", "this evening": "I'm so tired today", "I'm going out tonight" name today but ask
 # nothing about what was said; known miss: "what did I say today?".
 TODAY_ASKED = frozenset({"this morning", "earlier today"})
+# A message with a day word naming today asks about it when its sentence is in the past tense
+# and says so with one of these ("what did I tell you today?"): "I was so tired today" is past
+# but asks nothing.
+RECALL = frozenset(
+    "say said tell told mention mentioned talk talked discuss discussed chat chatted write wrote "
+    "remember".split()
+)
 
 # A part of the day may follow a day word and belongs to its phrase: "tomorrow morning" is one
 # date, annotated once after "morning", not between the two words.
-DAY_PARTS = frozenset({"morning", "afternoon", "evening", "night"})
+DAY_PARTS = frozenset({"morning", "afternoon", "evening", "night", "nite"})
 
 WEEKDAY_INDEX = {
     "monday": 0,
@@ -142,15 +178,24 @@ WEEKDAY_INDEX = {
     "friday": 4,
     "saturday": 5,
     "sunday": 6,
+    # Chat abbreviations: "on fri", "next tues", "a quiz on thurs". Not "mon", "wed", "sat",
+    # "sun" (a word each: "the sun", "sat down", "got wed").
+    "tue": 1,
+    "tues": 1,
+    "weds": 2,
+    "thu": 3,
+    "thur": 3,
+    "thurs": 3,
+    "fri": 4,
 }
 
 # Before a weekday: "next Tuesday" is 1 to 7 days ahead; "this Friday" 0 to 6 (said on a Friday,
-# that day); "last Monday" 1 to 7 days back. "on Tuesday" and a bare "Tuesday" count as "next".
-# Known false positive: a weekday in the past tense ("we met on Monday") resolves forward; only
-# "last <weekday>" goes back.
+# that day); "last Monday" 1 to 7 days back. "on Tuesday" and a bare "Tuesday" go where the
+# sentence's tense says (see below): "met her on Monday" the Monday gone, 1 to 7 days back (said
+# on a Monday, a week ago: that day would be "today"); "sees her on Monday" the one to come.
 NEXT_BEFORE = frozenset({"next", "this coming"})
 THIS_BEFORE = frozenset({"this"})
-LAST_BEFORE = frozenset({"last"})
+LAST_BEFORE = frozenset({"last", "this past"})
 
 # A weekday after these is a habit or a kind of day, not a date: "every Monday she swims", "each
 # Friday", "loves a Sunday roast", "hates the Monday blues". Plurals ("on Mondays") are not
@@ -162,9 +207,77 @@ HABITUAL_BEFORE = frozenset({"every", "each", "a", "the"})
 # Wednesday".
 NAMED_BEFORE = frozenset({"black", "good", "cyber", "blue", "ash", "easter", "palm"})
 
+# A weekday or a day word after these is a name: "has a dog named Tuesday", "a song called
+# Yesterday". A title otherwise shows by its capital inside a sentence ("loves the song
+# Yesterday", "watched Edge of Tomorrow", "the Today show") or by its quotes ("'Yesterday Once
+# More'"): see memory.lexicon.dates.
+NAMING_BEFORE = frozenset({"named", "called", "titled", "nicknamed"})
+
+# A weekday after these is ahead whatever the tense: "booked a table for Friday", "her flight
+# got moved to Sunday", "until Thursday". After "since" it is behind: "has been ill since
+# Monday". Known false positive: "drove from Lyon to Paris, to Monday's meeting" (never seen).
+AHEAD_BEFORE = frozenset({"for", "to", "until", "till"})
+BEHIND_BEFORE = frozenset({"since"})
+# Two weekdays joined by these are a span of every week ("works Monday to Friday"), not a date.
+# ("Monday-Friday" is no weekday word at all: a dash joins it to the next.)
+RANGE_BETWEEN = frozenset({"to", "through", "thru", "till", "until"})
+
+# The tense: past is a simple past ("went", "-ed"), "did", "was", "were", "had"; ahead "will",
+# "'ll", "'d", "going to", "gonna", "is meeting" (is/are + -ing), and the past forms that set a
+# date ahead ("booked", "planned", "promised"). The nearest mark to the weekday counts, in its
+# clause first ("finished his exams yesterday and flies home on Saturday": a verb after "and"
+# starts a clause; "saw Paul and Léa on Monday" does not).
+PAST_WORDS = frozenset(
+    """
+    did didn't was wasn't were weren't had hadn't went saw met got came told said made took
+    gave found left bought ate ran began spent sent lost won broke fell felt heard kept paid sat
+    slept spoke stood thought wore wrote drove flew swam sang rode threw caught brought taught
+    fought sold held forgot woke became chose drank grew knew led meant rang shook stole hid
+    bit blew dug fed hung lit overslept
+    """.split()
+)
+# "-ed", five letters or more, not a name (capitalised in a sentence), not these adjectives and
+# nouns ("a hundred", "is naked"), not after a verb of state ("is excited about Friday", "feels
+# stressed", "is scheduled for Monday").
+PAST_ENDINGS = ("ed",)
+NOT_PAST = frozenset(
+    """
+    need needs indeed proceed succeed exceed speed breed bleed hundred sacred naked wicked
+    kindred beloved rugged ragged crooked wretched bed red shed sled await
+    """.split()
+)
+STATE_BEFORE = frozenset(
+    """
+    is are am be been being i'm he's she's it's you're we're they're that's get gets getting
+    feel feels seem seems look looks very so really too more most
+    """.split()
+)
+FUTURE_WORDS = frozenset(
+    """
+    will won't gonna shall would could might plans planning wants hopes intends expects needs
+    must should
+    """.split()
+)
+FUTURE_ENDINGS = ("'ll", "'d")
+NOT_FUTURE: frozenset[str] = frozenset()
+# "is/are/am + -ing" is a plan ("is flying home on Saturday").
+PROGRESSIVE_BEFORE = frozenset(
+    {"is", "are", "am", "i'm", "he's", "she's", "it's", "you're", "we're", "they're"}
+)
+PLAN_WORDS = frozenset(
+    """
+    booked planned scheduled arranged promised agreed decided postponed rescheduled delayed
+    invited registered enrolled signed
+    """.split()
+)
+CONJUNCTIONS = frozenset({"and", "but", "then"})
+DETERMINERS = frozenset("the a an his her their my our your its some this that these those".split())
+
 # "in two weeks", "in 3 days"; the number may be a word (CARDINALS).
 IN_BEFORE = frozenset({"in"})
-# "two days ago" (read side: a window).
+# "two days ago": a window when asked; in a memory, the day that many units before it was said
+# ("adopted a cat three days ago"). Known false positive: none seen; known miss: "a few days
+# ago" (no number) is left as said.
 AGO_AFTER = frozenset({"ago"})
 
 CARDINALS = {
@@ -172,6 +285,7 @@ CARDINALS = {
     "an": 1,
     "one": 1,
     "a couple of": 2,
+    "a couple": 2,  # "a couple days ago", as typed
     "two": 2,
     "three": 3,
     "four": 4,
@@ -208,6 +322,8 @@ DURATIONS = {"a fortnight": 14}
 # A named period relative to the one said in: (unit, offset). Weeks start on Monday (ISO);
 # known miss: an American "next week" said on a Sunday may mean the week starting that day.
 PERIODS = {
+    "this past week": ("week", -1),
+    "this past weekend": ("weekend", -1),
     "this week": ("week", 0),
     "next week": ("week", 1),
     "last week": ("week", -1),
@@ -238,7 +354,8 @@ PERIOD_PARTS = {
 }
 
 # "in March" (read side: the last March not in the future). Only after "in": "they march"
-# and "I may" are not months; known false positive: "fall in march formation".
+# and "I may" are not months; known false positive: "fall in march formation". "the month of
+# May" is not listed: "I love the month of May" names no time anything was said.
 MONTH_INDEX = {
     "january": 1,
     "february": 2,
@@ -253,7 +370,23 @@ MONTH_INDEX = {
     "november": 11,
     "december": 12,
 }
-MONTH_BEFORE = frozenset({"in", "in early", "in late", "back in"})
+MONTH_BEFORE = frozenset({"in", "back in", "during"})
+# Parts of a month (read side): "early January" the 1st to the 10th, "mid-November" the 11th to
+# the 20th, "late November" the 21st to its end. Known false positive: "I'm running late may I
+# call you back" (unpunctuated) reads as late May.
+MONTH_PART_BEFORE = {
+    "early": "start",
+    "in early": "start",
+    "at the start of": "start",
+    "at the beginning of": "start",
+    "mid": "mid",
+    "in mid": "mid",
+    "in the middle of": "mid",
+    "late": "end",
+    "in late": "end",
+    "at the end of": "end",
+    "towards the end of": "end",
+}
 
 # What a memory is about, for a replacement the reflection proposes (memory/write/supersede.py):
 # what a person has one of at a time (one home, one job, one partner, one course of studies, a

@@ -150,15 +150,39 @@ DAY_OFFSETS = {
     "après-demain": 2,
     "hier": -1,
     "avant-hier": -2,
+    # Chat spellings. « dem1 », « 2main », « 2m1 » (phonetic), « dmain », « auj », « ajd »,
+    # « ojd », « cet aprem » (and « cet aprèm », « cette aprem »), « ce tantôt » (Belgian for
+    # this afternoon). Not « dem » alone (« dem » may be the start of « démission »), nor
+    # « aprem » alone (« l'aprem » is any afternoon: « je bosse l'aprem »).
+    "dem1": 1,
+    "2main": 1,
+    "2m1": 1,
+    "dmain": 1,
+    "auj": 0,
+    "ajd": 0,
+    "ojd": 0,
+    "cet aprem": 0,
+    "cet aprèm": 0,
+    "cet aprém": 0,
+    "cette aprem": 0,
+    "ce tantôt": 0,
 }
 
 # The day words that name today in a message asking about a time (read side). Not
 # « aujourd'hui », « ce soir »: « je suis crevé aujourd'hui », « je sors ce soir » name today but
 # ask nothing about what was said; known miss: « qu'est-ce que je t'ai dit aujourd'hui ? ».
 TODAY_ASKED = frozenset({"ce matin"})
+# A message with a day word that names today (« aujourd'hui », « ajd », « cet aprem ») asks
+# about it when its sentence is in the past tense and says so with one of these verbs (« qu'est-ce
+# que je t'ai dit ajd »): « j'étais crevée aujourd'hui » is past but asks nothing.
+RECALL = frozenset(
+    """
+    dit dis raconté raconte parlé parle mentionné discuté écrit souviens rappelles rappelle
+    """.split()
+)
 
 # A part of the day may follow a day word: « demain soir », « hier matin » are one date each.
-DAY_PARTS = frozenset({"matin", "midi", "après-midi", "soir"})
+DAY_PARTS = frozenset({"matin", "midi", "après-midi", "aprem", "aprèm", "soir"})
 
 WEEKDAY_INDEX = {
     "lundi": 0,
@@ -172,8 +196,8 @@ WEEKDAY_INDEX = {
 
 # After a weekday: « mardi prochain » is 1 to 7 days ahead (said on a Monday: the next day; some
 # speakers mean the week after, a known miss); « lundi dernier » 1 to 7 days back. « ce
-# vendredi » is 0 to 6 ahead. A bare « mardi » counts as the next one.
-# Known false positive: a weekday in the past tense (« on s'est vus lundi ») resolves forward.
+# vendredi » is 0 to 6 ahead. A bare « mardi » goes where the tense says.
+# A bare weekday in a past-tense sentence is the last such day (see the tense below).
 NEXT_AFTER = frozenset({"prochain", "prochaine", "qui vient"})
 LAST_AFTER = frozenset({"dernier", "dernière", "passé"})
 THIS_BEFORE = frozenset({"ce"})
@@ -181,7 +205,105 @@ THIS_BEFORE = frozenset({"ce"})
 # A weekday after these is a habit or an idiom, not a date: « le lundi je nage » (every Monday),
 # « chaque vendredi », « tous les » (plural anyway), « du lundi au vendredi », « un peintre du
 # dimanche » (an amateur painter).
-HABITUAL_BEFORE = frozenset({"le", "chaque", "du", "au", "les"})
+HABITUAL_BEFORE = frozenset({"le", "chaque", "du", "au", "les", "un"})
+# « un mardi sur deux », « un dimanche par mois » are habits too; « un lundi » told as a story
+# (« un lundi, il a plu ») names no day either.
+
+# A weekday after these words is a name, not a date: « un chat qui s'appelle Mardi », « un
+# groupe nommé Samedi Soir ». A day word after them too (« un chat appelé Demain »).
+NAMING_BEFORE = frozenset(
+    {"s'appelle", "s'appelait", "appelé", "appelée", "nommé", "nommée", "surnommé", "surnommée"}
+)
+
+# A weekday after these is ahead whatever the tense: « a réservé un resto pour vendredi », « son
+# vol a été décalé à dimanche », « jusqu'à jeudi ». After « depuis » it is behind: « est malade
+# depuis lundi » (present, yet the Monday gone).
+AHEAD_BEFORE = frozenset({"pour", "à", "jusqu'à"})
+BEHIND_BEFORE = frozenset({"depuis"})
+
+# The tense of the sentence (its clause first) decides where a bare weekday goes: « est allée au
+# cinéma mardi » is the Tuesday gone, « va au cinéma mardi » the one to come; with no tense
+# found, ahead. The nearest mark to the weekday counts: « a fini ses partiels hier et part en
+# vacances samedi » (a new verb after « et » starts a new clause: the Saturday to come).
+# Past: an auxiliary followed within three words by a participle (« a mangé », « n'a pas
+# dormi », « l'a quittée »; the participle as written: « a mange » without its accent is not
+# read), « être » before a verb of motion or after a reflexive (« est rentrée », « s'est
+# disputé »), the imparfait (« c'était », « était malade », -ait). « a » only as written
+# without a grave accent: « décalé à dimanche » has none.
+PAST_AUXILIARIES = frozenset({"ai", "as", "a", "avons", "avez", "ont", "avait", "avais", "avaient"})
+BEING_AUXILIARIES = frozenset({"suis", "es", "est", "sommes", "êtes", "sont", "étais", "était"})
+REFLEXIVES = frozenset({"se", "me", "te", "nous", "vous", "s'", "m'", "t'"})
+# Participles not ending in -é. Not « du » (« a du boulot samedi »): « dû » keeps its accent.
+PARTICIPLES = frozenset(
+    """
+    fini finie parti partie sorti sortie dormi choisi réussi grandi servi suivi senti menti
+    pris prise appris compris mis mise promis dit dite écrit fait faite vu vue lu eu bu su pu
+    dû reçu perdu vendu attendu entendu rendu répondu venu venue revenu revenue devenu devenue
+    tenu obtenu couru voulu connu plu battu mort morte ouvert offert découvert souffert
+    peint craint atteint éteint été vécu cru conduit construit nourri guéri réfléchi ri souri
+    """.split()
+)
+# Between the auxiliary and its participle: negations and adverbs (« n'a pas dormi », « a bien
+# mangé »). Any other word ends the search: « a une soirée samedi » has no participle.
+PARTICIPLE_GAP = frozenset(
+    """
+    ne n' pas plus jamais bien déjà enfin encore beaucoup trop vraiment tellement mal rien tout
+    toujours aussi même finalement presque souvent
+    """.split()
+)
+# Words ending in -é that are no participle, read after "a" in English too ("has a fiancé who
+# lands on Friday" is not a passé composé).
+NOT_PARTICIPLES = frozenset({"fiancé", "fiancée", "café", "résumé", "cliché", "protégé"})
+MOTION_PARTICIPLES = frozenset(
+    """
+    allé allée allés allées venu venue venus revenu revenue parti partie partis sorti sortie
+    arrivé arrivée rentré rentrée retourné retournée tombé tombée resté restée passé passée
+    monté montée descendu descendue né née mort morte devenu devenue
+    """.split()
+)
+PAST_WORDS = frozenset({"était", "étais", "étaient", "avait", "avais", "avaient", "fut"})
+# The imparfait: a word ending so, five letters or more, not a name (capitalised in a
+# sentence), not these (nouns and adjectives: « un portrait », « parfait »; « fait » is a present
+# too: « fait du yoga samedi »).
+PAST_ENDINGS = ("ait", "aient")
+NOT_PAST = frozenset(
+    """
+    fait plait plaît souhait portrait parfait extrait abstrait attrait retrait distrait trait
+    lait bienfait forfait méfait
+    """.split()
+)
+# Ahead: the near future (« va voir »), what a person means to do (« doit », « compte »), the
+# future and the conditional by their endings (« aura », « passerait »; not « opéra »,
+# « caméra »), and participles that set a date ahead (« a prévu de partir mercredi », « a
+# réservé », « est invitée », « décalé »).
+FUTURE_WORDS = frozenset(
+    """
+    va vais vas vont allons allez doit dois doivent compte comptes pense veut veux espère
+    prévoit sera aura fera ira viendra verra pourra devra saura faudra serait aurait ferait
+    irait
+    """.split()
+)
+FUTURE_ENDINGS = (
+    "era", "eront", "erait", "eraient", "rra", "rront", "rrait", "rraient", "dra", "dront",
+    "drait", "draient", "vra", "vront", "vrait", "vraient", "ira", "iront", "irait", "iraient",
+)  # fmt: skip
+NOT_FUTURE = frozenset({"opéra", "caméra", "chimera", "ère"})
+PLAN_WORDS = frozenset(
+    """
+    prévu prévue prévus réservé réservée décalé décalée reporté reportée repoussé repoussée
+    avancé avancée promis décidé fixé fixée programmé programmée calé calée invité invitée
+    inscrit inscrite
+    """.split()
+)
+# A conjunction starts a new clause when a verb follows it, not a noun: « et part samedi » is
+# a clause, « et un oral jeudi », « et Léa » are not (a determiner or a capital follows).
+CONJUNCTIONS = frozenset({"et", "mais", "puis"})
+DETERMINERS = frozenset(
+    """
+    le la les l' un une des du de d' sa son ses mon ma mes ton ta tes leur leurs notre votre
+    nos vos
+    """.split()
+)
 
 # Named days that are not the next such weekday: « vendredi saint », « lundi de Pâques »,
 # « adore les crêpes de Mardi gras ».
@@ -191,7 +313,9 @@ IN_BEFORE = frozenset({"dans"})
 # « il y a deux jours » (read side: a window). Not « ça fait deux ans » (« ça fait deux ans que
 # je joue du piano » is how long, not when). Known false positive: « il y a deux jours de pluie
 # prévus » (there are) reads as two days ago.
-AGO_BEFORE = frozenset({"il y a"})
+AGO_BEFORE = frozenset({"il y a", "y a", "y'a", "ya"})
+# A memory's « il y a trois jours » is dated too (the day three days before it was said); « il y
+# a deux semaines » the day two weeks before. « y a », « y'a », « ya »: chat (« ya 2 jours »).
 
 CARDINALS = {
     "un": 1,
@@ -269,7 +393,8 @@ PERIOD_PARTS = {
 }
 
 # « en mars » (read side: the last March not in the future). Only after these words: « mars »
-# alone may be the planet (« une mission vers Mars ») or the chocolate bar.
+# alone may be the planet (« une mission vers Mars ») or the chocolate bar. « le mois de mai »
+# is not listed: « j'adore le mois de mai » names a month, not a time something was said.
 MONTH_INDEX = {
     "janvier": 1,
     "février": 2,
@@ -288,7 +413,25 @@ MONTH_INDEX = {
     "decembre": 12,
 }
 # « au mois d'avril »: the elided « de » is written against the month.
-MONTH_BEFORE = frozenset({"en", "au mois de", "au mois d'", "début", "fin", "courant"})
+MONTH_BEFORE = frozenset({"en", "au mois de", "au mois d'", "courant"})
+# Parts of a month (read side): « début janvier » is the 1st to the 10th, « mi-novembre » the 11th
+# to the 20th, « fin novembre » the 21st to its end. « mi » only against the month (« mi-mars »,
+# « mi mars »); known false positive: « fin mars » in « la fin, mars » (never seen).
+MONTH_PART_BEFORE = {
+    "début": "start",
+    "au début": "start",
+    "en début de": "start",
+    "en début d'": "start",
+    "au début de": "start",
+    "au début d'": "start",
+    "mi": "mid",
+    "à la mi": "mid",
+    "fin": "end",
+    "à la fin de": "end",
+    "à la fin d'": "end",
+    "en fin de": "end",
+    "en fin d'": "end",
+}
 
 # What a memory is about, for a replacement the reflection proposes (memory/write/supersede.py):
 # what a person has one of at a time (un seul logement, un seul emploi, un seul couple, un seul

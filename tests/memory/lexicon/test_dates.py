@@ -4,6 +4,7 @@ drawn instants, time zones (DST edges among them) and phrasings, French and Engl
 from __future__ import annotations
 
 import re
+import time
 from datetime import UTC, date, datetime, timedelta
 from types import ModuleType
 from zoneinfo import ZoneInfo
@@ -12,6 +13,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from bench import truth_dates
 from bench.dates import resolved, windowed
 from memory.lexicon.dates import annotate, dated_phrases, local_day, resolve, window
 from tests.corpora import dates_en, dates_fr
@@ -230,3 +232,221 @@ def test_a_message_naming_no_time_gives_no_window(
     # read together, so a Franglais "last lundi" is last Monday (found by Hypothesis).
     assume("last lundi" not in text)
     assert window(text, now, zone) is None, text
+
+
+# --- the held-out corpus (tests/corpora/truth/dates.py) and the rules tuned on its dev half ----
+
+# What the rules gave when they were final (make bench-truth): a fall below fails. The test
+# half was measured once, after the rules were final; the corpus and the rules have one author,
+# so these are upper bounds of what phrasing written elsewhere gets.
+FLOORS = {
+    ("fr", "dev", "dates right"): 30,
+    ("fr", "dev", "no date, none given"): 12,
+    ("fr", "dev", "windows right"): 27,
+    ("en", "dev", "dates right"): 30,
+    ("en", "dev", "no date, none given"): 10,
+    ("en", "dev", "windows right"): 28,
+    ("fr", "test", "dates right"): 30,
+    ("fr", "test", "no date, none given"): 12,
+    ("fr", "test", "windows right"): 28,
+    ("en", "test", "dates right"): 29,
+    ("en", "test", "no date, none given"): 11,
+    ("en", "test", "windows right"): 28,
+}
+
+
+def test_the_held_out_halves_stay_at_their_measured_floors() -> None:
+    (section,) = truth_dates.sections()
+    got = {(f.language, f.half, f.measure): f.right for f in section.figures}
+    assert got.keys() == FLOORS.keys()
+    assert {k: v for k, v in got.items() if v < FLOORS[k]} == {}
+
+
+SATURDAY = datetime(2026, 12, 12, 18, 30, tzinfo=ZoneInfo("Europe/Paris")).timestamp()
+MONDAY = datetime(2026, 12, 14, 9, 15, tzinfo=ZoneInfo("America/New_York")).timestamp()
+WEDNESDAY = datetime(2026, 12, 9, 13, 0, tzinfo=ZoneInfo("America/New_York")).timestamp()
+PARIS, NEW_YORK = ZoneInfo("Europe/Paris"), ZoneInfo("America/New_York")
+
+
+def _labels(text: str, now: float = SATURDAY, zone: ZoneInfo = PARIS) -> list[str]:
+    return [span.label for span in annotate(text, now, zone)[1]]
+
+
+def _window(text: str, now: float = SATURDAY, zone: ZoneInfo = PARIS) -> tuple[str, str] | None:
+    found = window(text, now, zone)
+    if found is None:
+        return None
+    return (
+        datetime.fromtimestamp(found.start, zone).date().isoformat(),
+        datetime.fromtimestamp(found.end, zone).date().isoformat(),
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(now=instants, zone=zones, day=weekdays)
+def test_a_weekday_in_a_past_sentence_is_the_last_such_day_in_both_languages(
+    now: float, zone: ZoneInfo, day: tuple[int, tuple[str, str]]
+) -> None:
+    index, (english, french) = day
+    today = local_day(now, zone)
+    past = [
+        f"Went to a concert on {english.capitalize()}",
+        f"Didn't sleep at all {english} night",
+        f"On {english.capitalize()} she lost her wallet",
+        f"Est allée au cinéma {french}",
+        f"S'est disputée avec son frère {french}",
+        f"{french.capitalize()}, il a perdu son portefeuille",
+    ]
+    meant = {d for text in past for d in _days(text, now, zone)}
+    assert len(meant) == 1, (past, meant)
+    (found,) = meant
+    # The same weekday as today is a week ago: today would be "today".
+    assert 1 <= (today - found).days <= 7 and found.weekday() == index
+    # Counter-examples: a plan made in the past, a present or future sentence: ahead.
+    ahead = [
+        f"Booked a table for {english.capitalize()}",
+        f"Said she'd come over on {english.capitalize()}",
+        f"Is going to a gig on {english.capitalize()}",
+        f"Finished his exams and flies home on {english.capitalize()}",
+        f"A réservé un resto pour {french}",
+        f"A prévu de partir {french}",
+        f"Son vol a été décalé à {french}",
+    ]
+    later = {d for text in ahead for d in _days(text, now, zone)}
+    assert len(later) == 1, (ahead, later)
+    assert 1 <= (later.pop() - today).days <= 7
+
+
+@settings(max_examples=150, deadline=None)
+@given(now=instants, zone=zones, n=st.integers(min_value=1, max_value=60))
+def test_days_ago_in_a_memory_is_that_day_in_both_languages(
+    now: float, zone: ZoneInfo, n: int
+) -> None:
+    today = local_day(now, zone)
+    assert _days(f"Adopted a cat {n} days ago", now, zone) == [today - timedelta(days=n)]
+    assert _days(f"A adopté un chat il y a {n} jours", now, zone) == [today - timedelta(days=n)]
+    assert _days(f"a commencé le yoga y a {n} jours", now, zone) == [today - timedelta(days=n)]
+    # Counter-example: no number, no date.
+    assert _days("Adopted a cat a few days ago", now, zone) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["has a dentist appt tmrw", "moving out 2moro", "exam tomorow", "A un exam dem1",
+     "doit rendre son dossier 2main", "a piscine dmain"],
+)  # fmt: skip
+def test_chat_spellings_of_tomorrow_are_tomorrow(text: str) -> None:
+    assert _labels(text) == ["2026-12-13"]
+
+
+def test_chat_spellings_of_today_and_yesterday_and_the_afternoon() -> None:
+    assert _labels("got her results yday") == ["2026-12-11"]
+    assert _labels("Has a date tonite") == _labels("Voit sa sœur cet aprem") == ["2026-12-12"]
+    assert _labels("Va chez le coiffeur ajd") == _labels("Job interview this arvo")
+    # Counter-examples: a festival, a course two days long.
+    assert _labels("Went to Tomorrowland in Belgium") == []
+    assert _labels("Took a 2day course") == []
+
+
+def test_day_after_tomorrow_without_the_is_two_days_on() -> None:
+    assert _labels("Is babysitting day after tomorrow") == ["2026-12-14"]
+    assert _labels("Broke up with her bf day before yesterday") == ["2026-12-10"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Loves the song Yesterday by the Beatles", "Watched Edge of Tomorrow twice",
+     "Watches the Today show every morning", "Listened to 'Yesterday Once More' on repeat",
+     "A adoré le film « Demain » de Cyril Dion", "Relit le roman Demain les chiens",
+     "Has a dog named Tuesday", "A un chat qui s'appelle Mardi"],
+)  # fmt: skip
+def test_titles_of_works_and_names_are_not_dates(text: str) -> None:
+    assert _labels(text) == []
+
+
+def test_a_day_word_opening_a_sentence_or_in_lower_case_is_still_a_date() -> None:
+    assert _labels("Tomorrow she flies to Rome") == ["2026-12-13"]
+    assert _labels("Is tired. Tomorrow she flies to Rome") == ["2026-12-13"]
+    assert _labels("Rewatched The Day After Tomorrow last night") == ["2026-12-11"]
+    assert _labels("HAS AN EXAM TOMORROW") == ["2026-12-13"]
+
+
+def test_two_weekdays_as_a_span_are_a_habit() -> None:
+    assert _labels("Works Monday to Friday at a bakery") == []
+    assert _labels("Bosse du lundi au vendredi") == []
+    assert _labels("Has a meeting on Monday and a lunch on Friday") == ["2026-12-14", "2026-12-18"]
+
+
+def test_this_weekend_in_a_past_sentence_said_on_a_weekday_is_the_one_gone() -> None:
+    gone = "2026-12-12/2026-12-13"
+    assert _labels("Visited her parents this weekend", MONDAY, NEW_YORK) == [gone]
+    assert _labels("Est allée voir ses parents ce week-end", MONDAY, NEW_YORK) == [gone]
+    assert _labels("Is going hiking this weekend", WEDNESDAY, NEW_YORK) == [gone]
+    # Said on a Saturday, the weekend under way.
+    assert _labels("Went clubbing this weekend") == [gone]
+    assert _window("what did we chat about this weekend?", MONDAY, NEW_YORK) == (
+        "2026-12-12",
+        "2026-12-14",
+    )
+    assert _window("what are you up to this weekend?", WEDNESDAY, NEW_YORK) is None
+    assert _window("tu fais quoi ce week-end ?", WEDNESDAY, NEW_YORK) is None
+
+
+def test_a_weekday_asked_in_the_past_tense_is_the_last_such_day() -> None:
+    tuesday = ("2026-12-08", "2026-12-09")
+    assert _window("remember what I said on Tuesday?") == tuesday
+    assert _window("je t'ai dit quoi mardi ?") == tuesday
+    assert _window("what did I tell you Saturday") == ("2026-12-05", "2026-12-06")
+    # Counter-examples: a plan asks nothing.
+    assert _window("what are you doing Tuesday?") is None
+    assert _window("je te raconte mardi") is None
+    assert _window("I'll tell you on Tuesday") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("I told you about it mid-November", ("2026-11-11", "2026-11-21")),
+     ("je t'en ai parlé mi-novembre", ("2026-11-11", "2026-11-21")),
+     ("it was late November I think", ("2026-11-21", "2026-12-01")),
+     ("c'était fin novembre", ("2026-11-21", "2026-12-01")),
+     ("I mentioned it in early October", ("2026-10-01", "2026-10-11")),
+     ("je t'avais dit un truc début octobre", ("2026-10-01", "2026-10-11")),
+     ("I'm running late", None),
+     ("j'adore le mois de mai", None)],
+)  # fmt: skip
+def test_month_parts_name_a_third_of_the_month(text: str, expected: tuple[str, str] | None) -> None:
+    assert _window(text) == expected
+
+
+def test_today_is_asked_about_only_by_a_past_question_about_what_was_said() -> None:
+    today = ("2026-12-12", "2026-12-13")
+    assert _window("what did I tell you today?") == today
+    assert _window("qu'est-ce que je t'ai dit ajd") == today
+    assert _window("je t'ai dit quoi cet aprem ?") == today
+    assert _window("I was so tired today") is None
+    assert _window("je suis crevé aujourd'hui") is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=300), now=instants, zone=zones)
+def test_any_text_is_read_without_raising(text: str, now: float, zone: ZoneInfo) -> None:
+    annotate(text, now, zone)
+    window(text, now, zone)
+    dated_phrases(text)
+
+
+def test_a_long_text_stays_cheap() -> None:
+    # Linear work: a quadratic step would take minutes here. Measured 1.1 s at worst on a
+    # loaded 2-core machine (a text dense with weekdays and tense marks).
+    texts = [
+        ("went to the gym on Monday and will see her on Friday, " * 2000)[:100_000],
+        ("a mangé chez elle mardi et part samedi, c'était dimanche " * 2000)[:100_000],
+        "Monday" + " " * 99_980 + "to Friday",
+        " " * 99_990 + "Tomorrow",
+        ("went " * 20_000)[:99_990] + " Monday",
+    ]
+    for text in texts:
+        started = time.perf_counter()
+        annotate(text, SATURDAY, PARIS)
+        window(text, SATURDAY, PARIS)
+        assert time.perf_counter() - started < 6.0
