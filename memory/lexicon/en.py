@@ -271,7 +271,10 @@ PLAN_WORDS = frozenset(
     """.split()
 )
 CONJUNCTIONS = frozenset({"and", "but", "then"})
-DETERMINERS = frozenset("the a an his her their my our your its some this that these those".split())
+# Words that open a noun after a conjunction (the tense reader: « et un oral jeudi »).
+TENSE_DETERMINERS = frozenset(
+    "the a an his her their my our your its some this that these those".split()
+)
 
 # "in two weeks", "in 3 days"; the number may be a word (CARDINALS).
 IN_BEFORE = frozenset({"in"})

@@ -298,7 +298,8 @@ PLAN_WORDS = frozenset(
 # A conjunction starts a new clause when a verb follows it, not a noun: « et part samedi » is
 # a clause, « et un oral jeudi », « et Léa » are not (a determiner or a capital follows).
 CONJUNCTIONS = frozenset({"et", "mais", "puis"})
-DETERMINERS = frozenset(
+# Words that open a noun after a conjunction (the tense reader: « et un oral jeudi »).
+TENSE_DETERMINERS = frozenset(
     """
     le la les l' un une des du de d' sa son ses mon ma mes ton ta tes leur leurs notre votre
     nos vos
