@@ -227,10 +227,11 @@ didier, dominique, françois, frédéric, gilles, hervé, jean-pierre, jean-marc
 
 # Dislike, fear and disgust: « Adore les films d'horreur » / « Déteste les films d'horreur »
 # scored 0.85. A negation is compared apart (`NEGATIONS`): « N'aime pas X » and « Déteste X »
-# stay two memories (a missed merge). « horreur » is here although « films d'horreur » is a
-# genre: both wordings of that fact have it.
+# stay two memories (a missed merge). « horreur » only after « avoir »: alone it is also the
+# genre, and « Adore les films d'horreur » would carry a dislike.
 DISLIKES = """
-déteste=détestent=détestait=détesté=détestée, hait=haït=hais, exècre, horreur,
+déteste=détestent=détestait=détesté=détestée, hait=haït=hais, exècre,
+a horreur=ai horreur=as horreur=ont horreur=avoir horreur=avais horreur=avait horreur,
 peur, phobie, redoute, craint, dégoûte=dégoute=dégoûté=dégoûtée, insupporte, répugne
 """
 
