@@ -26,6 +26,44 @@ MONTHS = _union("MONTHS")
 CASED_MONTHS = _union("CASED_MONTHS")
 RELATIVE_TIME = _union("RELATIVE_TIME")
 CURRENCIES = _union("CURRENCIES")
+
+
+def _forms(name: str) -> dict[str, str]:
+    """Each form of the members listed under `name` (both languages) to the member it names:
+    members are separated by commas, a member's forms by "=", the first naming it."""
+    forms: dict[str, str] = {}
+    for lang in LANGUAGES:
+        for member in getattr(lang, name).split(","):
+            spelled = [" ".join(form.split()) for form in member.split("=")]
+            for form in spelled:
+                if form:
+                    forms.setdefault(form, spelled[0])
+    return forms
+
+
+# The dedup's classes of words that are the fact itself (memory.write.dedup), by kind.
+MEMBERS = {
+    kind: _forms(name)
+    for kind, name in (
+        ("animal", "ANIMALS"),
+        ("instrument", "INSTRUMENTS"),
+        ("sport", "SPORTS"),
+        ("job", "JOBS"),
+        ("study", "STUDIES"),
+        ("food", "FOODS"),
+        ("language", "LANGUAGES"),
+        ("place", "PLACES"),
+        ("brand", "BRANDS"),
+    )
+}
+FIRST_NAMES = _forms("FIRST_NAMES")
+RELATIONS = _forms("RELATIONS")
+DISLIKES = frozenset(_forms("DISLIKES"))
+BADLY = frozenset(_forms("BADLY"))
+NAMING = _union("NAMING")
+ARTICLE_ONLY = _union("ARTICLE_ONLY")
+ARTICLES = _union("ARTICLES")
+BEFORE_RELATIVE = _union("BEFORE_RELATIVE")
 USER_WORDS = _union("USER_WORDS")
 CHARACTER_WORDS = _union("CHARACTER_WORDS")
 SETTING_WORDS = _union("SETTING_WORDS")

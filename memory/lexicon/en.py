@@ -54,6 +54,198 @@ CURRENCIES = frozenset(
     {"$", "dollar", "dollars", "cent", "cents", "£", "pound", "pounds", "€", "euro", "euros"}
 )
 
+# --- Dedup (memory.write.dedup): words that are the fact itself, in the format of fr.py's (see
+# there): members separated by commas, the forms of one member by "=", the first naming it.
+# "Has a cat called Pumpkin" / "Has a rabbit called Pumpkin" scored 0.90.
+# Known false positives (a word of the class used otherwise, a missed merge when only one
+# wording has it): "bass" (the fish), "organ" (the body's), "keyboard" (the computer's),
+# "history" ("a history of migraines"), "apple" (the brand).
+
+ANIMALS = """
+cat=kitty, kitten, dog=doggo, puppy, rabbit=bunny, hamster, guinea pig, ferret, mouse=mice,
+rat, gerbil, chinchilla, parrot, budgie, canary, bird, chicken=hen, rooster, duck, goldfish,
+fish, turtle, tortoise, snake, lizard, gecko, iguana, spider, tarantula, horse, pony, donkey,
+goat, sheep, cow, pig, bee, wasp, bat, shark, wolf, bear, fox, axolotl, snail, ant, tick
+"""
+
+INSTRUMENTS = """
+piano, guitar, electric guitar, bass guitar=bass, drums=drum kit, violin=fiddle, viola, cello,
+double bass, saxophone=sax, trumpet, trombone, tuba, french horn=horn, clarinet, flute, oboe,
+bassoon, harp, accordion, harmonica, ukulele=uke, banjo, mandolin, synth=synthesizer,
+keyboard, organ, bagpipes, xylophone, recorder, singing
+"""
+
+# "football" is soccer in British English and a different game in American: one member here.
+SPORTS = """
+football=soccer, futsal, rugby, tennis, table tennis=ping-pong=ping pong, badminton, squash,
+basketball, volleyball, beach volleyball, handball, baseball, softball, cricket, hockey,
+ice hockey, field hockey, lacrosse, golf, swimming, diving, water polo, surfing=surf,
+windsurfing, sailing, rowing, kayaking=canoeing, climbing=bouldering, rock climbing, skiing,
+snowboarding, skating, ice skating, rollerblading, skateboarding, cycling=biking, mountain
+biking, running=jogging, trail running, marathon, half marathon=half-marathon, triathlon,
+ironman, hiking, judo, karate, taekwondo, boxing, kickboxing, muay thai, mma, jiu-jitsu, bjj,
+aikido, fencing, wrestling, weightlifting=lifting, powerlifting, crossfit, pilates, yoga,
+zumba, dance=dancing, ballet, hip hop, salsa, horse riding=riding, gymnastics, athletics,
+parkour, bowling, darts, snooker, chess, padel, archery, frisbee, ultimate frisbee,
+netball, dodgeball, american football
+"""
+
+JOBS = """
+nurse, doctor=gp, surgeon, dentist, pharmacist, physio=physiotherapist, physical therapist,
+midwife, paramedic, vet=veterinarian, therapist, psychologist, psychiatrist, counsellor=
+counselor, carer=caregiver, teacher, teaching assistant, lecturer, professor, tutor,
+headteacher, nanny, childminder, engineer, software engineer, developer=programmer=coder,
+web developer, data analyst, data scientist, designer, graphic designer, architect, lawyer=
+attorney=solicitor, barrister, paralegal, accountant, banker, consultant, salesman=
+salesperson, sales assistant, cashier, receptionist, secretary, estate agent=realtor,
+baker, butcher, chef, waiter, waitress, bartender=barman, barista, dishwasher, plumber,
+electrician, carpenter=joiner, builder, bricklayer, painter, decorator, roofer, mechanic,
+gardener, landscaper, farmer, fisherman, taxi driver, bus driver, lorry driver=truck driver,
+delivery driver, courier, postman=postwoman, pilot, flight attendant=cabin crew, firefighter=
+fireman, police officer=policeman=policewoman=cop, detective, soldier, security guard,
+lifeguard, journalist=reporter, photographer, writer=author, novelist, translator,
+interpreter, editor, librarian, researcher, scientist, actor, actress, musician, singer,
+dancer, artist, illustrator, sculptor, youtuber, streamer, influencer, hairdresser=
+hairstylist, barber, beautician, florist, cleaner, housekeeper, factory worker, warehouse
+worker, civil servant, social worker, optician, tattoo artist, data engineer, analyst,
+manager, product manager, project manager, cook, driver, coach, judge, guide
+"""
+
+# Words of JOBS that are as often something else ("loves to cook", "a guide to"): a job only
+# right after one of ARTICLES ("a cook", "works as a driver").
+ARTICLE_ONLY = frozenset({"cook", "driver", "coach", "judge", "guide", "cleaner", "painter"})
+ARTICLES = frozenset({"a", "an", "as", "the"})
+
+STUDIES = """
+medicine, law, computer science=cs=comp sci, maths=math=mathematics, physics, chemistry,
+biology, history, geography, philosophy, psychology=psych, sociology, economics=econ,
+business, business studies, management, marketing, finance, accounting, literature, english
+literature=english lit, languages, modern languages, architecture, engineering, civil
+engineering, mechanical engineering, electrical engineering, nursing, pharmacy, dentistry,
+physiotherapy, design, fine art=fine arts, art, art history, music, musicology, film,
+film studies, media studies, journalism, communications, politics, political science,
+international relations, anthropology, linguistics, archaeology, astrophysics, astronomy,
+geology, agriculture, electronics, biochemistry, neuroscience, theology, classics,
+criminology, veterinary science, sports science, education, social work, data science
+"""
+
+FOODS = """
+pizza, pasta, sushi, burger=hamburger, cheeseburger, kebab, tacos=taco, curry, ramen, pho,
+paella, risotto, lasagna=lasagne, noodles, dumplings, fondue, steak, bacon, sausage, ham,
+chicken, beef, pork, lamb, veal, turkey, duck, meat, fish, salmon, tuna, shrimp=prawns,
+oysters, mussels, shellfish, seafood, crab, lobster, salad, soup, fries=chips, crisps, cake,
+pie, ice cream, chocolate, dark chocolate, milk chocolate, sweets=candy, cheese, bread, rice,
+eggs=egg, milk, dairy, butter, yogurt=yoghurt, honey, sugar, fruit, vegetables=veg, apple,
+pear, peach, apricot, plum, banana, orange, lemon, lime, pineapple, mango, kiwi, grapes,
+melon, watermelon, strawberry, raspberry, blueberry, cherry, avocado, tomato, carrot,
+broccoli, cabbage, cauliflower, spinach, courgette=zucchini, aubergine=eggplant, pepper,
+cucumber, mushroom, onion, garlic, coriander=cilantro, parsley, basil, chilli=chili, olive,
+lentils, chickpeas, beans, coffee, black coffee, tea, green tea, herbal tea, hot chocolate,
+wine, red wine, white wine, beer, cider, champagne, whisky=whiskey, rum, vodka, gin, coke=cola,
+soda, juice, orange juice, nuts, tree nuts, peanuts=peanut, almonds=almond, hazelnuts,
+walnuts, cashews, pistachios, sesame, soy=soya, gluten, lactose, wheat, mustard, celery,
+sulphites, pepperoni, margherita
+"""
+
+LANGUAGES = """
+english, french, spanish, italian, german, portuguese, dutch, flemish, japanese, chinese,
+mandarin, cantonese, korean, vietnamese, thai, arabic, hebrew, turkish, greek, russian,
+ukrainian, polish, czech, romanian, hungarian, swedish, norwegian, danish, finnish, icelandic,
+irish, gaelic, welsh, basque, catalan, latin, ancient greek, hindi, urdu, bengali, punjabi,
+persian=farsi, swahili, tagalog, indonesian, esperanto, sign language, asl, bsl
+"""
+
+# Not listed: places that are common words ("Reading", "Bath", "Nice", "Jersey").
+PLACES = """
+england, scotland, wales, ireland, northern ireland, uk=britain=united kingdom, france,
+belgium, switzerland, germany, spain, italy, portugal, netherlands=holland, denmark, sweden,
+norway, finland, iceland, poland, austria, greece, croatia, romania, hungary, russia, ukraine,
+turkey, morocco, egypt, nigeria, kenya, south africa, usa=america=united states, canada,
+mexico, brazil, argentina, chile, peru, colombia, japan, china, korea, south korea, india,
+pakistan, vietnam, thailand, philippines, indonesia, australia, new zealand, israel, texas,
+california, florida, ohio, new york, london, manchester, birmingham, liverpool, leeds,
+sheffield, bristol, newcastle, nottingham, leicester, cardiff, glasgow, edinburgh, belfast,
+dublin, cork, brighton, oxford, cambridge, york, cornwall, devon, yorkshire, berlin, vienna,
+madrid, barcelona, rome, milan, lisbon, amsterdam, paris, lyon, brussels, geneva, zurich,
+prague, budapest, warsaw, stockholm, copenhagen, oslo, tokyo, seoul, beijing, shanghai,
+sydney, melbourne, toronto, vancouver, montreal, boston, chicago, seattle, los angeles,
+san francisco, miami, delft
+"""
+
+# Not listed: "Switch", "Apple", "Windows", "Pixel" alone is listed (a phone as people say it).
+BRANDS = """
+iphone, ipad, macbook, mac, android, samsung, pixel, huawei, xiaomi, playstation=ps4=ps5, xbox,
+nintendo, netflix, hulu, disney, spotify, youtube, twitch, tiktok, instagram, facebook,
+amazon, ikea, tesco, sainsbury's=sainsburys, asda, aldi, lidl, waitrose, costco, walmart,
+target, starbucks, toyota, honda, ford, volkswagen=vw, tesla, bmw, audi, mercedes, nissan,
+kia, hyundai, nike, adidas, zara, airbus
+"""
+
+FIRST_NAMES = """
+james, john, robert, michael, david, richard, joseph, thomas, charles, christopher=chris,
+daniel=dan, matthew=matt, anthony, paul, steven=steve, andrew=andy, joshua=josh, kevin, brian,
+george, edward=ed, ryan, jacob, ben, benjamin, sam, samuel, alex, alexander, jack, harry,
+oliver, charlie, leo, noah, liam, ethan, lucas, mason, logan, jake, tom, tim, luke, adam,
+nick, mike, dave, pete, kyle, tyler, jordan, aaron, connor, callum, jamie, owen, dylan,
+nathan, sean, kieran, liam, rhys, ali, omar, hamza, mohammed, tariq, raj, arjun, ravi,
+mary, patricia, jennifer, linda, elizabeth=liz, barbara, susan, jessica=jess, sarah, karen,
+lisa, betty, margaret, sandra, ashley, emily, emma, olivia, ava, sophia, isabella, mia,
+charlotte, amelia, harper, evelyn, abigail, ella, chloe, zoe, hannah, megan, rachel, rebecca,
+laura, amy, kate, katie, lucy, sophie, anna, julia, jenny, helen, claire, alice, ellie,
+molly, freya, isla, aisha, priya, fatima, yasmin, nadia, sonia, leah, holly, jade, gemma,
+natalie, nicole, stephanie, michelle, melissa, amanda, heather, tina, tracy, wendy, zara,
+bella, maya, layla, lily, millie, evie, phoebe, imogen, niamh, siobhan, aoife, ciara,
+eleanor, georgia, harriet, jasmine, kayla, madison, taylor, brooke
+"""
+
+DISLIKES = """
+hate=hates=hated=hating, dislike=dislikes=disliked, loathe=loathes=loathed, detest=detests=
+detested, despise=despises=despised, abhor=abhors, afraid, scared, terrified, frightened,
+phobia, fear=fears, dread=dreads, disgusted, disgusts
+"""
+
+BADLY = """
+badly=poorly=terribly
+"""
+
+NAMING = frozenset({"named", "called", "nicknamed"})
+
+# Relatives written another way (`RELATIVES`), and people named by a relation it lacks: "Julie's
+# ex moved to Bristol" is not Julie.
+RELATIONS = """
+mother=mum=mom=mommy=mummy, father=dad=daddy, husband=hubby, wife=wifey, brother=bro,
+sister=sis, grandmother=grandma=granny=nan=nana=gran, grandfather=grandpa=granddad=grandad,
+boyfriend=bf, girlfriend=gf, fiance=fiancé, fiancee=fiancée, ex, best friend=bestie=bff,
+kid=child=kids=children, roommate=flatmate=housemate, colleague=coworker=co-worker,
+neighbour=neighbor, godmother, godfather, stepbrother, stepsister, in-laws
+"""
+
+# A relative of RELATIVES that is also a French word ("son": his or her) counts only after
+# one of these: "her son", "Claire's son", "an only son".
+BEFORE_RELATIVE = frozenset(
+    {
+        "his",
+        "her",
+        "my",
+        "their",
+        "our",
+        "your",
+        "s",
+        "the",
+        "a",
+        "an",
+        "only",
+        "eldest",
+        "youngest",
+        "older",
+        "younger",
+        "little",
+        "baby",
+        "step",
+        "adopted",
+    }
+)
+
 USER_WORDS = frozenset({"user", "the user", "user's"})
 
 CHARACTER_WORDS = frozenset({"character", "narrator", "assistant", "bot", "ai"})

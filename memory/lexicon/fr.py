@@ -60,6 +60,206 @@ RELATIVE_TIME = frozenset(
 
 CURRENCIES = frozenset({"€", "euro", "euros", "centime", "centimes", "$", "dollar", "dollars", "£"})
 
+# --- Dedup (memory.write.dedup): words that are the fact itself. Two memories naming two members
+# of one class are two facts, however alike the rest: « Joue du violon dans l'orchestre du
+# conservatoire » / « Joue de l'alto dans l'orchestre du conservatoire » scored 0.90. Each class
+# is a list of members separated by commas; the forms of one member by "=" (the first names it:
+# « psycho=psychologie » are one study, « maman=mère » one relative). A member may be a phrase
+# (« fruits de mer »). Plurals need no entry: the dedup tries a word without its final s or x.
+# Accents may be left out when typing: each form is also found without them.
+# Known false positives (a word of the class used otherwise): a missed merge when only one
+# wording has it, never a wrong one: « pas mal de » (mal), « la batterie du téléphone »,
+# « pêche » (fishing and peach), « glace » (ice cream and mirror), « orange » (the colour).
+
+ANIMALS = """
+chat=chats=minou, chaton, chien=toutou, chiot, lapin, hamster, cochon d'inde=cobaye, furet,
+souris, rat, gerbille, chinchilla, perroquet, perruche, canari, oiseau=oiseaux, poule, coq,
+canard, poisson rouge, poisson, tortue, serpent, lézard, gecko, iguane, araignée, mygale,
+cheval=chevaux, poney, âne, chèvre, mouton, brebis, vache, cochon, abeille, guêpe, insecte,
+chauve-souris, requin, loup, ours, renard, axolotl, escargot, fourmi, moustique, tique
+"""
+
+# « alto » is also a voice; « basse » a voice and the adjective (« la saison basse »).
+INSTRUMENTS = """
+piano, guitare, guitare électrique, guitare basse=basse, batterie, violon, alto, violoncelle,
+contrebasse, saxophone=saxo, trompette, trombone, tuba, cor, clarinette, flûte=flute,
+flûte traversière, hautbois, basson, harpe, accordéon, harmonica, ukulélé=ukulele, banjo,
+mandoline, synthé=synthétiseur, clavier, orgue, djembé, percussions, xylophone, cornemuse, chant
+"""
+
+# « basket » is also the shoe (« des baskets »); « course » alone is left out (« faire les
+# courses »): « course à pied » and « running » are listed.
+SPORTS = """
+foot=football, futsal, rugby, tennis, tennis de table=ping-pong, badminton, squash, basket=
+basket-ball=basketball, volley=volley-ball=volleyball, handball, baseball, hockey, golf,
+natation, plongée, water-polo, surf, kitesurf, planche à voile, voile, aviron, canoë=kayak,
+escalade=grimpe, ski, snowboard, patinage, roller, skate=skateboard, vélo=cyclisme,
+vtt, course à pied=running=footing=jogging, trail, marathon, semi-marathon, triathlon,
+randonnée=rando, marche nordique, judo, karaté=karate, taekwondo, boxe, kickboxing, muay thaï,
+mma, jiu-jitsu, aïkido, escrime, lutte, musculation=muscu, crossfit, pilates, yoga, zumba,
+danse, danse classique, danse contemporaine, hip-hop, salsa, équitation=cheval, gymnastique=gym,
+athlétisme, parkour, pétanque, bowling, billard, fléchettes, échecs, padel, tir à l'arc
+"""
+
+# A job is one fact: « Est infirmière de nuit » is not « Est aide-soignante de nuit ». Both
+# genders are listed as written. Not listed: « juge » (« juge que… »), « garde ».
+JOBS = """
+infirmier, infirmière, aide-soignant, aide-soignante, médecin=docteur, généraliste, chirurgien,
+chirurgienne, dentiste, pharmacien, pharmacienne, kiné=kinésithérapeute=kinésithérapeuthe,
+sage-femme, ostéopathe=ostéo, psychologue=psy, psychiatre, orthophoniste, ambulancier,
+ambulancière, vétérinaire=véto, prof=professeur=professeure, enseignant, enseignante,
+instituteur, institutrice, maîtresse, prof des écoles, professeur des écoles, éducateur,
+éducatrice, animateur, animatrice, surveillant, surveillante, nounou, assistante maternelle,
+ingénieur, ingénieure, développeur=développeuse=dev, informaticien, informaticienne, graphiste,
+designer, architecte, avocat, avocate, notaire, comptable, banquier, banquière, conseiller,
+conseillère, consultant, consultante, commercial, commerciale, vendeur, vendeuse, caissier,
+caissière, secrétaire, assistant de direction, réceptionniste, hôtesse, standardiste, manager,
+boulanger, boulangère, pâtissier, pâtissière, boucher, bouchère, charcutier, poissonnier,
+fromager, cuisinier, cuisinière, chef cuisinier, serveur, serveuse, barman, barmaid, plongeur,
+plongeuse, traiteur, fleuriste, coiffeur, coiffeuse, esthéticienne, plombier, électricien,
+électricienne, menuisier, charpentier, maçon, peintre en bâtiment, couvreur, carreleur,
+mécanicien, mécanicienne, garagiste, jardinier, paysagiste, agriculteur, agricultrice,
+viticulteur, éleveur, éleveuse, pêcheur, chauffeur, chauffeur routier=routier, livreur,
+livreuse, facteur, factrice, conducteur, conductrice, pilote, steward, hôtesse de l'air,
+pompier, policier, policière, gendarme, militaire, soldat, agent de sécurité, vigile,
+journaliste, photographe, écrivain, écrivaine, auteur, autrice, traducteur, traductrice,
+interprète, éditeur, éditrice, bibliothécaire, libraire, documentaliste, chercheur, chercheuse,
+acteur, actrice, comédien, comédienne, musicien, musicienne, chanteur, chanteuse, danseur,
+danseuse, artiste, peintre, sculpteur, dessinateur, dessinatrice, illustrateur, illustratrice,
+youtubeur, streamer, ouvrier, ouvrière, magasinier, cariste, manutentionnaire, agent immobilier,
+fonctionnaire, facteur, employé de banque, guide, moniteur, monitrice, coach, entraîneur,
+femme de ménage, agent d'entretien, aide à domicile, auxiliaire de vie, assistante sociale,
+assistant social, opticien, opticienne, ébéniste, tatoueur, tatoueuse, data analyst
+"""
+
+# « histoire » is also a story, « droit » also straight ahead, « lettres » also mail.
+STUDIES = """
+médecine, droit, informatique=info, mathématiques=maths=math, physique, chimie, biologie=bio,
+histoire, géographie=géo, histoire-géo, philosophie=philo, psychologie=psycho, sociologie=socio,
+économie=éco, gestion, commerce, école de commerce, marketing, finance, comptabilité, lettres,
+lettres modernes, langues, llce, archi=architecture, ingénierie, école d'ingé=école
+d'ingénieurs, pharmacie, kinésithérapie, soins infirmiers, odontologie, design, arts
+plastiques, beaux-arts, arts appliqués, musicologie, cinéma, audiovisuel, journalisme,
+communication, sciences po, science politique, staps, anthropologie, linguistique,
+archéologie, astrophysique, géologie, agronomie, électronique, mécanique, génie civil,
+biochimie, neurosciences, histoire de l'art, théologie, traduction
+"""
+
+# Foods, drinks and allergens: « Est allergique aux arachides » is not « … aux fruits de mer ».
+FOODS = """
+pizza, pâtes, sushi=sushis, burger=hamburger, kebab, tacos, raclette, fondue, couscous,
+lasagnes=lasagne, quiche, ratatouille, curry, ramen, pho, tajine, paella, risotto, crêpe=crêpes,
+gaufre, gâteau, tarte, glace, chocolat, chocolat noir, bonbons, fromage, pain, riz, poulet,
+bœuf=boeuf, porc, agneau, veau, canard, jambon, saucisson, viande, poisson, saumon, thon,
+crevettes, huîtres, moules, crustacés, fruits de mer, fruits à coque, salade, soupe, frites,
+légumes, fruits, fraise, framboise, cerise, pomme, poire, pêche, abricot, prune, banane,
+orange, clémentine, citron, ananas, mangue, kiwi, raisin, melon, pastèque, avocat, tomate,
+carotte, brocoli, chou, chou-fleur, épinards, courgette, aubergine, poivron, concombre,
+champignon, oignon, ail, coriandre, persil, basilic, piment, olive, lentilles, pois chiches,
+haricots, café, thé, thé vert, tisane, chocolat chaud, vin, vin rouge, vin blanc, rosé, bière,
+cidre, champagne, whisky, rhum, vodka, gin, pastis, coca, soda, jus d'orange, lait, yaourt,
+beurre, crème, œuf=oeuf, miel, sucre, noix, noisette, amande, cacahuète=cacahouète, arachide,
+pistache, sésame, soja, gluten, lactose, blé, moutarde, céleri, lupin, sulfites
+"""
+
+# A language, and the nationality written the same way: « Apprend l'espagnol » is not
+# « Apprend l'italien ».
+LANGUAGES = """
+français=française, anglais=anglaise, espagnol=espagnole, italien=italienne, allemand=allemande,
+portugais=portugaise, néerlandais=néerlandaise=hollandais, flamand, japonais=japonaise,
+chinois=chinoise, mandarin, cantonais, coréen=coréenne, vietnamien=vietnamienne, thaï,
+arabe, hébreu, turc=turque, grec=grecque, russe, ukrainien=ukrainienne, polonais=polonaise,
+tchèque, roumain=roumaine, hongrois, suédois=suédoise, norvégien=norvégienne, danois=danoise,
+finnois, islandais, irlandais, gaélique, gallois, breton=bretonne, basque, catalan=catalane,
+corse, occitan, alsacien, créole, latin, grec ancien, hindi, ourdou, persan=farsi, swahili,
+wolof, berbère, esperanto, langue des signes=lsf, brésilien=brésilienne
+"""
+
+# Countries, regions and cities, found lowercase too (« habite a lyon »). Not listed: names that
+# are common words (« Nice », « Tours », « Orange », « Sens »).
+PLACES = """
+france, belgique, suisse, luxembourg, canada, québec, allemagne, espagne, italie, portugal,
+angleterre, royaume-uni, écosse, irlande, pays de galles, pays-bas=hollande, danemark, suède,
+norvège, finlande, islande, pologne, autriche, grèce, croatie, roumanie, hongrie, russie,
+ukraine, turquie, maroc, algérie, tunisie, sénégal, mali, côte d'ivoire, cameroun, égypte,
+madagascar, martinique, guadeloupe, guyane, états-unis=usa, amérique, mexique,
+brésil, argentine, chili, pérou, colombie, japon, chine, corée, inde, vietnam, thaïlande,
+australie, nouvelle-zélande, israël, liban, bretagne, normandie, alsace, provence, corse,
+savoie, auvergne, bourgogne, paris, lyon, marseille, lille, toulouse, bordeaux, nantes,
+strasbourg, montpellier, rennes, grenoble, brest, dijon, rouen, reims, metz, nancy, caen,
+limoges, clermont-ferrand=clermont, annecy, avignon, perpignan, bayonne, biarritz, la rochelle,
+poitiers, besançon, orléans, le havre, saint-étienne, toulon, ajaccio, bastia, bruxelles,
+liège, genève, lausanne, montréal, londres, berlin, madrid, barcelone, rome, milan, lisbonne,
+amsterdam, tokyo, new york, dakar, alger, tunis, casablanca
+"""
+
+# Brands a memory is about: « A un iPhone » is not « A un Samsung ». Not listed: « Switch »,
+# « Orange », « Apple » (common words), « Free ».
+BRANDS = """
+iphone, ipad, macbook, mac, android, samsung, huawei, xiaomi, pixel, playstation=ps4=ps5,
+xbox, nintendo, netflix, disney, spotify, deezer, youtube, twitch, tiktok, instagram, facebook,
+amazon, ikea, lidl, aldi, carrefour, leclerc, auchan, intermarché, monoprix, decathlon,
+renault, peugeot, citroën, dacia, toyota, volkswagen, tesla, bmw, audi, mercedes, fiat,
+nike, adidas, zara, vinted, airbus, sncf, ratp
+"""
+
+# First names: a name is a name where it stands, lowercase too and at the start of a sentence
+# (« Léa est sa cousine », « sort avec un certain julien »). Not listed: names that are common
+# words (« Pierre », « Rose », « Olive », « Victoire », « Ambre »).
+FIRST_NAMES = """
+emma, léa, chloé, manon, camille, sarah, julie, marie, claire, sophie, laura, lucie, inès,
+jade, louise, alice, lina, zoé, anna, eva, nina, clara, juliette, mathilde, pauline, charlotte,
+élise, amélie, céline, nathalie, isabelle, sandrine, valérie, sylvie, caroline, hélène,
+margaux, océane, lou, jeanne, agathe, lola, mia, romane, elsa, anaïs, margot, audrey,
+émilie, mélanie, aurélie, coralie, sonia, nadia, yasmine, leïla, fatima, aïcha, salomé, léna,
+maëlle, apolline, capucine, cécile, agnès, brigitte, catherine, christine,
+martine, monique, nicole, françoise, patricia, véronique, virginie, stéphanie, delphine,
+lucas, louis, hugo, léo, gabriel, raphaël, arthur, jules, adam, nathan, tom, théo, paul, jean,
+jacques, marc, thomas, nicolas, julien, antoine, alexandre, maxime, kevin, quentin, romain,
+mathieu, vincent, olivier, laurent, sébastien, david, éric, franck, patrick, philippe,
+christophe, stéphane, benoît, yann, bastien, florian, clément, martin, simon, victor, noah,
+ethan, enzo, mathis, sacha, samuel, timothée, baptiste, guillaume, benjamin, jérôme, cédric,
+damien, fabien, karim, mehdi, yanis, rayan, bilal, mohamed, youssef, malik, sofiane, samir,
+nassim, amine, ibrahim, moussa, mamadou, axel, valentin, dylan, loïc, gaël, erwan, mael, noé,
+tristan, félix, jordan, anthony, alexis, adrien, rémi, michel, alain, bernard, gérard, daniel,
+didier, dominique, françois, frédéric, gilles, hervé, jean-pierre, jean-marc, pascal, thierry
+"""
+
+# Dislike, fear and disgust: « Adore les films d'horreur » / « Déteste les films d'horreur »
+# scored 0.85. A negation is compared apart (`NEGATIONS`): « N'aime pas X » and « Déteste X »
+# stay two memories (a missed merge). « horreur » only after « avoir »: alone it is also the
+# genre, and « Adore les films d'horreur » would carry a dislike.
+DISLIKES = """
+déteste=détestent=détestait=détesté=détestée, hait=haït=hais, exècre,
+a horreur=ai horreur=as horreur=ont horreur=avoir horreur=avais horreur=avait horreur,
+peur, phobie, redoute, craint, dégoûte=dégoute=dégoûté=dégoûtée, insupporte, répugne
+"""
+
+# Doing something badly against well: « Dort mal » / « Dort bien » (« bien » is a stopword).
+# Known false positive: « pas mal de » (a lot of), « mal au dos » (pain): a missed merge at worst.
+BADLY = """
+mal
+"""
+
+# The word after these is a name, listed or not: « un chien nommé Filou », « s'appelle Oslo ».
+NAMING = frozenset({"nommé", "nommée", "appelé", "appelée", "appelle", "surnommé", "surnommée"})
+
+# Every job word is a job here wherever it stands (see en.py for the words that need an article).
+ARTICLE_ONLY: frozenset[str] = frozenset()
+ARTICLES = frozenset({"un", "une", "comme"})
+
+# Relatives (`RELATIVES`) written another way, and people named by a relation that list lacks:
+# « Son mari » / « Son époux », « L'ex de Julie » is not Julie.
+RELATIONS = """
+mère=maman=mere, père=papa=pere, mari=époux=epoux, femme=épouse=epouse, sœur=soeur, frère=frere,
+grand-mère=mamie=mémé=grand-mere, grand-père=papi=papy=pépé=grand-pere, copain=petit ami=petit
+copain=mec, copine=petite amie=petite copine, ex, meilleur ami, meilleure amie, beau-père,
+belle-mère, colocataire=coloc, collègue=collegue, parrain, marraine, filleul, filleule
+"""
+
+# No French relative is also an English word that needs its context (see en.py: "son").
+BEFORE_RELATIVE: frozenset[str] = frozenset()
+
 USER_WORDS = frozenset(
     {"utilisateur", "utilisatrice", "l'utilisateur", "l'utilisatrice", "interlocuteur"}
 )
