@@ -37,6 +37,7 @@ from memory import (
     open_store,
     save_calibration,
 )
+from memory.manage import setup
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,10 @@ async def doctor(
     except ConfigError as exc:
         results.append((False, f"{exc} → fix or unset the card"))
     results.append((True, _zone_line(settings, config_path)))
-    results.append(await _check_database(settings.storage.database, settings))
+    database = await _check_database(settings.storage.database, settings)
+    results.append(database)
+    if database[0] is True:
+        results.extend(await _learned_lines(settings.storage.database, settings))
     llm = settings.llm
     embedding_key = "embedding_base_url" if llm.embedding_base_url else "base_url"
     async with httpx.AsyncClient(timeout=httpx.Timeout(10.0)) as http:
@@ -144,6 +148,27 @@ async def _check_database(path: Path | str, settings: Settings) -> tuple[bool | 
         )
         return False, f"database {path}: {exc} → {fix}"
     return True, f"database {path} is writable"
+
+
+async def _learned_lines(path: Path | str, settings: Settings) -> list[tuple[bool | None, str]]:
+    """What the bot learned of its chat server that changes how it is used (read only)."""
+    llm = settings.llm
+    try:
+        password = settings.storage.database_password()
+        async with await open_store(path, migrate_to=0, password=password) as store:
+            if await store.schema_version() < setup.ONE_AT_A_TIME_SCHEMA:
+                return []  # an older schema: nothing of this learned yet
+            alone = await setup.one_at_a_time(store, llm.base_url, llm.chat_model)
+    except (EchoError, OSError):  # said by the database line already
+        return []
+    if not alone:
+        return []
+    return [(None, (
+        f"chat server {llm.base_url} ({llm.chat_model}) takes one request at a time (learned:"
+        " it stopped a reply when another request came); Écho sends it one at a time, the"
+        " replies first → with llama-cpp-python's server, --interrupt_requests false lets it"
+        " queue them"
+    ))]  # fmt: skip
 
 
 async def _check_discord(api_url: str) -> tuple[bool | None, str]:

@@ -341,6 +341,12 @@ def render_stats(
             f" · {count(a.notices, 'slow-down notice')} · {count(a.waiting, 'turn')} waiting"
             f" · {count(a.following, 'edit')} of messages waiting to be followed"
         )
+        if engine.chat_one_at_a_time:
+            lines.append(
+                "Chat server: one request at a time, replies first (it stopped a reply when"
+                f" another request started) · {count(engine.chat_asked_again, 'call')} asked"
+                " again alone"
+            )
         lines.append(
             f"Exchanges waiting for the database: {engine.exchanges_waiting}"
             f" · dropped: {engine.exchanges_dropped}"

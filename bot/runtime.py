@@ -311,8 +311,14 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         await casting.load(store, characters)
         direct, embedder = backends(settings, http, await negotiator(settings, store))
         embedder = with_prefixes(settings, embedder)
-        # Turns and reflections share the bound on chat calls at once.
-        chat = BoundedChat(direct, limit=settings.limits.max_concurrent_chats)
+        # Turns and reflections share the bound on chat calls at once; a server learned to take
+        # one request at a time gets one at a time, the replies first.
+        llm = settings.llm
+        chat = BoundedChat(
+            direct, limit=settings.limits.max_concurrent_chats,
+            one_at_a_time=await setup.one_at_a_time(store, llm.base_url, llm.chat_model),
+            on_learned=setup.on_one_at_a_time(store, llm.base_url, llm.chat_model),
+        )  # fmt: skip
         loop_lag = LoopLag()
         engine = Engine(
             store,
@@ -329,7 +335,8 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             settle=settings.conversation.settle_seconds,
         )
         worker = ReflectionWorker(
-            store, Deadlined(chat, "reflection_timeout"), character_name=engine.character.name,
+            store, Deadlined(chat.background(), "reflection_timeout"),
+            character_name=engine.character.name,
             deadline=settings.llm.reflection_timeout, caches=engine.caches, secrets=secrets,
             zone=engine.zone, characters=characters,
         )  # fmt: skip

@@ -55,7 +55,7 @@ from memory.store import memories, outbox, privacy, replies, turns
 from memory.store.db import Store, Tx
 from memory.store.story_snapshot import StorySnapshot
 from memory.text import clean, clean_message, well_formed, words
-from memory.turn.admission import Admission
+from memory.turn.admission import Admission, bound_of
 from memory.turn.exchanges import ExchangeWriter
 from memory.turn.greetings import Greetings
 from memory.turn.reply_cap import cap_reply, sure_prefix
@@ -243,10 +243,13 @@ class Engine:
         return len(recent)
 
     def status(self) -> EngineStatus:
+        bounded = bound_of(self.chat)
         return EngineStatus(
             self.admission.status(), self.exchanges.waiting, self.exchanges.dropped,
             self.vectors.status().turns_before_vectors,
             self.loop_lag.longest() if self.loop_lag else None, self.replies_interrupted,
+            chat_one_at_a_time=bounded is not None and bounded.one_at_a_time,
+            chat_asked_again=bounded.asked_again if bounded is not None else 0,
         )  # fmt: skip
 
     async def turn(

@@ -58,6 +58,9 @@ class ChatStream:
         self.prompt_tokens: int | None = None
         self.completion_tokens: int | None = None
         self.streamed = True
+        # The stream ended with its end mark ([DONE]) but no reply said complete: a server that
+        # stops a reply when another request comes (llama-cpp-python's, by default) ends so.
+        self.cut_short = False
         self._pieces = pieces(self)
 
     def __aiter__(self) -> ChatStream:
@@ -79,6 +82,7 @@ class ChatStream:
         """Take what `other` reported (a wrapper passing an inner stream on)."""
         self.prompt_tokens, self.completion_tokens = other.prompt_tokens, other.completion_tokens
         self.streamed = other.streamed
+        self.cut_short = other.cut_short
 
 
 class Lines:
@@ -200,9 +204,11 @@ async def streamed(
                     )  # fmt: skip
                 if piece.text:
                     yield piece.text
-                if piece.done:
-                    return
                 finished = finished or piece.finished
+                if piece.done:
+                    # An event stream's [DONE] after no finish_reason: stopped, not finished.
+                    out.cut_short = kind == EVENT_STREAM and not finished
+                    return
             if finished:
                 return
             raise BackendUnavailable(

@@ -5,8 +5,10 @@ kept in the database, and the schema `doctor` probes a server with (a reflection
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from memory.backends.redact import redact
 from memory.backends.structured import Mode, Negotiator
 from memory.store import structured
 from memory.store.db import Store
@@ -33,3 +35,26 @@ async def negotiator(store: Store, *, override: Mode | None) -> Negotiator:
         override=override, known=known, on_learned=save,
         streams=await structured.load_streaming(store), on_streams=save_streaming,
     )  # fmt: skip
+
+
+# The schema that keeps the chat servers learned to take one request at a time.
+ONE_AT_A_TIME_SCHEMA = 31
+
+
+async def one_at_a_time(store: Store, server: str, model: str) -> bool:
+    """Whether this chat server was learned to take one request at a time."""
+    return await structured.one_at_a_time(store, _server(server), model)
+
+
+def on_one_at_a_time(store: Store, server: str, model: str) -> Callable[[], Awaitable[None]]:
+    """What keeps it, once a chat server is learned to take one request at a time."""
+
+    async def save() -> None:
+        await structured.save_one_at_a_time(store, _server(server), model, now=time.time())
+
+    return save
+
+
+def _server(url: str) -> str:
+    """A server as the learned capabilities name it (a password in its URL left out)."""
+    return redact(url.rstrip("/"))

@@ -1,5 +1,6 @@
-"""The structured-output mode learned for each chat server and model, and whether it streams
-its replies (see memory.backends.structured)."""
+"""The structured-output mode learned for each chat server and model, whether it streams its
+replies (see memory.backends.structured), and whether it takes one request at a time
+(memory.turn.admission.BoundedChat)."""
 
 from __future__ import annotations
 
@@ -40,5 +41,24 @@ async def save_streaming(
             " ON CONFLICT (server, model) DO UPDATE SET streams = excluded.streams,"
             " learned_at = excluded.learned_at",
             (server, model, int(streams), now),
+        )
+    )
+
+
+async def one_at_a_time(store: Store, server: str, model: str) -> bool:
+    """Whether this server was learned to take one request at a time for this model."""
+    row = await store.fetchone(
+        "SELECT 1 FROM chat_one_at_a_time WHERE server = ? AND model = ?", (server, model)
+    )
+    return row is not None
+
+
+async def save_one_at_a_time(store: Store, server: str, model: str, *, now: float) -> None:
+    """Remember that this server takes one request at a time for this model."""
+    await store.transact(
+        lambda tx: tx.execute(
+            "INSERT INTO chat_one_at_a_time (server, model, learned_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (server, model) DO UPDATE SET learned_at = excluded.learned_at",
+            (server, model, now),
         )
     )

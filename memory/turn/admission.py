@@ -15,8 +15,15 @@ import asyncio
 import logging
 import math
 import time
-from collections import OrderedDict
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections import OrderedDict, deque
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Mapping,
+    Sequence,
+)
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -167,17 +174,80 @@ class Admission:
         return True
 
 
+class _OneAtATime:
+    """One chat call at a time, replies to people first: a waiting reflection goes only when no
+    reply waits."""
+
+    def __init__(self) -> None:
+        self._busy = False
+        self._replies: deque[asyncio.Future[None]] = deque()
+        self._background: deque[asyncio.Future[None]] = deque()
+
+    async def acquire(self, *, reply: bool) -> None:
+        if not self._busy and not self._replies and (reply or not self._background):
+            self._busy = True
+            return
+        waiting = asyncio.get_running_loop().create_future()
+        (self._replies if reply else self._background).append(waiting)
+        try:
+            await waiting
+        except asyncio.CancelledError:
+            if waiting.done() and not waiting.cancelled():
+                self.release()  # handed over just as it was cancelled: pass it on
+            else:
+                (self._replies if reply else self._background).remove(waiting)
+            raise
+
+    def release(self) -> None:
+        for line in (self._replies, self._background):
+            while line:
+                waiting = line.popleft()
+                if not waiting.done():
+                    waiting.set_result(None)  # handed over: still busy
+                    return
+        self._busy = False
+
+
 class BoundedChat:
     """A chat backend that lets at most `limit` calls run at once; the wait for a slot counts
-    in the call's deadline."""
+    in the call's deadline.
 
-    def __init__(self, inner: ChatBackend, *, limit: int = MAX_CHATS) -> None:
+    A server that takes one request at a time and stops the one it is answering when another
+    comes (llama-cpp-python's server, by default) empties or cuts a reply short. Seen once — a
+    reply empty or cut short while another call to the server started — it is learned
+    (`one_at_a_time`, and `on_learned` to keep it): from then on calls go one at a time, the
+    replies to people before the reflections (`background()`), and the call it emptied is asked
+    again, alone."""
+
+    def __init__(
+        self,
+        inner: ChatBackend,
+        *,
+        limit: int = MAX_CHATS,
+        one_at_a_time: bool = False,
+        on_learned: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         if limit < 1:
             raise ValueError("at least one chat call must be allowed")
         self.inner = inner
         self.model = inner.model
         self.limit = limit
+        self.one_at_a_time = one_at_a_time
+        self.on_learned = on_learned
+        # Calls asked again alone after the server emptied them (since start-up).
+        self.asked_again = 0
         self._slots = asyncio.Semaphore(limit)
+        self._gate = _OneAtATime()
+        # Calls sent without the gate and not yet answered, and whether there are none.
+        self._loose = 0
+        self._settled = asyncio.Event()
+        self._settled.set()
+        self._started = 0  # calls sent to the server since start-up
+
+    def background(self) -> ChatBackend:
+        """This backend for calls no one waits on (reflections): with one call at a time,
+        they go after the replies waiting."""
+        return _Background(self)
 
     async def chat(
         self,
@@ -187,19 +257,41 @@ class BoundedChat:
         deadline: float,
         max_tokens: int | None = None,
     ) -> ChatResult:
+        return await self._chat(messages, schema, deadline, max_tokens, reply=True)
+
+    async def _chat(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any] | None,
+        deadline: float,
+        max_tokens: int | None,
+        *,
+        reply: bool,
+    ) -> ChatResult:
         loop = asyncio.get_running_loop()
         end = loop.time() + deadline
-        await self._acquire(deadline)
-        try:
-            return await self.inner.chat(
-                messages, schema=schema, deadline=max(0.001, end - loop.time()),
-                max_tokens=max_tokens,
-            )  # fmt: skip
-        finally:
-            self._slots.release()
+        while True:
+            alone = await self._acquire(end - loop.time(), reply=reply)
+            self._started += 1
+            mark = self._started
+            try:
+                result = await self.inner.chat(
+                    messages, schema=schema, deadline=max(0.001, end - loop.time()),
+                    max_tokens=max_tokens,
+                )  # fmt: skip
+            finally:
+                self._release(alone)
+            if alone or result.content.strip() or self._started == mark:
+                return result
+            await self._learn()
 
     def stream(
         self, messages: Sequence[Message], *, deadline: float, max_tokens: int | None = None
+    ) -> ChatStream:
+        return self._stream(messages, deadline, max_tokens, reply=True)
+
+    def _stream(
+        self, messages: Sequence[Message], deadline: float, max_tokens: int | None, *, reply: bool
     ) -> ChatStream:
         """The inner stream, holding a slot from the first piece asked for until the stream
         ends or is closed."""
@@ -207,27 +299,111 @@ class BoundedChat:
         async def pieces(out: ChatStream) -> AsyncGenerator[str, None]:
             loop = asyncio.get_running_loop()
             end = loop.time() + deadline
-            await self._acquire(deadline)
-            try:
-                inner = stream_of(
-                    self.inner, messages, deadline=max(0.001, end - loop.time()),
-                    max_tokens=max_tokens,
-                )  # fmt: skip
-                async with inner:
-                    async for piece in inner:
-                        out.counts_of(inner)
-                        yield piece
-                out.counts_of(inner)
-            finally:
-                self._slots.release()
+            while True:
+                alone = await self._acquire(end - loop.time(), reply=reply)
+                self._started += 1
+                mark = self._started
+                said = False
+                try:
+                    inner = stream_of(
+                        self.inner, messages, deadline=max(0.001, end - loop.time()),
+                        max_tokens=max_tokens,
+                    )  # fmt: skip
+                    async with inner:
+                        async for piece in inner:
+                            out.counts_of(inner)
+                            said = said or bool(piece.strip())
+                            yield piece
+                    out.counts_of(inner)
+                finally:
+                    self._release(alone)
+                if alone or self._started == mark or (said and not inner.cut_short):
+                    return
+                await self._learn()
+                if said:  # what came was shown: kept as far as it came
+                    return
 
         return ChatStream(pieces)
 
-    async def _acquire(self, deadline: float) -> None:
+    async def _learn(self) -> None:
+        """The server stopped a call when another started: one call at a time from now on."""
+        self.asked_again += 1
+        if self.one_at_a_time:
+            return
+        self.one_at_a_time = True
+        log.warning(
+            "the chat server stopped a reply when another request started: it takes one request"
+            " at a time, and gets one at a time from now on (replies first). llama-cpp-python's"
+            " server queues them instead with --interrupt_requests false"
+        )
+        if self.on_learned is not None:
+            try:
+                await self.on_learned()
+            except Exception as exc:  # kept for this run anyway
+                log.warning("could not record that the chat server takes one request at a time"
+                            " (%s)", type(exc).__name__)  # fmt: skip
+
+    async def _acquire(self, deadline: float, *, reply: bool) -> bool:
+        """Take a slot; when the server takes one call at a time, first the whole server (in
+        the gate's order, replies first), once the calls sent before it was learned are done:
+        one of those still at the server would stop this one again. Say whether it was."""
         try:
-            async with asyncio.timeout(deadline):
-                await self._slots.acquire()
+            async with asyncio.timeout(max(0.001, deadline)):
+                if not self.one_at_a_time:
+                    await self._slots.acquire()
+                    self._loose += 1
+                    self._settled.clear()
+                    return False
+                await self._gate.acquire(reply=reply)
+                try:
+                    await self._settled.wait()
+                    await self._slots.acquire()
+                except BaseException:
+                    self._gate.release()
+                    raise
+                return True
         except TimeoutError:
             raise BackendUnavailable(
                 f"no chat slot free within {deadline:g} s ({self.limit} in use)"
             ) from None
+
+    def _release(self, alone: bool) -> None:
+        self._slots.release()
+        if alone:
+            self._gate.release()
+            return
+        self._loose -= 1
+        if self._loose == 0:
+            self._settled.set()
+
+
+class _Background:
+    """A BoundedChat for the calls no one waits on: behind the replies when one at a time."""
+
+    def __init__(self, outer: BoundedChat) -> None:
+        self.outer = outer
+        self.model = outer.model
+
+    async def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        deadline: float,
+        max_tokens: int | None = None,
+    ) -> ChatResult:
+        return await self.outer._chat(messages, schema, deadline, max_tokens, reply=False)
+
+    def stream(
+        self, messages: Sequence[Message], *, deadline: float, max_tokens: int | None = None
+    ) -> ChatStream:
+        return self.outer._stream(messages, deadline, max_tokens, reply=False)
+
+
+def bound_of(chat: object) -> BoundedChat | None:
+    """The BoundedChat under a chat backend's wrappers (Deadlined, background()), if any."""
+    for _ in range(8):
+        if isinstance(chat, BoundedChat):
+            return chat
+        chat = getattr(chat, "inner", None) or getattr(chat, "outer", None)
+    return None

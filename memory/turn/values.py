@@ -146,3 +146,7 @@ class EngineStatus:
     longest_stall: float | None = None
     # Replies whose stream broke midway, kept as far as they had come.
     replies_interrupted: int = 0
+    # The chat server takes one request at a time (learned: it stopped a reply when another
+    # started), and the calls it stopped that were asked again alone since start-up.
+    chat_one_at_a_time: bool = False
+    chat_asked_again: int = 0

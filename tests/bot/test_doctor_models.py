@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from memory.manage import setup
+from memory.store.opening import open_store
 from tests.bot.test_cli import _run
 from tests.fakes.loopback import serve
 from tests.fakes.ollama import fake_vector
@@ -112,3 +114,17 @@ async def test_one_server_for_chat_and_unpooled_embeddings_is_told_what_to_set(
         _, out, _ = await _run("doctor", "--config", str(_config(tmp_path, url, GGUF)))
     [line] = [line for line in out.splitlines() if "one vector per token" in line]
     assert line.startswith("FAIL") and "embedding_base_url" in line and "--pooling" in line
+
+
+async def test_a_server_learned_to_take_one_request_at_a_time_is_said_with_its_option(
+    tmp_path: Path,
+) -> None:
+    async with _openai_server(GGUF) as url:
+        config = _config(tmp_path, url, GGUF)
+        async with await open_store(tmp_path / "echo.sqlite3") as store:
+            _, quiet, _ = await _run("doctor", "--config", str(config))
+            await setup.on_one_at_a_time(store, url, GGUF)()
+        _, out, _ = await _run("doctor", "--config", str(config))
+    assert "one request at a time" not in quiet
+    [line] = [line for line in out.splitlines() if "one request at a time" in line]
+    assert line.startswith("WARN") and "--interrupt_requests false" in line and url in line

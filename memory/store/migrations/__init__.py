@@ -39,6 +39,7 @@ from memory.store.migrations import (
     v27_characters,
     v29_chat_streaming,
     v30_truthful_versions,
+    v31_chat_one_at_a_time,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -71,6 +72,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (27, v27_characters.SQL),
     (29, v29_chat_streaming.SQL),
     (30, v30_truthful_versions.SQL),
+    (31, v31_chat_one_at_a_time.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -20,6 +20,8 @@ from memory.context.strategies import Status
 from memory.errors import BackendUnavailable
 from memory.manage import Stats
 from memory.model import Kind, Memory, Reason, Scope, Selected, Turn
+from memory.turn.admission import AdmissionStatus
+from memory.turn.values import EngineStatus
 from memory.vectors.indexer import IndexerStatus
 
 
@@ -90,3 +92,16 @@ def test_cannot_answer_names_the_server_without_its_credentials() -> None:
         ". Is the LLM server at http://***@llm.local:11434 running? It is [llm] base_url in the "
         "config; `echo-bot doctor` checks it and the models]"
     )
+
+
+def test_stats_say_a_chat_server_taking_one_request_at_a_time_and_the_edits_waiting() -> None:
+    idle = IndexerStatus(pending=0, last_run=None, last_error=None, embedded_total=0)
+    calm = EngineStatus(AdmissionStatus(0, 0, 0, 0), 0, 0)
+    learned = EngineStatus(
+        AdmissionStatus(0, 0, 1, 7), 0, 0, chat_one_at_a_time=True, chat_asked_again=2
+    )
+    assert "one request at a time" not in render_stats(_stats(1), idle, calm)
+    shown = render_stats(_stats(1), idle, learned)
+    assert "Chat server: one request at a time, replies first" in shown
+    assert "2 calls asked again alone" in shown
+    assert "7 edits of messages waiting to be followed" in shown
