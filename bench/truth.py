@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results"
-PARTS = ("bench.truth_dedup", "bench.truth_replace", "bench.truth_dates")
+PARTS = ("bench.truth_dedup", "bench.truth_replace", "bench.truth_dates", "bench.truth_blind")
 
 
 @dataclass(frozen=True)
