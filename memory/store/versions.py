@@ -96,11 +96,13 @@ async def supersede(
     exchange_id: str,
     now: float,
     score: float = 1.0,
+    brought_back: int | None = None,
 ) -> Memory:
     """Make `text` the current wording of `memory`, keeping the wording it had as an earlier
     version, valid until `now`; `exchange_id` (a conversation's, or the person's manual one)
     is recorded as the new wording's source (with `score`, the dedup's for a merge). The only
-    way a memory's wording changes. Return the memory as it is now."""
+    way a memory's wording changes. `brought_back`: the earlier version `text` is (a restore),
+    which leaves the history before it is bounded. Return the memory as it is now."""
     if ended_by not in ENDED_BY:
         raise ValueError(f"unknown change of a memory: {ended_by!r}")
     valid_from = await current_since(tx, memory)
@@ -118,6 +120,12 @@ async def supersede(
     )
     # The new wording is this exchange's words: forgetting it takes them out (erasure's rule).
     await applied.record_event(tx, memory.id, exchange_id, "merged", score, now=now)
+    if brought_back is not None:
+        # Out before the bound: a restore trades one wording for another, and a full history
+        # loses none of its versions to it.
+        await tx.execute(
+            "DELETE FROM memory_versions WHERE id = ? AND memory_id = ?", (brought_back, memory.id)
+        )
     await _bound(tx, memory)
     return current
 
@@ -174,9 +182,8 @@ async def restore(tx: Tx, user_id: int, memory_id: int, *, now: float) -> Memory
     source = back.came_from or f"{MANUAL_EXCHANGE}{user_id}:restore:{now}"
     current = await supersede(
         tx, memory, text=back.text, scope=back.scope, confidence=back.confidence,
-        ended_by="restore", exchange_id=source, now=now,
+        ended_by="restore", exchange_id=source, now=now, brought_back=back.id,
     )  # fmt: skip
-    await tx.execute("DELETE FROM memory_versions WHERE id = ?", (back.id,))
     return current
 
 
