@@ -5,12 +5,22 @@ the story's notes. On the `store` fixture's backend (make test-pg: PostgreSQL)."
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+import httpx
+
 from bot.render import render_versions
 from memory import manage
+from memory.backends.chat import OllamaChat
+from memory.engine import Engine, Incoming
 from memory.manage import versions as manage_versions
 from memory.model import Scope
-from memory.store import versions
+from memory.store import counters, versions
 from memory.store.db import Store, Tx
+from memory.write.worker import ReflectionWorker
+from tests.fakes.canary import reflection_request
+from tests.fakes.ollama import FakeOllama
 
 STORY, GUILD = 10, "111"
 
@@ -57,3 +67,41 @@ async def test_a_restore_of_a_full_history_keeps_every_version(store: Store) -> 
     assert (len(again.earlier), again.dropped, again.earlier[0].text) == (
         versions.MAX_VERSIONS, 0, "Wording 0",
     )  # fmt: skip
+
+
+# --- one reflection changes a memory once ----------------------------------------------------
+
+
+def _reflect_twice(payload: dict[str, Any]) -> str:
+    """A model that proposes two new homes, each replacing the home it was shown."""
+    asked = reflection_request(payload)
+    if asked is None:
+        return "C'est noté."
+    shown = [m for m in asked.get("memories") or [] if "Lyon" in m["text"]]
+    replaces = int(shown[0]["id"]) if shown else 0
+    items = [
+        {"text": text, "kind": "fact", "scope": "global", "confidence": 0.95, "replaces": replaces}
+        for text in ("Habite à Marseille", "Habite à Paris")
+    ]
+    return json.dumps({"memories": items, "summary": "On parle."})
+
+
+async def test_a_reflection_replaces_a_memory_once_and_restore_undoes_it(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    ollama.chat_reply = _reflect_twice
+    chat = OllamaChat(http, ollama.url, "m")
+    engine = Engine(store, embedder=None, chat=chat)
+    worker = ReflectionWorker(store, chat, character_name="Écho", deadline=5.0)
+    lyon = await _remember(store, 1, "Habite à Lyon")
+    await engine.turn(Incoming("t:1:1", 1, "p1", STORY, GUILD, "J'habite où déjà, à Lyon ?"))
+    await engine.flush_pending()
+    assert await worker.reflect_now("t:1:1") is not None
+    # It was shown « Habite à Lyon »: the first proposal replaces it; the second names a wording
+    # that is no longer the current one (the first's), and is refused as stale.
+    assert (await counters.read_all(store)).get("supersession_refused:stale", 0) == 1
+    chain = await manage_versions.history(store, 1, lyon)
+    assert [v.text for v in chain.earlier] == ["Habite à Lyon"]
+    # /restore undoes what that reflection did to the memory: the person's words are back.
+    restored = await manage_versions.restore(store, 1, lyon)
+    assert restored.text == "Habite à Lyon"
