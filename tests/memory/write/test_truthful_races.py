@@ -5,21 +5,28 @@ the story's notes. On the `store` fixture's backend (make test-pg: PostgreSQL)."
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
+import pytest
 
 from bot.render import render_versions
 from memory import manage
 from memory.backends.chat import OllamaChat
 from memory.engine import Engine, Incoming
+from memory.manage import forgetting
 from memory.manage import versions as manage_versions
 from memory.model import Scope
-from memory.store import counters, versions
+from memory.store import counters, memories, versions
 from memory.store.db import Store, Tx
+from memory.store.opening import open_store
 from memory.write.worker import ReflectionWorker
-from tests.fakes.canary import reflection_request
+from tests.fakes.canary import reflection_request, stored
 from tests.fakes.ollama import FakeOllama
 
 STORY, GUILD = 10, "111"
@@ -105,3 +112,76 @@ async def test_a_reflection_replaces_a_memory_once_and_restore_undoes_it(
     # /restore undoes what that reflection did to the memory: the person's words are back.
     restored = await manage_versions.restore(store, 1, lyon)
     assert restored.text == "Habite à Lyon"
+
+
+# --- a forget in another process, during the reflection's transaction (PostgreSQL) -----------
+
+
+def _summarize_shown(payload: dict[str, Any]) -> str:
+    """A model that notes no memory but copies the memory it was shown into the summary."""
+    asked = reflection_request(payload)
+    if asked is None:
+        return "C'est noté."
+    shown = " ".join(m["text"] for m in asked.get("memories") or [])
+    return json.dumps({"memories": [], "summary": f"On a parlé de ceci : {shown}."})
+
+
+async def test_a_memory_forgotten_in_another_process_while_a_reflection_commits_stays_gone(
+    shared_database: Path | str, tmp_path: Path, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    """Process A's reflection, shown the memory, has read that it still exists and waits
+    (another session holds the counters table) when the person forgets the memory in process B.
+    Once B said it was forgotten, A's reflection writes nothing of it: B waits for A's commit
+    (then A's summary is something it wrote before the forget), or A finds it gone."""
+    if not isinstance(shared_database, str):
+        pytest.skip("SQLite runs one writer at a time across processes: no interleaving")
+    canary = "XQZCANARY4417"
+    ollama.chat_reply = _summarize_shown
+    chat = OllamaChat(http, ollama.url, "m")
+    async with (
+        await open_store(shared_database) as first,
+        await open_store(shared_database) as second,
+    ):
+        engine = Engine(first, embedder=None, chat=chat)
+        worker = ReflectionWorker(first, chat, character_name="Écho", deadline=5.0)
+        secret = await _remember(first, 1, f"Son code secret est {canary}")
+        await first.transact(lambda tx: counters.bump(tx, "warm"))  # the counters row exists
+        await engine.turn(Incoming("t:1:1", 1, "p1", STORY, GUILD, "Mon code secret, tu l'as ?"))
+        await engine.flush_pending()
+        holder = await asyncpg.connect(shared_database)
+        watcher = await asyncpg.connect(shared_database)
+        try:
+            holding = holder.transaction()
+            await holding.start()
+            await holder.execute("LOCK TABLE counters IN EXCLUSIVE MODE")
+            reflecting = asyncio.ensure_future(worker.reflect_now("t:1:1"))
+            await _waiting(watcher, 1)  # past its checks, its summary written, counters waiting
+            forgetting_task = asyncio.ensure_future(forgetting.forget_memory(second, 1, secret))
+            waiting = asyncio.ensure_future(_waiting(watcher, 2))
+            await asyncio.wait({forgetting_task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+            waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiting
+            gone_before = not await watcher.fetchval(
+                "SELECT count(*) FROM memories WHERE id = $1", secret
+            )
+            await holding.commit()
+            await asyncio.wait_for(reflecting, 60)
+            await asyncio.wait_for(forgetting_task, 60)
+        finally:
+            await holder.close()
+            await watcher.close()
+        assert await memories.get(first, 1, secret) is None
+        if gone_before:
+            # B said « forgotten » before A committed: nothing of it may be in A's summary.
+            assert await stored(first, tmp_path, canary) == 0
+        else:
+            # B waited for A: A's summary was written before the forget, as a reflection
+            # applied earlier would have been.
+            assert forgetting_task.done()
+
+
+async def _waiting(conn: asyncpg.Connection, count: int) -> None:
+    from tests.pg.server import waiting_for_locks
+
+    await waiting_for_locks(conn, count)
