@@ -126,28 +126,30 @@ async def supersede(
         await tx.execute(
             "DELETE FROM memory_versions WHERE id = ? AND memory_id = ?", (brought_back, memory.id)
         )
-    await _bound(tx, memory)
+    await bound(tx, memory)
     return current
 
 
-async def _bound(tx: Tx, memory: Memory) -> None:
-    """Drop the memory's oldest versions past MAX_VERSIONS, counting them."""
+async def bound(tx: Tx, memory: Memory, *, dropped: int = 0) -> None:
+    """Drop the memory's oldest versions past MAX_VERSIONS, counting them, and `dropped` more
+    (those an imported memory's first database had dropped)."""
     rows = await tx.fetchall(
         "SELECT id FROM memory_versions WHERE memory_id = ? AND user_id = ?"
         " ORDER BY valid_until DESC, id DESC",
         (memory.id, memory.user_id),
     )
     extra = [int(r[0]) for r in rows[MAX_VERSIONS:]]
-    if not extra:
+    if extra:
+        await tx.execute(
+            f"DELETE FROM memory_versions WHERE id IN ({', '.join('?' * len(extra))})", extra
+        )
+    if not extra and dropped <= 0:
         return
-    await tx.execute(
-        f"DELETE FROM memory_versions WHERE id IN ({', '.join('?' * len(extra))})", extra
-    )
     await tx.execute(
         "INSERT INTO memory_versions_dropped (memory_id, user_id, dropped) VALUES (?, ?, ?)"
         " ON CONFLICT (memory_id) DO UPDATE SET dropped = memory_versions_dropped.dropped"
         " + excluded.dropped",
-        (memory.id, memory.user_id, len(extra)),
+        (memory.id, memory.user_id, len(extra) + max(dropped, 0)),
     )
 
 
@@ -158,6 +160,14 @@ async def dropped(db: Store | Tx, user_id: int, memory_id: int) -> int:
         (memory_id, user_id),
     )
     return 0 if row is None else int(row[0])
+
+
+async def dropped_for_user(db: Store | Tx, user_id: int) -> dict[int, int]:
+    """Of the user's memories, those that had versions dropped, and how many (the export)."""
+    rows = await db.fetchall(
+        "SELECT memory_id, dropped FROM memory_versions_dropped WHERE user_id = ?", (user_id,)
+    )
+    return {int(r[0]): int(r[1]) for r in rows}
 
 
 async def history(db: Store | Tx, user_id: int, memory_id: int) -> list[Version]:

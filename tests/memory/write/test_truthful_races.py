@@ -19,7 +19,7 @@ from bot.render import render_versions
 from memory import manage
 from memory.backends.chat import OllamaChat
 from memory.engine import Engine, Incoming
-from memory.manage import forgetting
+from memory.manage import export, forgetting
 from memory.manage import versions as manage_versions
 from memory.model import Scope
 from memory.store import counters, memories, versions
@@ -74,6 +74,36 @@ async def test_a_restore_of_a_full_history_keeps_every_version(store: Store) -> 
     assert (len(again.earlier), again.dropped, again.earlier[0].text) == (
         versions.MAX_VERSIONS, 0, "Wording 0",
     )  # fmt: skip
+
+
+# --- an export and its import keep the bound and say what was dropped ----------------------
+
+
+async def test_an_import_keeps_the_newest_versions_and_says_how_many_were_dropped(
+    store: Store,
+) -> None:
+    memory_id = await _remember(store, 1, "Wording 0")
+    extra = 5
+    for n in range(1, versions.MAX_VERSIONS + extra + 1):
+        await _rewrite(store, memory_id, f"Wording {n}", 1.0 + n)
+    data = await export.export(store, 1, default_served="where_learned")
+    [item] = data["memories"]
+    assert len(item["history"]) == versions.MAX_VERSIONS
+    # A file written by hand (or by an older Écho) may hold more: the newest are kept.
+    item["history"][:0] = [
+        {"text": f"Older {n}", "valid_from": 0.1 * n, "valid_until": 0.1 * n + 0.05,
+         "ended_by": "merge"}
+        for n in range(3)
+    ]  # fmt: skip
+    assert await export.import_memories(store, 2, data) == {"created": 1}
+    [imported] = await memories.list_for_user(store, 2)
+    chain = await manage_versions.history(store, 2, imported.id)
+    assert len(chain.earlier) == versions.MAX_VERSIONS
+    assert chain.earlier[0].text == f"Wording {extra}"
+    assert chain.earlier[-1].text == f"Wording {versions.MAX_VERSIONS + extra - 1}"
+    # The five the first database dropped and the three over the bound in the file.
+    assert chain.dropped == extra + 3
+    assert f"{extra + 3} older versions no longer kept" in render_versions(chain)
 
 
 # --- one reflection changes a memory once ----------------------------------------------------
