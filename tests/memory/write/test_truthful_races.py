@@ -106,6 +106,58 @@ async def test_an_import_keeps_the_newest_versions_and_says_how_many_were_droppe
     assert f"{extra + 3} older versions no longer kept" in render_versions(chain)
 
 
+# --- schema 30 on a database that holds versions ---------------------------------------------
+
+
+async def test_a_schema_29_database_keeps_its_versions_and_takes_merges(
+    database: Path | str,
+) -> None:
+    async with await open_store(database, migrate_to=29) as old:
+        memory_id = await _remember(old, 1, "Habite à Lyon")
+        await _rewrite(old, memory_id, "Habite à Paris", 2.0)
+    async with await open_store(database) as store:
+        chain = await manage_versions.history(store, 1, memory_id)
+        assert [(v.text, v.ended_by) for v in chain.earlier] == [("Habite à Lyon", "reflection")]
+
+        async def merge(tx: Tx) -> None:
+            memory = await versions.get_in(tx, 1, memory_id)
+            assert memory is not None
+            await versions.supersede(tx, memory, text="Habite à Paris depuis mai",
+                                     scope=Scope.GLOBAL, confidence=1.0, ended_by="merge",
+                                     exchange_id="t:1:3", now=3.0)  # fmt: skip
+
+        await store.transact(merge)
+        chain = await manage_versions.history(store, 1, memory_id)
+        assert [v.ended_by for v in chain.earlier] == ["reflection", "merge"]
+        assert (await manage_versions.restore(store, 1, memory_id)).text == "Habite à Paris"
+        if store.dialect == "sqlite":
+            names = {str(r[0]) for r in await store.fetchall(
+                "SELECT name FROM sqlite_master WHERE tbl_name = 'memory_versions'")}  # fmt: skip
+            assert {"memory_versions_by_memory", "memory_versions_by_source"} <= names
+            assert await store.fetchall("PRAGMA foreign_key_check") == []
+        await forgetting.forget_memory(store, 1, memory_id)
+        assert await store.fetchall("SELECT id FROM memory_versions") == []
+
+
+# --- the vacuum after an erasure reaches the versions (PostgreSQL) ----------------------------
+
+
+async def test_forgetting_a_memory_vacuums_its_earlier_wordings_away(store: Store) -> None:
+    """PostgreSQL keeps a deleted row's words in its table's pages until a vacuum: the one an
+    erasure runs (Store.checkpoint) covers the tables that hold words, the versions too."""
+    if store.dialect != "postgres":
+        pytest.skip("SQLite: secure_delete and the WAL checkpoint (the canary tests)")
+    memory_id = await _remember(store, 1, "Son code est XQZCANARY5521")
+    await _rewrite(store, memory_id, "Son code a changé", 2.0)
+    forgotten = await forgetting.forget_memory(store, 1, memory_id)
+    assert forgotten.complete
+    row = await store.fetchone(
+        "SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relname = ?",
+        ("memory_versions",),
+    )
+    assert row is not None and row[0]
+
+
 # --- one reflection changes a memory once ----------------------------------------------------
 
 
