@@ -26,7 +26,7 @@ from memory.store import counters, memories, versions
 from memory.store.db import Store, Tx
 from memory.store.opening import open_store
 from memory.write.worker import ReflectionWorker
-from tests.fakes.canary import reflection_request, stored
+from tests.fakes.canary import CANARY, reflection_request, stored
 from tests.fakes.ollama import FakeOllama
 
 STORY, GUILD = 10, "111"
@@ -267,3 +267,54 @@ async def _waiting(conn: asyncpg.Connection, count: int) -> None:
     from tests.pg.server import waiting_for_locks
 
     await waiting_for_locks(conn, count)
+
+
+# --- the reply that quoted a forgotten memory (a design question) -----------------------------
+
+
+def _quote_and_note(payload: dict[str, Any]) -> str:
+    """A character that quotes the memory its reply used; a reflection that notes what the
+    reply said (a real model reads the reply as part of the exchange)."""
+    asked = reflection_request(payload)
+    if asked is None:
+        found = CANARY.findall(json.dumps(payload, ensure_ascii=False))
+        return f"Oui, ton code est {found[0]}." if found else "C'est noté."
+    found = CANARY.findall(str(asked.get("character_reply") or ""))
+    items = [{"text": f"Son code est {c}", "kind": "fact", "scope": "global",
+              "confidence": 0.9} for c in found[:1]]  # fmt: skip
+    return json.dumps({"memories": items, "summary": "On parle."})
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="design: a reflection asked again after ShownErased is still given the character's"
+    " reply, which quoted the forgotten memory; /forget of a memory leaves the replies that"
+    " quoted it (it is not a message erasure). Drop those words from the re-ask, erase the"
+    " replies that served it, or say so in /forget's answer: the lead decides.",
+)
+async def test_a_memory_forgotten_in_flight_does_not_come_back_through_the_reply_that_quoted_it(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    canary = "XQZCANARY6610"
+    ollama.chat_reply = _quote_and_note
+    chat = OllamaChat(http, ollama.url, "m")
+    engine = Engine(store, embedder=None, chat=chat)
+    worker = ReflectionWorker(store, chat, character_name="Écho", deadline=5.0)
+    secret = await _remember(store, 1, f"Son code secret est {canary}")
+    await engine.turn(Incoming("t:1:1", 1, "p1", STORY, GUILD, "Mon code secret, tu l'as ?"))
+    await engine.flush_pending()
+    held, go = asyncio.Event(), asyncio.Event()
+
+    async def pause(payload: dict[str, Any]) -> None:
+        if reflection_request(payload) is not None and not go.is_set():
+            held.set()
+            await go.wait()
+
+    ollama.pause = pause
+    reflecting = asyncio.ensure_future(worker.reflect_now("t:1:1"))
+    await held.wait()
+    await forgetting.forget_memory(store, 1, secret)
+    go.set()
+    assert await reflecting is None  # shown the forgotten memory: asked again
+    assert await worker.reflect_now("t:1:1") is not None
+    assert all(canary not in m.text for m in await memories.list_for_user(store, 1))
