@@ -51,6 +51,7 @@ async def export(
     held: list[tuple[Memory, str]] = []
     earlier: dict[int, list[dict[str, Any]]] = {}
     days: dict[int, list[tuple[date, date]]] = {}
+    dropped: dict[int, int] = {}
     said: list[dict[str, Any]] = []
     made: dict[str, list[dict[str, Any]]] = {}
     owners: dict[int, str | None] = {}
@@ -59,6 +60,7 @@ async def export(
         held += [(m, character) for m in await memories.list_for_user(store, person)]
         for v in await versions.for_user(store, person):
             earlier.setdefault(v.memory_id, []).append(_version_json(v))
+        dropped.update(await versions.dropped_for_user(store, person))
         days.update(await dates.for_user(store, person))
         for m in await personal.messages(store, person):
             # Said to the character whose story holds it: under the person's own id, any
@@ -84,6 +86,8 @@ async def export(
                 "semantic_count": m.semantic_count,
                 "served": served_where(m, everywhere=everywhere),
                 "history": earlier.get(m.id, []),
+                # Its oldest versions no longer kept (only the newest are): how many.
+                "versions_dropped": dropped.get(m.id, 0),
                 "dates": [
                     {"first_day": first.isoformat(), "last_day": last.isoformat()}
                     for first, last in days.get(m.id, [])
@@ -133,6 +137,8 @@ class Imported:
     history: tuple[tuple[str, float, float, str], ...] = ()
     # The days its relative dates mean (first, last included), as the write path resolved them.
     dates: tuple[tuple[date, date], ...] = ()
+    # How many of its oldest versions its first database no longer kept.
+    versions_dropped: int = 0
 
 
 def parse(data: object) -> list[Imported]:
@@ -194,9 +200,12 @@ def _item(index: int, item: object) -> Imported:
         raise bad("updated_at", "is before created_at")
     earlier = tuple(_history(where, item.get("history", [])))
     days = tuple(_days(where, item.get("dates", [])))
+    gone = item.get("versions_dropped", 0)
+    if not isinstance(gone, int) or isinstance(gone, bool) or gone not in _SQLITE_INT or gone < 0:
+        raise bad("versions_dropped", "must be a whole number, 0 or more")
     return Imported(
         clean(text), kind, scope, story, origin, confidence, pinned, created, updated, earlier,
-        days,
+        days, gone,
     )  # fmt: skip
 
 
@@ -305,6 +314,8 @@ async def import_memories(
                 )  # fmt: skip
                 await _restore_history(tx, memory, item, source=f"{MANUAL_EXCHANGE}{user_id}:"
                                        f"import:{when}")  # fmt: skip
+                # A file may hold more than are kept (by hand, or an older Écho): the newest.
+                await versions.bound(tx, memory, dropped=item.versions_dropped)
                 await dates.record(tx, memory.id, item.dates)
             elif item.pinned and not memory.pinned:
                 await memories.set_pinned(tx, user_id, memory.id, True)

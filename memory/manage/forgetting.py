@@ -134,6 +134,9 @@ async def forget_memory(store: Store, user_id: int, memory_id: int) -> Forgotten
     now = time.time()
 
     async def run(tx: Tx) -> int | None:
+        # As erasure.erase: a reflection shown the memory (another process, PostgreSQL) either
+        # commits before this reads, or starts after this commits and finds it gone.
+        await tx.serialize("erasure")
         if not await memories.delete(tx, user_id, [memory_id]):
             return None
         await erasure.purge_keyword_segments(tx)

@@ -60,11 +60,11 @@ LOCKS = {
 # The tables that hold a person's words, vacuumed after an erasure (see checkpoint): with
 # embeddings (a memory's vector, and the hash of its text, which confirms a guess of it) and
 # turn_selections (the words of a message that recalled a memory by keyword), whose rows go with
-# their memory and their turn.
+# their memory and their turn, and memory_versions (a memory's earlier wordings).
 TEXT_TABLES = (
     "memories", "messages", "outbox", "summary_revisions", "story_summaries", "story_context",
     "anchors", "positions", "lore_entries", "applied_exchanges", "embeddings", "turns",
-    "turn_selections",
+    "turn_selections", "memory_versions",
 )  # fmt: skip
 
 _PG_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError)

@@ -96,11 +96,13 @@ async def supersede(
     exchange_id: str,
     now: float,
     score: float = 1.0,
+    brought_back: int | None = None,
 ) -> Memory:
     """Make `text` the current wording of `memory`, keeping the wording it had as an earlier
     version, valid until `now`; `exchange_id` (a conversation's, or the person's manual one)
     is recorded as the new wording's source (with `score`, the dedup's for a merge). The only
-    way a memory's wording changes. Return the memory as it is now."""
+    way a memory's wording changes. `brought_back`: the earlier version `text` is (a restore),
+    which leaves the history before it is bounded. Return the memory as it is now."""
     if ended_by not in ENDED_BY:
         raise ValueError(f"unknown change of a memory: {ended_by!r}")
     valid_from = await current_since(tx, memory)
@@ -118,28 +120,36 @@ async def supersede(
     )
     # The new wording is this exchange's words: forgetting it takes them out (erasure's rule).
     await applied.record_event(tx, memory.id, exchange_id, "merged", score, now=now)
-    await _bound(tx, memory)
+    if brought_back is not None:
+        # Out before the bound: a restore trades one wording for another, and a full history
+        # loses none of its versions to it.
+        await tx.execute(
+            "DELETE FROM memory_versions WHERE id = ? AND memory_id = ?", (brought_back, memory.id)
+        )
+    await bound(tx, memory)
     return current
 
 
-async def _bound(tx: Tx, memory: Memory) -> None:
-    """Drop the memory's oldest versions past MAX_VERSIONS, counting them."""
+async def bound(tx: Tx, memory: Memory, *, dropped: int = 0) -> None:
+    """Drop the memory's oldest versions past MAX_VERSIONS, counting them, and `dropped` more
+    (those an imported memory's first database had dropped)."""
     rows = await tx.fetchall(
         "SELECT id FROM memory_versions WHERE memory_id = ? AND user_id = ?"
         " ORDER BY valid_until DESC, id DESC",
         (memory.id, memory.user_id),
     )
     extra = [int(r[0]) for r in rows[MAX_VERSIONS:]]
-    if not extra:
+    if extra:
+        await tx.execute(
+            f"DELETE FROM memory_versions WHERE id IN ({', '.join('?' * len(extra))})", extra
+        )
+    if not extra and dropped <= 0:
         return
-    await tx.execute(
-        f"DELETE FROM memory_versions WHERE id IN ({', '.join('?' * len(extra))})", extra
-    )
     await tx.execute(
         "INSERT INTO memory_versions_dropped (memory_id, user_id, dropped) VALUES (?, ?, ?)"
         " ON CONFLICT (memory_id) DO UPDATE SET dropped = memory_versions_dropped.dropped"
         " + excluded.dropped",
-        (memory.id, memory.user_id, len(extra)),
+        (memory.id, memory.user_id, len(extra) + max(dropped, 0)),
     )
 
 
@@ -150,6 +160,14 @@ async def dropped(db: Store | Tx, user_id: int, memory_id: int) -> int:
         (memory_id, user_id),
     )
     return 0 if row is None else int(row[0])
+
+
+async def dropped_for_user(db: Store | Tx, user_id: int) -> dict[int, int]:
+    """Of the user's memories, those that had versions dropped, and how many (the export)."""
+    rows = await db.fetchall(
+        "SELECT memory_id, dropped FROM memory_versions_dropped WHERE user_id = ?", (user_id,)
+    )
+    return {int(r[0]): int(r[1]) for r in rows}
 
 
 async def history(db: Store | Tx, user_id: int, memory_id: int) -> list[Version]:
@@ -174,9 +192,8 @@ async def restore(tx: Tx, user_id: int, memory_id: int, *, now: float) -> Memory
     source = back.came_from or f"{MANUAL_EXCHANGE}{user_id}:restore:{now}"
     current = await supersede(
         tx, memory, text=back.text, scope=back.scope, confidence=back.confidence,
-        ended_by="restore", exchange_id=source, now=now,
+        ended_by="restore", exchange_id=source, now=now, brought_back=back.id,
     )  # fmt: skip
-    await tx.execute("DELETE FROM memory_versions WHERE id = ?", (back.id,))
     return current
 
 

@@ -149,6 +149,9 @@ async def apply_reflection(
         if len(current) < len(shown_wording):
             raise ShownErased(exchange.exchange_id)
         changed = frozenset(i for i, text in shown_wording.items() if current[i] != text)
+        # The memories this reflection replaced: the wording it was shown is no longer the
+        # current one, and a second proposal naming one is stale too.
+        replaced: set[int] = set()
         outcomes = [Outcome("rejected", reason) for _, reason in screening.rejected]
         touched: list[Memory] = []
         said_at = await outbox.queued_at(tx, exchange.exchange_id) or now
@@ -156,8 +159,9 @@ async def apply_reflection(
         for kept in screening.kept:
             candidate, spans = dated(kept, said_at, zone)
             outcome, memory = await _replace_or_merge(
-                tx, index, candidate, exchange, shown_wording, changed, amounts, now=now
-            )
+                tx, index, candidate, exchange, shown_wording, changed, replaced, amounts,
+                now=now,
+            )  # fmt: skip
             await record_dates(tx, outcome, memory, spans)
             outcomes.append(outcome)
             touched.append(memory)
@@ -206,18 +210,20 @@ async def _replace_or_merge(
     exchange: Exchange,
     shown: Collection[int],
     changed: Collection[int],
+    stale: set[int],
     amounts: Counter[str],
     *,
     now: float,
 ) -> tuple[Outcome, Memory]:
     """A candidate that says it replaces a memory replaces it if the code agrees (its refusals
-    counted in `amounts`); otherwise, and for every other candidate, `merge_candidate`, which
-    never rewrites the refused target nor a memory shown in a wording no longer current."""
+    counted in `amounts`; a replacement made joins `stale`); otherwise, and for every other
+    candidate, `merge_candidate`, which never rewrites the refused target nor a memory shown in
+    a wording no longer current (`changed`)."""
     keep = set(changed)
     if candidate.replaces is not None:
         target: Memory | None
         refusal: supersede.Refusal | None
-        if candidate.replaces in changed:
+        if candidate.replaces in changed or candidate.replaces in stale:
             target, refusal = None, supersede.Refusal.STALE
         else:
             target, refusal = await supersede.check(
@@ -229,6 +235,7 @@ async def _replace_or_merge(
                 tx, index, target, candidate, exchange_id=exchange.exchange_id,
                 ended_by="reflection", now=now,
             )  # fmt: skip
+            stale.add(memory.id)
             return Outcome("superseded", memory_id=memory.id), memory
         amounts[f"supersession_refused:{refusal}"] += 1
         keep.add(candidate.replaces)
