@@ -28,6 +28,7 @@ import logging
 import os
 import socket
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from datetime import tzinfo
 from secrets import token_hex
@@ -49,6 +50,10 @@ from memory.write.dedup_pool import IndexBuilder
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 5
+# Times in a row a reflection is asked again at once because what it was shown was erased while
+# the model answered; past them each such time is a failed attempt (MAX_ATTEMPTS, back-off).
+REASKS = 3
+REASKS_REMEMBERED = 4096
 BASE_DELAY = 30.0  # seconds before the first retry; doubles each time
 MAX_DELAY = 3600.0
 REFLECTION_DEADLINE = 180.0
@@ -93,6 +98,9 @@ class ReflectionWorker:
         self.secrets = secrets
         self._claims = itertools.count(1)
         self._lock = asyncio.Lock()
+        # Exchanges given back because what their reflection was shown was erased meanwhile,
+        # and how many times in a row (REASKS).
+        self._asked_again: OrderedDict[str, int] = OrderedDict()
         # The reflections under way and the rows being given back: `close` waits for both.
         self._reflecting: set[asyncio.Task[WriteReport | None]] = set()
         self._giving_back: set[asyncio.Task[None]] = set()
@@ -224,9 +232,18 @@ class ReflectionWorker:
                 now=self.clock(), indexes=self.indexes, lease=lease, builder=self.builder,
                 shown=shown, zone=self.zone, shown_memories={m.id: m.text for m in used},
             )  # fmt: skip
-        except ShownErased:
+        except ShownErased as exc:
             # What it was shown changed under it: the row goes back, to be asked again from
-            # the notes as they are now (the attempt is not counted).
+            # the notes as they are now (the attempt is not counted), REASKS times in a row;
+            # past them, as a failed attempt (its back-off, then dropped): forgetting what it
+            # is shown again and again must not hold a worker asking the model forever.
+            asked = self._asked_again.pop(exchange.exchange_id, 0) + 1
+            if asked > REASKS:
+                await self._failed(lease, exc)
+                return None
+            self._asked_again[exchange.exchange_id] = asked
+            while len(self._asked_again) > REASKS_REMEMBERED:
+                self._asked_again.popitem(last=False)
             log.info("exchange %s: an erasure took out part of what its reflection was shown;"
                      " asking again", exchange.exchange_id)  # fmt: skip
             await self._release(lease)
@@ -246,6 +263,7 @@ class ReflectionWorker:
             # runs it to its end): a row it completed is no longer this lease's to give back.
             await self._give_back(lease)
             raise
+        self._asked_again.pop(exchange.exchange_id, None)
         return None if report.stale else report
 
     async def _give_back(self, lease: outbox.Lease | asyncio.Future[outbox.Lease | None]) -> None:

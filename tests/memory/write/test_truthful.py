@@ -29,7 +29,7 @@ from memory.model import Scope
 from memory.store import counters, memories, versions
 from memory.store.db import Store
 from memory.vectors.indexer import Indexer
-from memory.write.worker import ReflectionWorker
+from memory.write.worker import REASKS, ReflectionWorker
 from tests.fakes.canary import reflection_request, stored
 from tests.fakes.ollama import FakeOllama
 
@@ -345,3 +345,34 @@ def test_only_one_path_rewrites_a_memorys_wording() -> None:
         if name == "rewrite" and "memories" in path.read_text()
     }
     assert callers == {("memory/store/versions.py", "supersede")}, callers
+
+
+async def test_forgetting_what_a_reflection_is_shown_again_and_again_costs_its_attempts(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    """Each time the reflection is asked, the person forgets one of the memories it was shown:
+    it is asked again at once REASKS times, then each time is a failed attempt (its back-off),
+    so a worker is never held asking the model forever."""
+    engine, worker = _setup(store, ollama, http)
+    for n in range(8):
+        await manage.remember(store, user_id=1, story_id=STORY, origin=GUILD,
+                              text=f"Souvenir {n} du jardin", now=1.0 + n)  # fmt: skip
+    source = await _turn(engine, 1, "Tu te souviens du jardin ?")
+
+    async def forget_one(payload: dict[str, Any]) -> None:
+        asked = reflection_request(payload)
+        if asked is not None and asked.get("memories"):
+            await forgetting.forget_memory(store, 1, int(asked["memories"][0]["id"]))
+
+    ollama.pause = forget_one
+    for _ in range(REASKS):
+        assert await worker.reflect_now(source) is None
+        [(attempts,)] = await store.fetchall(
+            "SELECT attempts FROM outbox WHERE exchange_id = ?", (source,)
+        )
+        assert attempts == 0  # given back, asked again at once
+    assert await worker.reflect_now(source) is None
+    [(attempts, due)] = await store.fetchall(
+        "SELECT attempts, next_attempt_at FROM outbox WHERE exchange_id = ?", (source,)
+    )
+    assert attempts == 1 and due is not None  # now a failed attempt, retried later
