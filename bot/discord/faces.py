@@ -32,15 +32,10 @@ import discord
 from discord.utils import MISSING
 
 from bot.render import DISCORD_LIMIT, split_message
-from memory import CardError, portrait
+from memory import CardError, portrait, valid_name
 
 log = logging.getLogger(__name__)
 
-# Discord's limit on a webhook's name and on a message's username.
-NAME_LIMIT = 80
-# Names Discord refuses in a webhook's name or username, anywhere in it, case ignored.
-_REFUSED = re.compile(r"(c)(lyde)|(d)(iscord)", re.IGNORECASE)
-_HAIR_SPACE = "\u200a"
 _PREFIX = "Écho · "
 # After a refused creation (the channel holds 15 webhooks, the permission was just taken): the
 # bot speaks itself there this long before trying again, not one refused call per message.
@@ -79,11 +74,15 @@ def face_of(character: Playing, *, named: bool) -> Face:
 
 
 def safe_name(name: str) -> str:
-    """A name Discord takes for a webhook or a message's username: on one line, at most 80
-    characters, with "clyde" and "discord" broken by a hair space (Discord refuses both)."""
-    text = " ".join(name.split())
-    text = _REFUSED.sub(lambda m: _HAIR_SPACE.join(g for g in m.groups() if g), text)
-    return text[:NAME_LIMIT].strip() or "Écho"
+    """A name Discord takes for a webhook or a message's username (memory/character/names.py
+    says how a name is adjusted; a character's is already, since it was built)."""
+    return valid_name(name)
+
+
+def name_heading(face: Face) -> str:
+    """The first line of a reply the bot says itself for a character: its name in bold, at
+    most 2 × 80 + 4 characters (a valid name, its markdown escaped)."""
+    return f"**{discord.utils.escape_markdown(safe_name(face.name))}**"
 
 
 def body(content: str) -> str:
@@ -190,7 +189,7 @@ class Faces:
                      "(give the bot Manage Webhooks there for their own names and faces)",
                      where, why)  # fmt: skip
         if named and face.named:
-            chunks = _headed(chunks, f"**{discord.utils.escape_markdown(face.name)}**")
+            chunks = _headed(chunks, name_heading(face))
         sent = []
         for n, part in enumerate(chunks):
             extra: dict[str, Any] = {}
@@ -293,7 +292,7 @@ class Faces:
         hook, _ = await self._webhook(channel, face)
         header = f"{REPLY_MARK}{reply_to.jump_url}" if hook is not None else ""
         if hook is None and face.named:
-            header = f"**{discord.utils.escape_markdown(face.name)}**"
+            header = name_heading(face)
         parts = _headed(chunks, header) if header and chunks else list(chunks)
         thread = channel if isinstance(channel, discord.Thread) else MISSING
         for post, part in zip(posts, parts, strict=False):
@@ -390,7 +389,7 @@ class FaceSpeaker:
         if hook is not None:
             self._header = f"{REPLY_MARK}{reply_to.jump_url}"
         elif face.named:
-            self._header = f"**{discord.utils.escape_markdown(face.name)}**"
+            self._header = name_heading(face)
         else:
             self._header = ""
         self.limit = DISCORD_LIMIT - (len(self._header) + 1 if self._header else 0)

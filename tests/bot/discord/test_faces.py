@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from bot.discord.app import EchoBot
-from bot.discord.faces import NAME_LIMIT, edit_reply, face_of, room, safe_name
+from bot.discord.faces import edit_reply, face_of, room, safe_name
+from memory import NAME_LIMIT
 from memory.store import history
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import CHANNEL, _bot_with, _say
