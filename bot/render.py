@@ -119,8 +119,12 @@ def version_line(versions: Versions) -> str:
 
 
 def split_message(text: str, limit: int = DISCORD_LIMIT) -> list[str]:
-    """Split a reply into chunks of at most `limit` characters, at paragraphs, then sentences,
-    then words, and only as a last resort inside a word."""
+    """Split a reply into chunks of at most `limit` characters (at least 1: ValueError
+    otherwise), at paragraphs, then sentences, then words, and only as a last resort inside a
+    word. What is kept: the text without its leading and trailing whitespace, in order, each
+    cut dropping only the whitespace around it (a cut inside a word drops nothing)."""
+    if limit < 1:
+        raise ValueError(f"a message holds at least 1 character, not {limit}")
     text = text.strip()
     chunks: list[str] = []
     while len(text) > limit:

@@ -43,6 +43,7 @@ from memory import (
     load_registry,
     open_store,
     resolve_prefixes,
+    valid_name,
 )
 from memory.manage import casting, setup
 from memory.manage.context import sync_card_lore
@@ -180,11 +181,12 @@ def character(
     key = c.key if isinstance(c, CastSettings) else DEFAULT_KEY
     if card is None:
         return Character(
-            name=c.name, persona=c.persona, rules=tuple(c.rules), zone=c.zone(), key=key
-        )
+            name=valid_name(c.name), persona=c.persona, rules=tuple(c.rules), zone=c.zone(),
+            key=key,
+        )  # fmt: skip
     given = c.model_fields_set
     return Character(
-        name=c.name if "name" in given else card.name,
+        name=valid_name(c.name) if "name" in given else card.name,
         persona=c.persona if "persona" in given else card.persona,
         rules=tuple(c.rules), system=card.system, post_history=card.post_history,
         examples=card.examples, greetings=card.greetings, zone=c.zone(), key=key,

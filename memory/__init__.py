@@ -32,6 +32,7 @@ from memory.backends.redact import Secrets, redact
 from memory.backends.structured import Mode, Negotiator
 from memory.character.cards import Card, load_card, load_lorebook
 from memory.character.cast import DEFAULT_KEY, KEY, Characters
+from memory.character.names import NAME_LIMIT, valid_name
 from memory.character.png import portrait
 from memory.context.budget import ContextPlan, Decision
 from memory.context.builder import ContextConfig
@@ -99,6 +100,7 @@ __all__ = [
     "KEY",
     "MANUAL_EXCHANGE",
     "MAX_CHATS",
+    "NAME_LIMIT",
     "REFLECTION_DEADLINE",
     "REINDEX_INTERVAL",
     "RELATIVE_SD",
@@ -180,4 +182,5 @@ __all__ = [
     "said_on",
     "save_calibration",
     "unexpected",
+    "valid_name",
 ]

@@ -49,17 +49,35 @@ def well_formed(text: str) -> str:
 # The control tokens of common chat templates. Ollama and llama.cpp render the template as text
 # and tokenize the result with special tokens allowed, so one of these in a message or a name
 # would become a real role marker. `<|...|>` covers ChatML, Llama 3, Phi, Granite, gpt-oss and
-# DeepSeek (whose full-width bars NFKC folds to "|"); the rest are spelled out.
-_ANGLE_TOKENS = (
-    "s", "/s", "bos", "eos", "pad", "unk", "<sys>", "</sys>", "start_of_turn", "end_of_turn",
-    "think", "/think", "tool_call", "/tool_call", "tool_response", "/tool_response",
-    "start_of_image", "end_of_image",
-)  # fmt: skip
-_BRACKET_TOKENS = (
-    "inst", "/inst", "system_prompt", "/system_prompt", "available_tools", "/available_tools",
-    "tool_calls", "tool_results", "/tool_results", "tool_content", "img", "img_break",
-    "img_end", "think", "/think", "args", "call_id", "prefix", "suffix", "middle",
-)  # fmt: skip
+# DeepSeek (whose full-width bars NFKC folds to "|"); the others are listed by the family whose
+# template (its tokenizer_config.json, or its GGUF's) uses them, case ignored, and a family's
+# numbered tokens by the rule `_NUMBERED` below. A family added here is tested with one of its
+# tokens in tests/memory/test_text.py (CONTROL_TOKENS).
+_ANGLE_FAMILIES = {
+    "Llama 2, Mistral": ("s", "/s", "<sys>", "</sys>"),
+    "Gemma": ("bos", "eos", "pad", "unk", "start_of_turn", "end_of_turn", "start_of_image",
+              "end_of_image"),
+    "Qwen 3, DeepSeek R1, Hermes (reasoning and tools)": ("think", "/think", "tool_call",
+        "/tool_call", "tool_response", "/tool_response"),
+    "ChatGLM, GLM-4 (start and end of a part)": ("sop", "eop"),
+    "MiniCPM (its roles)": ("用户", "ai"),
+    "Idefics, SmolVLM, LLaVA": ("end_of_utterance", "fake_token_around_image", "image"),
+    "StarCoder, Qwen Coder (fill in the middle)": ("fim_prefix", "fim_middle", "fim_suffix",
+        "fim_pad", "file_sep", "repo_name"),
+}  # fmt: skip
+_BRACKET_FAMILIES = {
+    "Llama 2, Mistral": ("inst", "/inst"),
+    "Mistral v3 to v7, Magistral": ("system_prompt", "/system_prompt", "available_tools",
+        "/available_tools", "tool_calls", "tool_results", "/tool_results", "tool_content",
+        "think", "/think", "args", "call_id"),
+    "Pixtral (images)": ("img", "img_break", "img_end"),
+    "Codestral (fill in the middle)": ("prefix", "suffix", "middle"),
+    "ChatGLM, GLM-4 (masks opening a prompt)": ("gmask", "smask", "mask"),
+}  # fmt: skip
+_ANGLE_TOKENS = tuple(t for tokens in _ANGLE_FAMILIES.values() for t in tokens)
+_BRACKET_TOKENS = tuple(t for tokens in _BRACKET_FAMILIES.values() for t in tokens)
+# Numbered tokens, `<reserved_106>`: Baichuan 2's roles are its reserved tokens 102 to 107.
+_NUMBERED = ("reserved_",)
 # What a token's delimiters become: visible look-alikes that NFKC and `clean` leave alone, so
 # the token cannot form again (and `<|...|>` refuses them inside: a broken token nests in none).
 _BROKEN = {"<": "‹", ">": "›", "|": "¦", "[": "⟦", "]": "⟧"}
@@ -78,6 +96,7 @@ _CONTROL_TOKEN = re.compile(
     f"<{_GAP}(?:"
     + rf"\|[^|<>\s{''.join(_BROKEN.values())}]{{0,80}}\|{_GAP}>"
     + "".join(f"|{_spelled(t)}{_GAP}>" for t in _ANGLE_TOKENS)
+    + "".join(f"|{_spelled(t)}(?:\\d{_GAP}){{1,6}}>" for t in _NUMBERED)
     + rf")|\[{_GAP}(?:"
     + "|".join(f"{_spelled(t)}{_GAP}\\]" for t in _BRACKET_TOKENS)
     + ")",

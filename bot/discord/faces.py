@@ -32,19 +32,19 @@ import discord
 from discord.utils import MISSING
 
 from bot.render import DISCORD_LIMIT, split_message
-from memory import CardError, portrait
+from memory import CardError, portrait, valid_name
 
 log = logging.getLogger(__name__)
 
-# Discord's limit on a webhook's name and on a message's username.
-NAME_LIMIT = 80
-# Names Discord refuses in a webhook's name or username, anywhere in it, case ignored.
-_REFUSED = re.compile(r"(c)(lyde)|(d)(iscord)", re.IGNORECASE)
-_HAIR_SPACE = "\u200a"
 _PREFIX = "Écho · "
 # After a refused creation (the channel holds 15 webhooks, the permission was just taken): the
 # bot speaks itself there this long before trying again, not one refused call per message.
 RETRY_AFTER = 600.0
+# After a message through a character's webhook was refused as malformed (400: Discord refuses
+# the character's name as a username, its rules changed): the bot speaks itself for that
+# character in that channel RETRY_AFTER, then twice as long after each refusal again, up to this.
+LONGEST_BACK_OFF = 24 * 3600.0
+MUTED = "webhook refused its messages earlier"
 # The first line of a webhook message: the message it answers (Discord shows a link to it).
 REPLY_MARK = "-# ↪ "
 _HEADER = re.compile(r"\A(?:-# ↪ \S+|\*\*[^\n]+\*\*)\n")
@@ -79,11 +79,15 @@ def face_of(character: Playing, *, named: bool) -> Face:
 
 
 def safe_name(name: str) -> str:
-    """A name Discord takes for a webhook or a message's username: on one line, at most 80
-    characters, with "clyde" and "discord" broken by a hair space (Discord refuses both)."""
-    text = " ".join(name.split())
-    text = _REFUSED.sub(lambda m: _HAIR_SPACE.join(g for g in m.groups() if g), text)
-    return text[:NAME_LIMIT].strip() or "Écho"
+    """A name Discord takes for a webhook or a message's username (memory/character/names.py
+    says how a name is adjusted; a character's is already, since it was built)."""
+    return valid_name(name)
+
+
+def name_heading(face: Face) -> str:
+    """The first line of a reply the bot says itself for a character: its name in bold, at
+    most 2 × 80 + 4 characters (a valid name, its markdown escaped)."""
+    return f"**{discord.utils.escape_markdown(safe_name(face.name))}**"
 
 
 def body(content: str) -> str:
@@ -105,10 +109,14 @@ class Faces:
 
     def __init__(self, client: discord.Client, *, clock: Callable[[], float] = time.monotonic):
         self._client = client
-        self._clock = clock
+        # What the back-offs are read on (a test's virtual clock).
+        self.clock = clock
         self._hooks: dict[tuple[int, str], discord.Webhook] = {}
         self._owned: dict[int, list[discord.Webhook]] = {}
         self._refused: dict[tuple[int, str], float] = {}
+        # Per channel and character whose webhook messages Discord refused (400): until when
+        # the bot speaks itself instead, and how long the last back-off was.
+        self._muted: dict[tuple[int, str], tuple[float, float]] = {}
         self._locks: dict[int, asyncio.Lock] = {}
         self._pictures: dict[str, bytes | None] = {}
         self._told: set[tuple[int, str]] = set()
@@ -134,7 +142,7 @@ class Faces:
         nothing: what it did not post goes out as the bot."""
         if not chunks:
             return []
-        hook, why = await self._webhook(channel, face)
+        hook, why = await self._webhook(channel, face, posting=True)
         sent: list[discord.Message] = []
         if hook is not None:
             parts = list(chunks)
@@ -153,8 +161,10 @@ class Faces:
                     sent.append(posted)
                 except discord.HTTPException as exc:
                     why = f"webhook refused ({exc.status})"
-                    self._forget(hook, exc)
+                    self._refused_post(channel, hook, face, exc)
                     break
+            if sent:
+                self._took(channel, face)
             if len(sent) == len(parts):
                 return sent
             chunks = parts[len(sent) :] if sent else chunks
@@ -168,7 +178,7 @@ class Faces:
     ) -> FaceSpeaker:
         """What a streamed reply posts and edits through: `face`'s webhook where the bot may
         (found or made now), else the bot itself (bot.discord.streaming)."""
-        hook, why = await self._webhook(channel, face)
+        hook, why = await self._webhook(channel, face, posting=True)
         return FaceSpeaker(self, channel, reply_to, face, hook, why)
 
     async def _as_bot(
@@ -190,7 +200,7 @@ class Faces:
                      "(give the bot Manage Webhooks there for their own names and faces)",
                      where, why)  # fmt: skip
         if named and face.named:
-            chunks = _headed(chunks, f"**{discord.utils.escape_markdown(face.name)}**")
+            chunks = _headed(chunks, name_heading(face))
         sent = []
         for n, part in enumerate(chunks):
             extra: dict[str, Any] = {}
@@ -202,9 +212,10 @@ class Faces:
         return sent
 
     async def _webhook(
-        self, channel: discord.abc.Messageable, face: Face
+        self, channel: discord.abc.Messageable, face: Face, *, posting: bool = False
     ) -> tuple[discord.Webhook | None, str]:
-        """The webhook `face` speaks through here, or None and why not."""
+        """The webhook `face` speaks through here, or None and why not; to post a new message
+        (`posting`), None while its messages here are in a back-off after a refusal."""
         guild = getattr(channel, "guild", None)
         if guild is None:
             return None, "dm"
@@ -215,9 +226,11 @@ class Faces:
         if me is None or not home.permissions_for(me).manage_webhooks:
             return None, "no Manage Webhooks permission"
         key = (home.id, face.key)
+        if posting and self._mutes(key):
+            return None, MUTED
         if (hook := self._hooks.get(key)) is not None:
             return hook, ""
-        if self._clock() < self._refused.get(key, -math.inf):
+        if self.clock() < self._refused.get(key, -math.inf):
             return None, "webhook refused earlier"
         async with self._locks.setdefault(home.id, asyncio.Lock()):
             if (hook := self._hooks.get(key)) is not None:
@@ -225,7 +238,7 @@ class Faces:
             try:
                 hook = await self._find_or_make(home, me.id, face)
             except discord.HTTPException as exc:
-                self._refused[key] = self._clock() + RETRY_AFTER
+                self._refused[key] = self.clock() + RETRY_AFTER
                 return None, f"webhook refused ({exc.status})"
             self._hooks[key] = hook
             self.speakers[hook.id] = face.key
@@ -268,6 +281,38 @@ class Faces:
             self._pictures[face.key] = picture
         return self._pictures[face.key]
 
+    def _refused_post(
+        self,
+        channel: discord.abc.Messageable,
+        hook: discord.Webhook,
+        face: Face,
+        error: discord.HTTPException,
+    ) -> None:
+        """A message through `face`'s webhook was refused: a webhook Discord no longer knows
+        is forgotten (404); a malformed one (400, the name as a username) starts a back-off,
+        doubled at each refusal again, in which the bot speaks itself for `face` here."""
+        self._forget(hook, error)
+        if error.status != 400:
+            return
+        key = _place(channel, face)
+        if self._mutes(key):
+            return  # a call in flight together with the one that started the back-off
+        _, last = self._muted.get(key, (0.0, 0.0))
+        wait = min(LONGEST_BACK_OFF, last * 2 if last else RETRY_AFTER)
+        self._muted[key] = (self.clock() + wait, wait)
+        log.info("channel %d: Discord refused the character %s's message through its webhook "
+                 "(400): the bot says its replies there for %.0f s", key[0], face.key,
+                 wait)  # fmt: skip
+
+    def _mutes(self, place: tuple[int, str]) -> bool:
+        """Whether the bot speaks itself for this channel and character (a back-off)."""
+        return self.clock() < self._muted.get(place, (-math.inf, 0.0))[0]
+
+    def _took(self, channel: discord.abc.Messageable, face: Face) -> None:
+        """A message through `face`'s webhook went out: a back-off starts afresh next time."""
+        if self._muted:
+            self._muted.pop(_place(channel, face), None)
+
     def _forget(self, hook: discord.Webhook, error: discord.HTTPException) -> None:
         """Drop a webhook Discord no longer knows (deleted from the channel's settings): the
         next reply makes another."""
@@ -293,7 +338,7 @@ class Faces:
         hook, _ = await self._webhook(channel, face)
         header = f"{REPLY_MARK}{reply_to.jump_url}" if hook is not None else ""
         if hook is None and face.named:
-            header = f"**{discord.utils.escape_markdown(face.name)}**"
+            header = name_heading(face)
         parts = _headed(chunks, header) if header and chunks else list(chunks)
         thread = channel if isinstance(channel, discord.Thread) else MISSING
         for post, part in zip(posts, parts, strict=False):
@@ -338,6 +383,12 @@ class Faces:
         if message.webhook_id is None:
             return None
         return self.speakers.get(message.webhook_id)
+
+
+def _place(channel: discord.abc.Messageable, face: Face) -> tuple[int, str]:
+    """The channel whose webhooks `face` speaks through here (a thread's parent), and its key."""
+    home = channel.parent if isinstance(channel, discord.Thread) else channel
+    return getattr(home, "id", 0), face.key
 
 
 def header_of(content: str) -> str:
@@ -390,7 +441,7 @@ class FaceSpeaker:
         if hook is not None:
             self._header = f"{REPLY_MARK}{reply_to.jump_url}"
         elif face.named:
-            self._header = f"**{discord.utils.escape_markdown(face.name)}**"
+            self._header = name_heading(face)
         else:
             self._header = ""
         self.limit = DISCORD_LIMIT - (len(self._header) + 1 if self._header else 0)
@@ -400,16 +451,20 @@ class FaceSpeaker:
     ) -> discord.Message:
         content = f"{self._header}\n{text}" if first and self._header else text
         extra: dict[str, Any] = {} if view is None else {"view": view}
+        if self._hook is not None and self._faces._mutes(_place(self._channel, self._face)):
+            self._hook, self._why = None, MUTED  # refused since this reply began
         if self._hook is not None:
             thread = self._channel if isinstance(self._channel, discord.Thread) else MISSING
             try:
-                return await self._hook.send(
+                posted = await self._hook.send(
                     content, username=safe_name(self._face.name), wait=True,
                     allowed_mentions=_NONE, thread=thread, **extra,
                 )  # fmt: skip
+                self._faces._took(self._channel, self._face)
+                return posted
             except discord.HTTPException as exc:
                 self._why = f"webhook refused ({exc.status})"
-                self._faces._forget(self._hook, exc)
+                self._faces._refused_post(self._channel, self._hook, self._face, exc)
                 self._hook = None
         # The bot says it: a reply to the message (no link), named when several play.
         sent = await self._faces._as_bot(

@@ -274,11 +274,18 @@ class Terminal:
             return False
         method = f"cmd_{name.replace('-', '_')}"
         handler = getattr(self, method, None) if method.isidentifier() else None
-        if handler is None:
+        if handler is None or name not in options.USAGES:
             self.say(f"Unknown command /{name}. {HELP}")
         else:
-            await self._guarded(name, lambda: handler(arg.strip()))
+            await self._guarded(name, lambda: self._checked(name, handler, arg.strip()))
         return True
+
+    async def _checked(
+        self, name: str, handler: Callable[[str], Awaitable[None]], arg: str
+    ) -> None:
+        """Run a command once its line holds only what it takes (options.USAGES)."""
+        options.parse(name, arg)
+        await handler(arg)
 
     async def _guarded(self, name: str, act: Callable[[], Awaitable[None]]) -> None:
         """Run a command, turning a person's mistake or a refusing database into one line."""
@@ -309,9 +316,13 @@ class Terminal:
 
     async def cmd_memories(self, arg: str) -> None:
         """/memories [never|TEXT] · /memories history ID (a memory's versions)."""
+        arg, chosen = options.parse("memories", arg)
         word, _, rest = arg.partition(" ")
-        if word == "history" and rest.strip():
-            chain = await versions.history(self.runtime.store, self.user_id, _id(rest))
+        if "history" in chosen or (word == "history" and rest.strip()):
+            if "history" in chosen and arg:
+                raise InvalidInput("write /memories history:ID alone, or /memories TEXT")
+            number = _id(chosen.get("history") or rest)
+            chain = await versions.history(self.runtime.store, self.user_id, number)
             self.say(render.render_versions(chain))
             return
         store, never = self.runtime.store, arg == "never"
@@ -332,7 +343,8 @@ class Terminal:
 
     async def cmd_restore(self, arg: str) -> None:
         """/restore ID: the version before the last replacement comes back."""
-        memory = await versions.restore(self.runtime.store, self.user_id, _id(arg))
+        number = _id(options.one("restore", arg, "memory"))
+        memory = await versions.restore(self.runtime.store, self.user_id, number)
         self.say(f"#{memory.id} is back to: {render.excerpt(memory.text, 80)}")
 
     async def cmd_edit(self, arg: str) -> None:
@@ -357,7 +369,8 @@ class Terminal:
 
     async def cmd_pin(self, arg: str, pinned: bool = True) -> None:
         store = self.runtime.store
-        before = await manage.get(store, self.user_id, _id(arg))
+        number = _id(options.one("pin" if pinned else "unpin", arg, "memory"))
+        before = await manage.get(store, self.user_id, number)
         if before.pinned == pinned:
             self.say(f"#{before.id} {'was already pinned' if pinned else 'was not pinned'}.")
             return
@@ -369,7 +382,8 @@ class Terminal:
 
     async def cmd_forget(self, arg: str) -> None:
         """/forget ID: says at once when there is no such memory; asks first in a terminal."""
-        memory = await manage.get(self.runtime.store, self.user_id, _id(arg))
+        number = _id(options.one("forget", arg, "memory"))
+        memory = await manage.get(self.runtime.store, self.user_id, number)
 
         async def forget() -> None:
             found = await forgetting.forget_memory(self.runtime.store, self.user_id, memory.id)
@@ -392,19 +406,37 @@ class Terminal:
         self.say(report.text(heading="Forgotten:"))
 
     async def cmd_forget_me(self, arg: str) -> None:
-        """/forget-me: asks, and the next line answers (y to erase)."""
+        """/forget-me [character:KEY]: asks, and the next line answers (y to erase); with a
+        character, only what that one stores about the person."""
+        _, chosen = options.parse("forget-me", arg)
+        cast = self.runtime.characters
+        character = cast.need(chosen["character"]) if "character" in chosen else None
         question = forgetting.FORGET_ME_QUESTION
-        self._ask(question, "forget-me", self._forget_me, "Kept; nothing was erased.")
+        if character is not None:
+            question = (
+                f"Erase everything {character.name} ({character.key}) stores about you? The "
+                "other characters' memories of you stay. This cannot be undone."
+            )
+        elif len(cast) > 1:
+            question += f" Every character's: {', '.join(c.name for c in cast)}."
 
-    async def _forget_me(self) -> None:
-        report = await forgetting.forget_person(
-            self.runtime.store, self.person, engine=self.runtime.engine
-        )
-        self.say(report.text(heading="Erased everything about you:"))
+        async def forget_me() -> None:
+            report = await forgetting.forget_person(
+                self.runtime.store, self.person, engine=self.runtime.engine,
+                character=character.key if character is not None else None,
+            )  # fmt: skip
+            heading = (
+                f"Erased everything {character.name} stored about you:"
+                if character is not None
+                else "Erased everything about you:"
+            )
+            self.say(report.text(heading=heading))
+
+        self._ask(question, "forget-me", forget_me, "Kept; nothing was erased.")
 
     async def cmd_remember(self, arg: str) -> None:
         """/remember TEXT [kind:KIND] [scope:global|story]."""
-        text, chosen = options.split(arg, options.REMEMBER)
+        text, chosen = options.parse("remember", arg)
         if not text.strip():
             raise InvalidInput(f"write {options.REMEMBER_USAGE} (1 to 500 characters)")
         kind = Kind(chosen.get("kind", Kind.FACT.value))
@@ -459,6 +491,7 @@ class Terminal:
     async def cmd_privacy(self, arg: str) -> None:
         """/privacy · /privacy where_learned|everywhere|default."""
         store, default = self.runtime.store, self.runtime.settings.privacy.memories_served
+        arg = options.one("privacy", arg, "memories")
         if arg:
             found = await privacy.choose(store, self.person, arg, default=default)
         else:
@@ -474,7 +507,7 @@ class Terminal:
     async def cmd_context(self, arg: str) -> None:
         """/context [DRAFT] [full:true]: history messages with the same fate on one line each
         run, as in Discord, unless full:true."""
-        draft, chosen = options.split(arg, options.CONTEXT)
+        draft, chosen = options.parse("context", arg)
         plan = await self.runtime.engine.preview(
             user_id=self.person, user_name=self.user_name, story_id=self.person,
             origin=DM_ORIGIN, text=draft, character=self.playing.key,
@@ -483,6 +516,7 @@ class Terminal:
 
     async def cmd_strategy(self, arg: str) -> None:
         engine = self.runtime.engine
+        arg = options.one("strategy", arg, "name")
         if not arg:
             self.say((await context.strategies(engine, self.story_id)).line())
             return

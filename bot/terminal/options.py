@@ -1,25 +1,74 @@
 """How a terminal command's line is read: an id (`/pin 3`), a y/N answer, and the options typed
-after a text, named as Discord names them: `/remember Call me Sam kind:rule scope:story`,
-`/context And the lighthouse? full:true`. HELP lists them all.
+after a text, named as the Discord command names them: `/remember Call me Sam kind:rule
+scope:story`, `/context And the lighthouse? full:true`, `/forget-me character:brann`,
+`/pin memory:3`. USAGES says what each command takes; HELP lists them all.
 
 A word at the end of the line is an option when it is `name:value` with one of the command's
 option names; the first other word ends the options, and everything before it is the text. To
 keep such a word as the text's last word, put a backslash before it (`\\kind:rule`): one
-backslash is taken away. A known name with a value it does not take is a mistake said in one
-line, never text stored by surprise.
+backslash is taken away. A known name with a value it does not take, an option another command
+takes but not this one, or anything after a command that takes nothing, is a mistake said in
+one line, never ignored and never text stored by surprise.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from memory import InvalidInput, Kind, Scope
 
+# Each option's name and the values it takes (none listed: any one word).
 Choices = Mapping[str, Sequence[str]]
 
 REMEMBER: Choices = {"kind": [k.value for k in Kind], "scope": [s.value for s in Scope]}
 CONTEXT: Choices = {"full": ["true", "false"]}
+PRIVACY: Choices = {"memories": ["where_learned", "everywhere", "default"]}
+# An option whose value is one of the person's memories, or a character's key.
+MEMORY: Choices = {"memory": []}
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What a command takes after its name: its options, named as the Discord command's, and
+    what else the line may hold, as the help writes it ("": nothing)."""
+
+    options: Choices = field(default_factory=dict)
+    rest: str = ""
+
+
+# Every terminal command, by name. Options as the Discord command names them; a positional
+# form the terminal had first (`/pin 3`, `/privacy everywhere`) is read as well.
+USAGES: Mapping[str, Usage] = {
+    "help": Usage(),
+    "why": Usage(),
+    "memories": Usage({"history": []}, rest="never|TEXT|history ID"),
+    "pin": Usage(MEMORY, rest="ID"),
+    "unpin": Usage(MEMORY, rest="ID"),
+    "forget": Usage(MEMORY, rest="ID"),
+    "restore": Usage(MEMORY, rest="ID"),
+    "edit": Usage(rest="ID TEXT"),
+    "retry": Usage(),
+    "swipe": Usage(rest="N"),
+    "remember": Usage(REMEMBER, rest="TEXT"),
+    "summary": Usage(),
+    "positions": Usage(rest="drop ID REASON"),
+    "anchors": Usage(rest="add TEXT|drop ID REASON"),
+    "privacy": Usage(PRIVACY, rest="where_learned|everywhere|default"),
+    "stats": Usage(),
+    "context": Usage(CONTEXT, rest="DRAFT"),
+    "strategy": Usage({"name": []}, rest="NAME"),
+    "history": Usage(rest="PAGE"),
+    "exclude": Usage(rest="ID"),
+    "include": Usage(rest="ID"),
+    "export": Usage(rest="FILE"),
+    "lore": Usage(rest="list|add KEYWORDS | CONTENT|remove ID"),
+    "forget-message": Usage(rest="ID"),
+    "forget-me": Usage({"character": []}),
+}
+# The names some command takes as an option: at the end of another's line, a mistake.
+OPTION_NAMES = frozenset(name for usage in USAGES.values() for name in usage.options)
 
 REMEMBER_USAGE = "/remember TEXT [kind:fact|preference|promise|episode|rule] [scope:global|story]"
 
@@ -30,35 +79,68 @@ Commands: /why · /memories [never|TEXT|history ID] · /pin ID · /unpin ID · /
           /summary · /positions [drop ID REASON] · /anchors [add TEXT|drop ID REASON]
           /privacy [where_learned|everywhere|default] · /stats · /context [DRAFT] [full:true]
           /strategy [NAME] · /history [PAGE] · /exclude ID · /include ID · /export [FILE]
-          /lore list|add KEYWORDS | CONTENT|remove ID · /forget-message ID · /forget-me
-          /help · /quit (or Ctrl-D, Ctrl-C)
-Options go last, as in Discord: /remember Call me Sam kind:rule. To end a text with such a
-word, put a backslash before it: /remember I like \\kind:rule. /context's full:true lists each
-history message on a line of its own instead of one line per run (texts stay cut short)."""
+          /lore list|add KEYWORDS | CONTENT|remove ID · /forget-message ID
+          /forget-me [character:KEY] · /help · /quit (or Ctrl-D, Ctrl-C)
+Options go last, named as in Discord: /remember Call me Sam kind:rule, /pin memory:3 (or
+/pin 3). To end a text with such a word, put a backslash before it: /remember I like
+\\kind:rule. /context's full:true lists each history message on a line of its own instead of
+one line per run (texts stay cut short). An option a command does not take is refused."""
 
 
 # The shortest head, then the last whitespace-separated word: the head never ends in a space.
 _LAST = re.compile(r"(.*?)\s*(\S+)", re.DOTALL)
 
 
-def split(line: str, choices: Choices) -> tuple[str, dict[str, str]]:
-    """The text and the options written at its end."""
+def parse(command: str, arg: str) -> tuple[str, dict[str, str]]:
+    """What follows a command's name: the rest of the line and the options it takes; one
+    line (InvalidInput) for an option it does not take or anything after one that takes
+    nothing."""
+    usage = USAGES[command]
+    text, found = split(arg, usage.options, others=OPTION_NAMES, command=command)
+    if text and not usage.rest:
+        raise InvalidInput(f"/{command} takes nothing after it: write /{command} alone")
+    return text, found
+
+
+def one(command: str, arg: str, name: str) -> str:
+    """The value of a command's option given by name or as the line's rest (`/pin memory:3`
+    or `/pin 3`); "" when neither."""
+    text, found = parse(command, arg)
+    if text and name in found:
+        raise InvalidInput(f"{name} is given twice ({text} and {name}:{found[name]})")
+    return found.get(name, text)
+
+
+def split(
+    line: str, choices: Choices, *, others: Collection[str] = (), command: str = ""
+) -> tuple[str, dict[str, str]]:
+    """The text and the options written at its end; a word at its end naming an option of
+    `others` (another command's) that `choices` lacks is refused (`command` names the one
+    whose line it is)."""
     text, found = line.strip(), {}
     while (last := _LAST.fullmatch(text)) is not None:
         name, colon, value = last.group(2).partition(":")
+        if colon and name in others and name not in choices:
+            takes = ", ".join(f"{n}:" for n in choices) or "no option"
+            raise InvalidInput(
+                f"/{command} has no option {name}: it takes {takes} (to keep the word in the "
+                f"text, write \\{name}:{value})"
+            )
         if not colon or name not in choices:
             break
-        if value not in choices[name]:
+        if not value or (choices[name] and value not in choices[name]):
+            listed = f"one of {', '.join(choices[name])}" if choices[name] else "one word"
             raise InvalidInput(
-                f"{name}:{value}? {name} is one of {', '.join(choices[name])} (to keep the "
-                f"word in the text, write \\{name}:{value})"
+                f"{name}:{value}? {name} is {listed} (to keep the word in the text, write "
+                f"\\{name}:{value})"
             )
         if name in found:
             raise InvalidInput(f"{name} is given twice")
         found[name] = value
         text = last.group(1)
     last = _LAST.fullmatch(text)
-    if last is not None and last.group(2).startswith("\\") and _shaped(last.group(2), choices):
+    shaped = {**{n: () for n in others}, **choices}
+    if last is not None and last.group(2).startswith("\\") and _shaped(last.group(2), shaped):
         text = text[: last.start(2)] + last.group(2)[1:]
     return text, found
 

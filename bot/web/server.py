@@ -25,9 +25,11 @@ import secrets
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from bot.config import MIN_WEB_TOKEN, ConfigError, Settings, WebSettings
 from bot.web import pages
@@ -229,6 +231,22 @@ def resolve_token(settings: WebSettings, data_dir: Path) -> tuple[str, bool]:
     return token, True
 
 
+class _ServerLog(logging.LoggerAdapter[logging.Logger]):
+    """aiohttp's server log, where a client's malformed request (a request line too long, a
+    bad header: answered 400) is one line without its traceback; a handler's error keeps it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.getLogger("aiohttp.server"), {})
+
+    def exception(self, msg: object, *args: object, **kwargs: Any) -> None:
+        error = kwargs.get("exc_info")
+        if isinstance(error, HttpProcessingError):
+            self.logger.debug("malformed request refused (%s %s)", error.code,
+                              type(error).__name__)  # fmt: skip
+            return
+        super().exception(msg, *args, **kwargs)
+
+
 @contextlib.asynccontextmanager
 async def serving(
     settings: Settings, store: Store, *,
@@ -238,7 +256,7 @@ async def serving(
     web_settings = settings.web
     token, generated = resolve_token(web_settings, settings.storage.path.parent)
     view = View(store, indexer=indexer, memories_served=settings.privacy.memories_served)
-    runner = web.AppRunner(build_app(view, token), access_log=None)
+    runner = web.AppRunner(build_app(view, token), access_log=None, logger=_ServerLog())
     await runner.setup()
     host = f"[{web_settings.host}]" if ":" in web_settings.host else web_settings.host
     address = f"http://{host}:{web_settings.port}/"

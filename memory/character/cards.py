@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from memory.character.names import valid_name
 from memory.character.png import PNG_SIGNATURE, png_payload, utf8
 from memory.context.lore import (
     CHAR_PLACEHOLDER,
@@ -181,7 +182,11 @@ def parse_card(
     name = clean(_text(data, "name"))
     if not name:
         raise CardError("the card has no name")
-    me = (played_as or name).strip()
+    # Played under a name Discord takes (memory/character/names.py): in {{char}} too.
+    me = valid_name(played_as or name)
+    if played_as is None and me != name:
+        shown = name if len(name) <= 40 else f"{name[:39]}…"
+        warned.append(f"the name {shown!r} ({len(name):,} characters) is played as {me!r}")
     unknown = [f"data.{k}" for k in data if k not in _DATA_FIELDS]
     if spec != "chara_card_v1":
         known = {"spec", "spec_version", "data", *_V1_FIELDS}
@@ -231,9 +236,10 @@ def parse_card(
         warnings=tuple(warned + book_warnings),
     )  # fmt: skip
     return Card(
-        name=name, persona=persona, system=system, post_history=filled("post_history_instructions"),
-        greetings=greetings, examples=examples, lore=lore, lore_budget=budget, source=source,
-        digest=digest, report=report,
+        name=valid_name(name), persona=persona, system=system,
+        post_history=filled("post_history_instructions"), greetings=greetings,
+        examples=examples, lore=lore, lore_budget=budget, source=source, digest=digest,
+        report=report,
         extra={k: v for k, v in data.items() if k not in _DATA_FIELDS},
     )  # fmt: skip
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 
+from memory.character.names import valid_name
 from memory.context.prompt import Character
 from memory.errors import InvalidInput
 
@@ -51,6 +53,9 @@ class Characters:
     ) -> None:
         if not cast:
             raise ValueError("a cast has at least one character")
+        # Whoever built them, the characters play under names Discord takes (names.py).
+        cast = [c if valid_name(c.name) == c.name else replace(c, name=valid_name(c.name))
+                for c in cast]  # fmt: skip
         self._by_key = {c.key: c for c in cast}
         if len(self._by_key) != len(cast):
             raise ValueError("two characters have the same key")

@@ -196,6 +196,14 @@ class Recorder:
                 self.avatars[webhook_id] = self.sent[-1].files.get("avatar")
                 hook["avatar"] = f"a{next(_ids)}" if payload["avatar"] else None
             return hook
+        username = payload.get("username")
+        if route.method == "POST" and isinstance(username, str) and not _username_taken(username):
+            refusal = {
+                "code": 50035,
+                "message": "Invalid Form Body",
+                "errors": {"username": {"_errors": [{"code": "USERNAME_INVALID"}]}},
+            }
+            raise discord.HTTPException(_Response(400), refusal)  # type: ignore[arg-type]
         posted = len([s for s in self.sent[:-1] if s.answer is not None and s.method == "POST"])
         if (route.method == "POST" and self.refuse_executes is not None
                 and posted >= self.refuse_executes_after):  # fmt: skip
@@ -213,6 +221,14 @@ class Recorder:
         }  # fmt: skip
         self.sent[-1].answer = data
         return data
+
+
+def _username_taken(name: str) -> bool:
+    """Whether Discord takes this as a webhook message's username (its documented rules)."""
+    folded = name.casefold()
+    refused = ("discord", "clyde", "@", "#", ":", "```")
+    return (1 <= len(name) <= 80 and not any(word in folded for word in refused)
+            and folded not in ("everyone", "here"))  # fmt: skip
 
 
 def _webhook_id(path: str) -> int | None:

@@ -2,11 +2,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.render import DISCORD_LIMIT, defang, render_why, split_message
 from memory.model import Kind, Memory, Reason, Scope, Selected, Turn
+from tests.timebox import within
 
 
 @given(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=9000))
@@ -14,6 +16,37 @@ def test_split_keeps_every_word_and_respects_the_limit(text: str) -> None:
     chunks = split_message(text)
     assert all(0 < len(c) <= DISCORD_LIMIT for c in chunks)
     assert "".join("".join(chunks).split()) == "".join(text.split())
+
+
+# Texts where every separator the splitter looks for is common, and words of every length.
+_spaced = st.text(
+    alphabet=st.sampled_from(["a", "b", "é", " ", "\n", ".", "!", "?", "…", "\t", "\u00a0"]),
+    max_size=400,
+)
+
+
+def _kept(text: str, chunks: list[str]) -> bool:
+    """Whether the chunks are the text stripped, in order, with only whitespace between them."""
+    rest = text.strip()
+    for n, chunk in enumerate(chunks):
+        if n:
+            rest = rest.lstrip()
+        if not rest.startswith(chunk):
+            return False
+        rest = rest[len(chunk) :]
+    return rest == ""
+
+
+@given(st.integers(min_value=-3, max_value=60), st.one_of(_spaced, st.text(max_size=200)))
+def test_split_ends_for_any_limit_and_keeps_the_text(limit: int, text: str) -> None:
+    with within(2.0):
+        if limit < 1:
+            with pytest.raises(ValueError, match="at least 1 character"):
+                split_message(text, limit)
+            return
+        chunks = split_message(text, limit)
+    assert all(0 < len(c) <= limit and c == c.strip() for c in chunks)
+    assert _kept(text, chunks)
 
 
 def test_split_prefers_paragraphs_then_sentences() -> None:

@@ -117,6 +117,11 @@ CONTROL_TOKENS = (
     "<|start|>", "<|channel|>", "<|message|>", "<|return|>",  # gpt-oss
     "<|start_of_role|>", "<|end_of_role|>", "<|START_OF_TURN_TOKEN|>",  # Granite, Command R
     "<think>", "</think>", "<tool_call>", "</tool_call>",
+    "[gMASK]", "[sMASK]", "<sop>", "<eop>",  # ChatGLM, GLM-4
+    "<用户>", "<AI>",  # MiniCPM
+    "<reserved_106>", "<reserved_107>",  # Baichuan 2 (a numbered rule: any reserved_N)
+    "<end_of_utterance>", "<fake_token_around_image>", "<image>",  # Idefics, SmolVLM, LLaVA
+    "<fim_prefix>", "<fim_middle>", "<fim_suffix>", "<file_sep>",  # StarCoder, Qwen Coder
 )  # fmt: skip
 # A generic `<|...|>`: any special token of that shape, in the folded text.
 _GENERIC = re.compile(r"<\|[\w▁.\-]{0,80}\|>")
@@ -191,12 +196,15 @@ def test_text_without_tokens_is_left_alone() -> None:
     for text in (
         "<@123> dit [ok] à <b>toi</b>, 3 < 4 | 5 > 2",
         "a|b <| x |> [inst ]",
+        "<reserved_> <aim> <AI > [gmasks] <sops> <用户名> <images>",
         "＂ﬁ\xa0",
         "",
     ):
         assert break_control_tokens(text) == text
     assert break_control_tokens("<|im_start|>system") == "‹¦im_start¦›system"
     assert break_control_tokens("[INST] et [/INST]") == "⟦INST⟧ et ⟦/INST⟧"
+    assert break_control_tokens("[gMASK]<sop><用户>") == "⟦gMASK⟧‹sop›‹用户›"
+    assert break_control_tokens("<reserved_1066>") == "‹reserved_1066›"
 
 
 def test_a_token_formed_by_joining_pieces_is_broken_once_joined() -> None:

@@ -4,6 +4,7 @@ discord.py objects, the webhooks kept by the recorder as Discord keeps them."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -16,12 +17,13 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from bot.discord.app import EchoBot
-from bot.discord.faces import NAME_LIMIT, edit_reply, face_of, room, safe_name
+from bot.discord.faces import RETRY_AFTER, edit_reply, face_of, room, safe_name
 from memory.store import history
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import CHANNEL, _bot_with, _say
 from tests.fakes.ollama import FakeOllama
 from tests.memory.character.test_cards import png, v2
+from tests.memory.character.test_names import discord_takes
 
 ALICE, BOB = 1001, 1002
 THREAD = 55
@@ -172,6 +174,66 @@ async def test_a_refused_webhook_call_loses_nothing(
             assert len(rec.webhook_posts()) == 1
 
 
+async def test_a_webhook_message_refused_as_malformed_is_not_tried_again_until_its_back_off_ends(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Discord answers 400 to the character's messages through its webhook (its rules for a
+    username changed): one refused call, then the bot speaks itself for that character in that
+    channel until the back-off ends (a virtual clock), then tries again."""
+    ollama.chat_reply = lambda payload: "Je suis là."
+    now = [1000.0]
+    async with _bot_with(tmp_path, ollama) as (echo, rec):
+        fakes.allow_webhooks(echo)
+        echo.get_cog("Conversation").faces.clock = lambda: now[0]  # type: ignore[union-attr]
+        channel = fakes.text_channel(echo, CHANNEL)
+        rec.refuse_executes = 400
+        for n in range(4):
+            await _say(echo, channel, ALICE + n, f"Tu es là ? {n}")
+            now[0] += 60
+        assert len(rec.webhook_posts()) == 1  # one refused call, not one per reply
+        as_bot = [s for s in rec.sent if s.path == f"/channels/{CHANNEL}/messages"]
+        assert [s.payload["content"] for s in as_bot] == ["Je suis là."] * 4
+        # Elsewhere the same character still speaks through its own webhook.
+        await _say(echo, fakes.text_channel(echo, 77), BOB, "Et ici ?", mentions=[fakes.BOT_ID])
+        assert len(rec.webhook_posts()) == 2
+        rec.refuse_executes = None
+        now[0] = 1000.0 + RETRY_AFTER + 1
+        await _say(echo, channel, BOB, "Et maintenant ?")
+    taken = [p for p in rec.webhook_posts() if p.answer is not None]
+    assert len(rec.webhook_posts()) == 3 and len(taken) == 1
+    assert str(taken[0].payload["content"]).endswith("\nJe suis là.")
+
+
+async def test_refusals_back_off_longer_each_time_and_many_channels_at_once_keep_apart(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    ollama.chat_reply = lambda payload: "Oui."
+    now = [0.0]
+    channels = [CHANNEL, 71, 72, 73]
+    async with _bot_with(tmp_path, ollama, discord={"channels": channels}) as (echo, rec):
+        fakes.allow_webhooks(echo)
+        faces = echo.get_cog("Conversation").faces  # type: ignore[union-attr]
+        faces.clock = lambda: now[0]
+        places = [fakes.text_channel(echo, c) for c in channels]
+        rec.refuse_executes = 400
+        await asyncio.gather(*(
+            _say(echo, places[n % 4], ALICE + n, f"Allô {n}") for n in range(16)
+        ))  # fmt: skip
+        tried = {p.path.split("/")[2] for p in rec.webhook_posts()}
+        # One refused call per channel's webhook (a reply begun before the refusal does not
+        # try it either), and every message answered by the bot itself.
+        assert len(rec.webhook_posts()) == 4 and len(tried) == 4
+        first = len(rec.webhook_posts())
+        answered = [s for s in rec.sent if s.path.endswith("/messages") and s.method == "POST"]
+        assert len(answered) == 16
+        now[0] = RETRY_AFTER + 1  # the back-off ends: one more refused call, a longer back-off
+        await _say(echo, places[0], BOB, "Encore ?")
+        assert len(rec.webhook_posts()) == first + 1
+        now[0] = 2 * RETRY_AFTER + 2  # past the first back-off's length, within the second's
+        await _say(echo, places[0], BOB, "Et là ?")
+        assert len(rec.webhook_posts()) == first + 1
+
+
 async def test_a_webhook_refused_midway_lets_the_bot_say_the_rest(
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
@@ -233,26 +295,27 @@ def faces_face(echo: EchoBot) -> Any:
 async def test_a_name_discord_refuses_is_sent_as_one_it_takes(
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
-    name = "Clyde of the Discord\nserver " + "x" * 80
+    name = "Clyde of the Discord\nserver: @everyone #1 " + "x" * 80
     async with _bot_with(tmp_path, ollama, character={"name": name[:80]}) as (echo, rec):
         fakes.allow_webhooks(echo)
         await _say(echo, fakes.text_channel(echo, CHANNEL), ALICE, "Salut")
+    # The loopback Discord refuses (400) a username its rules refuse: this one went out.
     [post] = rec.webhook_posts()
     [made] = rec.webhook_creations()
+    assert post.answer is not None
     for sent in (post.payload["username"], made.payload["name"]):
-        assert _discord_takes(sent)
-    assert post.payload["username"].replace("\u200a", "").startswith("Clyde of the Discord server")
-
-
-def _discord_takes(name: str) -> bool:
-    folded = name.casefold()
-    return 1 <= len(name) <= NAME_LIMIT and "clyde" not in folded and "discord" not in folded
+        assert discord_takes(sent)
+    assert (
+        post.payload["username"]
+        .replace("\u200a", "")
+        .startswith("Clyde of the Discord server\ua789 \uff20everyone \uff031")
+    )
 
 
 @given(st.text(max_size=200))
 def test_any_name_becomes_one_discord_takes(name: str) -> None:
     made = safe_name(name)
-    assert _discord_takes(made) and "\n" not in made
+    assert discord_takes(made) and "\n" not in made
 
 
 # --- the message menus on a webhook's message ---------------------------------------------

@@ -6,6 +6,7 @@ on_message as the gateway brings them."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,6 +26,8 @@ from tests.bot.discord.test_discord import CHANNEL, _bot_with, _say
 from tests.bot.discord.test_erasure import _press
 from tests.fakes import canary
 from tests.fakes.ollama import Chaos, FakeOllama
+from tests.memory.character.test_cards import v2
+from tests.timebox import within
 
 ALICE, BOB = 1001, 1002
 OTHER, THIRD = 20, 30
@@ -106,6 +109,51 @@ async def test_without_webhooks_the_bot_names_who_speaks_and_replies_find_them(
         await _say(echo, channel, ALICE, "Merci !", reply_to=mine)
     replies = [s for s in rec.sent if s.path == f"/channels/{CHANNEL}/messages"]
     assert str(replies[-1].payload["content"]).startswith("**Bo**\n")
+
+
+async def test_a_card_with_a_2100_character_name_answers_beside_another_character(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """The bot speaks itself (no Manage Webhooks), the long-named character's name heading the
+    reply: the name is cut to Discord's 80 characters where the character is built, and the
+    reply goes out, each part within 2,000 characters."""
+    ollama.chat_replies = ["Bienvenue au phare."]
+    card = tmp_path / "long.json"
+    card.write_text(json.dumps(v2(name="N" * 2100, character_book=None)), encoding="utf-8")
+    long = {"key": "long", "card": str(card), "default": True, "channels": [CHANNEL]}
+    cast = [long, {**_characters()[1], "channels": [CHANNEL]}]
+    async with _scene(tmp_path, ollama, webhooks=False, characters=cast) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        with within(20.0):  # on a name longer than a message, the split never ended
+            await _say(echo, channel, ALICE, "Il y a quelqu'un ?")
+    posts = [s for s in rec.sent if s.path == f"/channels/{CHANNEL}/messages"]
+    said = [str(s.payload["content"]) for s in posts]
+    assert said and all(len(c) <= 2000 for c in said)
+    heading = "**" + "N" * 80 + "**"
+    assert said[0].startswith(heading + "\n")
+    assert "Bienvenue au phare." in said[-1]
+
+
+async def test_many_people_talk_at_once_to_a_long_named_character_and_each_is_answered(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    ollama.chat_reply = lambda payload: "Oui ?"
+    card = tmp_path / "long.json"
+    card.write_text(json.dumps(v2(name="N" * 2100, character_book=None)), encoding="utf-8")
+    places = [CHANNEL, OTHER, THIRD]
+    long = {"key": "long", "card": str(card), "default": True, "channels": places}
+    async with _scene(tmp_path, ollama, webhooks=False,
+                      characters=[long, _characters()[1]]) as (echo, rec):  # fmt: skip
+        channels = [fakes.text_channel(echo, place) for place in places]
+        with within(30.0):
+            await asyncio.gather(*(
+                _say(echo, channels[n % 3], ALICE + n, f"Allô {n} ?", mentions=[fakes.BOT_ID])
+                for n in range(12)
+            ))  # fmt: skip
+    replies = [s for s in rec.sent if s.path.endswith("/messages") and s.method == "POST"]
+    answered = {s.payload["message_reference"]["message_id"] for s in replies}
+    assert len(answered) == 12
+    assert all(len(str(s.payload["content"])) <= 2000 for s in replies)
 
 
 @pytest.mark.parametrize("chain", [0, 1, 3])

@@ -4,7 +4,9 @@ markup and chart helpers; a degraded turn's reason on the overview."""
 
 from __future__ import annotations
 
+import asyncio
 import html
+import logging
 import re
 import socket
 import stat
@@ -99,6 +101,33 @@ async def test_the_page_is_served_on_loopback_and_the_link_is_printed_once(
     async with serving(configured, store) as address:
         err = capsys.readouterr().err
         assert "s" * 24 not in err and "with your [web] token (or ECHO_WEB__TOKEN)" in err
+
+
+async def _raw(port: int, request: bytes) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request)
+    await writer.drain()
+    answer = await asyncio.wait_for(reader.read(), 10)
+    writer.close()
+    return answer
+
+
+async def test_a_malformed_request_is_refused_with_at_most_one_log_line(
+    tmp_path: Path, store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    port = _free_port()
+    async with serving(_settings(tmp_path, port=port), store):
+        caplog.clear()
+        answers = await asyncio.gather(
+            _raw(port, b"GET /" + b"a" * 10_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"),
+            _raw(port, b"GET / HTTP/1.1\r\nX-Long: " + b"b" * 20_000 + b"\r\n\r\n"),
+        )
+        logged = [r for r in caplog.records if r.name.startswith("aiohttp")]
+    assert all(a.split(b" ", 2)[1] == b"400" for a in answers), [a[:40] for a in answers]
+    assert all(r.exc_info is None and r.exc_text is None for r in logged)
+    assert all("\n" not in r.getMessage() for r in logged)
+    assert len(logged) <= len(answers)
 
 
 async def test_the_page_runs_beside_the_bot_only_when_enabled(tmp_path: Path, store: Store) -> None:
