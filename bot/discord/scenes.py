@@ -10,12 +10,17 @@ in the channel (0, the default: never), so two characters never talk to each oth
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import discord
 
 from bot.discord.faces import Faces, Playing, body, name_line, safe_name
 from bot.runtime import Runtime
+
+# Characters' message ids remembered as weighed (replays of older ones are rare and harmless:
+# the engine's own replay guard still answers each message once).
+WEIGHED_REMEMBERED = 4096
 
 
 class Scenes:
@@ -32,6 +37,9 @@ class Scenes:
         self.chain = chain
         # By channel: the characters' answers to characters since a person last spoke there.
         self._chained: dict[int, int] = {}
+        # The characters' messages already weighed, by id: the gateway may deliver one again
+        # (a replay), and it must not spend the chain twice (scene_chain = 3 gave 2 answers).
+        self._weighed: OrderedDict[int, None] = OrderedDict()
 
     def cast(
         self, channel_id: int, parent_id: int | None = None, *, dm_of: int | None = None
@@ -72,6 +80,11 @@ class Scenes:
             return named(text, cast) or self._replied(message, cast) or default
         if self.chain == 0:
             return None
+        if message.id in self._weighed:
+            return None  # a replay: weighed (and answered, if it was) the first time
+        self._weighed[message.id] = None
+        if len(self._weighed) > WEIGHED_REMEMBERED:
+            self._weighed.popitem(last=False)
         others = [c for c in cast if c.key != speaker]
         chosen = named(body(text), others) or self._replied(message, others)
         if chosen is None or self._chained.get(channel.id, 0) >= self.chain:

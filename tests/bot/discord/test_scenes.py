@@ -176,6 +176,24 @@ async def test_characters_answer_each_other_at_most_scene_chain_times(
             assert speakers == ["Ada", "Bo", "Ada", "Bo"][: 1 + chain], round_
 
 
+async def test_a_characters_message_replayed_by_the_gateway_spends_the_chain_once(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Every character's message comes back twice (a gateway replay, the same message id):
+    with scene_chain = 3 the characters still answer each other three times, not fewer."""
+    ollama.chat_reply = lambda payload: "Ada, Bo : on en parle ?"  # names both, always
+    async with _scene(tmp_path, ollama, chain=3) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        await _say(echo, channel, ALICE, "Ada ?")
+        seen = 0
+        while seen < len(rec.webhook_posts()):
+            seen += 1
+            post = rec.webhook_posts()[seen - 1]
+            await _echo_back(echo, channel, post)
+            await _echo_back(echo, channel, post)  # the replay
+        assert _speakers(rec) == ["Ada", "Bo", "Ada", "Bo"]
+
+
 async def test_a_character_never_answers_itself_nor_another_bot(
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
