@@ -50,7 +50,8 @@ class Section:
     notes: str = ""
 
 
-def _table(section: Section) -> list[str]:
+def table(section: Section, *, misses: str = "Misses on the test half") -> list[str]:
+    """A section as Markdown: its figures, its notes, then its misses under `misses`."""
     lines = [
         f"## {section.title}",
         "",
@@ -63,7 +64,7 @@ def _table(section: Section) -> list[str]:
         )
     if section.notes:
         lines += ["", section.notes]
-    lines += ["", f"Misses on the test half ({len(section.misses)}):", ""]
+    lines += ["", f"{misses} ({len(section.misses)}):", ""]
     lines += [f"- {m}" for m in section.misses] or ["- none"]
     return [*lines, ""]
 
@@ -102,7 +103,7 @@ def main() -> None:
         "",
     ]
     for section in sections:
-        lines += _table(section)
+        lines += table(section)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "truth.md").write_text("\n".join(lines))
     _plot(sections, RESULTS / "truth.png")

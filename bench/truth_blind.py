@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import calendar
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bench.truth import Figure, Section
+from bench.truth import Figure, Section, table
 from tests.corpora.truth import blind
 
 HALVES = ("A", "B")
@@ -175,23 +176,8 @@ def sections() -> list[Section]:
 
 
 def _render(section: Section) -> list[str]:
-    lines = [
-        f"## {section.title}",
-        "",
-        "| language | half | measure | right | share |",
-        "|---|---|---|---|---|",
-    ]
-    lines += [
-        f"| {f.language} | {f.half} | {f.measure} | {f.right}/{f.total} | {f.share:.0%} |"
-        for f in section.figures
-    ]
-    if section.notes:
-        lines += ["", section.notes]
-    lines += ["", f"Misses, both halves ({len(section.misses)}):", ""]
-    lines += [f"- {m}" for m in sorted(section.misses, key=lambda m: m.split("] ", 1)[1])] or [
-        "- none"
-    ]
-    return [*lines, ""]
+    by_text = sorted(section.misses, key=lambda m: m.split("] ", 1)[1])
+    return table(replace(section, misses=by_text), misses="Misses, both halves")
 
 
 def main() -> None:
