@@ -30,15 +30,26 @@ CURRENCIES = _union("CURRENCIES")
 
 def _forms(name: str) -> dict[str, str]:
     """Each form of the members listed under `name` (both languages) to the member it names:
-    members are separated by commas, a member's forms by "=", the first naming it."""
-    forms: dict[str, str] = {}
+    members are separated by commas, a member's forms by "=", the first naming it. Members of
+    the two languages that share a form are one member: "maths=math=mathematics" (en) and
+    « mathématiques=maths=math » (fr) named "Teaches maths" and "Teaches mathematics" two
+    studies, "soccer" and « foot » two sports."""
+    named: dict[str, str] = {}
     for lang in LANGUAGES:
-        for member in getattr(lang, name).split(","):
-            spelled = [" ".join(form.split()) for form in member.split("=")]
+        # A list one language lacks (English and American spellings) is empty there.
+        for member in getattr(lang, name, "").split(","):
+            spelled = [s for s in (" ".join(form.split()) for form in member.split("=")) if s]
+            if not spelled:
+                continue
+            # The first member listed with one of these forms names them all (and its others).
+            names = {named[f] for f in spelled if f in named}
+            first = next((named[f] for f in spelled if f in named), spelled[0])
+            for form, current in list(named.items()):
+                if current in names:
+                    named[form] = first
             for form in spelled:
-                if form:
-                    forms.setdefault(form, spelled[0])
-    return forms
+                named[form] = first
+    return named
 
 
 # The dedup's classes of words that are the fact itself (memory.write.dedup), by kind.
@@ -61,6 +72,16 @@ RELATIONS = _forms("RELATIONS")
 DISLIKES = frozenset(_forms("DISLIKES"))
 BADLY = frozenset(_forms("BADLY"))
 NAMING = _union("NAMING")
+# The dedup's spellings (memory.write.dedup_words): each form to the spelling compared.
+NUMBER_VALUES = _forms("NUMBER_VALUES")
+SPELLINGS = {
+    **NUMBER_VALUES,
+    **_forms("ABBREVIATIONS"),
+    **_forms("SPELLINGS"),
+    **_forms("SYNONYMS"),
+}
+PHRASES = _forms("PHRASES")
+TIMES = _union("TIMES")
 ARTICLE_ONLY = _union("ARTICLE_ONLY")
 ARTICLES = _union("ARTICLES")
 BEFORE_RELATIVE = _union("BEFORE_RELATIVE")

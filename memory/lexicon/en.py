@@ -246,6 +246,67 @@ BEFORE_RELATIVE = frozenset(
     }
 )
 
+# --- The dedup's spellings (memory.write.dedup_words), in the format of fr.py's (see there):
+# entries separated by commas, the forms of one by "=", the first is the spelling compared.
+
+# Chat abbreviations: "Is really into photography" / "is rly into photography" scored 0.50.
+# Known false positives: "def" is also a definition, "prob" a problem, "fav" nothing else.
+ABBREVIATIONS = """
+really=rly=rlly=rily, because=bc=bcs=cuz=cos=coz, probably=prob=prolly, definitely=def=defo,
+favorite=fav=fave, birthday=bday=b-day, weekend=wknd=wkend, university=uni, apartment=apt,
+year=yr, years=yrs, minutes=mins, hours=hrs, tonight=tonite=2nite,
+something=smth=sth, someone=sb, people=ppl, though=tho, through=thru, you=u, your=ur,
+are=r, please=pls=plz, thanks=thx=thnx
+"""
+
+# British and American spellings of one word: "Favourite food is lasagne" / "Favorite food is
+# lasagna". Known false positive: none seen (each pair is one word).
+SPELLINGS = """
+favorite=favourite, color=colour, colors=colours, flavor=flavour, neighbor=neighbour,
+center=centre, theater=theatre, meter=metre, liter=litre, organize=organise, organized=
+organised, realize=realise, recognize=recognise, apologize=apologise, traveling=travelling,
+traveled=travelled, traveler=traveller, canceled=cancelled, program=programme, gray=grey,
+jewelry=jewellery, cozy=cosy, practice=practise, defense=defence, offense=offence,
+catalog=catalogue, analyze=analyse, pajamas=pyjamas, tire=tyre, mustache=moustache,
+favor=favour, humor=humour, behavior=behaviour, labor=labour, harbor=harbour
+"""
+
+# Words that mean the same fact: "Has two kids" / "Has 2 children" scored 0.0, "Is allergic to
+# peanuts" / "Has a peanut allergy" 0.0, "Has a sister named Emma" / "Her sister is called
+# Emma" 0.50, "Supports Arsenal" / "Is an Arsenal fan" 0.33, "I live in Boston" / "Lives in
+# Boston" 0.33. Not "lived" (the past is another fact: "Lived in Boston" / "Lives in Boston").
+# Known false positives: "support" is also help ("supports her sister"), "lives" also a plural
+# ("saved two lives"), "called" also phoned ("called her mum").
+SYNONYMS = """
+live=lives=living=resides=reside, afraid=scared=frightened=terrified=fear=fears=phobia=
+phobic, allergic=allergy=allergies, named=called, supporter=supports=support=supporters=fan=
+fans, loves=adores=adore
+"""
+
+# Phrases said another way, compared after the words above: "Is from Ireland" / "Comes from
+# Ireland" scored 0.50, "Likes rock music" / "Is into rock music" 0.67 ("into" is a stopword).
+# Contractions are spelt out: "doesn't" and "does not", "doesnt" typed without its apostrophe.
+# Known false positive: "is into" also moves ("the cat is into the box"), a missed nuance at most.
+PHRASES = """
+is from=comes from=come from=am from=are from=originally from, likes=is into=am into=m into,
+like=are into=re into, really likes=is really into=am really into=m really into,
+does not=doesn't=doesnt, do not=don't, did not=didn't=didnt, is not=isn't=isnt,
+are not=aren't=arent, was not=wasn't=wasnt, were not=weren't, can not=can't=cant=cannot,
+will not=won't, has not=hasn't=hasnt, have not=haven't=havent, could not=couldn't=couldnt,
+would not=wouldn't, should not=shouldn't
+"""
+
+# Number words compared as their digits: "Has two kids" / "Has 2 children" (above).
+NUMBER_VALUES = """
+1=one, 2=two, 3=three, 4=four, 5=five, 6=six, 7=seven, 8=eight, 9=nine, 10=ten, 11=eleven,
+12=twelve, 13=thirteen, 14=fourteen, 15=fifteen, 16=sixteen, 17=seventeen, 18=eighteen,
+19=nineteen, 20=twenty, 30=thirty, 40=forty, 50=fifty, 60=sixty, 70=seventy, 80=eighty,
+90=ninety, 100=hundred, 1000=thousand
+"""
+
+# "3x a week" is "three times a week" (with "3x", see dedup_words).
+TIMES = frozenset({"times"})
+
 USER_WORDS = frozenset({"user", "the user", "user's"})
 
 CHARACTER_WORDS = frozenset({"character", "narrator", "assistant", "bot", "ai"})

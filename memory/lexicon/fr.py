@@ -146,6 +146,8 @@ biochimie, neurosciences, histoire de l'art, théologie, traduction
 """
 
 # Foods, drinks and allergens: « Est allergique aux arachides » is not « … aux fruits de mer ».
+# One food under two names is one member: « Est allergique aux arachides » / « Allergique aux
+# cacahuètes » were two allergens.
 FOODS = """
 pizza, pâtes, sushi=sushis, burger=hamburger, kebab, tacos, raclette, fondue, couscous,
 lasagnes=lasagne, quiche, ratatouille, curry, ramen, pho, tajine, paella, risotto, crêpe=crêpes,
@@ -158,7 +160,7 @@ carotte, brocoli, chou, chou-fleur, épinards, courgette, aubergine, poivron, co
 champignon, oignon, ail, coriandre, persil, basilic, piment, olive, lentilles, pois chiches,
 haricots, café, thé, thé vert, tisane, chocolat chaud, vin, vin rouge, vin blanc, rosé, bière,
 cidre, champagne, whisky, rhum, vodka, gin, pastis, coca, soda, jus d'orange, lait, yaourt,
-beurre, crème, œuf=oeuf, miel, sucre, noix, noisette, amande, cacahuète=cacahouète, arachide,
+beurre, crème, œuf=oeuf, miel, sucre, noix, noisette, amande, arachide=cacahuète=cacahouète,
 pistache, sésame, soja, gluten, lactose, blé, moutarde, céleri, lupin, sulfites
 """
 
@@ -259,6 +261,61 @@ belle-mère, colocataire=coloc, collègue=collegue, parrain, marraine, filleul, 
 
 # No French relative is also an English word that needs its context (see en.py: "son").
 BEFORE_RELATIVE: frozenset[str] = frozenset()
+
+# --- The dedup's spellings (memory.write.dedup_words): words written another way for one fact,
+# compared as one word. Only the dedup reads them (not the filters, not recall). The format of
+# the classes above: entries separated by commas, the forms of one by "=", the first is the
+# spelling compared (a phrase there too). Every text is also compared without its accents
+# (« deteste les araignees »), and a word without its final s (« J'apprends » / « Apprend »).
+# A wrong entry could only merge two wordings that differ by that word alone, so each group
+# says which of its words are also something else (its known false positives).
+
+# Chat abbreviations: « Ecoute bcp de jazz » / « Écoute beaucoup de jazz » scored 0.20.
+# Known false positive: « tt » is also « tout » and « toute ».
+ABBREVIATIONS = """
+beaucoup=bcp=bcq=bcps, toujours=tjrs=tjs=tjr=toujour, quelque chose=qqch=qqc=qqchose,
+quelqu'un=qqn=qq1, maintenant=mtn=mnt, parce que=pcq=pck=psk=parsk, pourquoi=pq=pk,
+vraiment=vrmt=vrm=vraimen, dans=ds, pour=pr, tout=tt, rendez-vous=rdv, week-end=weekend=wknd,
+après-midi=aprem=aprèm, anniversaire=anniv, appartement=appart=appt, ordinateur=ordi,
+restaurant=resto, université=fac=univ, travail=boulot=taf=taff
+"""
+
+# Words that mean the same fact: « Habite à Lyon » / « Vit à Lyon » scored 0.33, « A peur de
+# l'avion » / « A la phobie de l'avion » 0.40, « Supporte l'OM » / « Est supporter de l'OM » 0.33,
+# « Est allergique aux arachides » / « Allergique aux cacahuètes » (with FOODS) 0.76.
+# The first person of « être » and « avoir » is the third's: « Je suis prof de maths » / « Est
+# professeur de mathématiques » scored 0.0 (« est » and « a » are stopwords, « suis » and « ai »
+# were not).
+# Known false positives: « vit » is also « vit une période difficile » (lives through),
+# « supporte » also « tolère » (« supporte le bruit »: « ne supporte pas » carries its negation),
+# « suis » also « follow » (« suis des cours »), « bosse » also a bump.
+SYNONYMS = """
+habite=vit=vis=vivent=habitent=réside=résident, travaille=bosse=bossent, aime=kiffe=kiffent,
+peur=phobie, allergique=allergie=allergiques=allergies,
+supporter=supporte=supportent=supportrice=fan=fans, nommé=nommée=nommés=appelle=appellent=
+appelé=appelée=appelés=prénommé=prénommée, est=suis, a=ai, étudie=étudies=étudient
+"""
+
+# Phrases said another way, compared after the words above: « Adore le chocolat noir » /
+# « Aime beaucoup le chocolat noir » scored 0.40. The week-end after an article: « we » alone is
+# English « we », « le we » and « ce we » are the week-end (the carriers too, see RELATIVE_TIME).
+# Known false positive: « aime beaucoup » is a little less than « adore » (one memory for both).
+PHRASES = """
+adore=aime beaucoup=aime énormément=aime trop=kiffe beaucoup, le week-end=le we,
+ce week-end=ce we, du week-end=du we, chaque week-end=chaque we, les week-ends=les we
+"""
+
+# Number words compared as their digits: « A deux enfants » / « A 2 enfants » scored 0.33 (two
+# carriers that differed). Not « un », « une » (articles, see NUMBER_WORDS), nor « neuf » alone
+# (« un vélo neuf » is new; it stays a carrier of its own), nor « cent » (also the English coin).
+NUMBER_VALUES = """
+2=deux, 3=trois, 4=quatre, 5=cinq, 6=six, 7=sept, 8=huit, 10=dix, 11=onze, 12=douze,
+13=treize, 14=quatorze, 15=quinze, 16=seize, 20=vingt, 30=trente, 40=quarante, 50=cinquante,
+60=soixante, 1000=mille
+"""
+
+# « 3x par semaine » is « trois fois par semaine » (with « 3x », see dedup_words).
+TIMES = frozenset({"fois"})
 
 USER_WORDS = frozenset(
     {"utilisateur", "utilisatrice", "l'utilisateur", "l'utilisatrice", "interlocuteur"}

@@ -26,6 +26,7 @@ from memory import lexicon
 from memory.lexicon.dates import dated_phrases
 from memory.model import Memory
 from memory.text import clauses, clean, content_words, fold, is_negated, strip_accents, words
+from memory.write.dedup_words import compared_words, content
 
 # Read, not chosen (original deployment): over 1,326 pairs of 52 real memories, every pair at >=
 # 0.80 was a true variant; the closest pair of distinct facts scored 0.72. Missing a merge costs a
@@ -44,11 +45,21 @@ MIN_RATIO_CHARS = 24
 # inside "Marie a un chat nommé Félix" but is not a variant of it.
 MIN_CONTAINED_WORDS = 2
 
+# Each relative time phrase, also without its accents (« apres-demain ») and a word of it in the
+# plural ("Works nights" / "Works night shifts", « le soir » / « les soirs »), to its listed form.
+_RELATIVE_FORMS = (
+    {strip_accents(p) + "s": p for p in lexicon.RELATIVE_TIME if p.isalpha()}
+    | {strip_accents(p): p for p in lexicon.RELATIVE_TIME}
+    | {p + "s": p for p in lexicon.RELATIVE_TIME if p.replace("-", "").isalpha()}
+    | {p: p for p in lexicon.RELATIVE_TIME}
+)
 _RELATIVE = re.compile(
     r"(?<![\w'-])(?:"
-    + "|".join(re.escape(p) for p in sorted(lexicon.RELATIVE_TIME, key=len, reverse=True))
+    + "|".join(re.escape(p) for p in sorted(_RELATIVE_FORMS, key=len, reverse=True))
     + r")(?![\w'-])"
 )
+# « le we », « ce we »: the week-end after a French article (« we » alone is English).
+_WEEKEND = re.compile(r"\b(le|ce|du|au|chaque|les|des) we\b")
 # "May"/"March" are months when capitalised inside a sentence or written beside a day number.
 # Known miss: a sentence that starts with the month ("May is my favourite month").
 _CAPITAL_MONTH = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:May|March)\b")
@@ -74,11 +85,14 @@ def carriers(text: str) -> frozenset[str]:
     the same day, "demain" said on two days are two."""
     text, dated = _undated(text)
     folded = fold(text)
-    found: set[str] = set(_RELATIVE.findall(folded)) | dated
+    times = _WEEKEND.sub(r"\1 week-end", folded)
+    found: set[str] = {_RELATIVE_FORMS[p] for p in _RELATIVE.findall(times)} | dated
     tokens = words(text)
     for token in tokens:
-        if token[0].isdigit() or token in _WORD_CARRIERS:
+        if token[0].isdigit():
             found.add(token)
+        elif (listed := _WORD_CARRIERS.get(token)) is not None:
+            found.add(listed)
     found.update(_CURRENCY_SIGNS.findall(folded))
     covered = _members(tokens, found, frozenset(_POSSESSIVE.findall(folded)))
     cleaned = clean(text)
@@ -92,7 +106,17 @@ def carriers(text: str) -> frozenset[str]:
 
 
 _NOT_NAMES = frozenset({"I", "I'm", "I've", "I'll", "I'd"})
-_WORD_CARRIERS = lexicon.NUMBER_WORDS | lexicon.WEEKDAYS | lexicon.MONTHS | lexicon.CURRENCIES
+
+
+def _word_carriers() -> dict[str, str]:
+    """Each number, weekday, month and currency word, also without its accents (« decembre »)
+    and a weekday in the plural (« tous les mardis », "on Tuesdays"), to its listed form."""
+    listed = lexicon.NUMBER_WORDS | lexicon.WEEKDAYS | lexicon.MONTHS | lexicon.CURRENCIES
+    forms = {strip_accents(w): w for w in listed} | {d + "s": d for d in lexicon.WEEKDAYS}
+    return forms | {w: w for w in listed}
+
+
+_WORD_CARRIERS = _word_carriers()
 
 
 def _names(found: Iterable[str], covered: frozenset[str] = frozenset()) -> set[str]:
@@ -100,11 +124,18 @@ def _names(found: Iterable[str], covered: frozenset[str] = frozenset()) -> set[s
     out = set()
     for m in found:
         key = m.casefold()
-        if m in _NOT_NAMES or key in _WORD_CARRIERS | lexicon.CASED_MONTHS:
+        if m in _NOT_NAMES or key in _WORD_CARRIERS or key in lexicon.CASED_MONTHS:
             continue
         if key.translate(_APOSTROPHE) not in covered:
-            out.add(_name(key))
+            out.update(_hyphenated(key))
     return out
+
+
+def _hyphenated(key: str) -> set[str]:
+    # « l'hôpital Édouard-Herriot » is « l'hôpital Édouard Herriot »: each part is a name.
+    if "-" not in key:
+        return {_name(key)}
+    return {_name(part) for part in key.split("-") if part}
 
 
 def _name(word: str) -> str:
@@ -204,6 +235,9 @@ def _match(tokens: list[str], i: int, size: int) -> frozenset[str]:
         for singular in _singulars(key[-1]):
             hit = _LOOKUP.get((*key[:-1], singular))
             if hit is not None:
+                # A name has no plural: "three times a week" is not "Tim".
+                hit = frozenset(t for t in hit if not t.startswith(NAME_PREFIX)) or None
+            if hit is not None:
                 break
     if hit is None:
         return frozenset()
@@ -218,12 +252,13 @@ def _match(tokens: list[str], i: int, size: int) -> frozenset[str]:
 def _named(tokens: list[str], covered: frozenset[str]) -> set[str]:
     """The word after a naming word is a name, listed or not: "a dog named biscuit"."""
     return {
-        _name(after)
+        name
         for word, after in itertools.pairwise(tokens)
         if word in lexicon.NAMING
         and after[0].isalpha()
         and after not in lexicon.STOPWORDS
         and after not in covered
+        for name in _hyphenated(after)
     }
 
 
@@ -259,38 +294,64 @@ def same_carriers(
     return not (led_a and led_b and led_a != led_b)
 
 
+def carrier_key(text: str) -> frozenset[str]:
+    """Return the carriers as two texts compare them: a number word as its digits (« deux »,
+    "two" and "2" are one number: « A deux enfants » / « A 2 enfants » scored 0.33), "3x" as 3."""
+    return frozenset(_NUMBER_VALUES.get(t) or _digits(t) for t in carriers(text))
+
+
+_NUMBER_VALUES = lexicon.NUMBER_VALUES
+_TIMES_SIGN = re.compile(r"(\d+)x")
+
+
+def _digits(token: str) -> str:
+    times = _TIMES_SIGN.fullmatch(token) if token[0].isdigit() else None
+    return times.group(1) if times else token
+
+
 def similarity(a: str, b: str) -> float:
     """Return how close two memory texts are, in [0, 1]; >= SIMILARITY_THRESHOLD means a variant."""
-    na, nb = fold(a), fold(b)
-    if na == nb:
+    fa, fb = fold(a), fold(b)
+    if fa == fb:
         return 1.0 if (a or b) else 0.0
-    if not na or not nb:
+    if not fa or not fb:
         return 0.0
-    same = same_carriers(carriers(a), openers(a), carriers(b), openers(b))
+    same = same_carriers(carrier_key(a), openers(a), carrier_key(b), openers(b))
     cap = 1.0 if same else CARRIER_CAP
+    # The measures compare the texts' compared words (dedup_words: without accents, one spelling
+    # of each word): « Déteste les araignées » / « deteste les araignees » scored 0.0.
+    wa, wb = compared_words(a), compared_words(b)
+    na, nb = " ".join(wa), " ".join(wb)
     ratio = 0.0
-    if min(len(na), len(nb)) >= MIN_RATIO_CHARS:
+    if min(len(fa), len(fb)) >= MIN_RATIO_CHARS and na and nb:
         # SequenceMatcher is not symmetric (0.817 one way, 0.783 the other on a real pair).
         ratio = max(
             difflib.SequenceMatcher(None, na, nb, autojunk=False).ratio(),
             difflib.SequenceMatcher(None, nb, na, autojunk=False).ratio(),
         )
-    wa, wb = content_words(a), content_words(b)
-    jaccard = len(wa & wb) / len(wa | wb) if wa | wb else 0.0
-    contained = 1.0 if _verbatim_contained(na, nb, wa, wb) else 0.0
+    ca, cb = content(wa), content(wb)
+    jaccard = len(ca & cb) / len(ca | cb) if ca | cb else 0.0
+    short, long_ = (wa, wb) if len(na) <= len(nb) else (wb, wa)
+    contained = 1.0 if _verbatim_contained(short, long_) else 0.0
     return min(max(ratio, jaccard, contained), cap)
 
 
-def _verbatim_contained(na: str, nb: str, wa: frozenset[str], wb: frozenset[str]) -> bool:
+def _verbatim_contained(needle: list[str], haystack: list[str]) -> bool:
     # Whole words, in order: word-subset inclusion would let "A aime B" be absorbed into
     # "A aime discuter de ses problèmes avec B". Compared as word sequences, so a text is never
     # "contained" in half of a compound ("chat noir" in "super-chat noir").
-    short, long_, short_words = (na, nb, wa) if len(na) <= len(nb) else (nb, na, wb)
-    if len(short_words) < MIN_CONTAINED_WORDS:
+    # Nor right after "to": "Wants to learn Japanese", "Used to play chess" are not "Learns
+    # Japanese", "Plays chess" (the same words once "learns" is compared as "learn").
+    if len(content(needle)) < MIN_CONTAINED_WORDS:
         return False
-    needle, haystack = words(short), words(long_)
     n = len(needle)
-    return any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))
+    return any(
+        haystack[i : i + n] == needle and (i == 0 or haystack[i - 1] not in _INFINITIVE)
+        for i in range(len(haystack) - n + 1)
+    )
+
+
+_INFINITIVE = frozenset({"to"})
 
 
 class Action(enum.StrEnum):

@@ -1,5 +1,5 @@
 """What a dedup index knows of each memory text, as a few numpy arrays: the pure-Python part of
-a build (folding, carriers, content words: ~100 µs a text, seconds at 100,000 memories).
+a build (folding, carriers, compared words: ~100 µs a text, seconds at 100,000 memories).
 
 `features` takes plain texts and returns plain arrays and strings, so it runs as well in another
 process (`memory.write.dedup_pool`) as in a thread: nothing of it shares the event loop's
@@ -15,8 +15,9 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.bulk import yielding
-from memory.text import content_words, fold
-from memory.write.dedup import carriers
+from memory.text import fold
+from memory.write.dedup import carrier_key
+from memory.write.dedup_words import compared_words, content
 
 BUCKETS = 64
 # Joins a carrier set's tokens into one string key: no token holds it (they are words,
@@ -35,18 +36,20 @@ def key_tokens(key: str) -> frozenset[str]:
 
 
 def histogram(folded: str) -> npt.NDArray[np.int32]:
-    """The folded text's characters counted in BUCKETS hashed buckets."""
+    """The text's characters counted in BUCKETS hashed buckets."""
     codes = np.frombuffer(folded.encode("utf-32-le"), dtype=np.uint32)
     return np.bincount(codes % BUCKETS, minlength=BUCKETS).astype(np.int32)
 
 
 @dataclass(frozen=True)
 class Features:
-    """Per text, in the order given: its folded length, its character histogram, its carrier
-    group (an index into `groups`), and its content words (CSR: those of text i are
+    """Per text, in the order given: its folded length, the length and character histogram of
+    its compared text (`dedup_words.compared_text`), its carrier group (an index into
+    `groups`), and its compared content words (CSR: those of text i are
     `words[word_ids[word_ptr[i]:word_ptr[i + 1]]]`)."""
 
     lengths: npt.NDArray[np.int32]
+    compared_lengths: npt.NDArray[np.int32]
     hist: npt.NDArray[np.uint16] | npt.NDArray[np.int32]
     group: npt.NDArray[np.int32]
     groups: list[str]
@@ -61,21 +64,25 @@ def features(texts: Sequence[str]) -> Features:
     vocabulary: dict[str, int] = {}
     group = np.empty(len(texts), dtype=np.int32)
     lengths = np.empty(len(texts), dtype=np.int32)
+    compared_lengths = np.empty(len(texts), dtype=np.int32)
     word_ptr = np.zeros(len(texts) + 1, dtype=np.int64)
     word_ids: list[int] = []
-    folded_all: list[str] = []
+    compared_all: list[str] = []
     # In a thread (a small pool, or the process failed) it lets go of the interpreter lock
     # every few hundred texts; in a process that costs one system call each time.
     for i, text in enumerate(yielding(texts)):
-        folded = fold(text)
-        folded_all.append(folded)
-        lengths[i] = len(folded)
-        group[i] = groups.setdefault(group_key(carriers(text)), len(groups))
-        word_ids.extend(vocabulary.setdefault(w, len(vocabulary)) for w in content_words(text))
+        lengths[i] = len(fold(text))
+        spelled = compared_words(text)
+        compared = " ".join(spelled)
+        compared_all.append(compared)
+        compared_lengths[i] = len(compared)
+        group[i] = groups.setdefault(group_key(carrier_key(text)), len(groups))
+        word_ids.extend(vocabulary.setdefault(w, len(vocabulary)) for w in content(spelled))
         word_ptr[i + 1] = len(word_ids)
     return Features(
         lengths=lengths,
-        hist=_histograms(folded_all, lengths),
+        compared_lengths=compared_lengths,
+        hist=_histograms(compared_all, compared_lengths),
         group=group,
         groups=list(groups),
         word_ptr=word_ptr,
@@ -87,7 +94,7 @@ def features(texts: Sequence[str]) -> Features:
 def _histograms(
     folded: list[str], lengths: npt.NDArray[np.int32]
 ) -> npt.NDArray[np.uint16] | npt.NDArray[np.int32]:
-    """Every text's `histogram` in one pass over their joined characters."""
+    """Every text's `histogram` (of its compared text) in one pass over their joined characters."""
     codes = np.frombuffer("".join(folded).encode("utf-32-le"), dtype=np.uint32) % BUCKETS
     rows = np.repeat(np.arange(len(folded), dtype=np.int64), lengths)
     counts = np.bincount(rows * BUCKETS + codes, minlength=len(folded) * BUCKETS)

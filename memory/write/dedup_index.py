@@ -39,7 +39,7 @@ from memory.recall.cache import (
     CacheBudget,
     SizedCache,
 )
-from memory.text import content_words, fold
+from memory.text import fold
 from memory.write.dedup import (
     MIN_CONTAINED_WORDS,
     MIN_RATIO_CHARS,
@@ -48,7 +48,7 @@ from memory.write.dedup import (
     Decision,
     _better,
     _decision,
-    carriers,
+    carrier_key,
     openers,
     similarity,
 )
@@ -59,6 +59,7 @@ from memory.write.dedup_features import (
     histogram,
     key_tokens,
 )
+from memory.write.dedup_words import compared_words, content
 
 # Up to this many names and openers in a candidate, its groups are found by enumerating their
 # subsets (2**12 lookups); past it, by one pass over the group keys.
@@ -164,6 +165,7 @@ class DedupIndex:
             raise ValueError(f"features of {offset} texts for {self._base} memories")
         self._ids = _Column(self._base_ids.copy())
         self._lengths = _Column(_joined([p.lengths for p in parts], np.int32))
+        self._compared_lengths = _Column(_joined([p.compared_lengths for p in parts], np.int32))
         self._hist = _Column(_joined([p.hist for p in parts], np.uint16, 2))
         self._group = _Column(_joined(group, np.int32))
         self._wcount = _Column(_joined(wcount, np.int32))
@@ -184,12 +186,14 @@ class DedupIndex:
         """Index a memory (a new one, or the new wording of a replaced one)."""
         self.remove(memory.id)
         position = self._ids.size
-        folded = fold(memory.text)
-        row = histogram(folded)
-        words = [self._words.setdefault(w, len(self._words)) for w in content_words(memory.text)]
-        group = self._groups.setdefault(group_key(carriers(memory.text)), len(self._groups))
+        spelled = compared_words(memory.text)
+        compared = " ".join(spelled)
+        row = histogram(compared)
+        words = [self._words.setdefault(w, len(self._words)) for w in content(spelled)]
+        group = self._groups.setdefault(group_key(carrier_key(memory.text)), len(self._groups))
         self._ids.extend(np.asarray([memory.id], dtype=np.int64))
-        self._lengths.extend(np.asarray([len(folded)], dtype=np.int32))
+        self._lengths.extend(np.asarray([len(fold(memory.text))], dtype=np.int32))
+        self._compared_lengths.extend(np.asarray([len(compared)], dtype=np.int32))
         self._hist.extend((row if row.max() > _U16 else row.astype(np.uint16))[np.newaxis])
         self._group.extend(np.asarray([group], dtype=np.int32))
         self._wcount.extend(np.asarray([len(words)], dtype=np.int32))
@@ -226,7 +230,7 @@ class DedupIndex:
     def _candidate_groups(self, text: str) -> list[int]:
         """The groups whose carriers may equal the text's (`dedup.same_carriers`): the text's
         tokens, and names among the text's names and openers."""
-        key = carriers(text)
+        key = carrier_key(text)
         names = (key | openers(text)) - _tokens(key)
         tokens = key - names
         if len(names) > MAX_ENUMERATED_NAMES:
@@ -267,14 +271,18 @@ class DedupIndex:
     def _bounds(self, members: npt.NDArray[np.intp], text: str) -> npt.NDArray[np.float64]:
         """An upper bound of `similarity(text, m)` for every memory at `members`."""
         folded = fold(text)
-        lengths = self._lengths.view()[members].astype(np.float64)
+        spelled = compared_words(text)
+        compared = " ".join(spelled)
+        lengths = self._lengths.view()[members]
         bounds = np.zeros(len(members), dtype=np.float64)
         if len(folded) >= MIN_RATIO_CHARS:
+            # The ratio compares the compared texts, used when both folded texts are long enough.
             hist = self._hist.view()[members].astype(np.int32)
-            shared = np.minimum(hist, histogram(folded)).sum(axis=1)
-            ratio = 2.0 * shared / (lengths + len(folded))
+            shared = np.minimum(hist, histogram(compared)).sum(axis=1)
+            total = self._compared_lengths.view()[members].astype(np.float64) + len(compared)
+            ratio = 2.0 * shared / np.maximum(total, 1.0)
             bounds = np.where(lengths >= MIN_RATIO_CHARS, ratio, 0.0)
-        words = content_words(text)
+        words = content(spelled)
         known = [self._words[w] for w in words if w in self._words]
         if known:
             shared = np.zeros(len(self._words), dtype=bool)

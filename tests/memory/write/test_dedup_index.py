@@ -91,3 +91,32 @@ def test_an_index_assembled_in_parts_and_changed_in_place_decides_like_brute_for
             now[memory_id] = new
     assert len(index) == len(now)
     assert index.decide(candidate) == decide(candidate, list(now.values()))
+
+
+# Accents, abbreviations, number words, plurals and phrases the dedup respells
+# (memory.write.dedup_words): the index computes the same compared words and carriers.
+_respelled = st.sampled_from(
+    "Déteste deteste les araignées araignees bcp beaucoup aime Aime adore rly really into is "
+    "deux 2 two enfants kids children 3x three times a week mardi mardis le we week-end "
+    "Vit vit habite à a Lyon lyon J'apprends apprend doesn't does not eat meat to learn "
+    "Jean-Jaurès Jean Jaurès called named favourite colour favorite color".split()
+)
+_respelled_text = st.lists(_respelled, min_size=1, max_size=8).map(" ".join)
+
+
+@settings(max_examples=300)
+@given(st.lists(_respelled_text, max_size=20), _respelled_text)
+def test_the_index_decides_like_brute_force_on_respelled_words(
+    texts: list[str], candidate: str
+) -> None:
+    existing = _memories(texts)
+    assert DedupIndex(existing).decide(candidate) == decide(candidate, existing)
+
+
+def test_the_index_finds_a_variant_written_another_way() -> None:
+    texts = ["Déteste les araignées", "A deux enfants", "Is really into photography"]
+    existing = _memories(texts)
+    for candidate in ("deteste les araignees", "A 2 enfants", "is rly into photography"):
+        decision = DedupIndex(existing).decide(candidate)
+        assert decision == decide(candidate, existing)
+        assert decision.target is not None, candidate
