@@ -622,9 +622,26 @@ TOPIC_PARTNER = frozenset(
 TOPIC_STUDIES = frozenset(
     """
     studies studying student degree university uni college major sophomore junior freshman
-    senior graduated graduate mba phd masters bachelor's
+    senior graduated graduate mba phd masters bachelor's highschool
     """.split()
-)
+) | {
+    # A stage of studies said in two words ("is in high school" -> "started college"). Not
+    # "school" alone: "works at a school", "drives her kids to school" are no studies of hers.
+    # Known false positive: "in the first year of her marriage" reads as a year of studies.
+    "high school",
+    "middle school",
+    "secondary school",
+    "grad school",
+    "law school",
+    "med school",
+    "nursing school",
+    "sixth form",
+    "first year",
+    "second year",
+    "third year",
+    "final year",
+    "senior year",
+}
 # One diet at a time: "is vegetarian" -> "eats meat again".
 TOPIC_DIET = frozenset(
     """
@@ -685,18 +702,34 @@ REPLANNED = frozenset(
 TURNED = frozenset(
     """
     anymore quit quitting stopped gave dropped switched again now started became around sold
-    healed recovered
+    healed recovered left
     """.split()
 ) | {"no longer", "not anymore", "no more"}
+# "left" as « a quitté »: "works at Amazon" -> "left Amazon and joined Microsoft". Known false
+# positive: a trip out of the place ("lives in Leeds" -> "left Leeds for the weekend").
 # Words that say the old memory was wrong: "was actually born in Michigan".
-CORRECTED = frozenset({"actually", "in fact", "really", "misspoke", "mistaken", "wrong"})
+CORRECTED = frozenset(
+    {"actually", "in fact", "really", "misspoke", "mistaken", "wrong", "correction"}
+)
+# Words that may open a memory before what it is about: whose fact it is and the thing it names
+# are read after them ("Correction: her cat is called Lola" is about her cat, as "her cat is
+# called Luna" is). Not "really" ("really likes her cat" opens with no aside).
+OPENING_ASIDES = frozenset(
+    {"actually", "in fact", "correction", "update", "to be precise", "oops", "sorry"}
+)
 # Words that add one more beside the old: "also likes tennis", "got a second dog".
 ADDED = frozenset({"also", "as well", "another", "a second", "one more", "in addition"})
-# A wish or a search is not the new state: "is looking for a bigger house in Bristol" leaves
-# "lives in Bristol" true. Known miss: "wants to quit her job" is a step towards a change.
+# A wish, an attempt or a search is not the new state: "is looking for a bigger house in
+# Bristol" leaves "lives in Bristol" true, as "would like to move to Berlin", "dreams of
+# becoming a nurse", "is trying to quit smoking", "might move to Leeds" leave theirs. Known
+# miss: "wants to quit her job" is a step towards a change. Known false positive: a plan word
+# in a fact that happened ("quit the job she was trying to keep") refuses the replacement.
 PLANS = frozenset(
-    "looking wants hoping hopes considering thinking planning plans searching".split()
-)
+    """
+    looking wants hoping hopes considering thinking planning plans searching trying tries
+    dreams dreaming wishes wishing aims aiming intends intending aspires might
+    """.split()
+) | {"would like", "d like", "would love", "d love", "saving up", "saving for"}
 # Words between a possessive and the relative or thing it names: "her best friend", "his
 # little sister", "her favourite film" (the film, not a favourite, is what it is about).
 RELATIVE_QUALIFIERS = frozenset(

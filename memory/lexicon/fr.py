@@ -681,9 +681,25 @@ TOPIC_PARTNER = frozenset(
 TOPIC_STUDIES = frozenset(
     """
     études étudie étudiant étudiante licence master fac université bac terminale lycée prépa
-    iut bts doctorat thèse
+    iut bts doctorat thèse lycéen lycéenne collège collégien collégienne l1 l2 l3 m1 m2
     """.split()
-)
+) | {
+    # A year of studies ("est en terminale" -> "est en première année de médecine"). Not
+    # « école » alone: « dépose ses enfants à l'école ». Known false positive: « sa première
+    # année de mariage » reads as a year of studies.
+    "première année",
+    "1re année",
+    "1ère année",
+    "deuxième année",
+    "2e année",
+    "2ème année",
+    "troisième année",
+    "3e année",
+    "3ème année",
+    "dernière année",
+    "école d'ingé",
+    "école de commerce",
+}
 # One diet at a time: "est végétarienne" -> "remange de la viande".
 TOPIC_DIET = frozenset(
     """
@@ -749,15 +765,31 @@ TURNED = frozenset(
     """.split()
 ) | {"de nouveau", "à nouveau"}
 # Words that say the old memory was wrong: "en fait son chien s'appelle Pilou".
-CORRECTED = frozenset({"en fait", "en réalité", "en vrai", "trompé", "trompée", "erreur", "plutôt"})
+CORRECTED = frozenset(
+    {"en fait", "en réalité", "en vrai", "trompé", "trompée", "erreur", "plutôt", "correction"}
+)
+# Words that may open a memory before what it is about: whose fact it is and the thing it names
+# are read after them (« En fait son chien s'appelle Rox » is about her dog, as « son chien
+# s'appelle Rex » is). Not « plutôt » (« plutôt son frère » is rare, « plutôt sympa » common).
+OPENING_ASIDES = frozenset(
+    {"en fait", "en réalité", "en vrai", "correction", "rectification", "mise à jour", "oups"}
+)
 # Words that add one more beside the old: "aime aussi le basket", "a aussi deux poissons".
 ADDED = frozenset(
     {"aussi", "également", "en plus", "un autre", "une autre", "un deuxième", "une deuxième"}
     | {"un second", "une seconde", "encore un", "encore une"}
 )
-# A wish or a search is not the new state: "cherche une maison plus grande à Nantes" leaves
-# "habite à Nantes" true. Known miss: "veut quitter son job" is a step towards a change.
-PLANS = frozenset("cherche recherche veut voudrait aimerait envisage pense compte espère".split())
+# A wish, an attempt or a search is not the new state: "cherche une maison plus grande à
+# Nantes" leaves "habite à Nantes" true, as « aimerait déménager à Bordeaux », « rêve de devenir
+# infirmière », « essaie d'arrêter de fumer » leave theirs. Not « tente » (« une tente »). Known
+# miss: "veut quitter son job" is a step towards a change. Known false positive: « rêve » the
+# noun in a fact that happened (« a réalisé son rêve : vit à Lisbonne »).
+PLANS = frozenset(
+    """
+    cherche recherche veut voudrait aimerait envisage pense compte espère rêve rêverait
+    essaie essaye souhaite souhaiterait projette prévoit hésite réfléchit
+    """.split()
+)
 # Words between a possessive and the relative it names: "sa meilleure amie", "son petit frère".
 RELATIVE_QUALIFIERS = frozenset(
     "meilleur meilleure petit petite grand grande nouveau nouvelle nouvel ex futur future".split()
