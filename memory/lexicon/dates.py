@@ -22,13 +22,16 @@ ahead. In a past sentence it is the last such day, 1 to 7 days back (said on tha
 week ago: the same day would be "today"); "for"/« pour », "to"/« à » before it keep it ahead,
 "since"/« depuis » back. "this weekend" in a past sentence said Monday to Friday is the one just
 gone. A day word in quotes, capitalised inside a sentence, or after "named"/« s'appelle » is a
-title or a name ("the song Yesterday", « le film « Demain » »), not a date.
+title or a name ("the song Yesterday", « le film « Demain » »), not a date; a weekday too when
+it is inside quotes ("'Friday I'm in Love'", « « Mercredi » sur Netflix »), its capital being
+how English writes any weekday.
 
 Known false positives, beyond those listed beside the words: a duration after "in"/« dans »
 ("learned it in three months") reads as a date; a past-tense mark nearer than the plan it
 belongs to ("the meeting she missed is on Monday" reads as the Monday gone); a capitalised day
 word inside a sentence by a writer who capitalises it ("Has an exam Tomorrow") is read as a
-title. Known misses: absolute dates ("3 December", « le 3 décembre ») are not resolved, so they
+title; a weekday in quoted speech ('texted "see you Friday"') is read as a title, so left
+undated. Known misses: absolute dates ("3 December", « le 3 décembre ») are not resolved, so they
 are not compared with resolved ones; times of day are not kept (a date, not an hour); an "-ed"
 of four letters ("died", "aged") is not read as a past; a French participle without its accent
 (« a mange ») is not read as one; a title in lower case ("watched tomorrow never dies").
@@ -333,6 +336,13 @@ _CLAUSE_END = re.compile(r"[,:()]")
 _LOWER_WORD = re.compile(r"(?:^|\s)[^\W\d_]", re.UNICODE)
 _OPENING = "\"«“‘'*"
 _CLOSING = "\"»”’'*"
+# A quoted span of a sentence (on the shadow, where ‘’ are straight): « … », "…", “…”, '…'. A
+# straight quote opens after no letter and closes before none ("Léa's" opens nothing; "I'm"
+# inside 'Friday I'm in Love' closes nothing).
+_QUOTED = re.compile(
+    r"«[^«»\n]{1,80}»|(?<!\w)\"[^\"\n]{1,80}\"|“[^“”\n]{1,80}”"
+    r"|(?<!\w)'(?=\w)(?:[^'\n]|(?<=\w)'(?=\w)){1,80}'(?!\w)"
+)
 _STARTS = ".!?:;\n(-•"
 
 PAST, AHEAD = "past", "ahead"
@@ -455,6 +465,17 @@ class _Text:
         if before and before in _OPENING and (capital or (after and after in _CLOSING)):
             return True
         return capital and not self._starts_sentence(start) and self._has_lower
+
+    def is_quoted(self, start: int, end: int) -> bool:
+        """Whether `start`:`end` lies inside a quoted span: a title ("'Friday I'm in Love'",
+        « « Mercredi » sur Netflix »), not a day."""
+        spans = self._quoted
+        i = bisect.bisect_right(spans, (start, len(self.shadow))) - 1
+        return i >= 0 and spans[i][1] >= end
+
+    @functools.cached_property
+    def _quoted(self) -> list[tuple[int, int]]:
+        return [m.span() for m in _QUOTED.finditer(self.shadow)]
 
     @functools.cached_property
     def _has_lower(self) -> bool:
@@ -627,9 +648,19 @@ def _found(text: str, rules: Iterable[_Rule]) -> tuple[list[tuple[re.Match[str],
     for match, meaning in hits:
         if match.start() >= end:
             end = match.end()
-            if match.re is not _DAY_RE or not t.is_title(match.start(), match.end()):
+            if not _titled(match, t):
                 kept.append((match, meaning))
     return kept, t
+
+
+def _titled(match: re.Match[str], t: _Text) -> bool:
+    """Whether a day word or a weekday is part of a title: a day word by its capital or quotes
+    (`_Text.is_title`); a weekday only inside quotes, its capital being how English writes it."""
+    if match.re is _DAY_RE:
+        return t.is_title(match.start(), match.end())
+    if match.re is _WEEKDAY_RE:
+        return t.is_quoted(match.start("w"), match.end("w"))
+    return False
 
 
 def resolve(text: str, now: float, zone: tzinfo) -> tuple[Mention, ...]:

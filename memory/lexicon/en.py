@@ -531,6 +531,30 @@ PERIODS = {
     "this year": ("year", 0),
     "next year": ("year", 1),
     "last year": ("year", -1),
+    # Chat spellings: "nxt week", "this wk", "last wk", "this wknd", "this w/e" (British). Not
+    # "wk" alone ("a 3 wk course") nor "we" ("next we go home"): only after next, this, last.
+    "nxt week": ("week", 1),
+    "next wk": ("week", 1),
+    "nxt wk": ("week", 1),
+    "this wk": ("week", 0),
+    "last wk": ("week", -1),
+    "this wknd": ("weekend", 0),
+    "this wkend": ("weekend", 0),
+    "this w/e": ("weekend", 0),
+    "next wknd": ("weekend", 1),
+    "nxt wknd": ("weekend", 1),
+    "nxt weekend": ("weekend", 1),
+    "next wkend": ("weekend", 1),
+    "next w/e": ("weekend", 1),
+    "last wknd": ("weekend", -1),
+    "last wkend": ("weekend", -1),
+    "last w/e": ("weekend", -1),
+    "nxt month": ("month", 1),
+    "next mth": ("month", 1),
+    "last mth": ("month", -1),
+    "nxt year": ("year", 1),
+    "next yr": ("year", 1),
+    "last yr": ("year", -1),
 }
 
 # Part of a period (read side): "at the start of the month" is its first ten days, the end its

@@ -575,6 +575,20 @@ PERIODS = {
     "l'année dernière": ("year", -1),
     "l'an dernier": ("year", -1),
     "l'an passé": ("year", -1),
+    # Chat: « la semaine pro », « semaine pro », « ce we » (and « ce w-e »), « le we pro »,
+    # « le mois pro »; the article dropped (« vu semaine dernière »). Not « pro » alone (« un
+    # pro », « la semaine pro-européenne » has its dash), nor « we » alone (English "we").
+    "la semaine pro": ("week", 1),
+    "semaine pro": ("week", 1),
+    "semaine prochaine": ("week", 1),
+    "semaine dernière": ("week", -1),
+    "ce w-e": ("weekend", 0),
+    "le w-e pro": ("weekend", 1),
+    "le w-e prochain": ("weekend", 1),
+    "le week-end pro": ("weekend", 1),
+    "le w-e dernier": ("weekend", -1),
+    "le mois pro": ("month", 1),
+    "l'année pro": ("year", 1),
 }
 
 # Part of a period (read side): the start of a month is its first ten days, the end from the
