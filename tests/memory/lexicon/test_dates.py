@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from bench import truth_dates
 from bench.dates import resolved, windowed
+from memory.lexicon import dates
 from memory.lexicon.dates import annotate, dated_phrases, local_day, resolve, window
 from tests.corpora import dates_en, dates_fr
 
@@ -498,9 +499,37 @@ def test_earlier_this_week_runs_from_monday_to_today() -> None:
     )
 
 
+_PIECES = [*"abdeilnorstw'’ _-.,«»\"éàÉAIST1\n", "ed", "ait", "a ", "s'", "l'", "'ll", "'d",
+           "is ", "et ", "and ", "mangé", "allé", "Monday", "lundi", "told", "went", "will",
+           "c'était", "qu'il", "jusqu'à", "excited", "walked", "se ", "est "]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_PIECES), max_size=40))
+def test_the_tense_marks_found_by_one_regex_are_those_of_reading_every_word(
+    pieces: list[str],
+) -> None:
+    # Oracle: every token read, each with its neighbours from the whole list.
+    text = "".join(pieces)
+    t = dates._Text(text, dates._shadow(text))
+    tokens = [t._token(raw) for raw in dates._TOKEN.finditer(t.shadow)]
+    where, which, joins = [], [], []
+    for i, token in enumerate(tokens):
+        before = tokens[i - 1].word if i else ""
+        mark = dates._mark(token, lambda b=before: b, lambda i=i: iter(tokens[i + 1 : i + 5]))
+        if mark is not None:
+            where.append(token.start)
+            which.append(mark)
+        if token.word in dates._CONJUNCTIONS and dates._joins(next(iter(tokens[i + 1 :]), None)):
+            joins.append(token.start)
+    assert t._scan == (where, which, joins)
+    assert t.recalls == any(token.word in dates._RECALL for token in tokens)
+
+
 def test_a_long_text_stays_cheap() -> None:
-    # Linear work: a quadratic step would take minutes here. Measured 1.1 s at worst on a
-    # loaded 2-core machine (a text dense with weekdays and tense marks).
+    # Linear work: a quadratic step would take minutes here. Measured 0.46 s at worst (the
+    # French text dense with weekdays and tense marks, annotate and window) on the shared 2-core
+    # machine at load 1, about 0.8 s at load 8; the bound is three times the quiet figure.
     texts = [
         ("went to the gym on Monday and will see her on Friday, " * 2000)[:100_000],
         ("a mangé chez elle mardi et part samedi, c'était dimanche " * 2000)[:100_000],
@@ -512,4 +541,4 @@ def test_a_long_text_stays_cheap() -> None:
         started = time.perf_counter()
         annotate(text, SATURDAY, PARIS)
         window(text, SATURDAY, PARIS)
-        assert time.perf_counter() - started < 6.0
+        assert time.perf_counter() - started < 1.5
