@@ -558,7 +558,10 @@ PERIODS = {
 }
 
 # Part of a period (read side): "at the start of the month" is its first ten days, the end its
-# last ten (from the 21st), "earlier this week" its days so far. (unit, offset, part)
+# last ten (from the 21st), "earlier this week" its days so far, today included: a window
+# filters what is recalled, and one a day too wide loses nothing meant (this morning's talk),
+# one a day too narrow may. Known false positive (by choice): a reader who ends it yesterday, as
+# the blind corpus's author does, gets today's memories too. (unit, offset, part)
 PERIOD_PARTS = {
     "at the start of the month": ("month", 0, "start"),
     "at the beginning of the month": ("month", 0, "start"),

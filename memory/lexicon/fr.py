@@ -592,7 +592,8 @@ PERIODS = {
 }
 
 # Part of a period (read side): the start of a month is its first ten days, the end from the
-# 21st, « plus tôt cette semaine » its days so far. (unit, offset, part)
+# 21st, « plus tôt cette semaine » its days so far, today included (see en.py: a window a day
+# too wide loses nothing meant). (unit, offset, part)
 PERIOD_PARTS = {
     "début du mois": ("month", 0, "start"),
     "au début du mois": ("month", 0, "start"),
