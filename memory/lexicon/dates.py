@@ -22,13 +22,16 @@ ahead. In a past sentence it is the last such day, 1 to 7 days back (said on tha
 week ago: the same day would be "today"); "for"/« pour », "to"/« à » before it keep it ahead,
 "since"/« depuis » back. "this weekend" in a past sentence said Monday to Friday is the one just
 gone. A day word in quotes, capitalised inside a sentence, or after "named"/« s'appelle » is a
-title or a name ("the song Yesterday", « le film « Demain » »), not a date.
+title or a name ("the song Yesterday", « le film « Demain » »), not a date; a weekday too when
+it is inside quotes ("'Friday I'm in Love'", « « Mercredi » sur Netflix »), its capital being
+how English writes any weekday.
 
 Known false positives, beyond those listed beside the words: a duration after "in"/« dans »
 ("learned it in three months") reads as a date; a past-tense mark nearer than the plan it
 belongs to ("the meeting she missed is on Monday" reads as the Monday gone); a capitalised day
 word inside a sentence by a writer who capitalises it ("Has an exam Tomorrow") is read as a
-title. Known misses: absolute dates ("3 December", « le 3 décembre ») are not resolved, so they
+title; a weekday in quoted speech ('texted "see you Friday"') is read as a title, so left
+undated. Known misses: absolute dates ("3 December", « le 3 décembre ») are not resolved, so they
 are not compared with resolved ones; times of day are not kept (a date, not an hour); an "-ed"
 of four letters ("died", "aged") is not read as a past; a French participle without its accent
 (« a mange ») is not read as one; a title in lower case ("watched tomorrow never dies").
@@ -38,9 +41,11 @@ from __future__ import annotations
 
 import bisect
 import calendar
+import collections
 import functools
+import itertools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Any, NamedTuple
@@ -142,6 +147,7 @@ def _words(name: str) -> frozenset[str]:
     return frozenset(_key(w) for lang in _LANGS for w in getattr(lang, name, frozenset()))
 
 
+@functools.lru_cache(maxsize=4096)  # a text's phrases and the words before them repeat
 def _key(phrase: str) -> str:
     """How a matched phrase is looked up: its shadow without spaces, dashes or apostrophes
     ("week-end", "weekend" and "week end" are one key)."""
@@ -327,15 +333,73 @@ _MARKING_ENDINGS = _PAST_ENDINGS + _FUTURE_ENDINGS
 _ELIDED = frozenset({"l", "j", "c", "s", "m", "t", "n", "d", "qu", "jusqu", "lorsqu", "puisqu"})
 _PARTICIPLE_ENDINGS = ("é", "ée", "és", "ées")
 
+
+def _any_word(words: Iterable[str]) -> str:
+    """A regex for any of `words`, as a trie ("wa(?:s|sn't)" …): tried at every token, it
+    checks a letter at a time, not each word."""
+    root: dict[str, Any] = {}
+    for word in words:
+        node = root
+        for c in word:
+            node = node.setdefault(c, {})
+        node[""] = {}
+
+    def branch(node: dict[str, Any]) -> str:
+        alternatives = [re.escape(c) + branch(child) for c, child in sorted(node.items()) if c]
+        if not alternatives:
+            return ""
+        body = "(?:" + "|".join(alternatives) + ")" if len(alternatives) > 1 else alternatives[0]
+        return f"(?:{body})?" if "" in node else body
+
+    return branch(root)
+
+
+# A whole token of the shadow (as `_TOKEN` cuts them: "s'est", "i'm", "aujourd'hui"): it
+# starts at a letter or digit after none (nor one and an apostrophe), and ends before none.
+_TOKEN_START = r"(?<![^\W_])(?<![^\W_]')(?=[^\W_])"
+_TOKEN_END = r"(?![^\W_])(?!'[^\W_])"
+_MAY_ELIDE = r"(?:(?:" + _any_word(_ELIDED) + r")'(?=[^\W_]))?"  # « s'est », « qu'il »
+# The tokens whose word may mark a tense or start a clause (a superset: each is then read):
+# one of those words, or any token with one of the endings (the token taken whole, atomic,
+# then its end looked behind).
+_CANDIDATE = re.compile(
+    _TOKEN_START
+    + "(?:"
+    + _MAY_ELIDE
+    + "(?P<w>"
+    + _any_word(_MARKING | _CONJUNCTIONS)
+    + ")"
+    + _TOKEN_END
+    + r"|(?>[^\W_]+(?:'[^\W_]+)*)(?:"
+    + "|".join(f"(?<={re.escape(e)})" for e in _MARKING_ENDINGS)
+    + "))"
+)
+
+PAST, AHEAD = "past", "ahead"
+# Words whose mark needs nothing else read: "will", « va »; "went", « était » (not one also
+# with a future's ending, which a capital would make a name).
+_DECIDED = {w: AHEAD for w in _FUTURE_WORDS} | {
+    w: PAST
+    for w in _PAST_WORDS - _FUTURE_WORDS - {_shadow(p) for p in _PLAN_WORDS}
+    if not w.endswith(_FUTURE_ENDINGS)
+}
+_RECALL_RE = re.compile(_TOKEN_START + _MAY_ELIDE + "(?:" + _any_word(_RECALL) + ")" + _TOKEN_END)
+
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _SENTENCE_END = re.compile(r"[.!?;…\n]")
 _CLAUSE_END = re.compile(r"[,:()]")
 _LOWER_WORD = re.compile(r"(?:^|\s)[^\W\d_]", re.UNICODE)
 _OPENING = "\"«“‘'*"
 _CLOSING = "\"»”’'*"
+# A quoted span of a sentence (on the shadow, where ‘’ are straight): « … », "…", “…”, '…'. A
+# straight quote opens after no letter and closes before none ("Léa's" opens nothing; "I'm"
+# inside 'Friday I'm in Love' closes nothing).
+_QUOTED = re.compile(
+    r"«[^«»\n]{1,80}»|(?<!\w)\"[^\"\n]{1,80}\"|“[^“”\n]{1,80}”"
+    r"|(?<!\w)'(?=\w)(?:[^'\n]|(?<=\w)'(?=\w)){1,80}'(?!\w)"
+)
 _STARTS = ".!?:;\n(-•"
 
-PAST, AHEAD = "past", "ahead"
 _NEAR = 64  # how far back a sentence's start or a quote is looked for (bounds the work)
 
 
@@ -355,22 +419,37 @@ class _Text:
         self.text = text
         self.shadow = shadow
 
-    @functools.cached_property
-    def _tokens(self) -> list[_Token]:
-        tokens = []
-        for m in _TOKEN.finditer(self.shadow):
-            start, word, elided = m.start(), m.group(), ""
-            head, _, tail = word.partition("'")
-            if tail and head in _ELIDED:
-                start, word, elided = start + len(head) + 1, tail, head + "'"
-            written = self.text[start : m.end()]
-            if not written.isascii() or "'" in written:
-                written = written.translate(_APOSTROPHES).lower()
-            else:
-                written = word
-            capital = self.text[start].isupper() and not self._starts_sentence(start)
-            tokens.append(_Token(start, word, written, elided, capital))
-        return tokens
+    def _token(self, raw: re.Match[str]) -> _Token:
+        """The token `raw` (a `_TOKEN` match on the shadow) as the tense reader reads it."""
+        start, word, elided = raw.start(), raw.group(), ""
+        head, _, tail = word.partition("'")
+        if tail and head in _ELIDED:
+            start, word, elided = start + len(head) + 1, tail, head + "'"
+        written = self.text[start : raw.end()]
+        if not written.isascii() or "'" in written:
+            written = written.translate(_APOSTROPHES).lower()
+        else:
+            written = word
+        capital = self.text[start].isupper() and not self._starts_sentence(start)
+        return _Token(start, word, written, elided, capital)
+
+    def _after(self, end: int) -> Iterator[_Token]:
+        """The tokens after the one ending at `end`, as many as a participle is looked for in,
+        each read when asked for."""
+        return map(self._token, itertools.islice(_TOKEN.finditer(self.shadow, end), 4))
+
+    def _before(self, start: int) -> str:
+        """The word of the token before the one starting at `start` ("" at the start)."""
+        low, reach = start, _NEAR
+        while low > 0:
+            low = max(0, low - reach)
+            tail = collections.deque(_TOKEN.finditer(self.shadow, low, start), maxlen=1)
+            last = tail[0] if tail else None
+            # Two characters before it seen: a whole token (« s'est » is not « est »).
+            if last is not None and (last.start() >= low + 2 or low == 0):
+                return self._token(last).word
+            reach *= 2
+        return ""
 
     def _starts_sentence(self, start: int) -> bool:
         i = start - 1
@@ -379,32 +458,39 @@ class _Text:
         return i < 0 or self.text[i] in _STARTS or self.text[i] in _OPENING
 
     @functools.cached_property
-    def _marks(self) -> tuple[list[int], list[str]]:
-        """Where the tense shows, and which: `PAST` or `AHEAD`, in text order."""
-        tokens = self._tokens
+    def _scan(self) -> tuple[list[int], list[str], list[int]]:
+        """Where the tense shows and which (`PAST` or `AHEAD`), and where a conjunction starts
+        a clause, in text order. One regex finds the few words that may say either; only they
+        are read as tokens, with their neighbours."""
         where: list[int] = []
         which: list[str] = []
-        for i, token in enumerate(tokens):
-            mark = _mark(tokens, i)
+        joins: list[int] = []
+        for raw in _CANDIDATE.finditer(self.shadow):  # each a whole token, as `_TOKEN` cuts
+            decided = _DECIDED.get(raw["w"] or "")
+            if decided is not None:
+                where.append(raw.start("w"))
+                which.append(decided)
+                continue
+            token = self._token(raw)
+            if token.word in _CONJUNCTIONS and _joins(next(self._after(raw.end()), None)):
+                joins.append(token.start)
+            before = functools.partial(self._before, raw.start())
+            mark = _mark(token, before, functools.partial(self._after, raw.end()))
             if mark is not None:
                 where.append(token.start)
                 which.append(mark)
+        return where, which, joins
+
+    @property
+    def _marks(self) -> tuple[list[int], list[str]]:
+        """Where the tense shows, and which: `PAST` or `AHEAD`, in text order."""
+        where, which, _ = self._scan
         return where, which
 
     @functools.cached_property
     def _ends(self) -> tuple[list[int], list[int]]:
         """Where sentences end (and clauses a conjunction starts), and where any clause ends."""
-        hard = [m.start() for m in _SENTENCE_END.finditer(self.shadow)]
-        tokens = self._tokens
-        for i, token in enumerate(tokens[:-1]):
-            after = tokens[i + 1]
-            if token.word in _CONJUNCTIONS and not after.capital and after.word not in (
-                _DETERMINERS
-            ) and after.elided + after.word not in _DETERMINERS and after.elided not in (
-                _DETERMINERS
-            ):  # fmt: skip
-                hard.append(token.start)
-        hard.sort()
+        hard = sorted([m.start() for m in _SENTENCE_END.finditer(self.shadow)] + self._scan[2])
         soft = sorted(hard + [m.start() for m in _CLAUSE_END.finditer(self.shadow)])
         return hard, soft
 
@@ -429,7 +515,7 @@ class _Text:
     @functools.cached_property
     def recalls(self) -> bool:
         """Whether the text says something was said ("what did I tell you", « je t'ai dit »)."""
-        return any(t.word in _RECALL for t in self._tokens)
+        return _RECALL_RE.search(self.shadow) is not None
 
     def word_before(self, start: int) -> str:
         """The word before `start`, lowercased as written ("" at the start)."""
@@ -456,6 +542,17 @@ class _Text:
             return True
         return capital and not self._starts_sentence(start) and self._has_lower
 
+    def is_quoted(self, start: int, end: int) -> bool:
+        """Whether `start`:`end` lies inside a quoted span: a title ("'Friday I'm in Love'",
+        « « Mercredi » sur Netflix »), not a day."""
+        spans = self._quoted
+        i = bisect.bisect_right(spans, (start, len(self.shadow))) - 1
+        return i >= 0 and spans[i][1] >= end
+
+    @functools.cached_property
+    def _quoted(self) -> list[tuple[int, int]]:
+        return [m.span() for m in _QUOTED.finditer(self.shadow)]
+
     @functools.cached_property
     def _has_lower(self) -> bool:
         return any(w[-1].islower() for w in _LOWER_WORD.findall(self.text))
@@ -469,48 +566,61 @@ def _around(ends: list[int], start: int, end: int, size: int) -> tuple[int, int]
     return before, ends[j] if j < len(ends) else size
 
 
-def _mark(tokens: list[_Token], i: int) -> str | None:
-    """What token `i` says of its sentence's tense, or None."""
-    token = tokens[i]
+def _joins(after: _Token | None) -> bool:
+    """Whether a conjunction followed by `after` starts a clause: a verb follows, not a noun
+    (« et part samedi », not « et un oral jeudi », « et Léa »)."""
+    return after is not None and not (
+        after.capital
+        or after.word in _DETERMINERS
+        or after.elided + after.word in _DETERMINERS
+        or after.elided in _DETERMINERS
+    )
+
+
+def _mark(
+    token: _Token, before: Callable[[], str], after: Callable[[], Iterator[_Token]]
+) -> str | None:
+    """What `token` says of its sentence's tense, or None; `before` gives the word before it,
+    `after` the tokens after it (asked only when needed)."""
     word = token.word
     if word not in _MARKING and not word.endswith(_MARKING_ENDINGS):
-        return None  # most words: two lookups
+        return None
     if word in _FUTURE_WORDS or token.written in _PLAN_WORDS:
         return AHEAD
     if word.endswith(_FUTURE_ENDINGS) and word not in _NOT_FUTURE and not token.capital:
         return AHEAD if len(word) >= 4 or "'" in word else None
     if word in _PAST_WORDS:
         return PAST
-    before = tokens[i - 1].word if i else ""
-    if word in _PROGRESSIVE_BEFORE and i + 1 < len(tokens):
-        following = tokens[i + 1].word
-        if following.endswith("ing") and len(following) >= 5:
+    if word in _PROGRESSIVE_BEFORE:
+        following = next(after(), None)
+        if following is not None and following.word.endswith("ing") and len(following.word) >= 5:
             return AHEAD
     if (
         word.endswith(_PAST_ENDINGS)
         and len(word) >= 5
         and word not in _NOT_PAST
-        and before not in _STATE_BEFORE
         and not token.capital
+        and before() not in _STATE_BEFORE
     ):
         return PAST
     if word in _PAST_AUXILIARIES and token.written != "à":
-        participle = _participle(tokens, i + 1)
+        participle = _participle(after())
         if participle is not None:
             return AHEAD if participle.written in _PLAN_WORDS else PAST
     if word in _BEING_AUXILIARIES:
-        participle = _participle(tokens, i + 1)
-        reflexive = token.elided in _REFLEXIVES or before in _REFLEXIVES
+        participle = _participle(after())
         if participle is not None and participle.written in _PLAN_WORDS:
             return AHEAD
+        reflexive = token.elided in _REFLEXIVES or before() in _REFLEXIVES
         if participle is not None and (reflexive or participle.written in _MOTION_PARTICIPLES):
             return PAST
     return None
 
 
-def _participle(tokens: list[_Token], i: int) -> _Token | None:
-    """The participle after an auxiliary, past adverbs and negations (« n'a pas dormi »)."""
-    for token in tokens[i : i + 4]:
+def _participle(tokens: Iterable[_Token]) -> _Token | None:
+    """The participle after an auxiliary (`tokens` follow it), past adverbs and negations
+    (« n'a pas dormi »)."""
+    for token in itertools.islice(tokens, 4):
         if token.word in _PARTICIPLE_GAP:
             continue
         written = token.written
@@ -544,7 +654,8 @@ def _weekday_direction(m: re.Match[str], t: _Text) -> str | None:
     """Where the weekday phrase points: `PAST`, `AHEAD`, "last", "next", or None (not a date)."""
     pre = _key(m["pre"]) if m["pre"] else ""
     post = _key(m["post"]) if m["post"] else ""
-    if pre in _NAMED or post in _NAMED or _key(t.word_before(m.start())) in _NAMING:
+    before = t.word_before(m.start())
+    if pre in _NAMED or post in _NAMED or _key(before) in _NAMING:
         return None
     if _RANGE_AFTER.match(t.shadow, m.end()) or _RANGE_BEFORE.search(
         t.shadow, max(0, m.start("w") - 40), m.start("w")
@@ -557,7 +668,6 @@ def _weekday_direction(m: re.Match[str], t: _Text) -> str | None:
     if pre in _HABIT:
         # « décalé à dimanche »: the shadow's "a" was « à », ahead.
         return AHEAD if t.text[m.start("pre")] == "à" else None
-    before = t.word_before(m.start())
     if before in _AHEAD:
         return AHEAD
     if _key(before) in _BEHIND:
@@ -627,9 +737,19 @@ def _found(text: str, rules: Iterable[_Rule]) -> tuple[list[tuple[re.Match[str],
     for match, meaning in hits:
         if match.start() >= end:
             end = match.end()
-            if match.re is not _DAY_RE or not t.is_title(match.start(), match.end()):
+            if not _titled(match, t):
                 kept.append((match, meaning))
     return kept, t
+
+
+def _titled(match: re.Match[str], t: _Text) -> bool:
+    """Whether a day word or a weekday is part of a title: a day word by its capital or quotes
+    (`_Text.is_title`); a weekday only inside quotes, its capital being how English writes it."""
+    if match.re is _DAY_RE:
+        return t.is_title(match.start(), match.end())
+    if match.re is _WEEKDAY_RE:
+        return t.is_quoted(match.start("w"), match.end("w"))
+    return False
 
 
 def resolve(text: str, now: float, zone: tzinfo) -> tuple[Mention, ...]:
@@ -647,14 +767,16 @@ def resolve(text: str, now: float, zone: tzinfo) -> tuple[Mention, ...]:
 def annotate(text: str, now: float, zone: tzinfo) -> tuple[str, tuple[Span, ...]]:
     """Return `text` with the date of each phrase it resolves in parentheses after it, and those
     dates; a phrase already followed by a date is left as it is (annotating twice is a no-op)."""
-    out = text
-    spans: list[Span] = []
-    for mention in reversed(resolve(text, now, zone)):
-        already = _ANNOTATION.match(text, mention.end)
-        spans.append(mention.span)
-        if already is None:
-            out = f"{out[: mention.end]} ({mention.span.label}){out[mention.end :]}"
-    return out, tuple(reversed(spans))
+    mentions = resolve(text, now, zone)
+    pieces: list[str] = []
+    done = 0
+    for mention in mentions:  # in text order, none overlapping
+        pieces.append(text[done : mention.end])
+        if _ANNOTATION.match(text, mention.end) is None:
+            pieces.append(f" ({mention.span.label})")
+        done = mention.end
+    pieces.append(text[done:])
+    return "".join(pieces), tuple(mention.span for mention in mentions)
 
 
 def dated_phrases(text: str) -> tuple[tuple[int, int, str], ...]:

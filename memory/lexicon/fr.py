@@ -632,10 +632,25 @@ PERIODS = {
     "l'année dernière": ("year", -1),
     "l'an dernier": ("year", -1),
     "l'an passé": ("year", -1),
+    # Chat: « la semaine pro », « semaine pro », « ce we » (and « ce w-e »), « le we pro »,
+    # « le mois pro »; the article dropped (« vu semaine dernière »). Not « pro » alone (« un
+    # pro », « la semaine pro-européenne » has its dash), nor « we » alone (English "we").
+    "la semaine pro": ("week", 1),
+    "semaine pro": ("week", 1),
+    "semaine prochaine": ("week", 1),
+    "semaine dernière": ("week", -1),
+    "ce w-e": ("weekend", 0),
+    "le w-e pro": ("weekend", 1),
+    "le w-e prochain": ("weekend", 1),
+    "le week-end pro": ("weekend", 1),
+    "le w-e dernier": ("weekend", -1),
+    "le mois pro": ("month", 1),
+    "l'année pro": ("year", 1),
 }
 
 # Part of a period (read side): the start of a month is its first ten days, the end from the
-# 21st, « plus tôt cette semaine » its days so far. (unit, offset, part)
+# 21st, « plus tôt cette semaine » its days so far, today included (see en.py: a window a day
+# too wide loses nothing meant). (unit, offset, part)
 PERIOD_PARTS = {
     "début du mois": ("month", 0, "start"),
     "au début du mois": ("month", 0, "start"),
@@ -738,9 +753,25 @@ TOPIC_PARTNER = frozenset(
 TOPIC_STUDIES = frozenset(
     """
     études étudie étudiant étudiante licence master fac université bac terminale lycée prépa
-    iut bts doctorat thèse
+    iut bts doctorat thèse lycéen lycéenne collège collégien collégienne l1 l2 l3 m1 m2
     """.split()
-)
+) | {
+    # A year of studies ("est en terminale" -> "est en première année de médecine"). Not
+    # « école » alone: « dépose ses enfants à l'école ». Known false positive: « sa première
+    # année de mariage » reads as a year of studies.
+    "première année",
+    "1re année",
+    "1ère année",
+    "deuxième année",
+    "2e année",
+    "2ème année",
+    "troisième année",
+    "3e année",
+    "3ème année",
+    "dernière année",
+    "école d'ingé",
+    "école de commerce",
+}
 # One diet at a time: "est végétarienne" -> "remange de la viande".
 TOPIC_DIET = frozenset(
     """
@@ -806,15 +837,31 @@ TURNED = frozenset(
     """.split()
 ) | {"de nouveau", "à nouveau"}
 # Words that say the old memory was wrong: "en fait son chien s'appelle Pilou".
-CORRECTED = frozenset({"en fait", "en réalité", "en vrai", "trompé", "trompée", "erreur", "plutôt"})
+CORRECTED = frozenset(
+    {"en fait", "en réalité", "en vrai", "trompé", "trompée", "erreur", "plutôt", "correction"}
+)
+# Words that may open a memory before what it is about: whose fact it is and the thing it names
+# are read after them (« En fait son chien s'appelle Rox » is about her dog, as « son chien
+# s'appelle Rex » is). Not « plutôt » (« plutôt son frère » is rare, « plutôt sympa » common).
+OPENING_ASIDES = frozenset(
+    {"en fait", "en réalité", "en vrai", "correction", "rectification", "mise à jour", "oups"}
+)
 # Words that add one more beside the old: "aime aussi le basket", "a aussi deux poissons".
 ADDED = frozenset(
     {"aussi", "également", "en plus", "un autre", "une autre", "un deuxième", "une deuxième"}
     | {"un second", "une seconde", "encore un", "encore une"}
 )
-# A wish or a search is not the new state: "cherche une maison plus grande à Nantes" leaves
-# "habite à Nantes" true. Known miss: "veut quitter son job" is a step towards a change.
-PLANS = frozenset("cherche recherche veut voudrait aimerait envisage pense compte espère".split())
+# A wish, an attempt or a search is not the new state: "cherche une maison plus grande à
+# Nantes" leaves "habite à Nantes" true, as « aimerait déménager à Bordeaux », « rêve de devenir
+# infirmière », « essaie d'arrêter de fumer » leave theirs. Not « tente » (« une tente »). Known
+# miss: "veut quitter son job" is a step towards a change. Known false positive: « rêve » the
+# noun in a fact that happened (« a réalisé son rêve : vit à Lisbonne »).
+PLANS = frozenset(
+    """
+    cherche recherche veut voudrait aimerait envisage pense compte espère rêve rêverait
+    essaie essaye souhaite souhaiterait projette prévoit hésite réfléchit
+    """.split()
+)
 # Words between a possessive and the relative it names: "sa meilleure amie", "son petit frère".
 RELATIVE_QUALIFIERS = frozenset(
     "meilleur meilleure petit petite grand grande nouveau nouvelle nouvel ex futur future".split()

@@ -91,7 +91,15 @@ def _stem(word: str) -> str:
             break
     if len(word) > 4 and word[-1] == word[-2] and word[-1] in "lnst":
         word = word[:-1]
+    elif len(word) >= 4 and word[-1] == word[-2] and word[-1] in "bdgmnprt" and _cvc(word[-4:-1]):
+        word = word[:-1]  # "running", "stopped", "swimming" as "runs", "stops", "swims"
     return word
+
+
+def _cvc(letters: str) -> bool:
+    """Whether three letters are a consonant, a vowel, a consonant ("run" of "runn")."""
+    vowels = "aeiouy"
+    return letters[0] not in vowels and letters[1] in vowels and letters[2] not in vowels
 
 
 def _plain(text: str) -> str:
@@ -117,7 +125,14 @@ _NOT_A_SUBJECT = _stems(
     | lexicon.POSSESSIVES
 )
 _NUMBER_WORDS = _stems(lexicon.NUMBER_WORDS)
-_TOPICS = {name: _stems(vocabulary) for name, vocabulary in lexicon.TOPICS.items()}
+_TOPICS = {
+    name: _stems([w for w in vocab if " " not in w]) for name, vocab in lexicon.TOPICS.items()
+}
+# A topic said in two words ("high school", « première année »), found in the plain text.
+_TOPIC_PHRASES = {
+    name: _phrases([w for w in vocab if " " in w]) for name, vocab in lexicon.TOPICS.items()
+}
+_ASIDES = tuple(sorted(_phrases(lexicon.OPENING_ASIDES), key=len, reverse=True))
 _OCCASIONS = _stems(lexicon.OCCASIONS)
 _RELATIVES = {strip_accents(w) for w in lexicon.RELATIVES}
 _PARTNERS = frozenset(_RELATIVES & {strip_accents(w) for w in lexicon.TOPICS["partner"]})
@@ -157,7 +172,7 @@ class _Reading:
 def _read(text: str) -> _Reading:
     undated = _DATE.sub("", text)
     plain = _plain(undated)
-    tokens = plain.split()
+    tokens = _without_aside(plain).split()
     holder, head = _whose(tokens)
     stems = frozenset(_stem(w) for w in tokens)
     subjects = frozenset(
@@ -165,11 +180,23 @@ def _read(text: str) -> _Reading:
         for w in content_words(undated)
         if not w[0].isdigit() and _stem(w) not in _NOT_A_SUBJECT
     )
-    topics = frozenset(name for name, vocabulary in _TOPICS.items() if stems & vocabulary)
+    topics = frozenset(
+        name
+        for name, vocabulary in _TOPICS.items()
+        if stems & vocabulary or any(p in plain for p in _TOPIC_PHRASES[name])
+    )
     if holder in _PARTNERS:
         topics |= {"partner"}
     age = _AGE.search(strip_accents(fold(undated))) is not None
     return _Reading(plain, holder, head, subjects, stems, topics, bool(stems & _OCCASIONS), age)
+
+
+def _without_aside(plain: str) -> str:
+    """`plain` without the aside that opens it ("Correction: her cat …" -> " her cat …")."""
+    for aside in _ASIDES:
+        if plain.startswith(aside):
+            return plain[len(aside) - 1 :]
+    return plain
 
 
 def _whose(tokens: list[str]) -> tuple[str, str]:

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from bench import truth_dates
+from bench import truth_blind, truth_dates
 from bench.dates import resolved, windowed
+from memory.lexicon import dates
 from memory.lexicon.dates import annotate, dated_phrases, local_day, resolve, window
 from tests.corpora import dates_en, dates_fr
 
@@ -435,9 +436,100 @@ def test_any_text_is_read_without_raising(text: str, now: float, zone: ZoneInfo)
     dated_phrases(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("commence la muscu la semaine pro", "2026-12-14/2026-12-20"),
+     ("starts his new job nxt week", "2026-12-14/2026-12-20"),
+     ("va chez ses parents ce we", "2026-12-12/2026-12-13"),
+     ("sees her mum this wknd", "2026-12-12/2026-12-13"),
+     ("part en rando le we pro", "2026-12-19/2026-12-20"),
+     ("was sick all last wk", "2026-11-30/2026-12-06"),
+     ("a vu Léa semaine dernière", "2026-11-30/2026-12-06")],
+)  # fmt: skip
+def test_chat_spellings_of_a_week_and_a_weekend_are_that_period(text: str, expected: str) -> None:
+    assert _labels(text, WEDNESDAY, NEW_YORK) == [expected]
+
+
+def test_chat_week_words_alone_are_no_period() -> None:
+    assert _labels("next we go home", WEDNESDAY, NEW_YORK) == []
+    assert _labels("Did a 3 wk course", WEDNESDAY, NEW_YORK) == []
+    assert _labels("Est un pro du ski", WEDNESDAY, NEW_YORK) == []
+    # Asked about: the week gone, the weekend gone; one to come asks nothing.
+    assert _window("what did i tell u last wk?", WEDNESDAY, NEW_YORK) == (
+        "2026-11-30",
+        "2026-12-07",
+    )
+    assert _window("on a parlé de quoi ce we ?", MONDAY, NEW_YORK) == ("2026-12-12", "2026-12-14")
+    assert _window("wanna chat nxt week?", WEDNESDAY, NEW_YORK) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Loves 'Friday I'm in Love' by The Cure", "Regarde la série « Mercredi » sur Netflix",
+     "Binge-watched 'Wednesday' on Netflix", "Loves the song \"Manic Monday\"",
+     "Chante « Lundi au soleil » sous la douche", "Rewatched ‘Wednesday’ with her sister"],
+)  # fmt: skip
+def test_a_weekday_inside_quotes_is_a_title_not_a_day(text: str) -> None:
+    assert _labels(text, WEDNESDAY, NEW_YORK) == []
+
+
+def test_a_weekday_beside_a_quoted_title_or_an_apostrophe_is_still_a_day() -> None:
+    assert _labels("Watched 'Dune' on Friday", WEDNESDAY, NEW_YORK) == ["2026-12-04"]
+    assert _labels("A vu « Dune » vendredi", WEDNESDAY, NEW_YORK) == ["2026-12-04"]
+    assert _labels("Sees Léa's mum on Friday and Tom's on Saturday", WEDNESDAY, NEW_YORK) == [
+        "2026-12-11",
+        "2026-12-12",
+    ]
+    assert _labels("Watches ‘Wednesday’ with her sister on Sunday", WEDNESDAY, NEW_YORK) == [
+        "2026-12-13"
+    ]
+
+
+def test_earlier_this_week_runs_from_monday_to_today() -> None:
+    # Today included: a wider window loses none of what was meant (this morning's talk too);
+    # the blind corpus's author ends it yesterday (see docs/measurements.md). Said on a Monday,
+    # Monday alone.
+    assert _window("what did we say earlier this week?", WEDNESDAY, NEW_YORK) == (
+        "2026-12-07",
+        "2026-12-10",
+    )
+    assert _window("de quoi on a parlé plus tôt cette semaine ?", MONDAY, NEW_YORK) == (
+        "2026-12-14",
+        "2026-12-15",
+    )
+
+
+_PIECES = [*"abdeilnorstw'’ _-.,«»\"éàÉAIST1\n", "ed", "ait", "a ", "s'", "l'", "'ll", "'d",
+           "is ", "et ", "and ", "mangé", "allé", "Monday", "lundi", "told", "went", "will",
+           "c'était", "qu'il", "jusqu'à", "excited", "walked", "se ", "est "]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_PIECES), max_size=40))
+def test_the_tense_marks_found_by_one_regex_are_those_of_reading_every_word(
+    pieces: list[str],
+) -> None:
+    # Oracle: every token read, each with its neighbours from the whole list.
+    text = "".join(pieces)
+    t = dates._Text(text, dates._shadow(text))
+    tokens = [t._token(raw) for raw in dates._TOKEN.finditer(t.shadow)]
+    where, which, joins = [], [], []
+    for i, token in enumerate(tokens):
+        before = tokens[i - 1].word if i else ""
+        mark = dates._mark(token, lambda b=before: b, lambda i=i: iter(tokens[i + 1 : i + 5]))
+        if mark is not None:
+            where.append(token.start)
+            which.append(mark)
+        if token.word in dates._CONJUNCTIONS and dates._joins(next(iter(tokens[i + 1 :]), None)):
+            joins.append(token.start)
+    assert t._scan == (where, which, joins)
+    assert t.recalls == any(token.word in dates._RECALL for token in tokens)
+
+
 def test_a_long_text_stays_cheap() -> None:
-    # Linear work: a quadratic step would take minutes here. Measured 1.1 s at worst on a
-    # loaded 2-core machine (a text dense with weekdays and tense marks).
+    # Linear work: a quadratic step would take minutes here. Measured 0.46 s at worst (the
+    # French text dense with weekdays and tense marks, annotate and window) on the shared 2-core
+    # machine at load 1, about 0.8 s at load 8; the bound is three times the quiet figure.
     texts = [
         ("went to the gym on Monday and will see her on Friday, " * 2000)[:100_000],
         ("a mangé chez elle mardi et part samedi, c'était dimanche " * 2000)[:100_000],
@@ -449,4 +541,35 @@ def test_a_long_text_stays_cheap() -> None:
         started = time.perf_counter()
         annotate(text, SATURDAY, PARIS)
         window(text, SATURDAY, PARIS)
-        assert time.perf_counter() - started < 6.0
+        assert time.perf_counter() - started < 1.5
+
+
+# What annotate and window got on the blind corpus (tests/corpora/truth/blind.py, written apart)
+# when the rules were final: A the development half, B held out and measured once. The one miss
+# of each language is "earlier this week", which the rules end today and the corpus yesterday
+# (test_earlier_this_week_runs_from_monday_to_today). A fall below fails.
+BLIND_FLOORS = {
+    ("fr", "A", "no-date left undated"): 6,
+    ("fr", "B", "no-date left undated"): 7,
+    ("en", "A", "no-date left undated"): 7,
+    ("en", "B", "no-date left undated"): 7,
+    ("fr", "A", "dates right"): 22,
+    ("fr", "B", "dates right"): 21,
+    ("en", "A", "dates right"): 22,
+    ("en", "B", "dates right"): 21,
+    ("fr", "A", "no-time left without window"): 7,
+    ("fr", "B", "no-time left without window"): 7,
+    ("en", "A", "no-time left without window"): 7,
+    ("en", "B", "no-time left without window"): 7,
+    ("fr", "A", "windows right"): 13,
+    ("fr", "B", "windows right"): 14,
+    ("en", "A", "windows right"): 14,
+    ("en", "B", "windows right"): 13,
+}
+
+
+def test_the_rules_keep_their_figures_on_the_blind_corpus() -> None:
+    figures = truth_blind._dates().figures + truth_blind._windows().figures
+    got = {(f.language, f.half, f.measure): f.right for f in figures}
+    assert got.keys() == BLIND_FLOORS.keys()
+    assert {k: v for k, v in got.items() if v < BLIND_FLOORS[k]} == {}
