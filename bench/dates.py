@@ -6,6 +6,7 @@ every miss with what was expected and what came out.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -88,8 +89,31 @@ def report() -> str:
     return "\n".join([*lines, "", "## Misses", "", *(misses or ["none"]), ""])
 
 
+def cost() -> list[str]:
+    """annotate + window on long texts, each beside its first tenth, in one run: a linear
+    parser takes about ten times as long on the whole (the best of three runs each)."""
+    from tests.memory.lexicon.test_dates import LONG_TEXTS, PARIS, SATURDAY
+
+    def best(text: str) -> float:
+        runs = []
+        for _ in range(3):
+            started = time.perf_counter()
+            annotate(text, SATURDAY, PARIS)
+            window(text, SATURDAY, PARIS)
+            runs.append(time.perf_counter() - started)
+        return min(runs)
+
+    lines = ["", "## Cost on long texts", "", "| text | 10,000 chars (ms) | 100,000 chars (ms) |"
+             " ratio |", "|---|---|---|---|"]  # fmt: skip
+    for text in LONG_TEXTS:
+        short, whole = best(text[:10_000]), best(text)
+        lines.append(f"| {text[:24]!r}… | {short * 1000:.1f} | {whole * 1000:.1f} |"
+                     f" {whole / short:.1f} |")  # fmt: skip
+    return lines
+
+
 def main() -> None:
-    text = report()
+    text = "\n".join([report(), *cost(), ""])
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(text, encoding="utf-8")
     print(text)

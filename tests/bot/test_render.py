@@ -39,7 +39,7 @@ def _kept(text: str, chunks: list[str]) -> bool:
 
 @given(st.integers(min_value=-3, max_value=60), st.one_of(_spaced, st.text(max_size=200)))
 def test_split_ends_for_any_limit_and_keeps_the_text(limit: int, text: str) -> None:
-    with within(2.0):
+    with within(10.0):  # a hang guard, not a measure: the split used to never end
         if limit < 1:
             with pytest.raises(ValueError, match="at least 1 character"):
                 split_message(text, limit)

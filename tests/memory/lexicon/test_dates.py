@@ -4,7 +4,6 @@ drawn instants, time zones (DST edges among them) and phrasings, French and Engl
 from __future__ import annotations
 
 import re
-import time
 from datetime import UTC, date, datetime, timedelta
 from types import ModuleType
 from zoneinfo import ZoneInfo
@@ -526,22 +525,23 @@ def test_the_tense_marks_found_by_one_regex_are_those_of_reading_every_word(
     assert t.recalls == any(token.word in dates._RECALL for token in tokens)
 
 
-def test_a_long_text_stays_cheap() -> None:
-    # Linear work: a quadratic step would take minutes here. Measured 0.46 s at worst (the
-    # French text dense with weekdays and tense marks, annotate and window) on the shared 2-core
-    # machine at load 1, about 0.8 s at load 8; the bound is three times the quiet figure.
-    texts = [
-        ("went to the gym on Monday and will see her on Friday, " * 2000)[:100_000],
-        ("a mangé chez elle mardi et part samedi, c'était dimanche " * 2000)[:100_000],
-        "Monday" + " " * 99_980 + "to Friday",
-        " " * 99_990 + "Tomorrow",
-        ("went " * 20_000)[:99_990] + " Monday",
-    ]
-    for text in texts:
-        started = time.perf_counter()
-        annotate(text, SATURDAY, PARIS)
+# Texts a quadratic step would take minutes on (their cost is measured side by side with texts
+# ten times shorter by `make bench-time`, never timed here).
+LONG_TEXTS = [
+    ("went to the gym on Monday and will see her on Friday, " * 2000)[:100_000],
+    ("a mangé chez elle mardi et part samedi, c'était dimanche " * 2000)[:100_000],
+    "Monday" + " " * 99_980 + "to Friday",
+    " " * 99_990 + "Tomorrow",
+    ("went " * 20_000)[:99_990] + " Monday",
+]
+
+
+def test_a_long_text_is_read_whole() -> None:
+    for text in LONG_TEXTS:
+        annotated, spans = annotate(text, SATURDAY, PARIS)
+        assert annotated.startswith(text[:20]) and len(annotated) >= len(text)
+        assert all(span.first <= span.last for span in spans)
         window(text, SATURDAY, PARIS)
-        assert time.perf_counter() - started < 1.5
 
 
 # What annotate and window got on the blind corpus (tests/corpora/truth/blind.py, written apart)
