@@ -96,7 +96,7 @@ _CONTROL_TOKEN = re.compile(
     f"<{_GAP}(?:"
     + rf"\|[^|<>\s{''.join(_BROKEN.values())}]{{0,80}}\|{_GAP}>"
     + "".join(f"|{_spelled(t)}{_GAP}>" for t in _ANGLE_TOKENS)
-    + "".join(f"|{_spelled(t)}(?:\\d{_GAP}){{1,6}}>" for t in _NUMBERED)
+    + "".join(f"|{_spelled(t)}{_GAP}(?:\\d{_GAP}){{1,6}}>" for t in _NUMBERED)
     + rf")|\[{_GAP}(?:"
     + "|".join(f"{_spelled(t)}{_GAP}\\]" for t in _BRACKET_TOKENS)
     + ")",
