@@ -510,7 +510,13 @@ PARTICIPLE_GAP = frozenset(
 )
 # Words ending in -é that are no participle, read after "a" in English too ("has a fiancé who
 # lands on Friday" is not a passé composé).
-NOT_PARTICIPLES = frozenset({"fiancé", "fiancée", "café", "résumé", "cliché", "protégé"})
+# Nouns in -é(e) that follow « a » in a noun phrase or a typo, never a participle: « lundi a
+# thé » (found by Hypothesis: read as a past question, it gave last Monday as a window).
+NOT_PARTICIPLES = frozenset(
+    """
+    fiancé fiancée café résumé cliché protégé thé bébé santé musée idée purée poupée clé
+    """.split()
+)
 MOTION_PARTICIPLES = frozenset(
     """
     allé allée allés allées venu venue venus revenu revenue parti partie partis sorti sortie
