@@ -658,8 +658,16 @@ async def test_one_person_editing_and_deleting_100_messages_at_once_loses_none(
     deleted = [f"D{i:03d}CANARY{i:04d}" for i in range(n)]
     async with _bot_with(tmp_path, ollama, database=database) as (echo, _):
         channel = fakes.text_channel(echo, CHANNEL)
-        to_edit = [await _say(echo, channel, ALICE, f"Note {code}") for code in edited]
-        to_delete = [await _say(echo, channel, ALICE, f"Note {code}") for code in deleted]
+        elsewhere = fakes.text_channel(echo, OTHER_CHANNEL)
+        echo.get_cog("Conversation").channels.add(OTHER_CHANNEL)  # type: ignore[union-attr]
+
+        async def say_all(where: Any, codes: list[str]) -> list[discord.Message]:
+            return [await _say(echo, where, ALICE, f"Note {code}") for code in codes]
+
+        # Two places at once (her turns run one at a time in each): half the setting up.
+        to_edit, to_delete = await asyncio.gather(
+            say_all(channel, edited), say_all(elsewhere, deleted)
+        )
         await _reflect(echo)
         others = [f"O{i:02d}CANARY{i:04d}" for i in range(10)]
         ollama.chaos = Chaos(seed=7, max_delay=0.02, failure_rate=0.0)
@@ -670,7 +678,7 @@ async def test_one_person_editing_and_deleting_100_messages_at_once_loses_none(
 
         await asyncio.gather(
             *(_edit(echo, m, f"Note {i} sans code") for i, m in enumerate(to_edit)),
-            *(_delete(echo, m.id) for m in to_delete),
+            *(_delete(echo, m.id, OTHER_CHANNEL) for m in to_delete),
             talk(BOB, others[:5]),
             talk(CAROL, others[5:]),
         )
@@ -683,7 +691,8 @@ async def test_one_person_editing_and_deleting_100_messages_at_once_loses_none(
         history = dict(await _history(echo))
         for i, message in enumerate(to_edit):
             assert history[f"discord:{message.id}"] == f"Note {i} sans code"
+        history_elsewhere = dict(await _history(echo, OTHER_CHANNEL))
         for message in to_delete:
-            assert f"discord:{message.id}" not in history
+            assert f"discord:{message.id}" not in history_elsewhere
         for code in others:
             assert await _stored(echo, tmp_path, code) > 0, code

@@ -134,7 +134,7 @@ async def test_a_call_cancelled_while_it_waits_gives_its_turn_on() -> None:
     assert inner.started == ["a", "c"]
 
 
-@pytest.mark.parametrize("seed", [3, 4])
+@pytest.mark.parametrize("seed", [3])
 async def test_every_turn_gets_its_reply_while_reflections_start_beside_the_next_turns(
     store: Store, http: httpx.AsyncClient, seed: int
 ) -> None:
