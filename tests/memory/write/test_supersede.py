@@ -410,7 +410,7 @@ FLOORS = {
     ("fr", "dev", LOOKALIKE): 31,
     ("en", "dev", UPDATE): 31,
     ("en", "dev", LOOKALIKE): 32,
-    ("fr", "test", UPDATE): 30,
+    ("fr", "test", UPDATE): 31,
     ("fr", "test", LOOKALIKE): 32,
     ("en", "test", UPDATE): 33,
     ("en", "test", LOOKALIKE): 32,
