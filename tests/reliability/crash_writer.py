@@ -5,12 +5,18 @@ memories, a summary — and marks the outbox row done (the worker's two transact
 commit it prints an acknowledgement, so the harness knows what was durable before the kill.
 On start it first resumes the pending outbox rows, as the bot does after a restart.
 Usage: python -m tests.reliability.crash_writer DB START COUNT
+
+Or `python -m tests.reliability.crash_writer --zygote DB`: the modules imported once, then one
+writer forked per "START COUNT" line read, each saying "pid N" first; "exited" once it is gone
+(killed or finished). A fork costs milliseconds where a new interpreter importing the engine
+costs a second or two, so the harness kills ten times as many writers in the same time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 
 from memory.model import Exchange
@@ -61,5 +67,26 @@ async def main(path: str, start: int, count: int) -> None:
             await _apply(store, row, step)
 
 
+def zygote(path: str) -> None:
+    """Fork a writer for each "START COUNT" line on stdin; wait for it before reading the next.
+    No event loop, thread or connection is alive here when forking: each child starts its own."""
+    for line in sys.stdin:
+        start, count = (int(word) for word in line.split())
+        pid = os.fork()
+        if pid == 0:  # the writer
+            code = 1
+            try:
+                print(f"pid {os.getpid()}", flush=True)
+                asyncio.run(main(path, start, count))
+                code = 0
+            finally:
+                os._exit(code)
+        os.waitpid(pid, 0)
+        print("exited", flush=True)
+
+
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
+    if sys.argv[1] == "--zygote":
+        zygote(sys.argv[2])
+    else:
+        asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))

@@ -3,6 +3,7 @@ half-applied, the outbox resumes without duplicates. ECHO_LONG_TESTS=1 for a lon
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -21,11 +22,32 @@ KILLS = 500 if os.environ.get("ECHO_LONG_TESTS") else 50
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _spawn(db: Path, start: int, count: int) -> subprocess.Popen[str]:
+def _zygote(db: Path) -> subprocess.Popen[str]:
+    """The process each writer is forked from (crash_writer --zygote)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.reliability.crash_writer", str(db), str(start), str(count)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        [sys.executable, "-m", "tests.reliability.crash_writer", "--zygote", str(db)],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        text=True,
     )  # fmt: skip
+
+
+def _kill_one(zygote: subprocess.Popen[str], step: int, delay: float) -> str:
+    """Fork a writer from `step`, let it start writing, SIGKILL it after `delay` seconds; return
+    what it acknowledged."""
+    assert zygote.stdin is not None and zygote.stdout is not None
+    zygote.stdin.write(f"{step} 1000\n")
+    zygote.stdin.flush()
+    word, _, pid = zygote.stdout.readline().partition(" ")
+    assert word == "pid", f"the zygote said {word!r}"
+    first = zygote.stdout.readline()  # the writer's first acknowledgement
+    time.sleep(delay)
+    with contextlib.suppress(ProcessLookupError):  # it finished first: nothing to kill
+        os.kill(int(pid), signal.SIGKILL)
+    lines = [first]
+    while (line := zygote.stdout.readline()) != "exited\n":
+        assert line, "the zygote ended"
+        lines.append(line)
+    return "".join(lines)
 
 
 def _check(db: Path, acknowledged: dict[str, set[int]]) -> None:
@@ -55,22 +77,17 @@ def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path: Path) -> 
     acknowledged: dict[str, set[int]] = {"queued": set(), "applied": set(), "done": set()}
     step = 0
     kills = 0
-    while kills < KILLS:
-        with _spawn(db, step, 1000) as proc:
-            assert proc.stdout is not None
-            # Let it start writing, then kill it at a random moment.
-            first = proc.stdout.readline()
-            time.sleep(rng.uniform(0.0, 0.05))
-            proc.send_signal(signal.SIGKILL)
-            output = first + proc.stdout.read()
-            proc.wait()
-        kills += 1
-        for line in output.splitlines():
-            word, _, number = line.partition(" ")
-            if word in acknowledged:
-                acknowledged[word].add(int(number))
-        step = max([step, *acknowledged["queued"]]) + 1
-        _check(db, acknowledged)
+    with _zygote(db) as zygote:
+        while kills < KILLS:
+            output = _kill_one(zygote, step, rng.uniform(0.0, 0.05))
+            kills += 1
+            for line in output.splitlines():
+                word, _, number = line.partition(" ")
+                if word in acknowledged:
+                    acknowledged[word].add(int(number))
+            step = max([step, *acknowledged["queued"]]) + 1
+            _check(db, acknowledged)
+        zygote.stdin.close()  # type: ignore[union-attr]
     # A last clean run resumes the outbox: every queued exchange ends applied, exactly once.
     final = subprocess.run(
         [sys.executable, "-m", "tests.reliability.crash_writer", str(db), str(step), "0"],
