@@ -1,7 +1,7 @@
 """Orchestration of a turn and of what follows it. No Discord types: ids and text only.
 
 The engine composes the parts a turn goes through: admission (admission.py), the person's
-candidate pool and recall (here), the context (context.py), the greeting due (greetings.py),
+candidate pool and recall (here), the context (context/builder.py), the greeting due (greetings.py),
 writing the exchange (exchanges.py) and the turn's timing (timing.py). Its values
 (MemoryConfig, Incoming, Reply, Recall, EngineStatus) live in memory/turn/values.py, which the
 turn's parts import too; the front ends take them from the package's face (memory)."""

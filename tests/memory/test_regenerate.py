@@ -104,7 +104,7 @@ async def test_another_answer_is_shown_and_swipes_go_back_and_forth(store: Store
 
     again = await engine.regenerate(first.exchange_id, on_text=on_text)
     assert again.text == "answer 2 to hello"
-    assert heard == []  # answered in one block: nothing shown before it is returned (C1)
+    assert heard == []  # answered in one block: nothing shown before it is returned
     versions = await engine.versions(first.exchange_id)
     assert [v.text for v in versions.texts] == ["answer 1 to hello", "answer 2 to hello"]
     assert (versions.shown, versions.count) == (1, 2)

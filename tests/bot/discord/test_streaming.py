@@ -417,12 +417,10 @@ async def test_a_loopback_model_reply_ends_as_the_whole_reply_is_sent(
 async def test_a_reply_the_loopback_model_streams_is_posted_as_it_comes(
     bot: tuple[EchoBot, fakes.Recorder], ollama: FakeOllama, drop_after: int | None
 ) -> None:
-    """The real engine and the loopback model streaming a word a millisecond (C1): edited as it
+    """The real engine and the loopback model streaming a word a millisecond: edited as it
     comes, fewer edits than pieces, ending as the whole reply is sent; a stream that breaks
     midway ends with the line saying so, once."""
-    script = getattr(ollama, "stream", None)
-    if script is None:
-        pytest.skip("the loopback model streams once C1 (branch stream) is merged")
+    script = ollama.stream
     echo, rec = bot
     cog: Any = echo.get_cog("Conversation")
     cog.pace = streaming.Pace(interval=0.05, first_wait=0.05)
@@ -474,14 +472,12 @@ async def test_exclude_from_context_on_any_streamed_message_finds_the_stored_rep
 async def test_twenty_people_through_the_real_engine_each_get_their_own_reply(
     bot: tuple[EchoBot, fakes.Recorder], ollama: FakeOllama
 ) -> None:
-    """The real engine under its chat bound, the loopback model answering (streaming, with C1)
+    """The real engine under its chat bound, the loopback model answering (streaming)
     at random latencies: every person's messages end as their own reply is sent, none
     mentions anyone (the pace of each message: the scripted twin above, on its clock)."""
     echo, rec = bot
     ollama.chaos = Chaos(seed=32, max_delay=0.05, failure_rate=0.0)
-    script = getattr(ollama, "stream", None)
-    if script is not None:  # the loopback model streams once C1 (branch stream) is merged
-        script.on = True
+    ollama.stream.on = True
 
     def reply_for(payload: dict[str, Any]) -> str:
         person = re.findall(r"person (\d+)", payload["messages"][-1]["content"])[-1]
