@@ -42,6 +42,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 _DATABASE_FIXTURES = {"store", "database", "shared_database", "postgres"}
 
+# A test whose call takes longer than this without the `slow` marker fails the quick loop
+# (`make test-quick`, -m "not slow"), naming it: the marker follows measured durations, not
+# guesses. `make test` only lists them. Seconds on two quiet cores; a loaded machine may list
+# a test that is not slow: run it alone before marking it.
+SLOW_SECONDS = 10.0
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """On PostgreSQL alone, run only the tests that get their database from `store`,
@@ -56,6 +62,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = kept
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Note each test that took more than SLOW_SECONDS without the `slow` marker (with xdist,
+    on the process that gathers the reports)."""
+    if report.when == "call" and report.duration > SLOW_SECONDS and "slow" not in report.keywords:
+        _slow_seen[report.nodeid] = report.duration
+
+
+_slow_seen: dict[str, float] = {}
+
+
+def _quick_loop(config: pytest.Config) -> bool:
+    return "not slow" in (config.getoption("markexpr", "") or "")
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    if not _slow_seen:
+        return
+    verdict = "FAILED" if _quick_loop(config) else "listed"
+    terminalreporter.section(f"tests over {SLOW_SECONDS:.0f} s without @pytest.mark.slow")
+    for nodeid, seconds in sorted(_slow_seen.items(), key=lambda kv: -kv[1]):
+        terminalreporter.line(f"{seconds:6.1f} s  {nodeid}")
+    terminalreporter.line(f"{verdict}: mark them slow, or make them quicker")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _slow_seen and _quick_loop(session.config) and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session", autouse=True)
