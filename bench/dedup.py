@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.corpus import CORPORA
+from bench.corpora.recall import CORPORA
 from memory.model import Kind, Memory, Scope
 from memory.write.dedup import decide
 from memory.write.dedup_index import DedupIndex
