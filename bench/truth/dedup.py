@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from bench.truth import Figure, Section
+from bench.truth.report import Figure, Section
 from memory.write.dedup import SIMILARITY_THRESHOLD, similarity
 from tests.corpora.truth.dedup import DEV, DIFFERENT, SAME, TEST, Pair
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bench.truth import Figure, Section
+from bench.truth.report import Figure, Section
 from memory.lexicon.dates import annotate, window
 from tests.corpora.truth import dates as corpus
 from tests.corpora.truth.dates import DateCase, WindowCase

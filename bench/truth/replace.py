@@ -7,7 +7,7 @@ pairs (tests/corpora/supersession.py). Part of `make bench-truth` (bench/truth.p
 
 from __future__ import annotations
 
-from bench.truth import Figure, Section
+from bench.truth.report import Figure, Section
 from memory import lexicon
 from memory.text import words
 from memory.write.supersede import may_replace
