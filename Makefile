@@ -113,14 +113,14 @@ bench-latency: $(BENCH_STAMP)
 	$(PY) -m bench.latency
 
 bench-dedup-cost: $(BENCH_STAMP)
-	$(PY) -m bench.dedup
+	$(PY) -m bench.dedup.cost
 
 # Needs a real LLM (OLLAMA_URL, OLLAMA_CHAT_MODEL); says so and skips otherwise.
 bench-reflection: $(STAMP)
 	$(PY) -m bench.reflection
 
 bench-dedup: $(STAMP)
-	$(PY) -m bench.dedup_minlen
+	$(PY) -m bench.dedup.minlen
 
 bench-filters: $(STAMP)
 	$(PY) -m bench.filters_corpus
