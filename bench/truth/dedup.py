@@ -1,7 +1,7 @@
 """The dedup on pairs written apart (tests/corpora/truth/dedup.py): different facts kept apart
 and variants merged, per language and half, the test half's misses listed.
 
-Run with the other parts: make bench-truth (bench/truth.py).
+Run with the other parts: make bench-truth (bench/truth/run.py).
 """
 
 from __future__ import annotations

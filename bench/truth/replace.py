@@ -2,7 +2,7 @@
 
 Runs `memory.write.supersede.may_replace` (without vectors: `closeness=None`, the lexical rule
 alone) on tests/corpora/truth/replace.py, per language and half, and on the project's earlier
-pairs (tests/corpora/supersession.py). Part of `make bench-truth` (bench/truth.py).
+pairs (tests/corpora/supersession.py). Part of `make bench-truth` (bench/truth/run.py).
 """
 
 from __future__ import annotations
