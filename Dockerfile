@@ -25,6 +25,6 @@ ENV ECHO_STORAGE__PATH=/data/echo.sqlite3
 # Healthy while the bot's event loop writes its heartbeat (every 30 s); unhealthy when the last
 # beat is older than 120 s: the bot stopped, or its loop is stuck.
 HEALTHCHECK --interval=60s --timeout=10s --start-period=60s --retries=2 \
-    CMD ["python", "-m", "bot.discord.heartbeat", "/data/echo.sqlite3.heartbeat"]
+    CMD ["python", "-m", "bot.heartbeat", "/data/echo.sqlite3.heartbeat"]
 ENTRYPOINT ["echo-bot", "--config", "/config/config.toml"]
 CMD ["run"]

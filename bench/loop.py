@@ -159,7 +159,7 @@ class Chat:
 
 
 def _texts(n: int) -> list[str]:
-    from bench.dedup import _texts as corpus
+    from bench.dedup.cost import _texts as corpus
 
     base = corpus()
     return [f"{base[i % len(base)]} ({COMMON} {i // len(base) or ''})".replace(" )", ")")

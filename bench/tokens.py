@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from bench.corpus import CORPORA, distractors
+from bench.corpora.recall import CORPORA, distractors
 from memory.context.builder import ContextConfig
 from memory.context.prompt import (
     Character,

@@ -44,7 +44,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
-from bot.discord import shards as sharding
+from bot import shards as sharding
 from memory import (
     DEFAULT_KEY,
     KEY,
@@ -106,7 +106,7 @@ class DiscordSettings(_Section):
     # Seconds between two edits of one message while a reply streams in (Discord allows about
     # one a second per message).
     edit_interval: float = Field(1.0, ge=0.5, le=60)
-    # Sharding (bot.discord.shards): the number of shards across every process, and this process's
+    # Sharding (bot.shards): the number of shards across every process, and this process's
     # own; unset, one connection without shards.
     shard_count: int | None = Field(None, ge=1, le=100_000)
     shard_ids: list[int] | None = None

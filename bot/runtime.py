@@ -9,9 +9,8 @@ from pathlib import Path
 
 import httpx
 
-from bot import logs
+from bot import heartbeat, logs
 from bot.config import CastSettings, CharacterSettings, ConfigError, Settings, value_source
-from bot.discord import heartbeat
 from memory import (
     DEFAULT_KEY,
     BackendError,

@@ -1,7 +1,7 @@
 """The front ends reach the memory through its face only: `memory` (memory/__init__.py and its
 __all__) and `memory.manage` with its modules, never its insides (the engine's modules, the
 store, the write path...); SQL lives in memory/store/ alone; and no import circle joins modules
-of memory/ or of bot/. Tests, so that `make test` names the module that breaks a rule."""
+of memory/, of bot/ or of bench/. Tests, so that `make test` names the module that breaks a rule."""
 
 from __future__ import annotations
 
@@ -206,6 +206,8 @@ def module_names(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, 
     for package in packages:
         for path in sorted((root / package).rglob("*.py")):
             parts = path.relative_to(root).with_suffix("").parts
+            if "node_modules" in parts:  # bench/tokenizers' npm packages: not Python modules
+                continue
             found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return found
 
@@ -297,6 +299,14 @@ def test_no_import_circle_in_memory_or_bot() -> None:
     modules = {name: path.relative_to(ROOT) for name, path in module_names(ROOT).items()}
     found = [named(graph, circle, modules) for circle in circles(graph)]
     assert not found, "import circles (TYPE_CHECKING and local imports count):\n" + "\n".join(found)
+
+
+def test_no_import_circle_in_bench() -> None:
+    # The benchmarks too: a runner imports its corpora and its report, never the other way.
+    graph = import_graph(ROOT, ("bench",))
+    modules = {n: p.relative_to(ROOT) for n, p in module_names(ROOT, ("bench",)).items()}
+    found = [named(graph, circle, modules) for circle in circles(graph)]
+    assert not found, "import circles in bench/:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize(

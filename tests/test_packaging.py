@@ -11,8 +11,8 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from bot import heartbeat
 from bot.config import Settings, StorageSettings, load_settings
-from bot.discord import heartbeat
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -69,7 +69,7 @@ def test_the_image_installs_the_lock_before_it_copies_the_code() -> None:
 def test_the_image_health_check_reads_the_heartbeat_of_its_database() -> None:
     text = _dockerfile()
     database = re.search(r"^ENV ECHO_STORAGE__PATH=(\S+)$", text, re.M)
-    probe = re.search(r'CMD \["python", "-m", "bot\.discord\.heartbeat", "([^"]+)"\]', text)
+    probe = re.search(r'CMD \["python", "-m", "bot\.heartbeat", "([^"]+)"\]', text)
     assert database is not None and probe is not None
     assert probe[1] == str(heartbeat.path_for(Path(database[1])))
 
@@ -200,7 +200,7 @@ def test_each_bot_health_check_reads_its_own_heartbeat(
             settings, _ = _bot_settings(bot, tmp_path, m)
         probe = _compose()["services"][bot]["healthcheck"]["test"]  # type: ignore[index]
         expected = heartbeat.path_for(Path(database[1]), settings.discord.file_tag)
-        assert probe == ["CMD", "python", "-m", "bot.discord.heartbeat", str(expected)]
+        assert probe == ["CMD", "python", "-m", "bot.heartbeat", str(expected)]
         probes.add(str(expected))
     assert len(probes) == len(_BOTS)  # one folder, two heartbeats
 

@@ -20,10 +20,10 @@ import discord
 from discord.ext import commands
 
 from bot.discord.i18n import FrenchTranslator
-from bot.discord.shards import Shards
 from bot.discord.startup import channel_warnings
 from bot.discord.ui import EchoClient, EchoTree
 from bot.runtime import Runtime, start_jobs
+from bot.shards import Shards
 from memory import jobs, unexpected
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ async def tree_digest(bot: commands.Bot) -> str:
 
 def make_bot(runtime: Runtime, *, sync: Sync = Sync.CHANGED, background: bool = True) -> EchoBot:
     """The bot the settings ask for: one connection without [discord] shard_count, else this
-    process's shards (bot.discord.shards)."""
+    process's shards (bot.shards)."""
     shards = runtime.settings.discord.shards
     if shards is None:
         return EchoBot(runtime, sync=sync, background=background)

@@ -216,7 +216,7 @@ def resolve_token(settings: WebSettings, data_dir: Path) -> tuple[str, bool]:
     token = secrets.token_urlsafe(32)
     data_dir.mkdir(parents=True, exist_ok=True)
     # Written whole under a name of its own, then linked in place: several processes sharing
-    # the folder (bot.discord.shards) agree on the first token linked, never read a half-written
+    # the folder (bot.shards) agree on the first token linked, never read a half-written
     # one.
     partial = data_dir / f"{TOKEN_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

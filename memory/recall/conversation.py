@@ -27,7 +27,7 @@ from memory.vectors.prefixes import prefixes_of
 log = logging.getLogger(__name__)
 
 # The person's own messages before this one that make the conversation query: the bench's
-# conversations hold 2 or 3 (bench/conversations.py).
+# conversations hold 2 or 3 (bench/corpora/conversations.py).
 CONVERSATION_MESSAGES = 3
 # Read among the story's last messages: in a busy channel other people's turns come between, and
 # a person's message older than this is no longer the conversation this message continues.

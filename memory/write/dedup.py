@@ -37,7 +37,7 @@ SIMILARITY_THRESHOLD = 0.80
 CARRIER_CAP = SIMILARITY_THRESHOLD - 0.01
 
 # Below this many characters (the shorter folded text), difflib's ratio is not used: measured by
-# bench/dedup_minlen.py on tests/corpora/dedup_pairs.py, where distinct facts shorter than this
+# bench/dedup/minlen.py on tests/corpora/dedup_pairs.py, where distinct facts shorter than this
 # reach the threshold by chance ("aime le thé" / "aime le thym").
 MIN_RATIO_CHARS = 24
 

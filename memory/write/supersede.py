@@ -44,7 +44,7 @@ class Refusal(enum.StrEnum):
 
 # How close two memories' vectors must be (cosine, multilingual-e5-small-like: unrelated pairs
 # ~0.75-0.8, one topic ~0.85+) for one shared subject word to decide a replacement the words
-# alone leave open. Not measured on vectors yet (bench/truth_replace.py runs without): set above
+# alone leave open. Not measured on vectors yet (bench/truth/replace.py runs without): set above
 # the same-topic band so a vector can only confirm what the words already lean to.
 CLOSE = 0.9
 

@@ -1,7 +1,7 @@
 """Memories as a reflection writes them, grouped: texts in one group are variants of one fact.
 
 Every pair across groups is a pair of distinct facts. Used by the dedup tests and by
-bench/dedup_minlen.py, which reads the minimum length at which difflib's ratio can be trusted.
+bench/dedup/minlen.py, which reads the minimum length at which difflib's ratio can be trusted.
 Short groups are deliberate: at small lengths unrelated texts share most of their characters.
 """
 

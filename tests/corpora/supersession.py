@@ -3,7 +3,7 @@
 job, a changed taste, a correction), and look-alikes, two facts that both stay true (two
 appointments, two pets, two tastes) which a careless model might still say replace each other.
 
-Used by tests/memory/write/test_supersede.py and `make bench-truth` (bench/truth_replace.py).
+Used by tests/memory/write/test_supersede.py and `make bench-truth` (bench/truth/replace.py).
 The replacement rule was written with these pairs in view: they are checked, not a measure.
 """
 

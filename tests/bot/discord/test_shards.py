@@ -17,12 +17,12 @@ from discord.ext import commands
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot import cli, logs
+from bot import cli, heartbeat, logs
 from bot.config import ConfigError, Settings, WebSettings, load_settings
-from bot.discord import heartbeat, i18n
+from bot.discord import i18n
 from bot.discord.app import EchoBot, Sync, make_bot
-from bot.discord.shards import Shards
 from bot.runtime import open_runtime
+from bot.shards import Shards
 from bot.web.server import TOKEN_FILE, resolve_token
 from tests.bot import discord_fakes as fakes
 from tests.fakes.ollama import FakeOllama

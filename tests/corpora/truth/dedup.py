@@ -10,7 +10,7 @@ relative put before the subject), and for variants `variant:reword`, `variant:de
 `variant:typo`, `variant:synonym`, `variant:relation` (the same relative on both sides).
 
 Split in two halves by a seeded shuffle within each (language, label, class): `DEV`, the half the
-rules were tuned on, and `TEST`, kept apart (bench/truth_dedup.py reports both).
+rules were tuned on, and `TEST`, kept apart (bench/truth/dedup.py reports both).
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from bench import truth_blind, truth_dates
 from bench.dates import resolved, windowed
+from bench.truth import blind as truth_blind
+from bench.truth import dates as truth_dates
 from memory.lexicon import dates
 from memory.lexicon.dates import annotate, dated_phrases, local_day, resolve, window
 from tests.corpora import dates_en, dates_fr

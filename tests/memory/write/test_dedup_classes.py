@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.truth_dedup import KEPT_APART, MERGED, figures
+from bench.truth.dedup import KEPT_APART, MERGED, figures
 from memory.model import Kind, Memory, Scope
 from memory.write.dedup import SIMILARITY_THRESHOLD, Action, carriers, decide, similarity
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from bench.truth_blind import _dedup
+from bench.truth.blind import _dedup
 from memory.write.dedup import SIMILARITY_THRESHOLD, carrier_key, carriers, similarity
 from memory.write.dedup_words import compared_words
 
-# Measured when the rules were final (python -m bench.truth_blind): A is the half the rules
+# Measured when the rules were final (python -m bench.truth.blind): A is the half the rules
 # were read from, B was held out and measured once. A drop fails.
 BLIND_FLOORS = {
     ("fr", "A", "different facts kept apart"): 24,

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench import truth_blind
+from bench.truth import blind as truth_blind
 from memory import lexicon, manage
 from memory.backends.chat import OllamaChat
 from memory.engine import Engine, Incoming

@@ -1,14 +1,14 @@
 """The dedup on pairs written apart (tests/corpora/truth/dedup.py): different facts kept apart
 and variants merged, per language and half, the test half's misses listed.
 
-Run with the other parts: make bench-truth (bench/truth.py).
+Run with the other parts: make bench-truth (bench/truth/run.py).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from bench.truth import Figure, Section
+from bench.truth.report import Figure, Section
 from memory.write.dedup import SIMILARITY_THRESHOLD, similarity
 from tests.corpora.truth.dedup import DEV, DIFFERENT, SAME, TEST, Pair
 

@@ -20,7 +20,7 @@ from memory.write import dedup
 from tests.corpora.dedup_pairs import GROUPS
 
 LENGTHS = (0, 8, 12, 16, 20, 22, 24, 28, 32, 40, 48, 1000)
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parent.parent / "results"
 
 
 @contextmanager

@@ -3,7 +3,7 @@ in a thread, its code taken from git at OLD), the numpy index built in this proc
 same with its features computed in another process (`IndexBuilder`). For each: the build's
 wall time, the Python objects the collector tracks afterwards (what a full collection walks),
 the median decision time, and every decision checked identical to the old index's.
-Run: .venv/bin/python -m bench.dedup_build [N]
+Run: .venv/bin/python -m bench.dedup.build [N]
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bench.dedup import _candidates, _texts
+from bench.dedup.cost import _candidates, _texts
 from memory.model import Kind, Memory, Scope
 from memory.write.dedup_index import Listed
 from memory.write.dedup_pool import IndexBuilder, build_in_thread
 
-RESULTS = Path(__file__).parent / "results"
-ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+ROOT = Path(__file__).resolve().parents[2]
 # The last commit with the index of objects per memory.
 OLD = "ef0dfba"
 
@@ -90,7 +90,7 @@ async def _main(n: int) -> None:
     lines = [
         f"# Dedup index builds at {n:,} memories",
         "",
-        f"`.venv/bin/python -m bench.dedup_build {n}`, one run. Objects: how many more the"
+        f"`.venv/bin/python -m bench.dedup.build {n}`, one run. Objects: how many more the"
         " garbage collector tracks once the index is built, frozen ones included (a full"
         " collection walks those not frozen);"
         f" the {n:,} memories given to each build are not counted.",

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.scale import CONCURRENCY, RESULTS
+from bench.scale.constants import CONCURRENCY, RESULTS
 
 
 def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:

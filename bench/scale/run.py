@@ -19,7 +19,7 @@ sending ATTACK (every word the memories hold, the commonest first) every ATTACK_
 while the others talk; the others' latencies are compared with the same run without them.
 
 Targets (BENCH_SCALE_TARGETS, default "sqlite,postgres"): `sqlite` is the cached build, copied
-for each configuration; `postgres` starts a throwaway PostgreSQL 18 (bench.scale_pg, as make
+for each configuration; `postgres` starts a throwaway PostgreSQL 18 (bench/scale/pg.py, as make
 test-pg does), copies the SQLite build into it by COPY, checks that a sample of people recall the
 same on both, and runs each configuration on a fresh copy of that database; a postgresql:// URL
 is used as it is (filled the same way first when it holds no memory). Process counts
@@ -30,7 +30,7 @@ characters the same people hold the same memories, split across the characters (
 person is character i mod N's, written under the id that character keeps the person under,
 memory.character.cast; the total is the same as with one), and each person holds a conversation
 of two turns (cold, warm) with each of the N characters, the order turned by the person. Runs
-with another count than 1 are reported apart, side by side: bench.scale_characters
+with another count than 1 are reported apart, side by side: bench/scale/characters.py
 (scale-characters.*; make bench-characters runs 5 and 1 on SQLite).
 Run: make bench-scale; smaller: BENCH_SCALE_PEOPLE=200 BENCH_SCALE_PER_PERSON=50 make bench-scale.
 Options: python -m bench.scale --help.
@@ -55,19 +55,16 @@ from typing import Any
 
 import numpy as np
 
-from bench import scale_pg
+from bench.scale import pg
+from bench.scale.constants import CONCURRENCY, IDLE_PASSES
 
-RESULTS = Path(__file__).parent / "results"
 CACHE = Path(os.environ.get("ECHO_BENCH_CACHE", Path.home() / ".cache" / "echo-bench"))
 MODEL = "bench-scale-embed"
 STORY, ORIGIN = 1, "1"
-# People in conversation at once in each process.
-CONCURRENCY = 8
 # Memories written per transaction while building.
 BUILD_CHUNK = 5_000
 # Part of the cached build's name: raise it when what `build` writes changes.
 BUILD_VERSION = 1
-IDLE_PASSES = 7
 # People whose recall is compared on both backends after the copy, and what they ask.
 CHECKED = 12
 CHECK_TEXT = "Person {p}, tell me about note 17 and note 342"
@@ -390,7 +387,7 @@ def main(argv: list[str] | None = None) -> None:
         counts = _ints(args.processes) or ([1, 2, 4] if postgres else [1])
         if postgres:
             with contextlib.ExitStack() as stack:
-                url = target if target != "postgres" else stack.enter_context(scale_pg.server()).uri
+                url = target if target != "postgres" else stack.enter_context(pg.server()).uri
                 run_postgres(url, target != "postgres", counts, args, rows, idle, notes)
             continue
         with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
@@ -412,7 +409,7 @@ def main(argv: list[str] | None = None) -> None:
                 rows.append({"target": "SQLite", **run_config(
                     where, counts[0], args, _ints(args.cache_mb)[0], args.newcomers
                 )})  # fmt: skip
-    from bench.scale_report import report
+    from bench.scale.report import report
 
     report(rows, idle, args, notes)
 
@@ -438,7 +435,7 @@ def run_characters(targets: list[str], args: argparse.Namespace) -> None:
                     rows.append({"target": "SQLite", **run_config(
                         where, processes, args, cache_mb, characters=characters
                     )})  # fmt: skip
-    from bench.scale_characters import report
+    from bench.scale.characters import report
 
     report(rows, args)
 
@@ -451,11 +448,11 @@ def run_postgres(
     server, the copy of the SQLite build is made once into a base database and every
     configuration runs on a fresh copy of it (CREATE DATABASE ... TEMPLATE)."""
     label = "PostgreSQL"
-    base = url if given else asyncio.run(scale_pg.recreate(url, scale_pg.BASE))
+    base = url if given else asyncio.run(pg.recreate(url, pg.BASE))
     if not given or asyncio.run(_empty(base)):
         built = cached_build(args.people, args.per_person, args.dim)
         print(f"filling PostgreSQL from {built.name} ...", file=sys.stderr)
-        filled = asyncio.run(scale_pg.fill(base, built))
+        filled = asyncio.run(pg.fill(base, built))
         notes.append(
             f"PostgreSQL filled from the SQLite build by COPY in {filled['seconds']:,.0f} s "
             f"({', '.join(f'{t} {n:,}' for t, n in filled['rows'].items())} rows)."
@@ -463,14 +460,14 @@ def run_postgres(
         with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
             lite = built_copy(built, str(Path(tmp) / "check.sqlite3"))
             sample = [1 + (k * 997) % args.people for k in range(CHECKED)]
-            checked = asyncio.run(scale_pg.same_recall(lite, base, sample, CHECK_TEXT, MODEL))
+            checked = asyncio.run(pg.same_recall(lite, base, sample, CHECK_TEXT, MODEL))
         notes.append(
             f"Consistency: {checked} people recall the same memories (keyword recall "
             "and the vectors' content hashes) on SQLite and PostgreSQL."
         )
     if not given:
         copy = "echo_scale_run"
-        fresh = lambda: asyncio.run(scale_pg.recreate(url, copy, scale_pg.BASE))  # noqa: E731
+        fresh = lambda: asyncio.run(pg.recreate(url, copy, pg.BASE))  # noqa: E731
         idle[label] = asyncio.run(idle_pass(fresh(), args.dim))
     else:
         idle[label] = asyncio.run(idle_pass(base, args.dim))

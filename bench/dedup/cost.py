@@ -15,13 +15,13 @@ import sys
 import time
 from pathlib import Path
 
-from bench.corpus import CORPORA
+from bench.corpora.recall import CORPORA
 from memory.model import Kind, Memory, Scope
 from memory.write.dedup import decide
 from memory.write.dedup_index import DedupIndex
 
 SIZES = (1_000, 10_000, 100_000)
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parent.parent / "results"
 BRUTE_CANDIDATES = {1_000: 20, 10_000: 10, 100_000: 2}
 
 

@@ -1,13 +1,13 @@
 """The recall bench's second corpus family: a person's months as a diary of facts would hold them.
 
-Same 18 references, same 6 messages and same labels as bench/corpus.py; only the distractors
+Same 18 references, same 6 messages and same labels as bench/corpora/recall.py; only the distractors
 differ. The first family (harsh) draws them from 15 templates shaped like the references, so at
 10,000 memories about 6,000 are "Her friend X from Y did Z when" and each reference has dozens to
 hundreds of siblings of its own shape. Here most distractors are everyday entries on many topics
 (meals, films, bills, repairs, appointments, colleagues, errands), and the reference-shaped
-templates of the first family weigh about 4% of the draw: a few hundred near-miss siblings at
-10,000 memories, a handful at 234. A second measurement, not a replacement: nothing in the product
-is tuned to it.
+templates of the first family weigh about 4% of the draw: a few hundred near-miss siblings at 10,000
+memories, a handful at 234. A second measurement, not a replacement: nothing in the product is tuned
+to it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import itertools
 import random
 from pathlib import Path
 
-from bench.corpus import EN, FR, Corpus
+from bench.corpora.recall import EN, FR, Corpus
 
 # Share of the draw that goes to the reference-shaped templates of the harsh family.
 NEAR_MISS_SHARE = 0.04
@@ -34,7 +34,7 @@ Template = tuple[str, dict[str, list[str]]]
 
 
 def _templates(language: str) -> list[Template]:
-    """Read bench/diary_<language>.txt: blocks of a template line and its slot lines."""
+    """Read bench/corpora/diary_<language>.txt: blocks of a template line and its slot lines."""
     text = (Path(__file__).parent / f"diary_{language}.txt").read_text(encoding="utf-8")
     shared = {"@days": _DAYS[language], "@months": _MONTHS[language]}
     out: list[Template] = []

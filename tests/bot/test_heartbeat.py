@@ -1,5 +1,5 @@
 """The heartbeat says whether the bot's event loop still runs: what a container's health probe
-(`python -m bot.discord.heartbeat PATH`) reports."""
+(`python -m bot.heartbeat PATH`) reports."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from bot import heartbeat
 from bot.config import Settings
-from bot.discord import heartbeat
 from bot.runtime import open_runtime
 from tests.fakes.ollama import FakeOllama
 

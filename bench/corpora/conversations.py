@@ -1,4 +1,5 @@
-"""The person's earlier messages before each probe message of the recall bench (bench/corpus.py).
+"""The person's earlier messages before each probe message of the recall bench
+(bench/corpora/recall.py).
 
 People refer back to what they said a moment ago: "my race" comes after they talked about this
 morning's run. Each of the 6 messages gets the 2 or 3 messages the person sent in the turns

@@ -2,12 +2,12 @@
 
 Runs `memory.write.supersede.may_replace` (without vectors: `closeness=None`, the lexical rule
 alone) on tests/corpora/truth/replace.py, per language and half, and on the project's earlier
-pairs (tests/corpora/supersession.py). Part of `make bench-truth` (bench/truth.py).
+pairs (tests/corpora/supersession.py). Part of `make bench-truth` (bench/truth/run.py).
 """
 
 from __future__ import annotations
 
-from bench.truth import Figure, Section
+from bench.truth.report import Figure, Section
 from memory import lexicon
 from memory.text import words
 from memory.write.supersede import may_replace

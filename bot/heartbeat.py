@@ -3,7 +3,7 @@ from the event loop, and the check a container's health probe runs against it.
 
 A beat is written by a task of the running loop, so a loop that is stuck (a blocking call, a
 deadlock) or a process that is gone stops the beats, whatever the process table says.
-`python -m bot.discord.heartbeat PATH` exits 0 when the last beat is recent, 1 otherwise, in one
+`python -m bot.heartbeat PATH` exits 0 when the last beat is recent, 1 otherwise, in one
 line.
 """
 
@@ -30,7 +30,7 @@ STALE_AFTER = 4 * BEAT_INTERVAL
 
 def path_for(database: Path, tag: str = "") -> Path:
     """Where the bot that uses `database` writes its heartbeat; `tag` names the process among
-    several sharing the folder (bot.discord.shards: `.shards-1`)."""
+    several sharing the folder (bot.shards: `.shards-1`)."""
     return database.with_name(database.name + tag + ".heartbeat")
 
 
@@ -87,9 +87,7 @@ def check(path: Path, *, now: float, stale_after: float = STALE_AFTER) -> tuple[
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Say whether the bot's heartbeat is recent; exit 0 if it is, 1 if not."""
-    parser = argparse.ArgumentParser(
-        prog="python -m bot.discord.heartbeat", description=main.__doc__
-    )
+    parser = argparse.ArgumentParser(prog="python -m bot.heartbeat", description=main.__doc__)
     parser.add_argument(
         "path", type=Path, help="the heartbeat file (the database path + .heartbeat)"
     )

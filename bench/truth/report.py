@@ -1,24 +1,10 @@
-"""How truthful the memory's rules are on cases they were not tuned on: the dedup (different
-facts kept apart, variants merged), the replacement rule (true updates accepted, look-alikes
-refused), relative dates in memories and time windows in messages.
-
-Run: make bench-truth. Each part's corpus (tests/corpora/truth/) was written from how people
-write in chat and split in two before any rule was read off it: `dev` is the half the rules were
-tuned on, `test` the half kept apart. Every figure is given on both halves, the misses of the
-test half listed. Writes bench/results/truth.md and truth.png (each score's distribution by
-label, the threshold drawn).
-
-The parts live in bench/truth_*.py; each gives `sections()`, a list of `Section`.
-"""
+"""What the parts of bench-truth report (bench/truth/run.py assembles them): a `Section` of
+`Figure`s per part, as Markdown (`table`) and as score histograms (`plot`)."""
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
-
-RESULTS = Path(__file__).parent / "results"
-PARTS = ("bench.truth_dedup", "bench.truth_replace", "bench.truth_dates", "bench.truth_blind")
 
 
 @dataclass(frozen=True)
@@ -69,7 +55,7 @@ def table(section: Section, *, misses: str = "Misses on the test half") -> list[
     return [*lines, ""]
 
 
-def _plot(sections: list[Section], path: Path) -> None:
+def plot(sections: list[Section], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -89,26 +75,3 @@ def _plot(sections: list[Section], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
-
-
-def main() -> None:
-    sections: list[Section] = []
-    for name in PARTS:
-        sections.extend(importlib.import_module(name).sections())
-    lines = [
-        "# Truthful memory on cases written apart (make bench-truth)",
-        "",
-        "Corpora: tests/corpora/truth/, each split in a `dev` half (the rules were tuned on it)",
-        "and a `test` half (kept apart; its misses listed below).",
-        "",
-    ]
-    for section in sections:
-        lines += table(section)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "truth.md").write_text("\n".join(lines))
-    _plot(sections, RESULTS / "truth.png")
-    print("\n".join(lines))
-
-
-if __name__ == "__main__":
-    main()

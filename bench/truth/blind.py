@@ -3,7 +3,7 @@ separate author who did not read the rules: dedup, replacement, dates in memorie
 messages. Every figure is given per language and per half (A and B, a stratified seeded split);
 the misses of both halves are listed with their tag.
 
-Run: PYTHONPATH=. python -m bench.truth_blind (prints the report as Markdown).
+Run: PYTHONPATH=. python -m bench.truth.blind (prints the report as Markdown).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bench.truth import Figure, Section, table
+from bench.truth.report import Figure, Section, table
 from tests.corpora.truth import blind
 
 HALVES = ("A", "B")

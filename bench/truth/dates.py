@@ -1,14 +1,14 @@
 """Relative dates in memories and time windows in messages on the held-out corpus
 (tests/corpora/truth/dates.py): per language and half, the dated texts dated right, the texts
 naming no date left undated (the rest are false resolutions), the windows right; the test
-half's misses one per line. Part of make bench-truth (bench/truth.py)."""
+half's misses one per line. Part of make bench-truth (bench/truth/run.py)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bench.truth import Figure, Section
+from bench.truth.report import Figure, Section
 from memory.lexicon.dates import annotate, window
 from tests.corpora.truth import dates as corpus
 from tests.corpora.truth.dates import DateCase, WindowCase

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.scale import CONCURRENCY, IDLE_PASSES, RESULTS
+from bench.scale.constants import CONCURRENCY, IDLE_PASSES, RESULTS
 
 
 def report(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]],
@@ -84,7 +84,7 @@ def _attack_table(
         "## Newcomers' attack (issue 28)", "",
         f"The same configuration again, while {attacked[0]['newcomers']} people with no memory "
         "send, turn after turn until the others are done, one message of every word the "
-        "memories hold (bench.scale.ATTACK). The others' turns, without and with them:", "",
+        "memories hold (bench.scale.run.ATTACK). The others' turns, without and with them:", "",
         "| target | processes | others' p50 ms (without → with) | others' p95 ms (without → "
         "with) | p95 ratio | newcomers' turns | newcomers' p50 / p95 ms |",
         "|---|---|---|---|---|---|---|",

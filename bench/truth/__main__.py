@@ -1,0 +1,5 @@
+"""`python -m bench.truth`: bench/truth/run.py."""
+
+from bench.truth.run import main
+
+main()
