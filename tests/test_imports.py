@@ -6,6 +6,7 @@ of memory/, of bot/ or of bench/. Tests, so that `make test` names the module th
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import itertools
 from collections.abc import Callable, Collection
@@ -110,18 +111,24 @@ def shadowed(tree: ast.Module, is_module: Callable[[str], bool]) -> list[tuple[i
             modules |= {
                 a.asname or a.name for a in node.names if is_module(f"{node.module}.{a.name}")
             }
-    found = []
-    for function in ast.walk(tree):
-        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            continue
-        a = function.args
-        found += [(function.lineno, p.arg) for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
-        for node in ast.walk(function):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                found.append((node.lineno, node.id))
+    found: list[tuple[int, str]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        # One walk: a name bound anywhere inside a function (nested ones too) counts once.
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            a = node.args
+            found.extend((node.lineno, p.arg) for p in [*a.posonlyargs, *a.args, *a.kwonlyargs])
+            in_function = True
+        elif in_function and isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.append((node.lineno, node.id))
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_function)
+
+    visit(tree, False)
     return sorted({(line, name) for line, name in found if name in modules})
 
 
+@functools.cache
 def _is_module(name: str) -> bool:
     try:
         return importlib.util.find_spec(name) is not None
