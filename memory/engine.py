@@ -20,6 +20,14 @@ from datetime import tzinfo
 from memory import lexicon
 from memory.backends.chat import ChatBackend, Embedder, stream_of
 from memory.bulk import quiet
+from memory.cache import (
+    ENTRY_BYTES,
+    MIB,
+    POOL_BYTES,
+    POOL_BYTES_PER_MEMORY,
+    CacheBudget,
+    SizedCache,
+)
 from memory.character.cast import Characters
 from memory.context.budget import ContextPlan
 from memory.context.builder import ContextBuilder, ContextConfig
@@ -41,14 +49,6 @@ from memory.lexicon import dates
 from memory.looplag import LoopLag
 from memory.model import Exchange
 from memory.recall import conversation, lexical, scoring, selection
-from memory.recall.cache import (
-    ENTRY_BYTES,
-    MIB,
-    POOL_BYTES,
-    POOL_BYTES_PER_MEMORY,
-    CacheBudget,
-    SizedCache,
-)
 from memory.recall.semantic import VectorCache
 from memory.store import characters as cast_store
 from memory.store import memories, outbox, privacy, replies, turns
@@ -134,7 +134,7 @@ class Engine:
         self.config = config or MemoryConfig()
         self.clock = clock
         # Every per-person cache of this engine (and of a reflection worker given it) together
-        # stays under [limits] cache_mb (memory.recall.cache).
+        # stays under [limits] cache_mb (memory.cache).
         self.caches = CacheBudget(self.config.cache_mb * MIB)
         # What the store knows of each person's generation counts too.
         store.bound_generations(self.caches)

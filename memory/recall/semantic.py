@@ -25,8 +25,8 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.bulk import paused, quiet
+from memory.cache import ENTRY_BYTES, HASH_BYTES, MATRIX_BYTES, CacheBudget, SizedCache
 from memory.errors import BackendResponseError, unexpected
-from memory.recall.cache import ENTRY_BYTES, HASH_BYTES, MATRIX_BYTES, CacheBudget, SizedCache
 from memory.store import vectors
 from memory.store.db import Store
 from memory.store.generations import UNKNOWN
@@ -74,7 +74,7 @@ class UserMatrix:
 
     @property
     def nbytes(self) -> int:
-        """About what it holds in memory (memory.recall.cache)."""
+        """About what it holds in memory (memory.cache)."""
         held = int(self.ids.nbytes + self.rows.nbytes) + HASH_BYTES * len(self.hashes)
         return ENTRY_BYTES + MATRIX_BYTES + held
 
@@ -110,7 +110,7 @@ class VectorCache:
         self.store = store
         self.wait_rows = wait_rows
         self.turns_before_vectors = 0
-        # Bounded in bytes with the engine's other per-person caches (memory.recall.cache).
+        # Bounded in bytes with the engine's other per-person caches (memory.cache).
         self._matrices: SizedCache[int, UserMatrix] = SizedCache(
             budget or CacheBudget(), lambda m: m.nbytes
         )

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, Self, TypeVar, runtime_checkable
 
-from memory.recall.cache import CacheBudget
+from memory.cache import CacheBudget
 
 T = TypeVar("T")
 

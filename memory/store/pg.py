@@ -28,8 +28,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
+from memory.cache import CacheBudget
 from memory.errors import MigrationError, StoreError
-from memory.recall.cache import CacheBudget
 from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Store, Touched, Tx
 from memory.store.generations import GENERATIONS_SCHEMA, GenerationMoved
 from memory.store.migrations import LATEST

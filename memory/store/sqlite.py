@@ -25,8 +25,8 @@ from typing import TypeVar
 
 import aiosqlite
 
+from memory.cache import CacheBudget
 from memory.errors import StoreError
-from memory.recall.cache import CacheBudget
 from memory.store import fts5_words
 from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Store, Touched, Tx
 from memory.store.generations import GENERATIONS_SCHEMA

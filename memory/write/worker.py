@@ -35,10 +35,10 @@ from secrets import token_hex
 
 from memory.backends.chat import ChatBackend
 from memory.backends.redact import NO_SECRETS, Secrets
+from memory.cache import CacheBudget
 from memory.character.cast import Characters
 from memory.errors import BackendError, StoreError, unexpected
 from memory.lexicon.dates import machine_zone
-from memory.recall.cache import CacheBudget
 from memory.store import characters as cast_store
 from memory.store import counters, history, outbox, provenance, versions
 from memory.store.db import Store, Tx
