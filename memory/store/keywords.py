@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from memory.store.db import Store
 from memory.store.memories import visible_where
-from memory.store.sqlite_connect import owned_words
+from memory.store.sqlite.connect import owned_words
 
 
 async def term_matches(

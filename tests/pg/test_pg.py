@@ -19,7 +19,7 @@ from memory.store import history, memories, turns
 from memory.store.db import Store, Tx
 from memory.store.migrations import LATEST
 from memory.store.opening import open_store
-from memory.store.pg import _MIGRATION_LOCK
+from memory.store.postgres.store import _MIGRATION_LOCK
 from memory.vectors.indexer import Indexer
 from tests.fakes import canary
 from tests.fakes.ollama import FakeOllama
