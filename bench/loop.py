@@ -168,7 +168,7 @@ def _texts(n: int) -> list[str]:
 
 async def _fill(store: Any, rows: list[tuple[int, int, str]], dim: int, model: str) -> None:
     """Insert memories (id, user, text) with current vectors, as the indexer would have."""
-    from memory.store.memories import text_hash
+    from memory.store.tables.memories import text_hash
     from memory.vectors.indexer import vector_hash
 
     rng = np.random.default_rng(7)

@@ -43,10 +43,11 @@ from memory.backends.embedders import OllamaEmbedder
 from memory.context.builder import ContextConfig
 from memory.context.prompt import Character
 from memory.model import Kind, Scope, Source
-from memory.store import anchors, history, memories, positions, story, story_state
-from memory.store import context as stored
+from memory.store import story
 from memory.store.db import Store, Tx
 from memory.store.opening import open_store
+from memory.store.tables import anchors, history, memories, positions, story_state
+from memory.store.tables import story_context as stored
 from memory.vectors.indexer import Indexer
 
 USER, OTHER, STORY, GUILD = 1, 2, 10, "111"

@@ -78,7 +78,11 @@ def test_the_face_holds_every_name_it_lists() -> None:
         ("import memory.turn.values as values", 1, "memory.turn.values"),
         ("from memory.context.budget import ContextPlan", 1, "memory.context.budget"),
         ("import memory, memory.recall", 1, "memory.recall"),
-        ("if TYPE_CHECKING:\n    from memory.store.history import X", 2, "memory.store.history"),
+        (
+            "if TYPE_CHECKING:\n    from memory.store.tables.history import X",
+            2,
+            "memory.store.tables.history",
+        ),
         ("def f():\n    from memory.write.worker import Worker", 2, "memory.write.worker"),
     ],
 )

@@ -12,9 +12,10 @@ import time
 from dataclasses import dataclass
 
 from memory.errors import InvalidInput, NotFound
-from memory.store import history, story
+from memory.store import story
 from memory.store.db import Store
 from memory.store.story import HeldAnchor, PositionDrop
+from memory.store.tables import history
 from memory.text import clean
 from memory.write import stances
 from memory.write import summary as rolling

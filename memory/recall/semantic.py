@@ -27,9 +27,9 @@ import numpy.typing as npt
 from memory.bulk import paused, quiet
 from memory.cache import ENTRY_BYTES, HASH_BYTES, MATRIX_BYTES, CacheBudget, SizedCache
 from memory.errors import BackendResponseError, unexpected
-from memory.store import vectors
 from memory.store.db import Store
 from memory.store.generations import UNKNOWN
+from memory.store.tables import embeddings
 from memory.vectors import cosines
 from memory.vectors.cosines import Query
 from memory.vectors.splice import spliced
@@ -187,7 +187,7 @@ class VectorCache:
             if patched is not None:
                 return self._keep(user_id, model, generation, patched)
         with paused():  # 100,000 rows tracked by the collector: as memories.visible
-            listed = await vectors.hashes_of(self.store, user_id, model)
+            listed = await embeddings.hashes_of(self.store, user_id, model)
         hashes, changed = await asyncio.to_thread(quiet(_changes), listed, base)
         if not size.done():
             size.set_result(len(hashes) if changed is None else len(changed))
@@ -239,7 +239,7 @@ class VectorCache:
         out = []
         for chunk in chunks:
             with paused():  # 100,000 rows tracked by the collector: as memories.visible
-                rows = await vectors.vectors_of(self.store, user_id, model, chunk)
+                rows = await embeddings.vectors_of(self.store, user_id, model, chunk)
             out += await asyncio.to_thread(quiet(_vector_rows), rows)
         return out
 

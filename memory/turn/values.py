@@ -10,8 +10,8 @@ from memory.cache import CACHE_MB
 from memory.model import Kind, Origin, Selected
 from memory.recall import selection
 from memory.recall.semantic import COSINE_FLOOR, RELATIVE_SD, TURN_EMBEDDING_TIMEOUT
-from memory.store import privacy
-from memory.store.outbox import BACKLOG_PER_PERSON
+from memory.store.tables import privacy
+from memory.store.tables.outbox import BACKLOG_PER_PERSON
 from memory.turn.admission import NOTICE_INTERVAL, TURN_QUEUE, AdmissionStatus
 from memory.turn.reply_cap import MAX_REPLY_CHARS
 

@@ -26,8 +26,8 @@ from memory.cache import (
 from memory.model import Kind, Memory, Scope
 from memory.recall.selection import RankedPool
 from memory.recall.semantic import UserMatrix
-from memory.store import memories
 from memory.store.db import Store, Tx
+from memory.store.tables import memories
 from memory.vectors.indexer import Indexer
 from memory.write.dedup_index import IndexCache, build_index
 from tests.fakes.ollama import FakeOllama

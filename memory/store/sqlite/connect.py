@@ -51,7 +51,7 @@ def owner_tag(user_id: int) -> str:
 def owned_words(user_id: int, text: str) -> str:
     """A memory's words as the keyword index holds them, each behind its owner's tag ("42xtea"):
     a term of one person is then a term of the index no one else's memory holds, so matching it
-    (a prefix too) reads that person's entries only (memory.store.keywords)."""
+    (a prefix too) reads that person's entries only (memory.store.tables.keywords)."""
     tag = owner_tag(user_id)
     return " ".join(tag + word for word in fts5_words.word().findall(text))
 

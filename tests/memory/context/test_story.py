@@ -20,10 +20,11 @@ from memory.context.prompt import Character
 from memory.context.story import read_story
 from memory.model import CondensedHistory, Kind, Scope, Source
 from memory.recall.conversation import CONVERSATION_MESSAGES, CONVERSATION_WINDOW
-from memory.store import anchors, history, memories, positions, story, story_state
-from memory.store import context as stored
+from memory.store import story
 from memory.store.db import Store, Tx
 from memory.store.story_snapshot import StorySnapshot
+from memory.store.tables import anchors, history, memories, positions, story_state
+from memory.store.tables import story_context as stored
 from memory.vectors.indexer import Indexer
 from memory.write.stances import PROMPT_POSITIONS
 from tests.fakes.ollama import Chaos, FakeOllama

@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.model import Exchange
-from memory.store import erasure, history, outbox
+from memory.store import erasure
 from memory.store.opening import open_store
+from memory.store.tables import history, outbox
 from memory.write import filters
 
 EXCHANGE = "discord:1"

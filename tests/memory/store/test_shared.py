@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from memory.model import Exchange
-from memory.store import counters, outbox
 from memory.store.db import Store, Tx
 from memory.store.migrations import LATEST, MIGRATIONS
 from memory.store.opening import open_store
+from memory.store.tables import counters, outbox
 
 MAX = 5
 ROOT = Path(__file__).resolve().parents[3]
