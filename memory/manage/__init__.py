@@ -16,8 +16,8 @@ from datetime import tzinfo
 from memory.errors import InvalidInput, NotFound, StoreError
 from memory.manage import forgetting
 from memory.model import MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope, Turn
-from memory.store import erasure, figures, provenance
 from memory.store.db import Store, Tx
+from memory.store.queries import erasure, figures, provenance
 from memory.store.tables import counters, history, memories, outbox, sent_messages, turns
 from memory.text import clean
 from memory.write.apply import Outcome, dated, merge_candidate, record_dates, with_index

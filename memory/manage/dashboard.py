@@ -15,8 +15,9 @@ from memory.manage import story as manage_story
 from memory.manage import versions
 from memory.manage.story import Positions
 from memory.model import Memory, Turn
-from memory.store import dashboard, erasure
-from memory.store.dashboard import (
+from memory.store.db import Store
+from memory.store.queries import dashboard, erasure
+from memory.store.queries.dashboard import (
     Answered,
     LanguageFit,
     Latency,
@@ -31,8 +32,7 @@ from memory.store.dashboard import (
     TokenFit,
     TurnDay,
 )
-from memory.store.db import Store
-from memory.store.story import HeldAnchor
+from memory.store.queries.moderation import HeldAnchor
 from memory.store.tables import characters as cast_store
 from memory.store.tables import counters, history, privacy, story_context
 from memory.store.tables.timings import DAY, TIMINGS_DAYS, TurnPlan

@@ -4,8 +4,8 @@ a message deleted or edited where it was said (`forget_deleted`, `forget_exchang
 `follow_edit`). The bot and the terminal call these, and the background jobs (memory.jobs)
 call `settle_pending` and `tidy`; no SQL above this line.
 
-Each erasure is one transaction (memory/store/erasure.py). Then the WAL is checkpointed so the
-database files hold nothing of it; when a reader on an older snapshot keeps the checkpoint from
+Each erasure is one transaction (memory/store/queries/erasure.py). Then the WAL is checkpointed so
+the database files hold nothing of it; when a reader on an older snapshot keeps the checkpoint from
 finishing, the erasure is pending (counted in /stats) until `settle_pending` finishes it.
 """
 
@@ -22,10 +22,10 @@ from memory.engine import Engine
 from memory.errors import Forbidden, NotFound, StoreError
 from memory.manage import casting, context
 from memory.model import MANUAL_EXCHANGE, Memory
-from memory.store import erasure, provenance, retention
 from memory.store.db import Store, Tx
-from memory.store.erasure import Erased, Target
-from memory.store.provenance import Derived, Leftovers
+from memory.store.queries import erasure, provenance, retention
+from memory.store.queries.erasure import Erased, Target
+from memory.store.queries.provenance import Derived, Leftovers
 from memory.store.tables import characters as cast_store
 from memory.store.tables import counters, history, memories, reply_versions, sent_messages
 from memory.store.tables.history import HistoryMessage

@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 from memory.errors import StoreError, unexpected
 from memory.model import Exchange
-from memory.store import erasure
 from memory.store.db import Store, Tx
+from memory.store.queries import erasure
 from memory.store.tables import counters, history, outbox
 
 log = logging.getLogger(__name__)

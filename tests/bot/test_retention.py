@@ -11,7 +11,7 @@ from bot.config import Settings
 from bot.runtime import Runtime, listed_jobs, open_runtime
 from memory.model import CondensedHistory, Exchange
 from memory.store.db import Store, Tx
-from memory.store.retention import DROPPED_TEXT_SECONDS
+from memory.store.queries.retention import DROPPED_TEXT_SECONDS
 from memory.store.tables import history, outbox, story_context
 from tests.fakes.canary import stored
 from tests.fakes.ollama import FakeOllama

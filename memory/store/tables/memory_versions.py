@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from memory.model import MANUAL_EXCHANGE, Kind, Memory, Scope
 from memory.store.db import Store, Tx
-from memory.store.provenance import Carries, Copied
+from memory.store.queries.provenance import Carries, Copied
 from memory.store.tables import applied_exchanges, memories
 
 # What ends a version: a reflection's proposal the code accepted (a replacement), the person's

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.model import Reason, Selected, Turn
-from memory.store import erasure
 from memory.store.db import Store, Tx
+from memory.store.queries import erasure
 from memory.store.tables import counters, reply_versions
 from memory.store.tables.memories import MEMORY_COLUMNS, MEMORY_FROM, from_row, turn_buckets
 

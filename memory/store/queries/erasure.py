@@ -2,9 +2,9 @@
 
 `erase` runs in one transaction: it records the erasure and the exchanges it removes (ids only,
 kept a while so that a reply or a reflection already under way does not write them back), takes
-out what was derived from those exchanges (memory/store/provenance.py), then the memories, the
-messages and the replies to them, the outbox rows, the records of the messages posted for
-the replies, the turns and the person's counters.
+out what was derived from those exchanges (memory/store/queries/provenance.py), then the
+memories, the messages and the replies to them, the outbox rows, the records of the messages
+posted for the replies, the turns and the person's counters.
 
 The rows are gone at commit and secure_delete zeroed their bytes in the pages it wrote; the old
 pages still sit in the WAL until a checkpoint folds and truncates it, which a reader holding an
@@ -18,9 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from memory.model import Exchange
-from memory.store import provenance
 from memory.store.db import Store, Tx
-from memory.store.provenance import Copied, Derived
+from memory.store.queries import provenance
+from memory.store.queries.provenance import Copied, Derived
 from memory.store.tables import (
     applied_exchanges,
     counters,

@@ -18,7 +18,7 @@ from typing import Any
 
 from memory.model import CondensedHistory
 from memory.store.db import Store
-from memory.store.story import HeldAnchor
+from memory.store.queries.moderation import HeldAnchor
 from memory.store.tables.history import HistoryMessage
 from memory.store.tables.positions import Position
 

@@ -17,7 +17,7 @@ erasure's taint (`taint`, read before anything is taken out: the erased messages
 the words the erased exchanges' reflections added to the summary, the anchors and positions
 the erasure takes out) that is not in its own person's message; the words of what goes that
 way join the taint for the reflections shown it, until none. The memories they made are
-judged the same way (memory/store/erasure.py). Reflections applied before this was recorded
+judged the same way (memory/store/queries/erasure.py). Reflections applied before this was recorded
 are judged by date, on the same rule.
 """
 
