@@ -224,7 +224,7 @@ async def one_run() -> dict[str, dict[str, Any]]:
     """Every step on the code importable as `memory`; wall time and longest stall of each."""
     from memory import Engine, Incoming, manage
     from memory.model import Candidate, Exchange, Kind, Scope
-    from memory.store.opening import open_store
+    from memory.store import open_store
     from memory.vectors.indexer import Indexer
     from memory.write.apply import apply_reflection
     from memory.write.dedup_index import IndexCache
@@ -350,7 +350,7 @@ async def one_run() -> dict[str, dict[str, Any]]:
 
 
 async def _million(ticker: Ticker) -> Step:
-    from memory.store.opening import open_store
+    from memory.store import open_store
     from memory.vectors.indexer import Indexer
 
     with tempfile.TemporaryDirectory() as tmp:

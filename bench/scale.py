@@ -127,7 +127,7 @@ def _text(person: int, i: int) -> str:
 
 async def open_store(target: str) -> Any:
     """The store at `target`: a SQLite path, or a postgresql:// URL."""
-    from memory.store.opening import open_store
+    from memory.store import open_store
 
     return await open_store(target)
 

@@ -43,8 +43,7 @@ from memory.backends.embedders import OllamaEmbedder
 from memory.context.builder import ContextConfig
 from memory.context.prompt import Character
 from memory.model import Kind, Scope, Source
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
 from memory.store.queries import moderation
 from memory.store.tables import anchors, history, memories, positions, story_state
 from memory.store.tables import story_context as stored

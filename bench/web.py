@@ -27,8 +27,7 @@ import httpx
 
 from bot.web.pages import View
 from bot.web.server import build_app
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
 from memory.store.tables import timings
 from tests.fakes.loopback import serve as loopback
 

@@ -50,7 +50,7 @@ from memory.looplag import LoopLag
 from memory.model import Exchange
 from memory.recall import conversation, lexical, scoring, selection
 from memory.recall.semantic import VectorCache
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
 from memory.store.queries.story_snapshot import StorySnapshot
 from memory.store.tables import characters as cast_store
 from memory.store.tables import memories, outbox, privacy, reply_versions, turns

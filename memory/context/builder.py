@@ -38,7 +38,7 @@ from memory.context.tokens import Estimator, Observation, raw_messages
 from memory.context.when import gap_line
 from memory.errors import InvalidInput, StoreError
 from memory.model import DM_ORIGIN, CondensedHistory, Selected
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
 from memory.store.queries.story_snapshot import StorySnapshot
 from memory.store.tables import lore_entries as lore_store
 from memory.store.tables import story_context as stored

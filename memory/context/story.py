@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from memory.context.prompt import StoryContext
 from memory.recall.conversation import CONVERSATION_WINDOW
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.queries import story_snapshot
 from memory.store.queries.story_snapshot import StorySnapshot
 from memory.write import stances

@@ -16,7 +16,7 @@ from datetime import tzinfo
 from memory.errors import InvalidInput, NotFound, StoreError
 from memory.manage import forgetting
 from memory.model import MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope, Turn
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
 from memory.store.queries import erasure, figures, provenance
 from memory.store.tables import counters, history, memories, outbox, sent_messages, turns
 from memory.text import clean

@@ -8,7 +8,7 @@ import time
 
 from memory.character.cast import Characters, derived_id
 from memory.context.prompt import Character
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.tables import characters as cast_store
 
 

@@ -12,7 +12,7 @@ from memory.context.lore import MAX_CONTENT_CHARS, character_key, parse_keywords
 from memory.engine import Engine
 from memory.errors import Forbidden, InvalidInput, NotFound
 from memory.model import LoreEntry, LoreScope
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.tables import characters as cast_store
 from memory.store.tables import history, lore_entries
 from memory.store.tables.history import HistoryMessage

@@ -15,7 +15,7 @@ from memory.manage import story as manage_story
 from memory.manage import versions
 from memory.manage.story import Positions
 from memory.model import Memory, Turn
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.queries import dashboard, erasure
 from memory.store.queries.dashboard import (
     Answered,

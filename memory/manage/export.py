@@ -21,7 +21,7 @@ from memory.errors import InvalidInput
 from memory.manage import casting
 from memory.manage.privacy import served_where
 from memory.model import DM_ORIGIN, MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
 from memory.store.queries import personal
 from memory.store.tables import characters as cast_store
 from memory.store.tables import counters, memories, memory_dates, memory_versions, privacy

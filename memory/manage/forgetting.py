@@ -22,7 +22,7 @@ from memory.engine import Engine
 from memory.errors import Forbidden, NotFound, StoreError
 from memory.manage import casting, context
 from memory.model import MANUAL_EXCHANGE, Memory
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
 from memory.store.queries import erasure, provenance, retention
 from memory.store.queries.erasure import Erased, Target
 from memory.store.queries.provenance import Derived, Leftovers

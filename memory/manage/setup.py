@@ -10,7 +10,7 @@ from typing import Any
 
 from memory.backends.redact import redact
 from memory.backends.structured import Mode, Negotiator
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.tables import structured_output
 from memory.write import reflection
 

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 
 from memory.errors import InvalidInput, NotFound
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.queries import moderation
 from memory.store.queries.moderation import HeldAnchor, PositionDrop
 from memory.store.tables import history

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from memory.errors import InvalidInput, NotFound
 from memory.model import MANUAL_EXCHANGE, Candidate, Memory
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
 from memory.store.tables import counters, memories, memory_versions
 from memory.store.tables.memory_versions import Version
 from memory.text import clean

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from memory.bulk import paused, quiet
 from memory.cache import ENTRY_BYTES, HASH_BYTES, MATRIX_BYTES, CacheBudget, SizedCache
 from memory.errors import BackendResponseError, unexpected
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.generations import UNKNOWN
 from memory.store.tables import embeddings
 from memory.vectors import cosines

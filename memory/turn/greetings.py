@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from memory.context.prompt import Character, fill_user
 from memory.errors import StoreError
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
 from memory.store.queries import erasure
 from memory.store.tables import history
 from memory.turn.values import Incoming

@@ -25,7 +25,7 @@ import numpy as np
 
 from memory.backends.chat import Embedder
 from memory.errors import BackendError
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
 from memory.store.tables import embeddings
 from memory.vectors.prefixes import prefixes_of
 

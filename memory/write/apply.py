@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from memory.lexicon.dates import Span, annotate, machine_zone
 from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
 from memory.store.generations import GenerationMoved
 from memory.store.queries import erasure, provenance
 from memory.store.tables import (

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from memory.model import Source
-from memory.store.db import Tx
+from memory.store import Tx
 from memory.store.tables import positions
 from memory.text import clean, fold
 

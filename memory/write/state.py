@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Mapping
 
 from memory.model import Source
-from memory.store.db import Tx
+from memory.store import Tx
 from memory.store.tables import story_state
 
 # Declared fields: (lowest, highest, largest change one reflection may make, starting value).

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from memory import lexicon
 from memory.model import Candidate, Kind, Memory
-from memory.store.db import Tx
+from memory.store import Tx
 from memory.store.tables import memory_versions
 from memory.text import content_words, fold, strip_accents, words
 from memory.write.dedup import Action

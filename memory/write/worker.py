@@ -39,7 +39,7 @@ from memory.cache import CacheBudget
 from memory.character.cast import Characters
 from memory.errors import BackendError, StoreError, unexpected
 from memory.lexicon.dates import machine_zone
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
 from memory.store.queries import provenance
 from memory.store.tables import characters as cast_store
 from memory.store.tables import counters, history, memory_versions, outbox

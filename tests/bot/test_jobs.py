@@ -21,7 +21,7 @@ from bot.runtime import Runtime, open_runtime
 from memory import jobs
 from memory.engine import Incoming
 from memory.model import DM_ORIGIN, Exchange, Kind, Scope
-from memory.store.db import Tx
+from memory.store import Tx
 from memory.store.queries import erasure
 from memory.store.tables import memories, outbox
 from tests.bot import discord_fakes as fakes

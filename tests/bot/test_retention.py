@@ -10,7 +10,7 @@ from pathlib import Path
 from bot.config import Settings
 from bot.runtime import Runtime, listed_jobs, open_runtime
 from memory.model import CondensedHistory, Exchange
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
 from memory.store.queries.retention import DROPPED_TEXT_SECONDS
 from memory.store.tables import history, outbox, story_context
 from tests.fakes.canary import stored

@@ -26,7 +26,7 @@ from memory.cache import (
 from memory.model import Kind, Memory, Scope
 from memory.recall.selection import RankedPool
 from memory.recall.semantic import UserMatrix
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
 from memory.store.tables import memories
 from memory.vectors.indexer import Indexer
 from memory.write.dedup_index import IndexCache, build_index

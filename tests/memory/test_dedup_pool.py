@@ -23,7 +23,7 @@ import pytest
 
 from memory import manage
 from memory.manage import privacy
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.tables import memories
 from memory.write import apply
 from memory.write.dedup_features import Features, features

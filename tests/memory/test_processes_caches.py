@@ -24,8 +24,7 @@ from memory.engine import UNFIT_TTL
 from memory.manage import privacy
 from memory.model import Exchange, Reason
 from memory.recall.selection import RankedPool
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
 from memory.store.tables import embeddings, memories, outbox
 from memory.store.tables import story_context as context_store
 from memory.vectors.indexer import Indexer

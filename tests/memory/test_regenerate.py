@@ -24,7 +24,7 @@ from memory import (
 )
 from memory.backends.chat import ChatResult
 from memory.manage import forgetting
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.tables import history
 from tests.fakes import canary
 

@@ -20,8 +20,7 @@ from memory.context.prompt import Character
 from memory.context.tokens import Estimator
 from memory.manage import forgetting as manage_erasure
 from memory.model import CondensedHistory
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
 from memory.store.tables import history, story_context
 from tests.fakes import canary
 from tests.pg.server import waiting_for_locks

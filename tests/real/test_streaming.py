@@ -19,7 +19,7 @@ import pytest
 
 from memory import BoundedChat, Deadlined, Engine, Incoming, MemoryConfig, Negotiator
 from memory.backends.chat import OpenAIChat
-from memory.store.opening import open_store
+from memory.store import open_store
 from memory.store.tables import history
 from tests.real.servers import Server, cpp_server, gguf_engine, llama_cpp_python
 

@@ -20,7 +20,7 @@ import pytest
 from bot.discord.app import EchoBot
 from bot.discord.cogs.conversation import SLOW_DOWN, UNAVAILABLE
 from memory.model import Exchange
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.tables import outbox
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import CHANNEL, OTHER_CHANNEL, _bot_with

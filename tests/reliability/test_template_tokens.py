@@ -24,7 +24,7 @@ from memory.backends.chat import ChatBackend, OllamaChat, OpenAIChat
 from memory.character.cards import parse_card
 from memory.context.prompt import Character
 from memory.manage import context
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.tables import memories
 from memory.text import clean_message
 from memory.write.worker import ReflectionWorker

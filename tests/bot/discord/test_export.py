@@ -16,8 +16,7 @@ from memory import Engine, Incoming, manage
 from memory.backends.chat import OllamaChat
 from memory.errors import InvalidInput
 from memory.manage import export, versions
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
 from memory.store.tables import memory_dates
 from memory.write.worker import ReflectionWorker
 from tests.bot import discord_fakes as fakes

@@ -21,8 +21,7 @@ from memory.context.prompt import Character
 from memory.context.strategies import Status, load_registry
 from memory.errors import Forbidden, InvalidInput
 from memory.manage import context
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
 from memory.store.tables import history
 from memory.store.tables import story_context as stored
 from memory.write.worker import ReflectionWorker

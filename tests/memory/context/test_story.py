@@ -20,7 +20,7 @@ from memory.context.prompt import Character
 from memory.context.story import read_story
 from memory.model import CondensedHistory, Kind, Scope, Source
 from memory.recall.conversation import CONVERSATION_MESSAGES, CONVERSATION_WINDOW
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
 from memory.store.queries import moderation
 from memory.store.queries.story_snapshot import StorySnapshot
 from memory.store.tables import anchors, history, memories, positions, story_state

@@ -21,7 +21,7 @@ from memory.context.prompt import BlockKind, block, history_blocks, input_block
 from memory.context.strategies import BUILT_IN, Status
 from memory.context.tokens import Estimator
 from memory.engine import Engine, Incoming
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.tables import history
 from memory.store.tables.history import HistoryMessage
 from tests.fakes.ollama import FakeOllama

@@ -26,8 +26,7 @@ from memory.recall.lexical import (
     query_terms,
 )
 from memory.recall.semantic import VectorCache
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
 from memory.store.tables import keywords, memories
 from tests.fakes.ollama import FakeOllama
 

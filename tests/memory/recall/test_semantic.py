@@ -15,7 +15,7 @@ from memory import Engine, MemoryConfig, manage
 from memory.backends.embedders import OllamaEmbedder
 from memory.manage import privacy
 from memory.recall.semantic import VectorCache
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.tables import embeddings
 from memory.vectors.indexer import Indexer
 from memory.vectors.prefixes import Prefixed, TaskPrefixes

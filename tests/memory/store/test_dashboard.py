@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 from memory import manage
 from memory.model import Kind, Memory
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
 from memory.store.queries import dashboard
 from memory.store.queries.dashboard import MemoryFilter
 from memory.store.tables import memories, timings

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory.errors import StoreError
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
 from memory.store.tables import memory_dates
 
 NOW = 1_700_000_000.0

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from memory.errors import MigrationError, StoreError
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx, open_store
 from memory.store.migrations import LATEST, MIGRATIONS
-from memory.store.opening import open_store
 
 NOW = 1_700_000_000.0
 HASH = "0" * 64

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.model import Exchange
-from memory.store.opening import open_store
+from memory.store import open_store
 from memory.store.queries import erasure
 from memory.store.tables import history, outbox
 from memory.write import filters

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 from memory.model import Kind, Scope
 from memory.recall.lexical import keyword_recall, query_terms
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
 from memory.store.sqlite import fts5_words
 from memory.store.sqlite.connect import owned_words, owner_tag
 from memory.store.tables import memories

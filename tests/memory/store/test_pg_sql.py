@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from memory.errors import StoreError
+from memory.store import open_store
 from memory.store.migrations import MIGRATIONS
-from memory.store.opening import open_store
 from memory.store.postgres.migrations import OWN, PG_MIGRATIONS, for_postgres
 from memory.store.postgres.sql import translate
 from memory.store.postgres.store import redacted

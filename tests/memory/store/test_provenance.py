@@ -12,8 +12,7 @@ from memory import manage
 from memory.manage import forgetting
 from memory.manage import versions as manage_versions
 from memory.model import Kind, Scope, Source
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
 from memory.store.queries import provenance
 from memory.store.tables import applied_exchanges, history, memories
 from memory.write import filters, state

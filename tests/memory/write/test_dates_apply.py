@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from memory import manage
 from memory.model import Exchange
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.tables import memories, memory_dates, outbox
 from memory.write.apply import apply_reflection
 from memory.write.reflection import parse

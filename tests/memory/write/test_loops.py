@@ -9,7 +9,7 @@ import pytest
 
 from memory.errors import StoreError
 from memory.model import Candidate, Exchange, Kind, Scope
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.tables import counters, history, memories
 from memory.write import stances, state, summary
 from memory.write.apply import apply_reflection

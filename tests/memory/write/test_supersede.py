@@ -25,7 +25,7 @@ from memory.manage import forgetting
 from memory.manage import privacy as manage_privacy
 from memory.manage import versions as manage_versions
 from memory.model import Exchange, Kind, Reason, Selected
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.tables import counters, memories, memory_versions, outbox, turns
 from memory.write.reflection import parse
 from memory.write.supersede import may_replace

@@ -26,7 +26,7 @@ from memory.engine import Engine, Incoming
 from memory.manage import forgetting
 from memory.manage import versions as manage_versions
 from memory.model import Scope
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.tables import counters, memories, memory_versions
 from memory.vectors.indexer import Indexer
 from memory.write.worker import REASKS, ReflectionWorker

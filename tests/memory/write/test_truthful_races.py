@@ -22,8 +22,7 @@ from memory.engine import Engine, Incoming
 from memory.manage import export, forgetting
 from memory.manage import versions as manage_versions
 from memory.model import Scope
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
 from memory.store.tables import counters, memories, memory_versions
 from memory.write.worker import ReflectionWorker
 from tests.fakes.canary import CANARY, reflection_request, stored
