@@ -17,8 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from memory.store.db import Tx
-from memory.store.opening import open_store
+from memory.store import Tx, open_store
 
 PEOPLE = 2_000
 

@@ -23,8 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from memory import Engine, MemoryConfig, manage
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
 
 SIZES = (100, 1_000, 3_000, 10_000, 100_000)
 DIM = 768

@@ -31,7 +31,7 @@ from aiohttp import web
 from bot.config import Settings
 from bot.discord.app import EchoBot, Sync
 from bot.runtime import open_runtime
-from memory.store import outbox
+from memory.store.tables import outbox
 from memory.turn.admission import AdmissionStatus
 from tests.bot import discord_fakes as fakes
 from tests.fakes.loopback import serve as loopback

@@ -168,7 +168,7 @@ def _texts(n: int) -> list[str]:
 
 async def _fill(store: Any, rows: list[tuple[int, int, str]], dim: int, model: str) -> None:
     """Insert memories (id, user, text) with current vectors, as the indexer would have."""
-    from memory.store.memories import text_hash
+    from memory.store.tables.memories import text_hash
     from memory.vectors.indexer import vector_hash
 
     rng = np.random.default_rng(7)
@@ -224,7 +224,7 @@ async def one_run() -> dict[str, dict[str, Any]]:
     """Every step on the code importable as `memory`; wall time and longest stall of each."""
     from memory import Engine, Incoming, manage
     from memory.model import Candidate, Exchange, Kind, Scope
-    from memory.store.opening import open_store
+    from memory.store import open_store
     from memory.vectors.indexer import Indexer
     from memory.write.apply import apply_reflection
     from memory.write.dedup_index import IndexCache
@@ -350,7 +350,7 @@ async def one_run() -> dict[str, dict[str, Any]]:
 
 
 async def _million(ticker: Ticker) -> Step:
-    from memory.store.opening import open_store
+    from memory.store import open_store
     from memory.vectors.indexer import Indexer
 
     with tempfile.TemporaryDirectory() as tmp:

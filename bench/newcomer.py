@@ -53,7 +53,7 @@ def commonest(texts: list[str], n: int = 32) -> str:
 
 
 async def build(path: Path, memories: int) -> None:
-    from memory.store.opening import open_store
+    from memory.store import open_store
 
     texts = _texts(memories)
     async with await open_store(path) as store:
@@ -92,7 +92,7 @@ def cached(memories: int) -> Path:
 
 async def measure(path: Path, user_id: int, message: str) -> dict[str, float]:
     from memory.recall.lexical import keyword_recall
-    from memory.store.opening import open_store
+    from memory.store import open_store
 
     asked: list[tuple[str, Any]] = []
     async with await open_store(path) as store:

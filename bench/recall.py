@@ -56,9 +56,8 @@ from memory import Engine, MemoryConfig
 from memory.model import Kind, Scope
 from memory.recall import lexical as recall_module
 from memory.recall.conversation import embed_with_conversation
-from memory.store import memories as store_memories
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
+from memory.store.tables import memories as store_memories
 from memory.vectors.calibrate import LanguageReport, calibrate
 from memory.vectors.indexer import Indexer
 from memory.vectors.prefixes import Prefixed, TaskPrefixes, known_prefixes

@@ -43,10 +43,10 @@ from memory.backends.embedders import OllamaEmbedder
 from memory.context.builder import ContextConfig
 from memory.context.prompt import Character
 from memory.model import Kind, Scope, Source
-from memory.store import anchors, history, memories, positions, story, story_state
-from memory.store import context as stored
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
+from memory.store.queries import moderation
+from memory.store.tables import anchors, history, memories, positions, story_state
+from memory.store.tables import story_context as stored
 from memory.vectors.indexer import Indexer
 
 USER, OTHER, STORY, GUILD = 1, 2, 10, "111"
@@ -216,9 +216,9 @@ async def seed_story(store: Store, *, story_id: int = STORY, user_id: int = USER
                                   source=source)  # fmt: skip
         await anchors.add_from_exchange(tx, story_id, "Le phare est rouge.", now=2.0,
                                         source=source)  # fmt: skip
-        await story.add_anchor(tx, story_id, "La scène se passe en hiver.", by=77, now=2.0)
-        dropped = await story.add_anchor(tx, story_id, "Le port est fermé.", by=77, now=2.0)
-        await story.drop_anchor(tx, story_id, dropped, "plus vrai", by=77, now=3.0)
+        await moderation.add_anchor(tx, story_id, "La scène se passe en hiver.", by=77, now=2.0)
+        dropped = await moderation.add_anchor(tx, story_id, "Le port est fermé.", by=77, now=2.0)
+        await moderation.drop_anchor(tx, story_id, dropped, "plus vrai", by=77, now=3.0)
         for n, topic in enumerate(["la pluie", "Brest", "le phare"]):
             pid = await positions.create(tx, story_id, topic, f"idée {n}", "parce que", now=2.0 + n)
             await positions.shaped_by(tx, pid, source)

@@ -28,7 +28,7 @@ import httpx
 
 from memory import Engine, Incoming, MemoryConfig, Negotiator
 from memory.backends.chat import OllamaChat, OpenAIChat
-from memory.store.opening import open_store
+from memory.store import open_store
 from tests.fakes.ollama import serve_fake_ollama
 from tests.real.servers import llama_cpp_python, real_venv
 

@@ -38,7 +38,7 @@ from memory.context.prompt import (
 from memory.context.tokens import Estimator, raw_messages
 from memory.context.when import gap_line
 from memory.model import Kind, Memory, Reason, Scope, Selected
-from memory.store.history import HistoryMessage
+from memory.store.tables.history import HistoryMessage
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results" / "tokens.md"

@@ -27,9 +27,8 @@ import httpx
 
 from bot.web.pages import View
 from bot.web.server import build_app
-from memory.store import timings
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
+from memory.store.tables import timings
 from tests.fakes.loopback import serve as loopback
 
 RESULTS = Path(__file__).parent / "results"
@@ -119,7 +118,7 @@ async def _fill(tx: Tx, rng: random.Random, now: float) -> None:
         "INSERT INTO applied_exchanges (exchange_id, applied_at, report) VALUES (?, ?, ?)",
         [(f"x{i}", now - rng.random() * 30 * DAY, report) for i in range(REFLECTIONS)],
     )
-    # What each applied reflection counts in its day (memory.store.timings.count_reflection).
+    # What each applied reflection counts in its day (memory.store.tables.timings.count_reflection).
     await tx.execute(
         "INSERT INTO reflection_days (day, action, reason, candidates)"
         " SELECT CAST(applied_at / 86400 AS INTEGER), 'created', '', count(*)"

@@ -320,7 +320,7 @@ class LimitSettings(_Section):
     slow_down_interval: float = Field(_MEMORY.slow_down_interval, ge=0)
     reflection_backlog: int = Field(_MEMORY.reflection_backlog, ge=1, le=10_000)
     max_reply_chars: int = Field(_MEMORY.max_reply_chars, ge=100, le=100_000)
-    # Megabytes of memory the per-person caches take together (memory.recall.cache).
+    # Megabytes of memory the per-person caches take together (memory.cache).
     cache_mb: int = Field(_MEMORY.cache_mb, ge=16, le=1_048_576)
 
 

@@ -74,10 +74,9 @@ from memory.model import (
     guild_origin,
 )
 from memory.recall.semantic import RELATIVE_SD
-from memory.store.db import Store
-from memory.store.history import HistoryMessage
-from memory.store.opening import open_store
-from memory.store.story import HeldAnchor
+from memory.store import Store, open_store
+from memory.store.queries.moderation import HeldAnchor
+from memory.store.tables.history import HistoryMessage
 from memory.turn.admission import MAX_CHATS, BoundedChat
 from memory.turn.values import (
     EngineStatus,

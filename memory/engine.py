@@ -20,6 +20,14 @@ from datetime import tzinfo
 from memory import lexicon
 from memory.backends.chat import ChatBackend, Embedder, stream_of
 from memory.bulk import quiet
+from memory.cache import (
+    ENTRY_BYTES,
+    MIB,
+    POOL_BYTES,
+    POOL_BYTES_PER_MEMORY,
+    CacheBudget,
+    SizedCache,
+)
 from memory.character.cast import Characters
 from memory.context.budget import ContextPlan
 from memory.context.builder import ContextBuilder, ContextConfig
@@ -41,19 +49,11 @@ from memory.lexicon import dates
 from memory.looplag import LoopLag
 from memory.model import Exchange
 from memory.recall import conversation, lexical, scoring, selection
-from memory.recall.cache import (
-    ENTRY_BYTES,
-    MIB,
-    POOL_BYTES,
-    POOL_BYTES_PER_MEMORY,
-    CacheBudget,
-    SizedCache,
-)
 from memory.recall.semantic import VectorCache
-from memory.store import characters as cast_store
-from memory.store import memories, outbox, privacy, replies, turns
-from memory.store.db import Store, Tx
-from memory.store.story_snapshot import StorySnapshot
+from memory.store import Store, Tx
+from memory.store.queries.story_snapshot import StorySnapshot
+from memory.store.tables import characters as cast_store
+from memory.store.tables import memories, outbox, privacy, reply_versions, turns
 from memory.text import clean, clean_message, well_formed, words
 from memory.turn.admission import Admission, bound_of
 from memory.turn.exchanges import ExchangeWriter
@@ -134,7 +134,7 @@ class Engine:
         self.config = config or MemoryConfig()
         self.clock = clock
         # Every per-person cache of this engine (and of a reflection worker given it) together
-        # stays under [limits] cache_mb (memory.recall.cache).
+        # stays under [limits] cache_mb (memory.cache).
         self.caches = CacheBudget(self.config.cache_mb * MIB)
         # What the store knows of each person's generation counts too.
         store.bound_generations(self.caches)
@@ -409,9 +409,9 @@ class Engine:
         finally:
             self._regenerating.discard(exchange_id)
 
-    async def _open(self, exchange_id: str) -> replies.Asked:
+    async def _open(self, exchange_id: str) -> reply_versions.Asked:
         """The stored message of an exchange whose answers may still change, or Settled."""
-        asked = await replies.asked(self.store, exchange_id)
+        asked = await reply_versions.asked(self.store, exchange_id)
         if asked is None or not asked.pending:
             raise Settled("the answers to this message can no longer change")
         if self.clock() - asked.said_at > self.config.versions_hours * 3600:
@@ -420,7 +420,7 @@ class Engine:
 
     async def _again(
         self,
-        asked: replies.Asked,
+        asked: reply_versions.Asked,
         without: frozenset[int],
         on_text: OnText | None,
     ) -> Reply:
@@ -442,7 +442,7 @@ class Engine:
         )
         now = self.clock()
         stored = await self.store.transact(
-            lambda tx: replies.add(
+            lambda tx: reply_versions.add(
                 tx, asked.exchange_id, text=answer, turn_id=recalled.turn_id, cut=cut, now=now,
                 keep=self.config.versions, due=now + self.settle,
             )
@@ -524,7 +524,9 @@ class Engine:
         await self._open(exchange_id)
         try:
             chosen = await self.store.transact(
-                lambda tx: replies.choose(tx, exchange_id, index, due=self.clock() + self.settle)
+                lambda tx: reply_versions.choose(
+                    tx, exchange_id, index, due=self.clock() + self.settle
+                )
             )
         except IndexError:
             count = (await self.versions(exchange_id)).count
@@ -538,13 +540,13 @@ class Engine:
     async def versions(self, exchange_id: str) -> Versions:
         """The answers to this exchange, oldest first, and which is shown (the first answer
         alone when it was never answered again); NotFound when the message is not stored."""
-        asked = await replies.asked(self.store, exchange_id)
+        asked = await reply_versions.asked(self.store, exchange_id)
         if asked is None:
             raise NotFound("this message is no longer stored")
         settled = not asked.pending or (
             self.clock() - asked.said_at > self.config.versions_hours * 3600
         )
-        stored = await replies.listed(self.store, exchange_id)
+        stored = await reply_versions.listed(self.store, exchange_id)
         # Whose message it was: the person, not the id a character keeps them under.
         person, _ = await cast_store.owner(self.store, cast_store.PERSON, asked.user_id)
         if not stored:
@@ -690,6 +692,6 @@ class Engine:
         return Recall(turn_id, tuple(chosen), degraded, why_degraded, asked)
 
 
-def _versions(exchange_id: str, stored: Sequence[replies.Stored], shown: int) -> Versions:
+def _versions(exchange_id: str, stored: Sequence[reply_versions.Stored], shown: int) -> Versions:
     texts = tuple(Version(i, v.text, v.turn_id, v.created_at, v.cut) for i, v in enumerate(stored))
     return Versions(exchange_id, texts, shown)

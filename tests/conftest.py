@@ -11,10 +11,9 @@ import httpx
 import pytest
 from hypothesis import settings
 
-from memory.store.db import Store
+from memory.store import Store, open_store
 from memory.store.migrations import LATEST
-from memory.store.opening import open_store
-from memory.store.sqlite import SqliteStore
+from memory.store.sqlite.store import SqliteStore
 from tests.fakes.ollama import FakeOllama, serve_fake_ollama
 
 # Property tests assert what holds, never how fast: Hypothesis' default 200 ms deadline per

@@ -1,7 +1,8 @@
 """The front ends reach the memory through its face only: `memory` (memory/__init__.py and its
 __all__) and `memory.manage` with its modules, never its insides (the engine's modules, the
-store, the write path...); SQL lives in memory/store/ alone; and no import circle joins modules
-of memory/, of bot/ or of bench/. Tests, so that `make test` names the module that breaks a rule."""
+store, the write path...); SQL lives in memory/store/ alone; the store imports nothing above it;
+and no import circle joins modules of memory/, of bot/ or of bench/. Tests, so that `make test`
+names the module that breaks a rule."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import ast
 import functools
 import importlib.util
 import itertools
+import subprocess
+import sys
 from collections.abc import Callable, Collection
 from pathlib import Path
 
@@ -79,7 +82,11 @@ def test_the_face_holds_every_name_it_lists() -> None:
         ("import memory.turn.values as values", 1, "memory.turn.values"),
         ("from memory.context.budget import ContextPlan", 1, "memory.context.budget"),
         ("import memory, memory.recall", 1, "memory.recall"),
-        ("if TYPE_CHECKING:\n    from memory.store.history import X", 2, "memory.store.history"),
+        (
+            "if TYPE_CHECKING:\n    from memory.store.tables.history import X",
+            2,
+            "memory.store.tables.history",
+        ),
         ("def f():\n    from memory.write.worker import Worker", 2, "memory.write.worker"),
     ],
 )
@@ -386,3 +393,90 @@ def test_a_circle_is_named_with_the_lines_that_close_it(tmp_path: Path) -> None:
     assert [named(graph, c, modules) for c in circles(graph)] == [
         "pkg.a (pkg/a.py:3) -> pkg.b (pkg/b.py:1) -> pkg.a"
     ]
+
+
+# The store is the bottom layer: its modules import one another and the few modules beside it that
+# import nothing of memory themselves, never what sits above (the engine, recall, write, turn,
+# context, manage, jobs, backends, or `memory`'s face), so it can be read and tested alone.
+STORE = "memory.store"
+BESIDE_THE_STORE = frozenset({"memory.errors", "memory.model", "memory.bulk", "memory.cache"})
+
+
+def above_the_store(module: str, names: list[str]) -> str | None:
+    """The module above the store an import reaches, or None: `from memory import errors` is
+    memory.errors, `from memory import Engine` is memory itself."""
+    if module == "memory":
+        reached = [f"memory.{n}" for n in names]
+        return next((m for m in reached if m not in BESIDE_THE_STORE), None)
+    if module == STORE or module.startswith(STORE + ".") or module in BESIDE_THE_STORE:
+        return None
+    return module if module.startswith("memory.") else None
+
+
+def store_climbs(root: Path) -> list[str]:
+    """'<file>:<line> imports <module>' for each import under `root` that reaches above the
+    store."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for line, module, names in sorted(imported(tree)):
+            above = above_the_store(module, names)
+            if above is not None:
+                out.append(f"{path.relative_to(root.parents[1]).as_posix()}:{line} imports {above}")
+    return out
+
+
+def test_the_store_imports_nothing_above_it() -> None:
+    broken = store_climbs(ROOT / "memory" / "store")
+    assert not broken, (
+        f"memory/store/ imports only itself and {', '.join(sorted(BESIDE_THE_STORE))}:\n"
+        + "\n".join(broken)
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "named"),
+    [
+        ("from memory.recall.cache import CacheBudget", "memory.recall.cache"),
+        ("import memory.engine", "memory.engine"),
+        ("from memory import Engine", "memory.Engine"),
+        ("from memory import errors, write", "memory.write"),
+        ("if TYPE_CHECKING:\n    from memory.turn.values import Incoming", "memory.turn.values"),
+        ("def f():\n    from memory.backends.chat import OllamaChat", "memory.backends.chat"),
+    ],
+)
+def test_each_way_of_climbing_out_of_the_store_is_caught(
+    tmp_path: Path, source: str, named: str
+) -> None:
+    store = tmp_path / "memory" / "store"
+    (store / "tables").mkdir(parents=True)
+    (store / "tables" / "climbs.py").write_text(source + "\n", encoding="utf-8")
+    # What the store may import: itself, and the modules beside it.
+    (store / "fine.py").write_text(
+        "from memory.store.db import Store\nfrom memory.store import tables\n"
+        "import memory.store.sqlite.store\nfrom memory import errors, model\n"
+        "from memory.cache import CacheBudget\nfrom memory.bulk import paused\nimport sqlite3\n",
+        encoding="utf-8",
+    )
+    line = source.count("\n") + 1
+    assert store_climbs(store) == [f"memory/store/tables/climbs.py:{line} imports {named}"]
+
+
+def test_opening_sqlite_loads_no_postgres_module() -> None:
+    """PostgreSQL's module, and asyncpg, are imported only when a postgresql:// URL is opened."""
+    script = (
+        "import asyncio, sys, tempfile, pathlib\n"
+        "import memory, memory.store\n"
+        "from memory.store import open_store\n"
+        "async def main():\n"
+        "    with tempfile.TemporaryDirectory() as d:\n"
+        "        async with await open_store(pathlib.Path(d) / 'echo.db'):\n"
+        "            pass\n"
+        "asyncio.run(main())\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'asyncpg'\n"
+        "             or m.startswith('memory.store.postgres.')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -15,7 +15,7 @@ from memory.backends.chat import OllamaChat
 from memory.backends.embedders import OllamaEmbedder
 from memory.context.prompt import Character
 from memory.model import Turn
-from memory.store.db import Store
+from memory.store import Store
 from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama

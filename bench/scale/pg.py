@@ -70,7 +70,7 @@ async def recreate(url: str, name: str, template: str | None = None) -> str:
 async def fill(url: str, source: Path) -> dict[str, Any]:
     """Migrate the database at `url` and copy every non-empty table of the SQLite `source`
     into it; the rows copied per table and the seconds taken."""
-    from memory.store.opening import open_store
+    from memory.store import open_store
 
     began = time.perf_counter()
     async with await open_store(url):
@@ -141,15 +141,15 @@ async def same_recall(sqlite_path: str, url: str, people: list[int], text: str, 
     """Keyword recall and the vectors' hashes of each of `people` on both backends: the number
     of people checked; raise SystemExit on the first difference."""
     from memory.recall.lexical import keyword_hits
-    from memory.store import vectors
-    from memory.store.opening import open_store
+    from memory.store import open_store
+    from memory.store.tables import embeddings
 
     async def views(target: str) -> list[Any]:
         async with await open_store(target) as store:
             return [
                 (await keyword_hits(store, user_id=p, story_id=1, origin="1",
                                     text=text.format(p=p), everywhere=True),
-                 sorted(map(tuple, await vectors.hashes_of(store, p, model))))
+                 sorted(map(tuple, await embeddings.hashes_of(store, p, model))))
                 for p in people
             ]  # fmt: skip
 

@@ -124,7 +124,7 @@ def _text(person: int, i: int) -> str:
 
 async def open_store(target: str) -> Any:
     """The store at `target`: a SQLite path, or a postgresql:// URL."""
-    from memory.store.opening import open_store
+    from memory.store import open_store
 
     return await open_store(target)
 
@@ -139,8 +139,8 @@ async def build(target: str, people: int, per_person: int, dim: int, characters:
     """Write `people` x `per_person` memories through the store, then embed them all; with
     several characters, memory i of a person is character i mod N's, under its ids."""
     from memory.model import Kind, Scope
-    from memory.store import characters as cast_store
-    from memory.store import memories
+    from memory.store.tables import characters as cast_store
+    from memory.store.tables import memories
     from memory.vectors.indexer import Indexer
 
     played = cast(characters)

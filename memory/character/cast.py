@@ -6,7 +6,7 @@ a person are those of another person id. The home character (the one the databas
 there were several, recorded at first start) keeps the ids as they are: a Discord user's or
 channel's id, so today's data is its own, unchanged. Every other character gets ids derived from
 (its key, the id): negative, where no Discord or terminal id lives, the same in every process,
-recorded with their owner (memory/store/characters.py) so erasure and export find them all.
+recorded with their owner (memory/store/tables/characters.py) so erasure and export find them all.
 With `[memory] shared_between_characters` a person's id is the same for every character (their
 memories serve all of them); stories stay per character.
 """
@@ -40,7 +40,7 @@ class Characters:
     """The cast: each character by key, the default one, and where each plays.
 
     `channels`: the configured channel of each character; `chosen`: what moderators chose per
-    channel and people per DM (persisted; see memory/store/characters.py), on top of it."""
+    channel and people per DM (persisted; see memory/store/tables/characters.py), on top of it."""
 
     def __init__(
         self,

@@ -38,11 +38,11 @@ from memory.context.tokens import Estimator, Observation, raw_messages
 from memory.context.when import gap_line
 from memory.errors import InvalidInput, StoreError
 from memory.model import DM_ORIGIN, CondensedHistory, Selected
-from memory.store import context as stored
-from memory.store import lore as lore_store
-from memory.store.db import Store, Tx
-from memory.store.history import HistoryMessage
-from memory.store.story_snapshot import StorySnapshot
+from memory.store import Store, Tx
+from memory.store.queries.story_snapshot import StorySnapshot
+from memory.store.tables import lore_entries as lore_store
+from memory.store.tables import story_context as stored
+from memory.store.tables.history import HistoryMessage
 from memory.text import lexical_similarity
 
 log = logging.getLogger(__name__)

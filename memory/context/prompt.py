@@ -22,7 +22,7 @@ from memory.context.lore import Activation, fill_char
 from memory.context.tokens import PER_MESSAGE, REPLY_PRIMING, raw_count
 from memory.context.when import gap_line, now_line, said_on
 from memory.model import Reason, Selected
-from memory.store.history import HistoryMessage
+from memory.store.tables.history import HistoryMessage
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,14 +1,14 @@
-"""What a turn shows of a story: read once (memory.store.story_snapshot) for the prompt and the
-conversation query, and what the background loops keep of it (condensed history, anchors, the
-character's positions, state) laid out for the prompt."""
+"""What a turn shows of a story: read once (memory.store.queries.story_snapshot) for the prompt
+and the conversation query, and what the background loops keep of it (condensed history,
+anchors, the character's positions, state) laid out for the prompt."""
 
 from __future__ import annotations
 
 from memory.context.prompt import StoryContext
 from memory.recall.conversation import CONVERSATION_WINDOW
-from memory.store import story_snapshot
-from memory.store.db import Store
-from memory.store.story_snapshot import StorySnapshot
+from memory.store import Store
+from memory.store.queries import story_snapshot
+from memory.store.queries.story_snapshot import StorySnapshot
 from memory.write import stances
 
 

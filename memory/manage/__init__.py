@@ -16,18 +16,9 @@ from datetime import tzinfo
 from memory.errors import InvalidInput, NotFound, StoreError
 from memory.manage import forgetting
 from memory.model import MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope, Turn
-from memory.store import (
-    counters,
-    erasure,
-    figures,
-    history,
-    memories,
-    outbox,
-    provenance,
-    sent,
-    turns,
-)
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
+from memory.store.queries import erasure, figures, provenance
+from memory.store.tables import counters, history, memories, outbox, sent_messages, turns
 from memory.text import clean
 from memory.write.apply import Outcome, dated, merge_candidate, record_dates, with_index
 from memory.write.dedup_index import DedupIndex
@@ -45,7 +36,9 @@ async def record_sent(store: Store, exchange_id: str, message_ids: Sequence[int]
         return 0
     now = time.time()
     try:
-        return await store.transact(lambda tx: sent.record(tx, exchange_id, message_ids, now=now))
+        return await store.transact(
+            lambda tx: sent_messages.record(tx, exchange_id, message_ids, now=now)
+        )
     except StoreError as exc:  # the reply is out; only a later deletion of it goes unseen
         log.warning("posts of exchange %s not recorded (%s)", exchange_id, exc)
         return 0
@@ -53,13 +46,13 @@ async def record_sent(store: Store, exchange_id: str, message_ids: Sequence[int]
 
 async def exchange_of_sent(store: Store, message_id: int) -> str | None:
     """The exchange a message the bot posted belongs to, or None (not one of its replies)."""
-    return await sent.exchange_of(store, message_id)
+    return await sent_messages.exchange_of(store, message_id)
 
 
 async def posts_of(store: Store, exchange_id: str) -> list[int]:
     """The messages a front end posted for an exchange's reply, in order; the greeting's first
     when one was sent with it (`greeting_of`)."""
-    return await sent.of_exchange(store, exchange_id)
+    return await sent_messages.of_exchange(store, exchange_id)
 
 
 async def greeting_of(store: Store, exchange_id: str) -> str | None:
@@ -70,7 +63,7 @@ async def greeting_of(store: Store, exchange_id: str) -> str | None:
 
 async def forget_posts(store: Store, message_ids: Sequence[int]) -> None:
     """Forget that these posts carried a reply (a front end deletes them itself)."""
-    await store.transact(lambda tx: sent.forget_posts(tx, message_ids))
+    await store.transact(lambda tx: sent_messages.forget_posts(tx, message_ids))
 
 
 async def why(store: Store, user_id: int, story_id: int) -> Turn | None:

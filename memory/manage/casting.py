@@ -8,8 +8,8 @@ import time
 
 from memory.character.cast import Characters, derived_id
 from memory.context.prompt import Character
-from memory.store import characters as cast_store
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import characters as cast_store
 
 
 async def load(store: Store, cast: Characters) -> None:

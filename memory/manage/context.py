@@ -12,10 +12,10 @@ from memory.context.lore import MAX_CONTENT_CHARS, character_key, parse_keywords
 from memory.engine import Engine
 from memory.errors import Forbidden, InvalidInput, NotFound
 from memory.model import LoreEntry, LoreScope
-from memory.store import characters as cast_store
-from memory.store import history, lore
-from memory.store.db import Store
-from memory.store.history import HistoryMessage
+from memory.store import Store
+from memory.store.tables import characters as cast_store
+from memory.store.tables import history, lore_entries
+from memory.store.tables.history import HistoryMessage
 from memory.text import clean_message
 
 
@@ -146,19 +146,19 @@ async def add_lore(
         character=character_key(character) if scope is LoreScope.CHARACTER else None,
     )  # fmt: skip
     new_id = await store.transact(
-        lambda tx: lore.insert(tx, entry, created_by=created_by, now=time.time())
+        lambda tx: lore_entries.insert(tx, entry, created_by=created_by, now=time.time())
     )
     return replace(entry, id=new_id)
 
 
 async def list_lore(store: Store, guild_id: int | None) -> list[LoreEntry]:
     """The entries that apply here: this server's and the owner's."""
-    return await lore.applicable(store, guild_id)
+    return await lore_entries.applicable(store, guild_id)
 
 
 async def remove_lore(store: Store, entry_id: int, *, guild_id: int | None) -> None:
     """Remove one of this server's entries (the owner's from the terminal or the CLI)."""
-    removed = await store.transact(lambda tx: lore.remove(tx, entry_id, guild_id=guild_id))
+    removed = await store.transact(lambda tx: lore_entries.remove(tx, entry_id, guild_id=guild_id))
     if not removed:
         raise NotFound(f"no lore entry #{entry_id} that you can remove here")
 
@@ -166,10 +166,10 @@ async def remove_lore(store: Store, entry_id: int, *, guild_id: int | None) -> N
 async def sync_card_lore(store: Store, card: Card | Lorebook) -> bool:
     """Make the card's (or lorebook file's) entries the stored lore of its source, in one
     transaction; False when they already were (same digest, same entries)."""
-    stored = [e for e in await lore.applicable(store, None) if e.source == card.source]
+    stored = [e for e in await lore_entries.applicable(store, None) if e.source == card.source]
     if len(stored) == len(card.lore) and all(e.extra.get("card") == card.digest for e in stored):
         return False
     await store.transact(
-        lambda tx: lore.replace_source(tx, card.source, card.lore, now=time.time())
+        lambda tx: lore_entries.replace_source(tx, card.source, card.lore, now=time.time())
     )
     return True

@@ -15,9 +15,9 @@ from memory.manage import story as manage_story
 from memory.manage import versions
 from memory.manage.story import Positions
 from memory.model import Memory, Turn
-from memory.store import characters as cast_store
-from memory.store import context, counters, dashboard, erasure, history, privacy
-from memory.store.dashboard import (
+from memory.store import Store
+from memory.store.queries import dashboard, erasure
+from memory.store.queries.dashboard import (
     Answered,
     LanguageFit,
     Latency,
@@ -32,9 +32,10 @@ from memory.store.dashboard import (
     TokenFit,
     TurnDay,
 )
-from memory.store.db import Store
-from memory.store.story import HeldAnchor
-from memory.store.timings import DAY, TIMINGS_DAYS, TurnPlan
+from memory.store.queries.moderation import HeldAnchor
+from memory.store.tables import characters as cast_store
+from memory.store.tables import counters, history, privacy, story_context
+from memory.store.tables.timings import DAY, TIMINGS_DAYS, TurnPlan
 from memory.vectors.indexer import IndexerStatus
 from memory.write import state
 
@@ -205,7 +206,7 @@ class StoryPage:
 
 async def story(store: Store, story_id: int) -> StoryPage:
     """A story's summary, anchors, positions and state, each with its recent history."""
-    condensed = await context.condensed(store, story_id)
+    condensed = await story_context.condensed(store, story_id)
     return StoryPage(
         story_id=story_id,
         summary=await history.summary(store, story_id),
@@ -214,7 +215,7 @@ async def story(store: Store, story_id: int) -> StoryPage:
         positions=await manage_story.positions(store, story_id),
         state=await state.for_story(store, story_id),
         state_changes=await dashboard.state_changes(store, story_id, limit=HISTORY_SHOWN),
-        strategy=await context.strategy(store, story_id),
+        strategy=await story_context.strategy(store, story_id),
         condensed=tuple(condensed.sentences),
     )
 

@@ -21,9 +21,10 @@ from memory.errors import InvalidInput
 from memory.manage import casting
 from memory.manage.privacy import served_where
 from memory.model import DM_ORIGIN, MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope
-from memory.store import characters as cast_store
-from memory.store import counters, dates, memories, personal, privacy, versions
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
+from memory.store.queries import personal
+from memory.store.tables import characters as cast_store
+from memory.store.tables import counters, memories, memory_dates, memory_versions, privacy
 from memory.text import clean
 from memory.write.apply import merge_candidate
 from memory.write.dedup_index import DedupIndex, build_index
@@ -58,10 +59,10 @@ async def export(
     for person, key in await casting.person_ids(store, user_id, cast):
         character = key or home
         held += [(m, character) for m in await memories.list_for_user(store, person)]
-        for v in await versions.for_user(store, person):
+        for v in await memory_versions.for_user(store, person):
             earlier.setdefault(v.memory_id, []).append(_version_json(v))
-        dropped.update(await versions.dropped_for_user(store, person))
-        days.update(await dates.for_user(store, person))
+        dropped.update(await memory_versions.dropped_for_user(store, person))
+        days.update(await memory_dates.for_user(store, person))
         for m in await personal.messages(store, person):
             # Said to the character whose story holds it: under the person's own id, any
             # character's while memories were shared.
@@ -100,7 +101,7 @@ async def export(
     }  # fmt: skip
 
 
-def _version_json(v: versions.Version) -> dict[str, Any]:
+def _version_json(v: memory_versions.Version) -> dict[str, Any]:
     """An earlier version of a memory as the export writes it (oldest first in "history")."""
     return {
         "text": v.text, "kind": v.kind.value, "scope": v.scope.value, "story_id": v.story_id,
@@ -225,8 +226,10 @@ def _history(where: str, value: object) -> list[tuple[str, float, float, str]]:
         if start is None or end is None or not 0.0 <= start <= end < MAX_DATE:
             raise InvalidInput(f"{at}: valid_from and valid_until must be dates, in order")
         ended = version.get("ended_by", "edit")
-        if ended not in versions.ENDED_BY:
-            raise InvalidInput(f"{at}: ended_by must be one of {', '.join(versions.ENDED_BY)}")
+        if ended not in memory_versions.ENDED_BY:
+            raise InvalidInput(
+                f"{at}: ended_by must be one of {', '.join(memory_versions.ENDED_BY)}"
+            )
         out.append((clean(text), start, end, str(ended)))
     return out
 
@@ -315,8 +318,8 @@ async def import_memories(
                 await _restore_history(tx, memory, item, source=f"{MANUAL_EXCHANGE}{user_id}:"
                                        f"import:{when}")  # fmt: skip
                 # A file may hold more than are kept (by hand, or an older Écho): the newest.
-                await versions.bound(tx, memory, dropped=item.versions_dropped)
-                await dates.record(tx, memory.id, item.dates)
+                await memory_versions.bound(tx, memory, dropped=item.versions_dropped)
+                await memory_dates.record(tx, memory.id, item.dates)
             elif item.pinned and not memory.pinned:
                 await memories.set_pinned(tx, user_id, memory.id, True)
             await counters.bump(tx, f"memories_{outcome.action}")
@@ -330,9 +333,9 @@ async def import_memories(
 async def _restore_history(tx: Tx, memory: Memory, item: Imported, *, source: str) -> None:
     """Put back an imported memory's earlier versions (their words came with the file)."""
     for text, start, end, ended in item.history:
-        await versions.insert_version(
+        await memory_versions.insert_version(
             tx, memory.id,
-            versions.Version(
+            memory_versions.Version(
                 0, memory.id, memory.user_id, text, memory.kind, memory.scope, memory.story_id,
                 memory.confidence, start, end, source, ended, "",
             ),

@@ -4,8 +4,8 @@ a message deleted or edited where it was said (`forget_deleted`, `forget_exchang
 `follow_edit`). The bot and the terminal call these, and the background jobs (memory.jobs)
 call `settle_pending` and `tidy`; no SQL above this line.
 
-Each erasure is one transaction (memory/store/erasure.py). Then the WAL is checkpointed so the
-database files hold nothing of it; when a reader on an older snapshot keeps the checkpoint from
+Each erasure is one transaction (memory/store/queries/erasure.py). Then the WAL is checkpointed so
+the database files hold nothing of it; when a reader on an older snapshot keeps the checkpoint from
 finishing, the erasure is pending (counted in /stats) until `settle_pending` finishes it.
 """
 
@@ -22,21 +22,13 @@ from memory.engine import Engine
 from memory.errors import Forbidden, NotFound, StoreError
 from memory.manage import casting, context
 from memory.model import MANUAL_EXCHANGE, Memory
-from memory.store import characters as cast_store
-from memory.store import (
-    counters,
-    erasure,
-    history,
-    memories,
-    provenance,
-    replies,
-    retention,
-    sent,
-)
-from memory.store.db import Store, Tx
-from memory.store.erasure import Erased, Target
-from memory.store.history import HistoryMessage
-from memory.store.provenance import Derived, Leftovers
+from memory.store import Store, Tx
+from memory.store.queries import erasure, provenance, retention
+from memory.store.queries.erasure import Erased, Target
+from memory.store.queries.provenance import Derived, Leftovers
+from memory.store.tables import characters as cast_store
+from memory.store.tables import counters, history, memories, reply_versions, sent_messages
+from memory.store.tables.history import HistoryMessage
 from memory.text import clean_message
 from memory.turn.values import VERSIONS_HOURS
 from memory.write import filters, state
@@ -334,7 +326,7 @@ async def forget_deleted(
     exchanges = {m.source_id.removesuffix(":reply"): m for m in stored if m.role == "user"}
     for m in stored:  # a message past the history's days: its reply still answers for it
         exchanges.setdefault(m.source_id.removesuffix(":reply"), m)
-    answered = set((await sent.exchanges_of(store, posted)).values()) - set(exchanges)
+    answered = set((await sent_messages.exchanges_of(store, posted)).values()) - set(exchanges)
     erasures = []
     for exchange_id, message in sorted(exchanges.items()):
         author = message.user_id or await context.reply_owner(store, message) or 0
@@ -402,7 +394,7 @@ async def _erased(
 
 async def _answers_to_person(store: Store, user_id: int) -> list[HistoryMessage]:
     """`_answers_to` for every exchange of a person."""
-    posts = [f"{e.partition(':')[0]}:{p}" for e, p in await sent.of_person(store, user_id)]
+    posts = [f"{e.partition(':')[0]}:{p}" for e, p in await sent_messages.of_person(store, user_id)]
     return [m for m in await history.among(store, posts) if m.role == "user"]
 
 
@@ -410,7 +402,7 @@ async def _answers_to(store: Store, exchange_id: str) -> list[HistoryMessage]:
     """The posts of an exchange's reply stored as messages another character answered: a
     post's source id is the exchange's own front end's ("discord:<id>")."""
     front = exchange_id.partition(":")[0]
-    posts = await sent.of_exchange(store, exchange_id)
+    posts = await sent_messages.of_exchange(store, exchange_id)
     if not posts:
         return []
     said = await history.among(store, [f"{front}:{p}" for p in posts])
@@ -537,7 +529,7 @@ async def tidy(
                 break
     tombstones = await store.transact(lambda tx: erasure.forget_tombstones(tx, now=when))
     versions = await store.transact(
-        lambda tx: replies.prune(tx, before=when - versions_hours * 3600)
+        lambda tx: reply_versions.prune(tx, before=when - versions_hours * 3600)
     )
     if texts or pruned or versions:
         log.info("retention: %d reflection texts blanked, %d old messages pruned,"

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from memory.errors import InvalidInput
 from memory.model import DM_ORIGIN, Memory, Scope
-from memory.store import privacy
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import privacy
 
 WHERE_LEARNED = privacy.WHERE_LEARNED
 EVERYWHERE = privacy.EVERYWHERE

@@ -10,8 +10,8 @@ from typing import Any
 
 from memory.backends.redact import redact
 from memory.backends.structured import Mode, Negotiator
-from memory.store import structured
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import structured_output
 from memory.write import reflection
 
 
@@ -23,17 +23,17 @@ def reflection_schema() -> dict[str, Any]:
 async def negotiator(store: Store, *, override: Mode | None) -> Negotiator:
     """The structured-output modes (the override, or those learned so far) and whether each
     server streams, saved when learned."""
-    known = {key: Mode(mode) for key, mode in (await structured.load(store)).items()}
+    known = {key: Mode(mode) for key, mode in (await structured_output.load(store)).items()}
 
     async def save(server: str, model: str, mode: Mode) -> None:
-        await structured.save(store, server, model, mode.value, now=time.time())
+        await structured_output.save(store, server, model, mode.value, now=time.time())
 
     async def save_streaming(server: str, model: str, streams: bool) -> None:
-        await structured.save_streaming(store, server, model, streams, now=time.time())
+        await structured_output.save_streaming(store, server, model, streams, now=time.time())
 
     return Negotiator(
         override=override, known=known, on_learned=save,
-        streams=await structured.load_streaming(store), on_streams=save_streaming,
+        streams=await structured_output.load_streaming(store), on_streams=save_streaming,
     )  # fmt: skip
 
 
@@ -43,14 +43,14 @@ ONE_AT_A_TIME_SCHEMA = 31
 
 async def one_at_a_time(store: Store, server: str, model: str) -> bool:
     """Whether this chat server was learned to take one request at a time."""
-    return await structured.one_at_a_time(store, _server(server), model)
+    return await structured_output.one_at_a_time(store, _server(server), model)
 
 
 def on_one_at_a_time(store: Store, server: str, model: str) -> Callable[[], Awaitable[None]]:
     """What keeps it, once a chat server is learned to take one request at a time."""
 
     async def save() -> None:
-        await structured.save_one_at_a_time(store, _server(server), model, now=time.time())
+        await structured_output.save_one_at_a_time(store, _server(server), model, now=time.time())
 
     return save
 

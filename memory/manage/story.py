@@ -12,9 +12,10 @@ import time
 from dataclasses import dataclass
 
 from memory.errors import InvalidInput, NotFound
-from memory.store import history, story
-from memory.store.db import Store
-from memory.store.story import HeldAnchor, PositionDrop
+from memory.store import Store
+from memory.store.queries import moderation
+from memory.store.queries.moderation import HeldAnchor, PositionDrop
+from memory.store.tables import history
 from memory.text import clean
 from memory.write import stances
 from memory.write import summary as rolling
@@ -48,13 +49,13 @@ async def summary(store: Store, story_id: int) -> Summary:
 
 async def anchors(store: Store, story_id: int) -> list[HeldAnchor]:
     """Return the story's held anchors, then the last dropped ones with who and why."""
-    return await story.anchors(store, story_id)
+    return await moderation.anchors(store, story_id)
 
 
 async def positions(store: Store, story_id: int) -> Positions:
     """Return the story's positions and the last dropped ones."""
     held = await stances.for_story(store, story_id)
-    return Positions(tuple(held), tuple(await story.position_drops(store, story_id)))
+    return Positions(tuple(held), tuple(await moderation.position_drops(store, story_id)))
 
 
 def _reason(reason: str) -> str:
@@ -72,7 +73,9 @@ async def add_anchor(
     if not fact or len(fact) > MAX_ANCHOR_CHARS:
         raise InvalidInput(f"an anchor is 1 to {MAX_ANCHOR_CHARS} characters")
     when = time.time() if now is None else now
-    return await store.transact(lambda tx: story.add_anchor(tx, story_id, fact, by=by, now=when))
+    return await store.transact(
+        lambda tx: moderation.add_anchor(tx, story_id, fact, by=by, now=when)
+    )
 
 
 async def drop_anchor(
@@ -82,7 +85,7 @@ async def drop_anchor(
     why = _reason(reason)
     when = time.time() if now is None else now
     if not await store.transact(
-        lambda tx: story.drop_anchor(tx, story_id, anchor_id, why, by=by, now=when)
+        lambda tx: moderation.drop_anchor(tx, story_id, anchor_id, why, by=by, now=when)
     ):
         raise NotFound(f"no anchor #{anchor_id} held here")
 
@@ -101,7 +104,7 @@ async def drop_position(
     why = _reason(reason)
     when = time.time() if now is None else now
     topic = await store.transact(
-        lambda tx: story.drop_position(tx, story_id, position_id, why, by=by, now=when)
+        lambda tx: moderation.drop_position(tx, story_id, position_id, why, by=by, now=when)
     )
     if topic is None:
         raise NotFound(f"no position #{position_id} here")

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from memory.errors import InvalidInput, NotFound
 from memory.model import MANUAL_EXCHANGE, Candidate, Memory
-from memory.store import counters, memories, versions
-from memory.store.db import Store, Tx
-from memory.store.versions import Version
+from memory.store import Store, Tx
+from memory.store.tables import counters, memories, memory_versions
+from memory.store.tables.memory_versions import Version
 from memory.text import clean
 from memory.write.apply import with_index
 from memory.write.dedup import Action
@@ -46,23 +46,25 @@ async def history(store: Store, user_id: int, memory_id: int) -> Chain:
     memory = await memories.get(store, user_id, memory_id)
     if memory is None:
         raise NotFound(f"no memory #{memory_id}")
-    earlier = await versions.history(store, user_id, memory_id)
+    earlier = await memory_versions.history(store, user_id, memory_id)
     since = earlier[-1].valid_until if earlier else memory.created_at
-    source = await versions.wording_source(store, memory_id)
-    dropped = await versions.dropped(store, user_id, memory_id)
+    source = await memory_versions.wording_source(store, memory_id)
+    dropped = await memory_versions.dropped(store, user_id, memory_id)
     return Chain(memory, since, tuple(earlier), source, dropped)
 
 
 async def replaced_until(store: Store, user_id: int, ids: Collection[int]) -> dict[int, float]:
     """Of the caller's memories `ids`, those that replaced an earlier version, and when."""
-    return await versions.replaced_until(store, user_id, ids)
+    return await memory_versions.replaced_until(store, user_id, ids)
 
 
 async def restore(store: Store, user_id: int, memory_id: int) -> Memory:
     """Undo the last replacement of the caller's memory (the current wording kept as history);
     NotFound for another's id or a memory that never changed."""
     now = time.time()
-    found = await store.transact(lambda tx: versions.restore(tx, user_id, memory_id, now=now))
+    found = await store.transact(
+        lambda tx: memory_versions.restore(tx, user_id, memory_id, now=now)
+    )
     if found is None:
         raise NotFound(f"no earlier version of memory #{memory_id}")
     await store.transact(lambda tx: counters.bump(tx, "memories_restored"))
@@ -92,7 +94,7 @@ async def edit(
     origin = memory.origin or ""
 
     async def run(tx: Tx, index: DedupIndex) -> Memory:
-        current = await versions.get_in(tx, user_id, memory_id)
+        current = await memory_versions.get_in(tx, user_id, memory_id)
         if current is None:  # forgotten meanwhile
             raise NotFound(f"no memory #{memory_id}")
         if current.text == text:

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from memory.backends.chat import Embedder
 from memory.errors import EchoError
 from memory.recall.semantic import MAX_QUERY_CHARS, TURN_EMBEDDING_TIMEOUT
-from memory.store.history import HistoryMessage
+from memory.store.tables.history import HistoryMessage
 from memory.vectors.prefixes import prefixes_of
 
 log = logging.getLogger(__name__)

@@ -18,8 +18,8 @@ import math
 from dataclasses import dataclass
 
 from memory import lexicon
-from memory.store import keywords
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import keywords
 from memory.text import strip_accents, words
 
 log = logging.getLogger(__name__)

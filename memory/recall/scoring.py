@@ -20,7 +20,7 @@ from memory.bulk import quiet
 from memory.errors import BackendResponseError
 from memory.recall import conversation, selection
 from memory.recall.semantic import VectorCache
-from memory.store import timings
+from memory.store.tables import timings
 from memory.turn.values import MemoryConfig
 from memory.vectors.cosines import Query
 

@@ -25,11 +25,11 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.bulk import paused, quiet
+from memory.cache import ENTRY_BYTES, HASH_BYTES, MATRIX_BYTES, CacheBudget, SizedCache
 from memory.errors import BackendResponseError, unexpected
-from memory.recall.cache import ENTRY_BYTES, HASH_BYTES, MATRIX_BYTES, CacheBudget, SizedCache
-from memory.store import vectors
-from memory.store.db import Store
+from memory.store import Store
 from memory.store.generations import UNKNOWN
+from memory.store.tables import embeddings
 from memory.vectors import cosines
 from memory.vectors.cosines import Query
 from memory.vectors.splice import spliced
@@ -74,7 +74,7 @@ class UserMatrix:
 
     @property
     def nbytes(self) -> int:
-        """About what it holds in memory (memory.recall.cache)."""
+        """About what it holds in memory (memory.cache)."""
         held = int(self.ids.nbytes + self.rows.nbytes) + HASH_BYTES * len(self.hashes)
         return ENTRY_BYTES + MATRIX_BYTES + held
 
@@ -110,7 +110,7 @@ class VectorCache:
         self.store = store
         self.wait_rows = wait_rows
         self.turns_before_vectors = 0
-        # Bounded in bytes with the engine's other per-person caches (memory.recall.cache).
+        # Bounded in bytes with the engine's other per-person caches (memory.cache).
         self._matrices: SizedCache[int, UserMatrix] = SizedCache(
             budget or CacheBudget(), lambda m: m.nbytes
         )
@@ -187,7 +187,7 @@ class VectorCache:
             if patched is not None:
                 return self._keep(user_id, model, generation, patched)
         with paused():  # 100,000 rows tracked by the collector: as memories.visible
-            listed = await vectors.hashes_of(self.store, user_id, model)
+            listed = await embeddings.hashes_of(self.store, user_id, model)
         hashes, changed = await asyncio.to_thread(quiet(_changes), listed, base)
         if not size.done():
             size.set_result(len(hashes) if changed is None else len(changed))
@@ -239,7 +239,7 @@ class VectorCache:
         out = []
         for chunk in chunks:
             with paused():  # 100,000 rows tracked by the collector: as memories.visible
-                rows = await vectors.vectors_of(self.store, user_id, model, chunk)
+                rows = await embeddings.vectors_of(self.store, user_id, model, chunk)
             out += await asyncio.to_thread(quiet(_vector_rows), rows)
         return out
 

@@ -2,14 +2,14 @@
 (reads, and writes handed to `transact` one at a time), and `Tx`, one write transaction.
 
 Two backends implement them side by side, neither inheriting the other: SQLite
-(memory.store.sqlite, the default) and PostgreSQL (memory.store.pg); memory.store.opening opens
-one from a file's path or a URL. What both keep whatever their connections has one home each
+(memory.store.sqlite, the default) and PostgreSQL (memory.store.postgres); memory.store.opening
+opens one from a file's path or a URL. What both keep whatever their connections has one home each
 holds, so a field added there reaches both: the store's in memory.store.writes (the write lock,
 the tasks writes run in, the generations), a transaction's in `Touched` below. mypy checks each
 backend against these Protocols (`_SEAM` at the end of each backend's module).
 
 The store modules write their SQL once, for SQLite; PostgreSQL translates it
-(memory.store.pg_sql), and `dialect` picks a variant where the meaning differs.
+(memory.store.postgres.sql), and `dialect` picks a variant where the meaning differs.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, Self, TypeVar, runtime_checkable
 
-from memory.recall.cache import CacheBudget
+from memory.cache import CacheBudget
 
 T = TypeVar("T")
 

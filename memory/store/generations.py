@@ -11,7 +11,7 @@ itself has no ids here, and the cache falls back to a full rebuild or a comparis
 On a schema older than 17 the generations are counted in this process only.
 
 What a process knows of a person is kept in a cache bounded in bytes (`bound`: the engine's
-`[limits] cache_mb`, memory.recall.cache), least recently used out first: the database holds every
+`[limits] cache_mb`, memory.cache), least recently used out first: the database holds every
 generation, so a person forgotten here is read again at their next `sync_generation`, and their
 caches are rebuilt in full (their log went with them). Until then their generation is UNKNOWN,
 which no cache entry is ever built at: a cache cannot take a forgotten person's old generation
@@ -34,8 +34,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from memory.cache import CacheBudget, SizedCache
 from memory.errors import StoreError
-from memory.recall.cache import CacheBudget, SizedCache
 
 if TYPE_CHECKING:
     from memory.store.db import Touched, Tx

@@ -1,5 +1,5 @@
-"""Opening the database: a `postgresql://` URL opens PostgreSQL (memory.store.pg), anything else
-an SQLite file (memory.store.sqlite). The one place that knows both backends.
+"""Opening the database: a `postgresql://` URL opens PostgreSQL (memory.store.postgres.store),
+anything else an SQLite file (memory.store.sqlite.store). The one place that knows both backends.
 
 PostgreSQL's module (and asyncpg) is imported only when a URL is opened: a process on an SQLite
 file never loads it.
@@ -12,7 +12,7 @@ from pathlib import Path
 from memory.errors import StoreError
 from memory.store.db import BUSY_TIMEOUT_MS, Store
 from memory.store.migrations import LATEST
-from memory.store.sqlite import SqliteStore
+from memory.store.sqlite.store import SqliteStore
 
 # A target that starts with one of these is a PostgreSQL URL, anything else an SQLite file.
 PG_SCHEMES = ("postgresql://", "postgres://")
@@ -34,7 +34,7 @@ async def open_store(
     if target.startswith(PG_SCHEMES):
         if max_pages is not None:
             raise StoreError("max_pages applies to SQLite only")
-        from memory.store.pg import PgStore
+        from memory.store.postgres.store import PgStore
 
         return await PgStore.open(
             target, migrate_to=migrate_to, busy_timeout_ms=busy_timeout_ms, password=password

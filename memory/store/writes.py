@@ -1,8 +1,8 @@
 """What every backend's store keeps, whatever its connections: the lock that runs this process's
 writes one at a time, the tasks they run in, and the generations they raise.
 
-Each store (memory.store.sqlite, memory.store.pg) holds one `Writes` and hands it its
-transactions; a field added here reaches both, and the generations are raised around every
+Each store (memory.store.sqlite.store, memory.store.postgres.store) holds one `Writes` and hands
+it its transactions; a field added here reaches both, and the generations are raised around every
 commit of either in one place (memory.store.generations).
 """
 

@@ -12,8 +12,9 @@ from collections.abc import Callable
 
 from memory.errors import StoreError, unexpected
 from memory.model import Exchange
-from memory.store import counters, erasure, history, outbox
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
+from memory.store.queries import erasure
+from memory.store.tables import counters, history, outbox
 
 log = logging.getLogger(__name__)
 

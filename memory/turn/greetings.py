@@ -10,8 +10,9 @@ from collections.abc import Callable
 
 from memory.context.prompt import Character, fill_user
 from memory.errors import StoreError
-from memory.store import erasure, history
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
+from memory.store.queries import erasure
+from memory.store.tables import history
 from memory.turn.values import Incoming
 
 log = logging.getLogger(__name__)

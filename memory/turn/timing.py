@@ -7,8 +7,8 @@ import logging
 
 from memory.context.budget import ContextPlan
 from memory.errors import StoreError, unexpected
-from memory.store import timings
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import timings
 from memory.turn.values import Recall
 
 log = logging.getLogger(__name__)

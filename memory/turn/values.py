@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
+from memory.cache import CACHE_MB
 from memory.model import Kind, Origin, Selected
 from memory.recall import selection
-from memory.recall.cache import CACHE_MB
 from memory.recall.semantic import COSINE_FLOOR, RELATIVE_SD, TURN_EMBEDDING_TIMEOUT
-from memory.store import privacy
-from memory.store.outbox import BACKLOG_PER_PERSON
+from memory.store.tables import privacy
+from memory.store.tables.outbox import BACKLOG_PER_PERSON
 from memory.turn.admission import NOTICE_INTERVAL, TURN_QUEUE, AdmissionStatus
 from memory.turn.reply_cap import MAX_REPLY_CHARS
 

@@ -25,8 +25,8 @@ import numpy.typing as npt
 
 from memory.backends.chat import Embedder
 from memory.recall.semantic import RELATIVE_SD
-from memory.store import model_calibration
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import model_calibration
 from memory.vectors.prefixes import prefixes_of
 
 Pair = tuple[str, str]

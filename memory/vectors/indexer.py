@@ -2,8 +2,8 @@
 
 A vector is current when its stored hash equals sha256(model + the text embedded), the text
 embedded being the memory after the model's document prefix (prefixes.py). The transactions
-that write a memory mark it as needing a vector (store/vectors.py), so a pass reads only the
-marked ones (an idle pass costs one empty query, whatever the number of memories); when the
+that write a memory mark it as needing a vector (store/tables/embeddings.py), so a pass reads
+only the marked ones (an idle pass costs one empty query, whatever the number of memories); when the
 model or its document prefix changes, the next pass checks every memory once, page by page,
 hashing in a worker thread, and marks the stale ones. The job embeds the marked ones in
 batches and writes a vector back only if its memory still exists with the same text: a memory
@@ -25,8 +25,8 @@ import numpy as np
 
 from memory.backends.chat import Embedder
 from memory.errors import BackendError
-from memory.store import vectors
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
+from memory.store.tables import embeddings
 from memory.vectors.prefixes import prefixes_of
 
 log = logging.getLogger(__name__)
@@ -97,9 +97,9 @@ class Indexer:
         written = 0
         try:
             await self._check_all_if_needed()
-            self._pending = await vectors.due_count(self.store)
+            self._pending = await embeddings.due_count(self.store)
             after = 0
-            while page := await vectors.due_after(self.store, after, DUE_PAGE):
+            while page := await embeddings.due_after(self.store, after, DUE_PAGE):
                 after = page[-1].memory_id
                 written += await self._embed(page)
                 self._pending = max(0, self._pending - len(page))
@@ -114,17 +114,17 @@ class Indexer:
             log.info("re-indexing embedded %d memories", written)
         return written
 
-    async def _embed(self, page: list[vectors.Due]) -> int:
+    async def _embed(self, page: list[embeddings.Due]) -> int:
         """Embed the marked memories of `page` whose vector is not current; clear the others."""
         model, prefix = self.embedder.model, prefixes_of(self.embedder).document
-        stale: list[vectors.Due] = []
-        current: list[vectors.Due] = []
+        stale: list[embeddings.Due] = []
+        current: list[embeddings.Due] = []
         for due in page:
             fresh = due.vector_hash == vector_hash(model, due.text, prefix)
             (current if fresh else stale).append(due)
         if current:
             done = [(d.memory_id, d.text_hash) for d in current]
-            await self.store.transact(lambda tx: vectors.clear_due(tx, done))
+            await self.store.transact(lambda tx: embeddings.clear_due(tx, done))
         written = 0
         for start in range(0, len(stale), self.batch_size):
             batch = stale[start : start + self.batch_size]
@@ -140,27 +140,29 @@ class Indexer:
         """Check every memory once when the model or document prefix differs from the one they
         were last checked against: mark those whose vector is not current."""
         model, prefix = self.embedder.model, prefixes_of(self.embedder).document
-        if await vectors.checked_against(self.store) == (model, prefix):
+        if await embeddings.checked_against(self.store) == (model, prefix):
             return
         after, marked = 0, 0
-        while page := await vectors.memories_after(self.store, after, CHECK_PAGE):
+        while page := await embeddings.memories_after(self.store, after, CHECK_PAGE):
             after = page[-1][0]
             # sha256 of every text of the page: in a worker thread, off the event loop.
             stale = await asyncio.to_thread(_stale_ids, page, model, prefix)
             if stale:
-                await self.store.transact(functools.partial(vectors.mark_due, memory_ids=stale))
+                await self.store.transact(functools.partial(embeddings.mark_due, memory_ids=stale))
                 marked += len(stale)
         now = self.clock()
-        await self.store.transact(lambda tx: vectors.set_checked(tx, model, prefix, now=now))
+        await self.store.transact(lambda tx: embeddings.set_checked(tx, model, prefix, now=now))
         log.info("every memory checked against %s: %d need a vector", model, marked)
 
-    async def _write(self, tx: Tx, *, batch: list[vectors.Due], embedded: list[list[float]]) -> int:
+    async def _write(
+        self, tx: Tx, *, batch: list[embeddings.Due], embedded: list[list[float]]
+    ) -> int:
         model, prefix = self.embedder.model, prefixes_of(self.embedder).document
         written = 0
         for due, vector in zip(batch, embedded, strict=True):
             blob = np.asarray(vector, dtype=np.float32).tobytes()
             digest = vector_hash(model, due.text, prefix)
-            if await vectors.write(
+            if await embeddings.write(
                 tx, due, model=model, vector_hash=digest, dim=len(vector), blob=blob
             ):
                 written += 1

@@ -18,19 +18,18 @@ from typing import TypeVar
 
 from memory.lexicon.dates import Span, annotate, machine_zone
 from memory.model import DM_ORIGIN, Candidate, Exchange, Memory, Scope, Source
-from memory.store import (
-    applied,
-    counters,
-    dates,
-    erasure,
-    memories,
-    outbox,
-    provenance,
-    timings,
-    versions,
-)
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
 from memory.store.generations import GenerationMoved
+from memory.store.queries import erasure, provenance
+from memory.store.tables import (
+    applied_exchanges,
+    counters,
+    memories,
+    memory_dates,
+    memory_versions,
+    outbox,
+    timings,
+)
 from memory.write import supersede
 from memory.write.dedup import Action, Decision
 from memory.write.dedup_index import DedupIndex, IndexCache, IndexKey, release
@@ -131,7 +130,7 @@ async def apply_reflection(
                 return WriteReport(exchange.exchange_id, stale=True)
         elif lease is not None:
             await outbox.mark_done(tx, lease.row.id)
-        if await applied.was_applied(tx, exchange.exchange_id):
+        if await applied_exchanges.was_applied(tx, exchange.exchange_id):
             return WriteReport(exchange.exchange_id, already_applied=True)
         if await erasure.was_erased(tx, exchange.exchange_id):
             # Forgotten while the model was reflecting on it: nothing of it is written back.
@@ -178,7 +177,9 @@ async def apply_reflection(
         report = WriteReport(
             exchange.exchange_id, tuple(outcomes), reflection.dropped, memories=tuple(touched)
         )
-        await applied.record_applied(tx, exchange.exchange_id, _report_json(report), now=now)
+        await applied_exchanges.record_applied(
+            tx, exchange.exchange_id, _report_json(report), now=now
+        )
         await timings.count_reflection(tx, [_daily(o) for o in outcomes], now=now)
         return report
 
@@ -429,7 +430,7 @@ def dated(
 async def record_dates(tx: Tx, outcome: Outcome, memory: Memory, spans: tuple[Span, ...]) -> None:
     """Record the days a created or rewritten memory means (an absorbed one keeps its own)."""
     if outcome.action != Action.ABSORB.value:
-        await dates.record(tx, memory.id, [(s.first, s.last) for s in spans])
+        await memory_dates.record(tx, memory.id, [(s.first, s.last) for s in spans])
 
 
 async def merge_candidate(
@@ -447,7 +448,7 @@ async def merge_candidate(
 ) -> tuple[Outcome, Memory]:
     """Create the candidate or merge it into its closest variant in `index` (kept up to date).
 
-    A merge that says more rewrites the variant through `versions.supersede` (its wording
+    A merge that says more rewrites the variant through `memory_versions.supersede` (its wording
     before kept as a version ended by "merge"), unless the variant is in `keep` (a replacement
     the code refused, or a wording the reflection was shown that changed since): then the
     candidate is created beside it (a repeat, the cheap error), counted as
@@ -479,7 +480,7 @@ async def merge_candidate(
     elif decision.action is Action.REPLACE:
         # A global wording widens a story memory: the person said it holds everywhere.
         scope = Scope.GLOBAL if Scope.GLOBAL in (candidate.scope, target.scope) else Scope.STORY
-        memory = await versions.supersede(
+        memory = await memory_versions.supersede(
             tx, target, text=candidate.text, scope=scope,
             confidence=max(candidate.confidence, target.confidence), ended_by="merge",
             exchange_id=exchange_id, now=now, score=decision.score,
@@ -490,7 +491,7 @@ async def merge_candidate(
         # Absorbed: nothing is rewritten and the date does not move, or a fact the person keeps
         # repeating would climb the recency ranking over fresher memories.
         memory = target
-    await applied.record_event(
+    await applied_exchanges.record_event(
         tx, memory.id, exchange_id, decision.action.value, decision.score, now=now
     )
     return Outcome(decision.action.value, memory_id=memory.id, score=decision.score), memory

@@ -31,14 +31,14 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.bulk import quiet
-from memory.model import Memory
-from memory.recall.cache import (
+from memory.cache import (
     DEDUP_BYTES,
     DEDUP_BYTES_PER_MEMORY,
     ENTRY_BYTES,
     CacheBudget,
     SizedCache,
 )
+from memory.model import Memory
 from memory.text import fold
 from memory.write.dedup import (
     MIN_CONTAINED_WORDS,
@@ -334,7 +334,7 @@ class IndexCache:
     Building an index is the costly part (seconds at 100k memories); keeping it is exact as long
     as nobody else changed that user's memories: the cached entry carries the store generation
     its content matches, so any other write (a /forget, a /remember) forces a rebuild. The
-    indexes count against `budget` in bytes with the engine's caches (memory.recall.cache).
+    indexes count against `budget` in bytes with the engine's caches (memory.cache).
     """
 
     def __init__(self, budget: CacheBudget | None = None) -> None:

@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from memory.model import Source
-from memory.store import positions
-from memory.store.db import Tx
+from memory.store import Tx
+from memory.store.tables import positions
 from memory.text import clean, fold
 
 # Read on the 21 real justifications of the original deployment's log: the self-quotes reused 53

@@ -6,8 +6,8 @@ from collections import Counter
 from collections.abc import Mapping
 
 from memory.model import Source
-from memory.store import story_state
-from memory.store.db import Tx
+from memory.store import Tx
+from memory.store.tables import story_state
 
 # Declared fields: (lowest, highest, largest change one reflection may make, starting value).
 DEFAULT_FIELDS: Mapping[str, tuple[float, float, float, float]] = {

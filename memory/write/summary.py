@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from memory.model import Source
-from memory.store import anchors, history
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
+from memory.store.tables import anchors, history
 from memory.text import clean
 from memory.write.dedup import SIMILARITY_THRESHOLD, similarity
 

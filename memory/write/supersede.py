@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from memory import lexicon
 from memory.model import Candidate, Kind, Memory
-from memory.store import versions
-from memory.store.db import Tx
+from memory.store import Tx
+from memory.store.tables import memory_versions
 from memory.text import content_words, fold, strip_accents, words
 from memory.write.dedup import Action
 from memory.write.dedup_index import DedupIndex
@@ -271,7 +271,7 @@ async def check(
     shown: Collection[int],
 ) -> tuple[Memory | None, Refusal | None]:
     """The memory `candidate` may replace (its `replaces`), or why it may not."""
-    target = await versions.get_in(tx, user_id, candidate.replaces or 0)
+    target = await memory_versions.get_in(tx, user_id, candidate.replaces or 0)
     if target is None:
         return None, Refusal.GONE
     if target.id not in shown:
@@ -300,7 +300,7 @@ async def replace(
     now: float,
 ) -> Memory:
     """Make the candidate the current wording of `target`, the old one kept as history."""
-    current = await versions.supersede(
+    current = await memory_versions.supersede(
         tx,
         target,
         text=candidate.text,

@@ -6,9 +6,9 @@ exponential backoff; after MAX_ATTEMPTS the row is dropped with a logged, counte
 behind a failing one move on. The due rows are taken one person at a time, in turn.
 
 Every process on the database may run a worker: each claims one row at a time under a lease
-(memory.store.outbox) and applies the reflection in the transaction that checks the lease still
-holds the row. A worker killed mid-reflection leaves its row to the others once the lease ends;
-one that outlived its lease finds the row taken and discards its result (counted, logged), so
+(memory.store.tables.outbox) and applies the reflection in the transaction that checks the lease
+still holds the row. A worker killed mid-reflection leaves its row to the others once the lease
+ends; one that outlived its lease finds the row taken and discards its result (counted, logged), so
 every exchange is reflected once. A claim or a reflection cancelled (the bot stopping) gives its
 row back at once, whenever the cancellation lands, and `close` stops the reflections under way
 and waits for those give-backs: a row a stopped process held is never left waiting its lease.
@@ -35,13 +35,14 @@ from secrets import token_hex
 
 from memory.backends.chat import ChatBackend
 from memory.backends.redact import NO_SECRETS, Secrets
+from memory.cache import CacheBudget
 from memory.character.cast import Characters
 from memory.errors import BackendError, StoreError, unexpected
 from memory.lexicon.dates import machine_zone
-from memory.recall.cache import CacheBudget
-from memory.store import characters as cast_store
-from memory.store import counters, history, outbox, provenance, versions
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
+from memory.store.queries import provenance
+from memory.store.tables import characters as cast_store
+from memory.store.tables import counters, history, memory_versions, outbox
 from memory.write import reflection, stances, summary
 from memory.write.apply import ShownErased, WriteReport, apply_reflection
 from memory.write.dedup_index import IndexCache
@@ -203,7 +204,9 @@ class ReflectionWorker:
             said, said_at = await history.summary_dated(self.store, story)
             held = await summary.active(self.store, story)
             positions = await stances.for_story(self.store, story)
-            used = await versions.shown_for(self.store, exchange.user_id, exchange.exchange_id)
+            used = await memory_versions.shown_for(
+                self.store, exchange.user_id, exchange.exchange_id
+            )
             shown = provenance.Shown(
                 said_at, tuple(a.id for a in held), tuple(p.id for p in positions)
             )

@@ -17,9 +17,9 @@ from bot.runtime import character, configured_card, open_runtime
 from memory.context.lore import activate
 from memory.context.prompt import lore_blocks
 from memory.model import LoreScope
-from memory.store import history
-from memory.store import lore as lore_store
-from memory.store.opening import open_store
+from memory.store import open_store
+from memory.store.tables import history
+from memory.store.tables import lore_entries as lore_store
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import ALICE, CHANNEL, _bot_with
 from tests.fakes.ollama import FakeOllama

@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 
 from memory.manage import setup
-from memory.store.opening import open_store
+from memory.store import open_store
 from tests.bot.test_cli import _run
 from tests.fakes.loopback import serve
 from tests.fakes.ollama import fake_vector

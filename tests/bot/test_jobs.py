@@ -21,8 +21,9 @@ from bot.runtime import Runtime, open_runtime
 from memory import jobs
 from memory.engine import Incoming
 from memory.model import DM_ORIGIN, Exchange, Kind, Scope
-from memory.store import erasure, memories, outbox
-from memory.store.db import Tx
+from memory.store import Tx
+from memory.store.queries import erasure
+from memory.store.tables import memories, outbox
 from tests.bot import discord_fakes as fakes
 from tests.bot.terminal.test_live import Keyboard, _script, _until
 from tests.fakes.ollama import Chaos, FakeOllama

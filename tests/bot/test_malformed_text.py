@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from bot.discord.app import EchoBot
-from memory.store import history
+from memory.store.tables import history
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import CHANNEL, _say
 from tests.bot.terminal.test_e2e import _config

@@ -10,9 +10,9 @@ from pathlib import Path
 from bot.config import Settings
 from bot.runtime import Runtime, listed_jobs, open_runtime
 from memory.model import CondensedHistory, Exchange
-from memory.store import context, history, outbox
-from memory.store.db import Store, Tx
-from memory.store.retention import DROPPED_TEXT_SECONDS
+from memory.store import Store, Tx
+from memory.store.queries.retention import DROPPED_TEXT_SECONDS
+from memory.store.tables import history, outbox, story_context
 from tests.fakes.canary import stored
 from tests.fakes.ollama import FakeOllama
 
@@ -100,7 +100,7 @@ async def test_history_past_history_days_leaves_with_its_condensed_sentences(
                 (f"Alice: Mon code est {OLD}.", f"Alice: Mon code est {RECENT}."),
                 through_id=3, sources=(1, 3),
             )  # fmt: skip
-            await context.set_condensed(tx, 5, condensed, now=now)
+            await story_context.set_condensed(tx, 5, condensed, now=now)
 
         await store.transact(write)
         assert await stored(store, tmp_path, OLD) > 0
@@ -109,7 +109,9 @@ async def test_history_past_history_days_leaves_with_its_condensed_sentences(
 
         kept = await history.recent(store, 5, limit=10)
         assert [m.content for m in kept] == [f"Mon code est {RECENT}.", f"Noté : {RECENT}."]
-        assert (await context.condensed(store, 5)).sentences == (f"Alice: Mon code est {RECENT}.",)
+        assert (await story_context.condensed(store, 5)).sentences == (
+            f"Alice: Mon code est {RECENT}.",
+        )
         assert await stored(store, tmp_path, OLD) == 0
 
 

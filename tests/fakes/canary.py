@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memory.store.db import Store
+from memory.store import Store
 from tests.fakes.ollama import FakeOllama
 
 CANARY = re.compile(r"[A-Z0-9]{3}CANARY\d{4}")

@@ -12,7 +12,7 @@ import sys
 import httpx
 
 from memory.backends.chat import OllamaChat
-from memory.store.opening import open_store
+from memory.store import open_store
 from memory.write.worker import ReflectionWorker
 
 

@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory import bulk
+from memory.cache import CacheBudget
 from memory.model import Kind, Memory, Scope
 from memory.recall import selection
-from memory.recall.cache import CacheBudget
 from memory.write.dedup_index import IndexCache, build_index, release
 
 TEXTS = (

@@ -18,8 +18,8 @@ from bot.render import render_why
 from memory import Engine, Incoming, manage
 from memory.backends.chat import OllamaChat
 from memory.model import Reason
-from memory.store import memories
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import memories
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama
 

@@ -17,8 +17,8 @@ from memory.backends.chat import ChatResult, Deadlined, OllamaChat, OpenAIChat
 from memory.backends.embedders import OllamaEmbedder
 from memory.errors import BackendError, BackendUnavailable
 from memory.model import Exchange
-from memory.store import outbox
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import outbox
 from memory.turn.admission import BoundedChat
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama

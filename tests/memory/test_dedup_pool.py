@@ -23,8 +23,8 @@ import pytest
 
 from memory import manage
 from memory.manage import privacy
-from memory.store import memories
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import memories
 from memory.write import apply
 from memory.write.dedup_features import Features, features
 from memory.write.dedup_index import DedupIndex, Listed

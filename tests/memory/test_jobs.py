@@ -14,8 +14,8 @@ import httpx
 from memory import jobs
 from memory.backends.chat import OllamaChat
 from memory.model import Exchange
-from memory.store import outbox
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import outbox
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama
 

@@ -22,8 +22,8 @@ from memory import Engine, MemoryConfig, manage
 from memory.manage import privacy
 from memory.model import Candidate, Exchange, Kind, Scope
 from memory.recall import selection, semantic
-from memory.store import memories
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
+from memory.store.tables import memories
 from memory.text import words
 from memory.vectors import cosines
 from memory.vectors.indexer import Indexer

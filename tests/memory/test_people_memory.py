@@ -13,7 +13,7 @@ from typing import Any
 
 from memory import Engine, Incoming, MemoryConfig, manage
 from memory.backends.chat import ChatResult, Message
-from memory.store.db import Store
+from memory.store import Store
 from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
 

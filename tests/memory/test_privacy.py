@@ -11,8 +11,8 @@ import pytest
 from memory import Engine, MemoryConfig, manage
 from memory.manage import privacy
 from memory.recall.selection import RankedPool
-from memory.store import memories
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import memories
 
 PLACES = [(10, "111"), (20, "222"), (30, "dm")]
 

@@ -24,10 +24,9 @@ from memory.engine import UNFIT_TTL
 from memory.manage import privacy
 from memory.model import Exchange, Reason
 from memory.recall.selection import RankedPool
-from memory.store import context as context_store
-from memory.store import memories, outbox, vectors
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
+from memory.store.tables import embeddings, memories, outbox
+from memory.store.tables import story_context as context_store
 from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama
@@ -178,7 +177,7 @@ async def test_random_writes_from_both_processes_each_recall_serves_the_truth(
         pool, _ = await e._pool(user, STORY, GUILD)
         assert pool == truth, step
         matrix = await e.vectors.matrix(user, MODEL)
-        stored = {int(r[0]): str(r[1]) for r in await vectors.hashes_of(store, user, MODEL)}
+        stored = {int(r[0]): str(r[1]) for r in await embeddings.hashes_of(store, user, MODEL)}
         assert dict(matrix.hashes) == stored, step
 
 

@@ -25,9 +25,8 @@ from aiohttp import web
 
 from memory.backends.chat import OllamaChat
 from memory.model import Exchange
-from memory.store import counters, outbox
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
+from memory.store.tables import counters, outbox
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama, serve_fake_ollama
 

@@ -21,9 +21,8 @@ import pytest
 from memory import manage
 from memory.backends.chat import OllamaChat
 from memory.errors import NotFound, StoreError
-from memory.store import counters, memories, outbox
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
+from memory.store.tables import counters, memories, outbox
 from memory.write.apply import WriteReport
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama, serve_fake_ollama

@@ -24,8 +24,8 @@ from memory import (
 )
 from memory.backends.chat import ChatResult
 from memory.manage import forgetting
-from memory.store import history
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import history
 from tests.fakes import canary
 
 STORY, GUILD = 10, "111"

@@ -20,8 +20,8 @@ from bot import render
 from memory import BoundedChat, Deadlined, Engine, Incoming, MemoryConfig, Reply, manage
 from memory.backends.chat import OllamaChat
 from memory.errors import BackendUnavailable
-from memory.store import history
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import history
 from memory.turn.reply_cap import cap_reply, sure_prefix
 from tests.fakes.ollama import FakeOllama
 

@@ -14,7 +14,7 @@ import pytest
 from memory import Engine, Incoming, manage
 from memory.backends.chat import ChatResult
 from memory.manage import forgetting
-from memory.store.db import Store
+from memory.store import Store
 
 ALICE, STORY, GUILD = 1, 10, "111"
 CROWD = range(2, 8)

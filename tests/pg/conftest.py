@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.store.db import Store
+from memory.store import Store
 
 
 @pytest.fixture

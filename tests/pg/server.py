@@ -19,7 +19,7 @@ from pathlib import Path
 
 import asyncpg
 
-from memory.store.opening import open_store
+from memory.store import open_store
 
 TEMPLATE = "echo_template"
 

@@ -15,9 +15,8 @@ from hypothesis import strategies as st
 
 from memory.model import Kind, Scope
 from memory.recall.lexical import RARE_TERM_CAP, keyword_hits
-from memory.store import memories
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
+from memory.store.tables import memories
 
 USER, STORY, GUILD = 1, 10, "111"
 

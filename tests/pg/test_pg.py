@@ -15,11 +15,10 @@ from memory.backends.embedders import OllamaEmbedder
 from memory.errors import MigrationError
 from memory.manage import forgetting
 from memory.model import Kind, Memory, Reason, Scope, Selected
-from memory.store import history, memories, turns
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx, open_store
 from memory.store.migrations import LATEST
-from memory.store.opening import open_store
-from memory.store.pg import _MIGRATION_LOCK
+from memory.store.postgres.store import _MIGRATION_LOCK
+from memory.store.tables import history, memories, turns
 from memory.vectors.indexer import Indexer
 from tests.fakes import canary
 from tests.fakes.ollama import FakeOllama

@@ -20,9 +20,8 @@ from memory.context.prompt import Character
 from memory.context.tokens import Estimator
 from memory.manage import forgetting as manage_erasure
 from memory.model import CondensedHistory
-from memory.store import context, history
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
+from memory.store.tables import history, story_context
 from tests.fakes import canary
 from tests.pg.server import waiting_for_locks
 
@@ -60,7 +59,7 @@ async def _condensing_waits(
         await holding.start()
         await holder.execute("LOCK TABLE story_context IN EXCLUSIVE MODE")
         condensing = asyncio.create_task(
-            writer.transact(lambda tx: context.set_condensed(tx, STORY, condensed, now=2.0))
+            writer.transact(lambda tx: story_context.set_condensed(tx, STORY, condensed, now=2.0))
         )
         await waiting_for_locks(watcher, 1)
         yield holding, condensing, watcher
@@ -97,7 +96,7 @@ async def test_a_turn_condensing_in_another_process_during_an_erasure_keeps_noth
         await asyncio.wait_for(asyncio.gather(condensing, erasure), 60)
     if erasing == "prune":
         assert erasure.result().messages == 1
-    assert (await context.condensed(store, STORY)).sentences == ()
+    assert (await story_context.condensed(store, STORY)).sentences == ()
     assert CANARY.lower() not in await canary.rows_text(store)
 
 
@@ -144,7 +143,7 @@ async def test_turns_that_condense_nothing_keep_learning_while_an_erasure_waits(
         await asyncio.wait_for(asyncio.gather(condensing, forgetting, ending), 60)
         assert learned == 1  # stored while the erasure waited
         assert await watcher.fetchval(samples, MODEL) == 2
-    assert (await context.condensed(store, STORY)).sentences == ()
+    assert (await story_context.condensed(store, STORY)).sentences == ()
     assert CANARY.lower() not in await canary.rows_text(store)
 
 

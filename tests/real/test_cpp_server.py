@@ -17,8 +17,8 @@ import pytest
 
 from memory.backends.chat import OpenAIChat
 from memory.model import Exchange
-from memory.store import counters, outbox
-from memory.store.opening import open_store
+from memory.store import open_store
+from memory.store.tables import counters, outbox
 from memory.write.worker import ReflectionWorker
 from tests.real.servers import Server, cpp_server, gguf_engine
 

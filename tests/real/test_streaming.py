@@ -19,8 +19,8 @@ import pytest
 
 from memory import BoundedChat, Deadlined, Engine, Incoming, MemoryConfig, Negotiator
 from memory.backends.chat import OpenAIChat
-from memory.store import history
-from memory.store.opening import open_store
+from memory.store import open_store
+from memory.store.tables import history
 from tests.real.servers import Server, cpp_server, gguf_engine, llama_cpp_python
 
 REAL = os.environ.get("ECHO_REAL") == "1"

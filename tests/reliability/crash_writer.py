@@ -20,9 +20,8 @@ import os
 import sys
 
 from memory.model import Exchange
-from memory.store import outbox
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
+from memory.store.tables import outbox
 from memory.write.apply import apply_reflection
 from memory.write.reflection import parse
 

@@ -24,8 +24,8 @@ from memory import Engine, Incoming, MemoryConfig
 from memory.backends.chat import MAX_CHAT_BODY, OllamaChat
 from memory.backends.embedders import MAX_EMBED_BODY, OllamaEmbedder
 from memory.errors import BackendResponseError
-from memory.store import counters
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import counters
 from tests.fakes.loopback import serve
 from tests.fakes.ollama import fake_vector
 

@@ -20,8 +20,8 @@ import pytest
 from bot.discord.app import EchoBot
 from bot.discord.cogs.conversation import SLOW_DOWN, UNAVAILABLE
 from memory.model import Exchange
-from memory.store import outbox
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import outbox
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import CHANNEL, OTHER_CHANNEL, _bot_with
 from tests.fakes.ollama import Chaos, FakeOllama
@@ -257,7 +257,7 @@ async def test_pools_stay_equal_to_a_rebuild_under_concurrent_recalls_and_writes
     from memory import manage
     from memory.engine import Engine
     from memory.recall.selection import RankedPool
-    from memory.store import memories as memory_store
+    from memory.store.tables import memories as memory_store
 
     rng = random.Random(seed)
     engine = Engine(store, embedder=None)

@@ -19,9 +19,8 @@ from memory import Engine, Incoming
 from memory.backends.chat import ChatResult, Message, OllamaChat
 from memory.context.prompt import Character
 from memory.model import Exchange
-from memory.store import counters, history, memories, outbox
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
+from memory.store.tables import counters, history, memories, outbox
 from memory.turn import exchanges as exchanges_module
 from memory.write.worker import MAX_ATTEMPTS, ReflectionWorker
 from tests.bot import discord_fakes as fakes

@@ -17,9 +17,8 @@ from memory.backends.chat import OllamaChat
 from memory.backends.embedders import OllamaEmbedder
 from memory.context.prompt import Character
 from memory.model import Kind, Scope
-from memory.store import memories, outbox
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
+from memory.store.tables import memories, outbox
 from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
 from tests.fakes.canary import stored

@@ -24,9 +24,8 @@ from memory.context.prompt import (
     render,
 )
 from memory.model import Exchange
-from memory.store import counters, memories
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
+from memory.store.tables import counters, memories
 from memory.write.apply import apply_reflection
 from memory.write.reflection import MAX_MEMORY_CHARS, parse
 

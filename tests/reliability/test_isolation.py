@@ -17,7 +17,7 @@ from memory.engine import Engine
 from memory.errors import NotFound
 from memory.manage import privacy
 from memory.model import DM_ORIGIN, Kind, Scope
-from memory.store.opening import open_store
+from memory.store import open_store
 
 USERS = list(range(1, 11))
 GUILDS = ["101", "202", "303"]

@@ -13,8 +13,8 @@ import pytest
 from memory import Engine, MemoryConfig
 from memory.backends.embedders import OllamaEmbedder
 from memory.model import Kind, Scope
-from memory.store import counters, memories
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
+from memory.store.tables import counters, memories
 from memory.vectors.indexer import Indexer
 from tests.fakes.ollama import FakeOllama
 

@@ -24,8 +24,8 @@ from memory.backends.chat import ChatBackend, OllamaChat, OpenAIChat
 from memory.character.cards import parse_card
 from memory.context.prompt import Character
 from memory.manage import context
-from memory.store import memories
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import memories
 from memory.text import clean_message
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import Chaos, serve_fake_ollama

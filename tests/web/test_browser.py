@@ -22,7 +22,7 @@ import pytest
 from bot.config import Settings
 from bot.web.pages import REASON_TITLES
 from bot.web.server import serving
-from memory.store.db import Store
+from memory.store import Store
 from tests.fakes.ollama import FakeOllama
 from tests.web_script import MARIE, MARKUP, NEVER_SERVED, STORY, converse
 

@@ -1,8 +1,8 @@
 """Numbered schema migrations, applied in order and recorded in `schema_migrations`.
 
 One module per migration, holding its SQLite script as `SQL`; the code that applies them is in
-memory.store.migrate (SQLite) and memory.store.pg (PostgreSQL, from the scripts
-memory.store.pg_migrations derives from these). A published migration is never edited: the
+memory.store.sqlite.migrate (SQLite) and memory.store.postgres.store (PostgreSQL, from the scripts
+memory.store.postgres.migrations derives from these). A published migration is never edited: the
 next number is a new module, listed below. CHECK constraints hold every enum and range, so an
 invalid row cannot exist whatever the code above does.
 """

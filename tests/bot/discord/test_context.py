@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.discord.app import EchoBot
-from memory.store import history
+from memory.store.tables import history
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, MANAGE_GUILD, _command, _opt, _say
 from tests.fakes.ollama import FakeOllama

@@ -21,7 +21,7 @@ from bot.discord.streaming import Pace
 from bot.runtime import open_runtime
 from memory import manage
 from memory.errors import Forbidden
-from memory.store import history
+from memory.store.tables import history
 from tests.bot import discord_fakes as fakes
 from tests.fakes.ollama import FakeOllama
 

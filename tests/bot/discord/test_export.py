@@ -16,9 +16,8 @@ from memory import Engine, Incoming, manage
 from memory.backends.chat import OllamaChat
 from memory.errors import InvalidInput
 from memory.manage import export, versions
-from memory.store import dates
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
+from memory.store.tables import memory_dates
 from memory.write.worker import ReflectionWorker
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with, _command, _opt, _say
@@ -248,7 +247,7 @@ async def test_the_export_carries_the_days_a_memory_means_and_the_import_restore
         assert done == [{"created": 1}] * len(plans)
         for p in plans:
             [memory] = await manage.list_memories(other, 40 + p)
-            assert await dates.of(other, memory.id) == [(meant[p], meant[p])], p
+            assert await memory_dates.of(other, memory.id) == [(meant[p], meant[p])], p
 
 
 async def test_export_names_the_character_of_each_message_while_memories_are_shared(

@@ -18,7 +18,7 @@ from PIL import Image
 
 from bot.discord.app import EchoBot
 from bot.discord.faces import RETRY_AFTER, edit_reply, face_of, room, safe_name
-from memory.store import history
+from memory.store.tables import history
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import CHANNEL, _bot_with, _say
 from tests.fakes.ollama import FakeOllama

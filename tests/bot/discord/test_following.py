@@ -20,7 +20,7 @@ import pytest
 from bot.discord.app import EchoBot
 from memory import manage
 from memory.manage import forgetting
-from memory.store import counters, sent
+from memory.store.tables import counters, sent_messages
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import (
     ALICE,
@@ -140,7 +140,7 @@ async def test_each_post_of_a_reply_is_recorded_and_goes_with_its_exchange(
         channel = fakes.text_channel(echo, CHANNEL)
         message = await _talk(echo, channel, ALICE, "Raconte-moi une longue histoire.")
         exchange = f"discord:{message.id}"
-        posted = await sent.of_exchange(echo.runtime.store, exchange)
+        posted = await sent_messages.of_exchange(echo.runtime.store, exchange)
         assert len(posted) == len(rec.messages()) == 2
         for post in posted:
             assert await manage.exchange_of_sent(echo.runtime.store, post) == exchange
@@ -159,7 +159,7 @@ async def test_the_posts_records_leave_with_the_pruned_history(
         channel = fakes.text_channel(echo, CHANNEL)
         message = await _talk(echo, channel, ALICE, "Bonjour.")
         store = echo.runtime.store
-        [post] = await sent.of_exchange(store, f"discord:{message.id}")
+        [post] = await sent_messages.of_exchange(store, f"discord:{message.id}")
         await forgetting.tidy(store, history_days=1, now=time.time() + 2 * 86_400)
         assert await _history(echo) == []
         assert await manage.exchange_of_sent(store, post) is None
@@ -228,7 +228,7 @@ async def test_with_follow_deletions_off_everything_stays(
         channel = fakes.text_channel(echo, CHANNEL)
         alices = await _talk(echo, channel, ALICE, _secret(ALICES))
         history = await _history(echo)
-        posted = await sent.of_exchange(echo.runtime.store, f"discord:{alices.id}")
+        posted = await sent_messages.of_exchange(echo.runtime.store, f"discord:{alices.id}")
         await _delete(echo, alices.id)
         await _bulk_delete(echo, [alices.id, *posted])
         assert await _history(echo) == history
@@ -247,7 +247,7 @@ async def test_a_bulk_delete_forgets_each_message_and_each_reply(
         alices = await _talk(echo, channel, ALICE, _secret(ALICES))
         bobs = await _talk(echo, channel, BOB, _secret(BOBS))
         carols = await _talk(echo, channel, CAROL, "J'aime les tomates.")
-        carols_reply = await sent.of_exchange(echo.runtime.store, f"discord:{carols.id}")
+        carols_reply = await sent_messages.of_exchange(echo.runtime.store, f"discord:{carols.id}")
         # A moderator clears the channel's last messages: two people's, the reply to the
         # third, and one nobody stored.
         await _bulk_delete(echo, [alices.id, bobs.id, *carols_reply, carols.id + 10_000])
@@ -274,7 +274,7 @@ async def test_the_characters_reply_deleted_leaves_the_history(
     async with _bot_with(tmp_path, ollama, database=database) as (echo, _):
         channel = fakes.text_channel(echo, CHANNEL)
         message = await _say(echo, channel, ALICE, "Tu te souviens de moi ?")
-        [post] = await sent.of_exchange(echo.runtime.store, f"discord:{message.id}")
+        [post] = await sent_messages.of_exchange(echo.runtime.store, f"discord:{message.id}")
         await _delete(echo, post)
         assert await _history(echo) == [(f"discord:{message.id}", "Tu te souviens de moi ?")]
         # The reflection still waiting reads the message alone.
@@ -393,7 +393,7 @@ async def test_with_answer_edits_the_reply_is_edited_to_a_new_answer(
         settings.discord = settings.discord.model_copy(update={"answer_edits": True})
         channel = fakes.text_channel(echo, CHANNEL)
         message = await _talk(echo, channel, ALICE, "Je m'appelle Alice.")
-        [post] = await sent.of_exchange(echo.runtime.store, f"discord:{message.id}")
+        [post] = await sent_messages.of_exchange(echo.runtime.store, f"discord:{message.id}")
         await _edit(echo, message, "Je m'appelle Alicia.")
 
         edited = rec.sent[-1]
@@ -404,7 +404,9 @@ async def test_with_answer_edits_the_reply_is_edited_to_a_new_answer(
             (f"discord:{message.id}", "Je m'appelle Alicia."),
             (f"discord:{message.id}:reply", "Enchantée, Alicia !"),
         ]
-        assert await sent.of_exchange(echo.runtime.store, f"discord:{message.id}") == [post]
+        assert await sent_messages.of_exchange(echo.runtime.store, f"discord:{message.id}") == [
+            post
+        ]
 
 
 async def test_an_update_that_changes_no_text_is_ignored(
@@ -458,7 +460,7 @@ async def test_a_deletion_racing_the_reply_keeps_nothing(
 
         assert await _history(echo) == []
         assert await echo.runtime.store.fetchall("SELECT exchange_id FROM outbox") == []
-        assert await sent.of_exchange(echo.runtime.store, f"discord:{message.id}") == []
+        assert await sent_messages.of_exchange(echo.runtime.store, f"discord:{message.id}") == []
         assert await _memories(echo, ALICE) == []
         assert await _stored(echo, tmp_path, ALICES) == 0
 
@@ -641,7 +643,9 @@ async def test_with_answer_edits_a_shorter_answer_deletes_the_webhooks_extra_pos
         deleted = [s.path for s in rec.sent if s.method == "DELETE"]
         assert [p.rpartition("/")[2] for p in deleted] == rest
         assert all(p.startswith("/webhooks/") for p in deleted)  # the bot may not delete them
-        assert await sent.of_exchange(echo.runtime.store, f"discord:{message.id}") == [int(first)]
+        assert await sent_messages.of_exchange(echo.runtime.store, f"discord:{message.id}") == [
+            int(first)
+        ]
 
 
 @pytest.mark.slow

@@ -241,7 +241,7 @@ async def test_the_memory_keeps_working_while_discord_is_unreachable(
     Discord; the background work stops before each new login and when the token is refused."""
     from bot.runtime import start_jobs
     from memory.model import Exchange
-    from memory.store import memories, outbox
+    from memory.store.tables import memories, outbox
 
     ollama.chat_reply = lambda payload: json.dumps({"memories": [
         {"text": "Joue du violoncelle", "kind": "fact", "scope": "global", "confidence": 0.95}

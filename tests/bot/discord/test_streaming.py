@@ -25,7 +25,7 @@ from bot.discord import streaming
 from bot.discord.app import EchoBot
 from bot.discord.cogs.conversation import UNAVAILABLE, Conversation
 from memory import BackendUnavailable, Incoming, OnText, Recall, Reply
-from memory.store import history
+from memory.store.tables import history
 from tests.bot import discord_fakes as fakes
 from tests.fakes.ollama import Chaos, FakeOllama
 

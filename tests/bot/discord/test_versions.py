@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.discord.app import EchoBot
 from memory import manage
-from memory.store import versions
+from memory.store.tables import memory_versions
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _command, _opt, _remember, _say
 
@@ -88,7 +88,7 @@ async def test_edit_from_memories_opens_a_prefilled_form_and_keeps_the_old_versi
     assert f"#{lyon} now says: Lives in Paris since November" in _answer(rec)
     memory = await manage.get(echo.runtime.store, ALICE, lyon)
     assert memory.text == "Lives in Paris since November"
-    assert [v.text for v in await versions.history(echo.runtime.store, ALICE, lyon)] == [
+    assert [v.text for v in await memory_versions.history(echo.runtime.store, ALICE, lyon)] == [
         "Lives in Lyon"
     ]
     await _command(echo, "memories", ALICE)
@@ -111,7 +111,7 @@ async def test_another_person_submitting_the_form_changes_nothing(
     await _submit(echo, BOB, form, "Lives on the moon")
     assert _answer(rec) == f"No memory #{lyon}."  # like a missing one
     assert (await manage.get(echo.runtime.store, ALICE, lyon)).text == "Lives in Lyon"
-    assert await versions.history(echo.runtime.store, ALICE, lyon) == []
+    assert await memory_versions.history(echo.runtime.store, ALICE, lyon) == []
     # Nor can Bob restore or read the history of her memory.
     await _command(echo, "restore", BOB, options=[_opt("memory", lyon)])
     assert _answer(rec) == f"No earlier version of memory #{lyon}."
@@ -138,5 +138,5 @@ async def test_edit_from_why_and_many_people_editing_at_once(
     for p in people:
         memory = await manage.get(echo.runtime.store, p, ids[p])
         assert memory.text == f"Works as a nurse, says {p}"
-        chain = await versions.history(echo.runtime.store, p, ids[p])
+        chain = await memory_versions.history(echo.runtime.store, p, ids[p])
         assert [v.text for v in chain] == [f"Works as a baker, says {p}"]

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from memory.manage import forgetting
-from memory.store.opening import open_store
+from memory.store import open_store
 from tests.fakes import canary
 from tests.fakes.ollama import Chaos, FakeOllama
 

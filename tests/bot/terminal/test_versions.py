@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bot.terminal.chat import terminal_user_id
 from memory import manage
-from memory.store import memories, versions
+from memory.store.tables import memories, memory_versions
 from tests.bot.terminal.test_commands import _remember, _runtime, _typed
 from tests.bot.terminal.test_live import _script
 from tests.fakes.ollama import FakeOllama
@@ -40,7 +40,7 @@ async def test_edit_history_and_restore_in_the_terminal(tmp_path: Path, ollama: 
         assert f"memory #{cello} already says this.\nmemory #{cello} already says this." in out
         [paul] = await memories.list_for_user(runtime.store, other)
         assert paul.text == "Habite à Brest"
-        chain = await versions.history(runtime.store, marie, lyon)
+        chain = await memory_versions.history(runtime.store, marie, lyon)
         assert [v.text for v in chain] == ["Habite à Lyon"]
         out = await _typed(runtime, "Marie", [f"/restore {lyon}", f"/restore {brest.id}"])
         assert f"#{lyon} is back to: Habite à Lyon" in out
@@ -66,5 +66,5 @@ async def test_many_people_edit_at_once_each_their_own(tmp_path: Path, ollama: F
             assert f"#{ids[name]} now says" in out
             [now] = await memories.list_for_user(runtime.store, terminal_user_id(name))
             assert now.text == f"Habite à Paris, dit {name}"
-            chain = await versions.history(runtime.store, terminal_user_id(name), now.id)
+            chain = await memory_versions.history(runtime.store, terminal_user_id(name), now.id)
             assert [v.text for v in chain] == [f"Habite à Lyon, dit {name}"]

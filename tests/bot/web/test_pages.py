@@ -20,7 +20,7 @@ from bot.web.pages import View
 from bot.web.server import COOKIE, HEADERS, build_app, session_value
 from memory import Incoming, manage
 from memory.manage import context, versions
-from memory.store.db import Store
+from memory.store import Store
 from tests.fakes.ollama import FakeOllama
 from tests.web_script import MARIE, MARKUP, NEVER_SERVED, PAUL, STORY, Scripted, converse
 

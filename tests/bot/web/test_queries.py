@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from bot.web.pages import View
 from bot.web.server import build_app, same_origin
-from memory.store.db import Store
+from memory.store import Store
 
 TOKEN = "a-token-of-the-right-length-0123"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -24,7 +24,7 @@ from bot.web import charts
 from bot.web.html import el, esc
 from bot.web.server import TOKEN_FILE, if_enabled, resolve_token, serving
 from memory import Incoming
-from memory.store.db import Store
+from memory.store import Store
 from tests.fakes.ollama import FakeOllama
 from tests.web_script import engine
 

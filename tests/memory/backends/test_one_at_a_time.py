@@ -18,7 +18,7 @@ from memory.backends.chat import ChatResult, Deadlined, Message, OpenAIChat
 from memory.backends.streaming import ChatStream
 from memory.engine import Engine, Incoming
 from memory.manage import setup
-from memory.store.db import Store
+from memory.store import Store
 from memory.turn.admission import BoundedChat
 from memory.write.worker import ReflectionWorker
 from tests.fakes.interrupting import serve_interrupting

@@ -26,7 +26,7 @@ from memory.errors import (
     BackendUnavailable,
 )
 from memory.manage import setup
-from memory.store.db import Store
+from memory.store import Store
 from tests.fakes.ollama import FakeOllama, serve_fake_ollama
 from tests.fakes.openai import FakeOpenAI, serve_fake_openai
 from tests.memory.test_text import CONTROL_TOKENS, control_tokens_in

@@ -16,8 +16,8 @@ from memory.backends.chat import OllamaChat, OpenAIChat
 from memory.backends.structured import LIMIT_KEYWORDS, SCHEMA_INSTRUCTION, Mode, Negotiator
 from memory.errors import BackendRefused
 from memory.model import Exchange
-from memory.store import counters, memories, outbox
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import counters, memories, outbox
 from memory.turn.admission import BoundedChat
 from memory.write import reflection
 from memory.write.worker import ReflectionWorker

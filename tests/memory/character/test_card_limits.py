@@ -25,8 +25,8 @@ from memory.character.cards import (
 from memory.character.png import MAX_AVATAR_BYTES, MAX_IMAGE_PIXELS, PNG_SIGNATURE, portrait
 from memory.errors import CardError
 from memory.manage import context
-from memory.store import lore as lore_store
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import lore_entries as lore_store
 from tests.memory.character.test_cards import v2
 
 

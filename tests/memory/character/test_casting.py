@@ -11,8 +11,8 @@ import pytest
 
 from memory import Character, Characters
 from memory.manage import casting
-from memory.store import characters as cast_store
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import characters as cast_store
 
 
 def _cast() -> Characters:

@@ -20,7 +20,7 @@ from memory import Character, Characters, Engine, Forbidden, Incoming, MemoryCon
 from memory.backends.chat import ChatResult, Message
 from memory.errors import StoreError
 from memory.manage import export, forgetting
-from memory.store.db import Store
+from memory.store import Store
 from memory.write.worker import ReflectionWorker
 from tests.fakes import canary
 

@@ -12,9 +12,8 @@ from typing import Any
 from memory import Character, Characters, Engine, Incoming, Kind, Scope, manage
 from memory.backends.chat import ChatResult, Message
 from memory.manage import casting
-from memory.store import memories
-from memory.store.db import Tx
-from memory.store.opening import open_store
+from memory.store import Tx, open_store
+from memory.store.tables import memories
 
 GUILD, USER, CHANNEL = "111", 7, 500
 

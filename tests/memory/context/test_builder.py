@@ -21,10 +21,9 @@ from memory.context.prompt import Character
 from memory.context.strategies import Status, load_registry
 from memory.errors import Forbidden, InvalidInput
 from memory.manage import context
-from memory.store import context as stored
-from memory.store import history
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
+from memory.store.tables import history
+from memory.store.tables import story_context as stored
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama
 

@@ -20,9 +20,8 @@ from memory import manage
 from memory.backends.chat import OllamaChat
 from memory.context.prompt import Character
 from memory.engine import Engine, Incoming
-from memory.store import history
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
+from memory.store.tables import history
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama
 

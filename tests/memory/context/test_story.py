@@ -1,4 +1,4 @@
-"""The story read once per turn (memory.store.story_snapshot, memory.context.story), on both
+"""The story read once per turn (memory.store.queries.story_snapshot, memory.context.story), on both
 backends: what the one statement gives equals what the separate reads gave, part for part; the
 prompt built on it is the one the separate reads built; the prompt and the conversation query of
 a turn see the same story while others change it; a warm turn reads the story once."""
@@ -20,10 +20,11 @@ from memory.context.prompt import Character
 from memory.context.story import read_story
 from memory.model import CondensedHistory, Kind, Scope, Source
 from memory.recall.conversation import CONVERSATION_MESSAGES, CONVERSATION_WINDOW
-from memory.store import anchors, history, memories, positions, story, story_state
-from memory.store import context as stored
-from memory.store.db import Store, Tx
-from memory.store.story_snapshot import StorySnapshot
+from memory.store import Store, Tx
+from memory.store.queries import moderation
+from memory.store.queries.story_snapshot import StorySnapshot
+from memory.store.tables import anchors, history, memories, positions, story_state
+from memory.store.tables import story_context as stored
 from memory.vectors.indexer import Indexer
 from memory.write.stances import PROMPT_POSITIONS
 from tests.fakes.ollama import Chaos, FakeOllama
@@ -70,7 +71,7 @@ async def separate_reads(
         history=tuple(window),
         conversation=tuple(conversation),
         summary=await history.summary(store, story_id),
-        anchors=tuple(a for a in await story.anchors(store, story_id) if a.dropped_at is None),
+        anchors=tuple(a for a in await moderation.anchors(store, story_id) if a.dropped_at is None),
         positions=tuple(freshest),
         speakers={p.id: speakers[p.id] for p in freshest if p.id in speakers},
         state=tuple((await story_state.for_story(store, story_id)).items()),
@@ -105,7 +106,7 @@ async def random_story(store: Store, rnd: random.Random, story_id: int) -> list[
                 await history.set_excluded(tx, row, True)
         for n in range(rnd.randint(0, 6)):
             if rnd.random() < 0.5:
-                anchor = await story.add_anchor(tx, story_id, f"fait {n}", by=9, now=float(n))
+                anchor = await moderation.add_anchor(tx, story_id, f"fait {n}", by=9, now=float(n))
             else:
                 # A person who never wrote here too: no speaker known.
                 source = Source(f"{story_id}:{n}", rnd.choice([*people, 999]))
@@ -113,7 +114,7 @@ async def random_story(store: Store, rnd: random.Random, story_id: int) -> list[
                     tx, story_id, f"fait {n}", now=float(n), source=source
                 )
             if rnd.random() < 0.3:
-                await story.drop_anchor(tx, story_id, anchor, "faux", by=9, now=50.0)
+                await moderation.drop_anchor(tx, story_id, anchor, "faux", by=9, now=50.0)
         for n in range(rnd.choice([0, 2, 5, 8])):
             pid = await positions.create(
                 tx, story_id, f"sujet {n}", f"idée {n}", "parce que", now=float(rnd.randint(1, 4))

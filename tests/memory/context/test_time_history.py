@@ -21,9 +21,9 @@ from memory.context.prompt import BlockKind, block, history_blocks, input_block
 from memory.context.strategies import BUILT_IN, Status
 from memory.context.tokens import Estimator
 from memory.engine import Engine, Incoming
-from memory.store import history
-from memory.store.db import Store
-from memory.store.history import HistoryMessage
+from memory.store import Store
+from memory.store.tables import history
+from memory.store.tables.history import HistoryMessage
 from tests.fakes.ollama import FakeOllama
 
 PARIS = ZoneInfo("Europe/Paris")

@@ -19,9 +19,8 @@ from memory.context.story import read_story
 from memory.errors import StoreError
 from memory.model import Kind, Reason, Scope
 from memory.recall.conversation import CONVERSATION_MESSAGES, query_text, recent_messages
-from memory.store import history, memories, turns
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
+from memory.store.tables import history, memories, turns
 from memory.vectors.indexer import Indexer
 from tests.fakes.ollama import Chaos, FakeOllama
 

@@ -10,8 +10,8 @@ import httpx
 from memory import Engine, MemoryConfig, jobs
 from memory.backends.embedders import OllamaEmbedder
 from memory.model import Kind, Reason, Scope
-from memory.store import counters, memories, turns
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
+from memory.store.tables import counters, memories, turns
 from memory.vectors.indexer import Indexer
 from tests.fakes.ollama import FakeOllama
 

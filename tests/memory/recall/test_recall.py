@@ -26,9 +26,8 @@ from memory.recall.lexical import (
     query_terms,
 )
 from memory.recall.semantic import VectorCache
-from memory.store import keywords, memories
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
+from memory.store.tables import keywords, memories
 from tests.fakes.ollama import FakeOllama
 
 USER, STORY, GUILD = 1, 10, "111"
@@ -182,7 +181,7 @@ async def test_an_unfit_language_recalls_by_keywords_only(
 
 
 async def test_why_shows_the_words_that_recalled_a_memory(store: Store) -> None:
-    from memory.store import turns
+    from memory.store.tables import turns
 
     for i in range(30):
         await _add(store, f"Went to the market number {i}", now=100.0 + i)

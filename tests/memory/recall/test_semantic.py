@@ -15,8 +15,8 @@ from memory import Engine, MemoryConfig, manage
 from memory.backends.embedders import OllamaEmbedder
 from memory.manage import privacy
 from memory.recall.semantic import VectorCache
-from memory.store import vectors
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import embeddings
 from memory.vectors.indexer import Indexer
 from memory.vectors.prefixes import Prefixed, TaskPrefixes
 from tests.fakes.ollama import FakeOllama
@@ -145,14 +145,14 @@ async def test_the_matrix_follows_what_changed_without_reading_every_vector_agai
     cache = VectorCache(store)
     await cache.matrix(1, MODEL)
     listings = 0
-    listed = vectors.hashes_of
+    listed = embeddings.hashes_of
 
     async def counted(*args: Any) -> Any:
         nonlocal listings
         listings += 1
         return await listed(*args)
 
-    monkeypatch.setattr(vectors, "hashes_of", counted)
+    monkeypatch.setattr(embeddings, "hashes_of", counted)
     puppy = await _remember(store, 1, "Just adopted a puppy named Biscuit")
     await indexer.run_once()
     await manage.forget(store, 1, ids[0])

@@ -13,9 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.model import Kind, Memory, Reason, Scope, Selected
-from memory.store import memories, turns
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
+from memory.store.tables import memories, turns
 
 # Stories: 10 and 20 are guild channels (origin "111"), 30 is a DM.
 STORIES = {10: "111", 20: "111", 30: "dm"}

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from memory import manage
 from memory.model import Kind, Memory
-from memory.store import dashboard, memories, timings
-from memory.store.dashboard import MemoryFilter
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
+from memory.store.queries import dashboard
+from memory.store.queries.dashboard import MemoryFilter
+from memory.store.tables import memories, timings
 
 DAY = 86_400.0
 NOW = 1_790_000_000.0

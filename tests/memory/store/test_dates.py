@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from memory.errors import StoreError
-from memory.store import dates
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
+from memory.store.tables import memory_dates
 
 NOW = 1_700_000_000.0
 
@@ -49,10 +48,10 @@ async def test_a_schema_22_database_keeps_its_turns_and_takes_time_and_dates(
             )
         )
         spans = [(date(2026, 12, 8), date(2026, 12, 8)), (date(2026, 12, 14), date(2026, 12, 20))]
-        await store.transact(lambda tx: dates.record(tx, memory_id, spans))
-        assert await dates.of(store, memory_id) == spans
-        await store.transact(lambda tx: dates.record(tx, memory_id, spans[1:]))
-        assert await dates.of(store, memory_id) == spans[1:]  # its current text's only
+        await store.transact(lambda tx: memory_dates.record(tx, memory_id, spans))
+        assert await memory_dates.of(store, memory_id) == spans
+        await store.transact(lambda tx: memory_dates.record(tx, memory_id, spans[1:]))
+        assert await memory_dates.of(store, memory_id) == spans[1:]  # its current text's only
         await store.transact(
             lambda tx: tx.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
         )
@@ -63,5 +62,5 @@ async def test_a_span_that_ends_before_it_starts_cannot_be_stored(store: Store) 
     memory_id = await store.transact(_memory_and_turn)
     with pytest.raises(StoreError):
         await store.transact(
-            lambda tx: dates.record(tx, memory_id, [(date(2026, 12, 9), date(2026, 12, 8))])
+            lambda tx: memory_dates.record(tx, memory_id, [(date(2026, 12, 9), date(2026, 12, 8))])
         )

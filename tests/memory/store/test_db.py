@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from memory.errors import MigrationError, StoreError
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx, open_store
 from memory.store.migrations import LATEST, MIGRATIONS
-from memory.store.opening import open_store
 
 NOW = 1_700_000_000.0
 HASH = "0" * 64
@@ -170,8 +169,8 @@ async def test_each_backend_implements_the_seam_on_its_own(store: Store) -> None
     """The store and its transactions answer to the seam's Protocols, and no backend class
     inherits another: a method one backend lacks fails the type check instead of running the
     other backend's code."""
-    from memory.store.pg import PgStore, PgTx
-    from memory.store.sqlite import SqliteStore, SqliteTx
+    from memory.store.postgres.store import PgStore, PgTx
+    from memory.store.sqlite.store import SqliteStore, SqliteTx
 
     async def is_a_tx(tx: Tx) -> bool:
         return isinstance(tx, Tx) and not isinstance(tx, Store)

@@ -1,4 +1,4 @@
-"""Following edits in the store (memory/store/erasure.py `edit`), against an oracle: for any
+"""Following edits in the store (memory/store/queries/erasure.py `edit`), against an oracle: for any
 sequence of edits of a message, the history holds the last wording, the reply stays exactly
 while no edit took back a word it carries, one reflection waits with the last wording (and the
 reply if it stayed), and no tombstone blocks the exchange."""
@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.model import Exchange
-from memory.store import erasure, history, outbox
-from memory.store.opening import open_store
+from memory.store import open_store
+from memory.store.queries import erasure
+from memory.store.tables import history, outbox
 from memory.write import filters
 
 EXCHANGE = "discord:1"

@@ -14,9 +14,8 @@ from typing import Any
 from memory import Engine, Incoming
 from memory.backends.chat import ChatResult
 from memory.manage import context, forgetting
-from memory.store import history
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
+from memory.store.tables import history
 from memory.write.worker import ReflectionWorker
 from tests.fakes.canary import reflection_request
 

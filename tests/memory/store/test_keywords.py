@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from memory.model import Kind, Scope
 from memory.recall.lexical import keyword_recall, query_terms
-from memory.store import fts5_words, memories
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
-from memory.store.sqlite_connect import owned_words, owner_tag
+from memory.store import Store, Tx, open_store
+from memory.store.sqlite import fts5_words
+from memory.store.sqlite.connect import owned_words, owner_tag
+from memory.store.tables import memories
 
 STORY, GUILD = 10, "111"
 ALICE, NEWCOMER = 1, 2

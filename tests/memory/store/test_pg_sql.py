@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from memory.errors import StoreError
+from memory.store import open_store
 from memory.store.migrations import MIGRATIONS
-from memory.store.opening import open_store
-from memory.store.pg import redacted
-from memory.store.pg_migrations import OWN, PG_MIGRATIONS, for_postgres
-from memory.store.pg_sql import translate
+from memory.store.postgres.migrations import OWN, PG_MIGRATIONS, for_postgres
+from memory.store.postgres.sql import translate
+from memory.store.postgres.store import redacted
 
 
 @pytest.mark.parametrize(

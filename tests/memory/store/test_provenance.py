@@ -12,9 +12,9 @@ from memory import manage
 from memory.manage import forgetting
 from memory.manage import versions as manage_versions
 from memory.model import Kind, Scope, Source
-from memory.store import applied, history, memories, provenance
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
+from memory.store.queries import provenance
+from memory.store.tables import applied_exchanges, history, memories
 from memory.write import filters, state
 from memory.write.filters import _stem
 from tests.fakes.canary import stored
@@ -139,7 +139,7 @@ async def _memory(tx: Tx, user: int, text: str, exchange_id: str, *, at: float) 
         tx, user_id=user, text=text, kind=Kind.FACT, scope=Scope.GLOBAL, story_id=STORY,
         origin="111", confidence=0.95, now=at,
     )  # fmt: skip
-    await applied.record_event(tx, memory.id, exchange_id, "created", 1.0, now=at)
+    await applied_exchanges.record_event(tx, memory.id, exchange_id, "created", 1.0, now=at)
 
 
 async def _texts(store: Store, user: int) -> list[str]:

@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 
 from memory.model import Exchange
-from memory.store import counters, outbox
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx, open_store
 from memory.store.migrations import LATEST, MIGRATIONS
-from memory.store.opening import open_store
+from memory.store.tables import counters, outbox
 
 MAX = 5
 ROOT = Path(__file__).resolve().parents[3]
@@ -183,7 +182,7 @@ async def test_a_database_from_before_the_leases_is_migrated_with_its_pending_ro
 
 OPEN_AND_CLOSE = (
     "import asyncio, sys\n"
-    "from memory.store.opening import open_store\n"
+    "from memory.store import open_store\n"
     "async def main():\n"
     "    async with await open_store(sys.argv[1]) as store:\n"
     "        print(await store.schema_version())\n"

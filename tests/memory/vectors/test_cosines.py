@@ -16,7 +16,7 @@ from memory import manage
 from memory.backends.embedders import OllamaEmbedder
 from memory.recall.selection import eligibility_cutoff
 from memory.recall.semantic import VectorCache
-from memory.store.db import Store
+from memory.store import Store
 from memory.vectors import cosines
 from memory.vectors.cosines import Query
 from memory.vectors.indexer import Indexer

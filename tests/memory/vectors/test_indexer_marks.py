@@ -11,9 +11,8 @@ import httpx
 
 from memory.backends.embedders import OllamaEmbedder
 from memory.model import Kind, Scope
-from memory.store import memories
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
+from memory.store.tables import memories
 from memory.vectors.indexer import Indexer, vector_hash
 from tests.fakes.ollama import FakeOllama
 

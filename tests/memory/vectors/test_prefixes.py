@@ -15,7 +15,7 @@ from bot.runtime import with_prefixes
 from memory import manage
 from memory.backends.embedders import OllamaEmbedder
 from memory.engine import Engine
-from memory.store.db import Store
+from memory.store import Store
 from memory.vectors.indexer import Indexer
 from memory.vectors.prefixes import NONE, Prefixed, TaskPrefixes, known_prefixes, prefixes_of
 from tests.fakes.ollama import FakeOllama

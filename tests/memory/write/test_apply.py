@@ -4,8 +4,8 @@ import json
 from typing import Any
 
 from memory.model import Exchange, Scope
-from memory.store import counters, memories
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import counters, memories
 from memory.write.apply import apply_reflection
 from memory.write.reflection import parse
 

@@ -10,8 +10,8 @@ from zoneinfo import ZoneInfo
 
 from memory import manage
 from memory.model import Exchange
-from memory.store import dates, memories, outbox
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import memories, memory_dates, outbox
 from memory.write.apply import apply_reflection
 from memory.write.reflection import parse
 
@@ -53,8 +53,8 @@ async def test_tomorrow_said_late_monday_is_tuesday_even_when_reflected_after_mi
     ]
     by_text = {m.text: m for m in await memories.list_for_user(store, 1)}
     dated = by_text["A un entretien d'embauche demain (2026-12-08)"]
-    assert await dates.of(store, dated.id) == [(date(2026, 12, 8), date(2026, 12, 8))]
-    assert await dates.of(store, by_text["Part en voyage dans quelques jours"].id) == []
+    assert await memory_dates.of(store, dated.id) == [(date(2026, 12, 8), date(2026, 12, 8))]
+    assert await memory_dates.of(store, by_text["Part en voyage dans quelques jours"].id) == []
 
 
 async def test_demain_and_mardi_said_the_same_monday_are_one_memory(store: Store) -> None:
@@ -64,7 +64,7 @@ async def test_demain_and_mardi_said_the_same_monday_are_one_memory(store: Store
                 applied=_at(7, 18, 1))  # fmt: skip
     (only,) = await memories.list_for_user(store, 1)
     assert only.text.endswith("(2026-12-08)")
-    assert await dates.of(store, only.id) == [(date(2026, 12, 8), date(2026, 12, 8))]
+    assert await memory_dates.of(store, only.id) == [(date(2026, 12, 8), date(2026, 12, 8))]
 
 
 async def test_the_same_words_said_on_two_days_are_two_appointments(store: Store) -> None:
@@ -87,7 +87,7 @@ async def test_a_richer_wording_of_the_same_day_rewrites_the_memory_and_keeps_on
                 applied=_at(7, 11, 1))  # fmt: skip
     (only,) = await memories.list_for_user(store, 1)
     assert only.text == "Léa has a big job interview on Tuesday (2026-12-08)"
-    assert await dates.of(store, only.id) == [(date(2026, 12, 8), date(2026, 12, 8))]
+    assert await memory_dates.of(store, only.id) == [(date(2026, 12, 8), date(2026, 12, 8))]
 
 
 async def test_a_memory_the_person_writes_is_dated_the_same_way(store: Store) -> None:
@@ -97,4 +97,4 @@ async def test_a_memory_the_person_writes_is_dated_the_same_way(store: Store) ->
     )
     (written,) = await memories.list_for_user(store, 1)
     assert written.text == "Dentist appointment next Friday (2026-12-11)"
-    assert await dates.of(store, written.id) == [(date(2026, 12, 11), date(2026, 12, 11))]
+    assert await memory_dates.of(store, written.id) == [(date(2026, 12, 11), date(2026, 12, 11))]

@@ -9,8 +9,8 @@ import pytest
 
 from memory.errors import StoreError
 from memory.model import Candidate, Exchange, Kind, Scope
-from memory.store import counters, history, memories
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import counters, history, memories
 from memory.write import stances, state, summary
 from memory.write.apply import apply_reflection
 from memory.write.reflection import Reflection, json_schema, parse

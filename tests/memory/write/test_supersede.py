@@ -25,8 +25,8 @@ from memory.manage import forgetting
 from memory.manage import privacy as manage_privacy
 from memory.manage import versions as manage_versions
 from memory.model import Exchange, Kind, Reason, Selected
-from memory.store import counters, memories, outbox, turns, versions
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import counters, memories, memory_versions, outbox, turns
 from memory.write.reflection import parse
 from memory.write.supersede import may_replace
 from memory.write.worker import ReflectionWorker
@@ -112,7 +112,7 @@ async def test_a_move_replaces_the_old_home_which_stays_as_history(
     assert "Vient d'emménager à Paris" in held and "Lyon" not in held
     [now] = await memories.list_for_user(store, ALICE)
     assert (now.id, now.text, now.pinned) == (lyon.id, "Vient d'emménager à Paris", True)
-    [before] = await versions.history(store, ALICE, now.id)
+    [before] = await memory_versions.history(store, ALICE, now.id)
     assert before.text == "Habite à Lyon" and before.ended_by == "reflection"
     assert before.valid_until >= before.valid_from
     assert await _count(store, "memories_superseded") == 1
@@ -124,7 +124,7 @@ async def test_a_move_replaces_the_old_home_which_stays_as_history(
     # Undone: Lyon is current again, Paris kept as history.
     restored = await manage_versions.restore(store, ALICE, now.id)
     assert restored.text == "Habite à Lyon"
-    chain = [v.text for v in await versions.history(store, ALICE, now.id)]
+    chain = [v.text for v in await memory_versions.history(store, ALICE, now.id)]
     assert chain == ["Vient d'emménager à Paris"]
 
 
@@ -162,7 +162,7 @@ async def test_proposals_the_code_refuses_are_counted_and_the_new_memory_kept(
     )
     assert [m.text for m in await memories.list_for_user(store, BOB)] == [bobs.text]
     for memory in await memories.list_for_user(store, ALICE):
-        assert await versions.history(store, ALICE, memory.id) == []
+        assert await memory_versions.history(store, ALICE, memory.id) == []
 
 
 async def test_an_erased_target_is_refused(
@@ -204,7 +204,9 @@ async def test_many_people_move_at_once_each_only_their_own(
     for user in people:
         [now] = await memories.list_for_user(store, user)
         assert now.text == "Vient d'emménager à Paris"
-        assert [v.text for v in await versions.history(store, user, now.id)] == ["Habite à Lyon"]
+        assert [v.text for v in await memory_versions.history(store, user, now.id)] == [
+            "Habite à Lyon"
+        ]
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -272,7 +274,7 @@ async def test_forgetting_messages_of_a_chain_takes_out_their_versions(
     )
     assert await _all_texts(store) == ["Habite à Lyon", "Vient d'emménager à Paris"]
     [now] = await memories.list_for_user(store, ALICE)
-    assert await versions.history(store, ALICE, now.id) == []
+    assert await memory_versions.history(store, ALICE, now.id) == []
     assert [m.id for m in await memories.list_for_user(store, BOB)] == [bobs.id]
     # The message the current wording came from: the memory goes, with all it was.
     await forgetting.forget_message(
@@ -290,7 +292,7 @@ async def test_forgetting_a_memory_or_a_person_erases_the_whole_chain(
     await _say(engine, worker, ALICE, "Je viens d'emménager à Paris")
     [now] = await memories.list_for_user(store, ALICE)
     await manage_versions.edit(store, ALICE, now.id, "Vit à Paris, dans le 11e")
-    assert len(await versions.history(store, ALICE, now.id)) == 2
+    assert len(await memory_versions.history(store, ALICE, now.id)) == 2
     if how == "memory":
         await forgetting.forget_memory(store, ALICE, now.id)
     else:

@@ -26,8 +26,8 @@ from memory.engine import Engine, Incoming
 from memory.manage import forgetting
 from memory.manage import versions as manage_versions
 from memory.model import Scope
-from memory.store import counters, memories, versions
-from memory.store.db import Store
+from memory.store import Store
+from memory.store.tables import counters, memories, memory_versions
 from memory.vectors.indexer import Indexer
 from memory.write.worker import REASKS, ReflectionWorker
 from tests.fakes.canary import reflection_request, stored
@@ -122,7 +122,7 @@ async def test_a_merge_keeps_the_wording_it_rewrote_and_restore_brings_it_back(
         felix.id,
         NOTES["mon chat félix est roux et dort toute la journée"],
     )
-    [before] = await versions.history(store, 1, now.id)
+    [before] = await memory_versions.history(store, 1, now.id)
     assert (before.text, before.ended_by) == ("A un chat nommé Félix", "merge")
     shown = render_versions(await manage_versions.history(store, 1, now.id))
     assert "merged with a reworded copy" in shown and "never changed" not in shown
@@ -153,7 +153,7 @@ async def test_a_refused_replacement_leaves_its_target_as_it_was(
     assert await _count(store, "merge_refused:kept") == 1
     kept = await memories.get(store, 1, felix.id)
     assert kept is not None and kept.text == "A un chat nommé Félix"
-    assert await versions.history(store, 1, felix.id) == []
+    assert await memory_versions.history(store, 1, felix.id) == []
     felixes = [t for t in await _texts(store, 1) if "Félix" in t]
     assert felixes == sorted(
         ["A un chat nommé Félix", NOTES["mon chat félix est roux et dort toute la journée"]]
@@ -222,7 +222,7 @@ async def test_an_edit_made_while_a_reflection_is_in_flight_stands(
     assert edited is not None and edited.text == "Habite à Bordeaux depuis hier"
     # The proposal went the normal way, against the current wording: a memory of its own.
     assert "Habite à Marseille" in await _texts(store, 1)
-    assert [v.ended_by for v in await versions.history(store, 1, lyon.id)] == ["edit"]
+    assert [v.ended_by for v in await memory_versions.history(store, 1, lyon.id)] == ["edit"]
 
 
 # --- many people at once ---------------------------------------------------------------------
@@ -260,7 +260,7 @@ async def test_many_people_merge_replace_edit_and_forget_at_once(
     await asyncio.gather(*(person(p) for p in people))
     for user in people:
         mine = await memories.list_for_user(store, user)
-        chains = {m.text: [v.ended_by for v in await versions.history(store, user, m.id)]
+        chains = {m.text: [v.ended_by for v in await memory_versions.history(store, user, m.id)]
                   for m in mine}  # fmt: skip
         expected = {
             "merge": {NOTES["mon chat félix est roux et dort toute la journée"]: ["merge"]},
@@ -282,25 +282,25 @@ async def test_a_memory_keeps_only_its_newest_versions_and_says_how_many_were_dr
     first = await memories.get(store, 1, written.memory_id or 0)
     assert first is not None
     extra = 7
-    for n in range(1, versions.MAX_VERSIONS + extra + 1):
+    for n in range(1, memory_versions.MAX_VERSIONS + extra + 1):
 
         async def change(tx: Any, n: int = n) -> None:
-            memory = await versions.get_in(tx, 1, first.id)
+            memory = await memory_versions.get_in(tx, 1, first.id)
             assert memory is not None
-            await versions.supersede(tx, memory, text=f"Wording {n}", scope=Scope.GLOBAL,
+            await memory_versions.supersede(tx, memory, text=f"Wording {n}", scope=Scope.GLOBAL,
                                      confidence=1.0, ended_by="reflection",
                                      exchange_id=f"t:1:{n}", now=1.0 + n)  # fmt: skip
 
         await store.transact(change)
     chain = await manage_versions.history(store, 1, first.id)
-    assert len(chain.earlier) == versions.MAX_VERSIONS
+    assert len(chain.earlier) == memory_versions.MAX_VERSIONS
     assert chain.dropped == extra
     # The newest are the ones kept: the version just before the current one is there.
-    assert chain.earlier[-1].text == f"Wording {versions.MAX_VERSIONS + extra - 1}"
+    assert chain.earlier[-1].text == f"Wording {memory_versions.MAX_VERSIONS + extra - 1}"
     assert chain.earlier[0].text == f"Wording {extra}"
     assert f"{extra} older versions no longer kept" in render_versions(chain)
     # Another person's id answers as missing: nothing of the first's history shows.
-    assert await versions.dropped(store, 2, first.id) == 0
+    assert await memory_versions.dropped(store, 2, first.id) == 0
     await forgetting.forget_memory(store, 1, first.id)
     assert await store.fetchall("SELECT memory_id FROM memory_versions_dropped") == []
 
@@ -330,21 +330,21 @@ def _function_calls(path: Path) -> list[tuple[str, str]]:
 
 def test_only_one_path_rewrites_a_memorys_wording() -> None:
     """Every statement that sets memories.text, and every caller of the function that runs it,
-    is listed here: a new writer fails this test until it goes through versions.supersede."""
+    is listed here: a new writer fails this test until it goes through memory_versions.supersede."""
     setters = []
     for path in sorted((ROOT / "memory").rglob("*.py")):
         source = path.read_text()
         for match in re.finditer(r"UPDATE\s+memories\s+SET\s+([^\"']*)", source):
             if re.search(r"\btext\s*=", match.group(1)):
                 setters.append(path.relative_to(ROOT).as_posix())
-    assert setters == ["memory/store/memories.py"]
+    assert setters == ["memory/store/tables/memories.py"]
     callers = {
         (path.relative_to(ROOT).as_posix(), where)
         for path in sorted((ROOT / "memory").rglob("*.py"))
         for where, name in _function_calls(path)
         if name == "rewrite" and "memories" in path.read_text()
     }
-    assert callers == {("memory/store/versions.py", "supersede")}, callers
+    assert callers == {("memory/store/tables/memory_versions.py", "supersede")}, callers
 
 
 async def test_forgetting_what_a_reflection_is_shown_again_and_again_costs_its_attempts(

@@ -22,9 +22,8 @@ from memory.engine import Engine, Incoming
 from memory.manage import export, forgetting
 from memory.manage import versions as manage_versions
 from memory.model import Scope
-from memory.store import counters, memories, versions
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
+from memory.store.tables import counters, memories, memory_versions
 from memory.write.worker import ReflectionWorker
 from tests.fakes.canary import CANARY, reflection_request, stored
 from tests.fakes.ollama import FakeOllama
@@ -41,9 +40,9 @@ async def _remember(store: Store, user: int, text: str) -> int:
 
 async def _rewrite(store: Store, memory_id: int, text: str, at: float) -> None:
     async def change(tx: Tx) -> None:
-        memory = await versions.get_in(tx, 1, memory_id)
+        memory = await memory_versions.get_in(tx, 1, memory_id)
         assert memory is not None
-        await versions.supersede(tx, memory, text=text, scope=Scope.GLOBAL, confidence=1.0,
+        await memory_versions.supersede(tx, memory, text=text, scope=Scope.GLOBAL, confidence=1.0,
                                  ended_by="reflection", exchange_id=f"t:1:{at}",
                                  now=at)  # fmt: skip
 
@@ -55,16 +54,16 @@ async def _rewrite(store: Store, memory_id: int, text: str, at: float) -> None:
 
 async def test_a_restore_of_a_full_history_keeps_every_version(store: Store) -> None:
     memory_id = await _remember(store, 1, "Wording 0")
-    for n in range(1, versions.MAX_VERSIONS + 1):
+    for n in range(1, memory_versions.MAX_VERSIONS + 1):
         await _rewrite(store, memory_id, f"Wording {n}", 1.0 + n)
     before = await manage_versions.history(store, 1, memory_id)
-    assert (len(before.earlier), before.dropped) == (versions.MAX_VERSIONS, 0)
+    assert (len(before.earlier), before.dropped) == (memory_versions.MAX_VERSIONS, 0)
     restored = await manage_versions.restore(store, 1, memory_id)
-    assert restored.text == f"Wording {versions.MAX_VERSIONS - 1}"
+    assert restored.text == f"Wording {memory_versions.MAX_VERSIONS - 1}"
     after = await manage_versions.history(store, 1, memory_id)
     # The version brought back left the history, the one it undid joined it: as many as before,
     # the person's first wording still there, nothing said to be dropped.
-    assert len(after.earlier) == versions.MAX_VERSIONS
+    assert len(after.earlier) == memory_versions.MAX_VERSIONS
     assert after.earlier[0].text == "Wording 0"
     assert after.dropped == 0
     assert "no longer kept" not in render_versions(after)
@@ -72,7 +71,7 @@ async def test_a_restore_of_a_full_history_keeps_every_version(store: Store) -> 
     await manage_versions.restore(store, 1, memory_id)
     again = await manage_versions.history(store, 1, memory_id)
     assert (len(again.earlier), again.dropped, again.earlier[0].text) == (
-        versions.MAX_VERSIONS, 0, "Wording 0",
+        memory_versions.MAX_VERSIONS, 0, "Wording 0",
     )  # fmt: skip
 
 
@@ -84,11 +83,11 @@ async def test_an_import_keeps_the_newest_versions_and_says_how_many_were_droppe
 ) -> None:
     memory_id = await _remember(store, 1, "Wording 0")
     extra = 5
-    for n in range(1, versions.MAX_VERSIONS + extra + 1):
+    for n in range(1, memory_versions.MAX_VERSIONS + extra + 1):
         await _rewrite(store, memory_id, f"Wording {n}", 1.0 + n)
     data = await export.export(store, 1, default_served="where_learned")
     [item] = data["memories"]
-    assert len(item["history"]) == versions.MAX_VERSIONS
+    assert len(item["history"]) == memory_versions.MAX_VERSIONS
     # A file written by hand (or by an older Écho) may hold more: the newest are kept.
     item["history"][:0] = [
         {"text": f"Older {n}", "valid_from": 0.1 * n, "valid_until": 0.1 * n + 0.05,
@@ -98,9 +97,9 @@ async def test_an_import_keeps_the_newest_versions_and_says_how_many_were_droppe
     assert await export.import_memories(store, 2, data) == {"created": 1}
     [imported] = await memories.list_for_user(store, 2)
     chain = await manage_versions.history(store, 2, imported.id)
-    assert len(chain.earlier) == versions.MAX_VERSIONS
+    assert len(chain.earlier) == memory_versions.MAX_VERSIONS
     assert chain.earlier[0].text == f"Wording {extra}"
-    assert chain.earlier[-1].text == f"Wording {versions.MAX_VERSIONS + extra - 1}"
+    assert chain.earlier[-1].text == f"Wording {memory_versions.MAX_VERSIONS + extra - 1}"
     # The five the first database dropped and the three over the bound in the file.
     assert chain.dropped == extra + 3
     assert f"{extra + 3} older versions no longer kept" in render_versions(chain)
@@ -120,9 +119,9 @@ async def test_a_schema_29_database_keeps_its_versions_and_takes_merges(
         assert [(v.text, v.ended_by) for v in chain.earlier] == [("Habite à Lyon", "reflection")]
 
         async def merge(tx: Tx) -> None:
-            memory = await versions.get_in(tx, 1, memory_id)
+            memory = await memory_versions.get_in(tx, 1, memory_id)
             assert memory is not None
-            await versions.supersede(tx, memory, text="Habite à Paris depuis mai",
+            await memory_versions.supersede(tx, memory, text="Habite à Paris depuis mai",
                                      scope=Scope.GLOBAL, confidence=1.0, ended_by="merge",
                                      exchange_id="t:1:3", now=3.0)  # fmt: skip
 

@@ -9,9 +9,8 @@ import httpx
 
 from memory.backends.chat import OllamaChat
 from memory.model import Exchange
-from memory.store import counters, history, memories, outbox
-from memory.store.db import Store
-from memory.store.opening import open_store
+from memory.store import Store, open_store
+from memory.store.tables import counters, history, memories, outbox
 from memory.write.worker import BASE_DELAY, MAX_ATTEMPTS, ReflectionWorker
 from tests.fakes.ollama import FakeOllama
 

@@ -17,9 +17,8 @@ import pytest
 
 from memory.backends.chat import ChatResult
 from memory.model import Exchange
-from memory.store import memories, outbox
-from memory.store.db import Store, Tx
-from memory.store.opening import open_store
+from memory.store import Store, Tx, open_store
+from memory.store.tables import memories, outbox
 from memory.write.worker import ReflectionWorker
 from tests.fakes.canary import reflection_request
 

@@ -2,8 +2,8 @@
 the write lock; the `Store` and `Tx` of memory.store.db.
 
 Every connection runs in WAL mode with a busy timeout, foreign keys and secure_delete, so a
-forgotten memory's bytes are overwritten (memory.store.sqlite_connect opens them);
-`SqliteStore.open` migrates the file (memory.store.migrate). Reads use their own connection;
+forgotten memory's bytes are overwritten (memory.store.sqlite.connect opens them);
+`SqliteStore.open` migrates the file (memory.store.sqlite.migrate). Reads use their own connection;
 every write goes through `transact`, one transaction at a time (memory.store.writes), opened
 with BEGIN IMMEDIATE so a read-then-write transaction takes the write lock first instead of
 failing with SQLITE_BUSY on upgrade.
@@ -25,21 +25,21 @@ from typing import TypeVar
 
 import aiosqlite
 
+from memory.cache import CacheBudget
 from memory.errors import StoreError
-from memory.recall.cache import CacheBudget
-from memory.store import fts5_words
 from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Store, Touched, Tx
 from memory.store.generations import GENERATIONS_SCHEMA
-from memory.store.migrate import migrate
 from memory.store.migrations import LATEST
-from memory.store.sqlite_connect import connect, reason
+from memory.store.sqlite import fts5_words
+from memory.store.sqlite.connect import connect, reason
+from memory.store.sqlite.migrate import migrate
 from memory.store.writes import Writes
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-# The schema that records the keyword index's word rules (memory.store.fts5_words).
+# The schema that records the keyword index's word rules (memory.store.sqlite.fts5_words).
 KEYWORD_RULES_SCHEMA = 22
 
 

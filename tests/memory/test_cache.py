@@ -17,17 +17,17 @@ from hypothesis import strategies as st
 
 from memory import Engine, MemoryConfig
 from memory.backends.embedders import OllamaEmbedder
-from memory.model import Kind, Memory, Scope
-from memory.recall.cache import (
+from memory.cache import (
     DEDUP_BYTES_PER_MEMORY,
     POOL_BYTES_PER_MEMORY,
     CacheBudget,
     SizedCache,
 )
+from memory.model import Kind, Memory, Scope
 from memory.recall.selection import RankedPool
 from memory.recall.semantic import UserMatrix
-from memory.store import memories
-from memory.store.db import Store, Tx
+from memory.store import Store, Tx
+from memory.store.tables import memories
 from memory.vectors.indexer import Indexer
 from memory.write.dedup_index import IndexCache, build_index
 from tests.fakes.ollama import FakeOllama

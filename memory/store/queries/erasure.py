@@ -2,9 +2,9 @@
 
 `erase` runs in one transaction: it records the erasure and the exchanges it removes (ids only,
 kept a while so that a reply or a reflection already under way does not write them back), takes
-out what was derived from those exchanges (memory/store/provenance.py), then the memories, the
-messages and the replies to them, the outbox rows, the records of the messages posted for
-the replies, the turns and the person's counters.
+out what was derived from those exchanges (memory/store/queries/provenance.py), then the
+memories, the messages and the replies to them, the outbox rows, the records of the messages
+posted for the replies, the turns and the person's counters.
 
 The rows are gone at commit and secure_delete zeroed their bytes in the pages it wrote; the old
 pages still sit in the WAL until a checkpoint folds and truncates it, which a reader holding an
@@ -18,18 +18,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from memory.model import Exchange
-from memory.store import (
-    applied,
-    context,
+from memory.store.db import Store, Tx
+from memory.store.queries import provenance
+from memory.store.queries.provenance import Copied, Derived
+from memory.store.tables import (
+    applied_exchanges,
     counters,
     memories,
+    memory_versions,
     outbox,
-    provenance,
-    replies,
-    versions,
+    reply_versions,
+    story_context,
 )
-from memory.store.db import Store, Tx
-from memory.store.provenance import Copied, Derived
 
 # The exchanges an erasure removed are remembered this long (ids only): far longer than a
 # reflection takes, retries included (5 attempts, an hour apart at most).
@@ -128,7 +128,7 @@ async def erase(
         tx, erasure_id, since=since, messages=removed, bounds=bounds
     )
     # Earlier versions made of the erased words; a memory's current words go below.
-    earlier = await versions.erase_from(tx, erasure_id)
+    earlier = await memory_versions.erase_from(tx, erasure_id)
     erased, kept = await _memories(tx, erasure_id, target)
     copied = await provenance.copied_from(
         tx, erasure_id, since=since, before=before, taint=taint, user_id=target.user_id,
@@ -136,11 +136,13 @@ async def erase(
     )  # fmt: skip
     own, others = await _copied_memories(tx, copied, target.user_id, carries)
     erased += own
-    earlier += await versions.erase_copied(tx, copied, carries)
+    earlier += await memory_versions.erase_copied(tx, copied, carries)
     await tx.execute(
         f"DELETE FROM reflection_inputs WHERE exchange_id IN ({_ERASED})", (erasure_id,)
     )
-    await replies.erase(tx, erasure_id, user_id=target.user_id if target.kind == "person" else None)
+    await reply_versions.erase(
+        tx, erasure_id, user_id=target.user_id if target.kind == "person" else None
+    )
     ids = [i for story in removed.values() for i in story]
     if target.text is not None:
         ids = await _rewrite(tx, target, target.text, words=words, carries=carries)
@@ -200,7 +202,7 @@ async def edit(
     queued = await tx.fetchone(
         "SELECT status, origin FROM outbox WHERE exchange_id = ?", (exchange_id,)
     )
-    reflected = await applied.was_applied(tx, exchange_id)
+    reflected = await applied_exchanges.was_applied(tx, exchange_id)
     target = Target.edited(exchange_id, user_id=user_id, story_id=story_id, text=text)
     erased = await erase(tx, target, now=now, bounds=bounds, words=words, carries=carries)
     # Not a tombstone: the exchange lives on, with its new wording.
@@ -232,7 +234,7 @@ async def drop_reply(tx: Tx, *, exchange_id: str, now: float) -> int | None:
     )
     if row is None:
         return None
-    await context.drop_sentences(tx, int(row[1]), {int(row[0])}, before=int(row[0]))
+    await story_context.drop_sentences(tx, int(row[1]), {int(row[0])}, before=int(row[0]))
     await tx.execute("DELETE FROM messages WHERE id = ?", (int(row[0]),))
     await tx.execute(
         "UPDATE outbox SET reply = '' WHERE exchange_id = ? AND status = 'pending'",

@@ -1,5 +1,5 @@
 """The PostgreSQL store: the `Store` and `Tx` of memory.store.db over an asyncpg pool, beside
-the SQLite one (memory.store.sqlite).
+the SQLite one (memory.store.sqlite.store).
 
 The store modules keep one SQL text per statement, written for SQLite; `pg_sql.translate`
 rewrites the few spellings PostgreSQL does not share, and the statements whose meaning differs
@@ -9,8 +9,8 @@ for one backend cannot silently drift from the other.
 
 Values are typed as SQLite types them, loosely: each parameter is converted to the type
 PostgreSQL inferred for it (learned once per statement), numeric results come back as int or
-float (memory.store.pg_values). Writes in one process still go one transaction at a time, as
-on SQLite, so a read-then-write transaction keeps the meaning it has there; reads share the
+float (memory.store.postgres.conversion). Writes in one process still go one transaction at a
+time, as on SQLite, so a read-then-write transaction keeps the meaning it has there; reads share the
 pool. Across processes, PostgreSQL's row locks and the advisory locks below do the ordering.
 """
 
@@ -28,14 +28,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
+from memory.cache import CacheBudget
 from memory.errors import MigrationError, StoreError
-from memory.recall.cache import CacheBudget
 from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Store, Touched, Tx
 from memory.store.generations import GENERATIONS_SCHEMA, GenerationMoved
 from memory.store.migrations import LATEST
-from memory.store.pg_migrations import ID_TABLES, PG_MIGRATIONS
-from memory.store.pg_sql import translate
-from memory.store.pg_values import Statements, changed_rows, prepare_connection
+from memory.store.postgres.conversion import Statements, changed_rows, prepare_connection
+from memory.store.postgres.migrations import ID_TABLES, PG_MIGRATIONS
+from memory.store.postgres.sql import translate
 from memory.store.writes import Writes
 
 log = logging.getLogger(__name__)

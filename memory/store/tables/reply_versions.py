@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memory.store import outbox
 from memory.store.db import Store, Tx
+from memory.store.tables import outbox
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,7 @@ CREATE EXTENSION IF NOT EXISTS btree_gin;
 CREATE INDEX memories_words ON memories USING gin (user_id, words);
 """
 
-# Schema 19: each lexeme behind its owner's tag ("42xtea", as memory.store.sqlite_connect's
+# Schema 19: each lexeme behind its owner's tag ("42xtea", as memory.store.sqlite.connect's
 # owned_words writes it for FTS5), so a term's GIN entries, a prefix's too, are one person's;
 # lexemes too long for a tsvector once tagged are left out, as to_tsvector leaves out longer ones.
 # No pending list (fastupdate): every search reads all of it, everyone's recent words (18 of the

@@ -2,10 +2,10 @@
 statement by statement, recorded in `schema_migrations`; a schema newer than this program is
 refused.
 
-Apart from memory.store.sqlite because the transaction API does not depend on how a script is
+Apart from memory.store.sqlite.store because the transaction API does not depend on how a script is
 split and applied, and from memory.store.migrations, which holds only the scripts (never edited
 once published, while this code may change). PostgreSQL applies its own scripts, whole, under
-an advisory lock (memory.store.pg).
+an advisory lock (memory.store.postgres.store).
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.model import Reason, Selected, Turn
-from memory.store import counters, erasure, replies
 from memory.store.db import Store, Tx
-from memory.store.memories import MEMORY_COLUMNS, MEMORY_FROM, from_row, turn_buckets
+from memory.store.queries import erasure
+from memory.store.tables import counters, reply_versions
+from memory.store.tables.memories import MEMORY_COLUMNS, MEMORY_FROM, from_row, turn_buckets
 
 # Turns kept per (user, story) for /why (at least); older ones are pruned every few turns, to
 # keep the statement off most turns.
@@ -117,7 +118,11 @@ async def last(store: Store, user_id: int, story_id: int) -> Turn | None:
     )
     if row is None:
         return None
-    shown = await replies.shown_turn(store, str(row["exchange_id"])) if row["exchange_id"] else None
+    shown = (
+        await reply_versions.shown_turn(store, str(row["exchange_id"]))
+        if row["exchange_id"]
+        else None
+    )
     if shown is not None and shown != row["id"]:
         behind = await store.fetchone(
             "SELECT id, degraded, created_at, exchange_id FROM turns WHERE id = ?"

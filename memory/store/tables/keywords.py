@@ -23,8 +23,8 @@ import re
 from collections.abc import Sequence
 
 from memory.store.db import Store
-from memory.store.memories import visible_where
-from memory.store.sqlite_connect import owned_words
+from memory.store.sqlite.connect import owned_words
+from memory.store.tables.memories import visible_where
 
 
 async def term_matches(

@@ -18,9 +18,9 @@ from typing import Any
 
 from memory.model import CondensedHistory
 from memory.store.db import Store
-from memory.store.history import HistoryMessage
-from memory.store.positions import Position
-from memory.store.story import HeldAnchor
+from memory.store.queries.moderation import HeldAnchor
+from memory.store.tables.history import HistoryMessage
+from memory.store.tables.positions import Position
 
 # Parts of the statement's result, in its first column.
 _CONTEXT, _SUMMARY, _MESSAGE, _ANCHOR, _POSITION, _SPEAKER, _STATE = range(7)

@@ -1,4 +1,5 @@
-"""A story's anchors as the reflection reads and changes them (moderators' side: story.py)."""
+"""A story's anchors as the reflection reads and changes them (moderators' side:
+memory.store.queries.moderation)."""
 
 from __future__ import annotations
 

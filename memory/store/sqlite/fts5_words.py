@@ -1,14 +1,15 @@
 """Where FTS5's `unicode61 remove_diacritics 2` tokenizer ends a word, as the keyword index
-needs it: `owned_words` (memory.store.sqlite_connect) puts the owner's tag before each word, and
+needs it: `owned_words` (memory.store.sqlite.connect) puts the owner's tag before each word, and
 a word must be one token to FTS5, or the pieces after its first separator are indexed untagged,
 everyone's (a Hindi word's vowel signs are separators to FTS5: "हिन्दी" was "42xह", "न", "द").
 
 The separators are FTS5's own, not Python's categories: SQLite's tables are of an older Unicode
 and treat marks as separators unless remove_diacritics folds them. They are read from SQLite
-(`scan`), shipped below for the SQLite this was made with (`python -m memory.store.fts5_words`
-prints them), and checked at first use against the SQLite this process links: where a range
-ends, one code point either side; a SQLite that answers otherwise is scanned in full (~5 s,
-once per process) and the keyword index rebuilt for it (memory.store.sqlite, `signature`).
+(`scan`), shipped below for the SQLite this was made with
+(`python -m memory.store.sqlite.fts5_words` prints them), and checked at first use against the
+SQLite this process links: where a range ends, one code point either side; a SQLite that answers
+otherwise is scanned in full (~5 s, once per process) and the keyword index rebuilt for it
+(memory.store.sqlite.store, `signature`).
 """
 
 from __future__ import annotations

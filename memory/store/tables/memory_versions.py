@@ -15,9 +15,9 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from memory.model import MANUAL_EXCHANGE, Kind, Memory, Scope
-from memory.store import applied, memories
 from memory.store.db import Store, Tx
-from memory.store.provenance import Carries, Copied
+from memory.store.queries.provenance import Carries, Copied
+from memory.store.tables import applied_exchanges, memories
 
 # What ends a version: a reflection's proposal the code accepted (a replacement), the person's
 # edit, a restore, a dedup merge (a reworded copy saying more took its place).
@@ -119,7 +119,7 @@ async def supersede(
         tx, memory, text=text, scope=scope, confidence=confidence, now=now
     )
     # The new wording is this exchange's words: forgetting it takes them out (erasure's rule).
-    await applied.record_event(tx, memory.id, exchange_id, "merged", score, now=now)
+    await applied_exchanges.record_event(tx, memory.id, exchange_id, "merged", score, now=now)
     if brought_back is not None:
         # Out before the bound: a restore trades one wording for another, and a full history
         # loses none of its versions to it.

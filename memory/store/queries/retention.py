@@ -9,8 +9,8 @@ someone forgets it.
 
 from __future__ import annotations
 
-from memory.store import context
 from memory.store.db import Tx
+from memory.store.tables import story_context
 
 # A reflection dropped after its retries keeps the exchange a week: long enough for an operator
 # who saw the failure in /stats to reproduce it against the same text, then only ids remain.
@@ -49,7 +49,7 @@ async def prune_history(tx: Tx, *, before: float) -> int:
     for r in rows:
         by_story.setdefault(int(r[1]), set()).add(int(r[0]))
     for story_id, ids in by_story.items():
-        await context.drop_sentences(tx, story_id, ids, before=min(ids))
+        await story_context.drop_sentences(tx, story_id, ids, before=min(ids))
     removed = [int(r[0]) for r in rows]
     if removed:
         marks = ", ".join("?" * len(removed))

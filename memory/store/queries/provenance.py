@@ -17,7 +17,7 @@ erasure's taint (`taint`, read before anything is taken out: the erased messages
 the words the erased exchanges' reflections added to the summary, the anchors and positions
 the erasure takes out) that is not in its own person's message; the words of what goes that
 way join the taint for the reflections shown it, until none. The memories they made are
-judged the same way (memory/store/erasure.py). Reflections applied before this was recorded
+judged the same way (memory/store/queries/erasure.py). Reflections applied before this was recorded
 are judged by date, on the same rule.
 """
 
@@ -27,8 +27,8 @@ import json
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
-from memory.store import context
 from memory.store.db import Store, Tx
+from memory.store.tables import story_context
 
 # What an anchor dropped by a forgotten exchange's reflection keeps as its reason.
 FORGOTTEN_REASON = "(the reason was forgotten with the message it came from)"
@@ -373,7 +373,7 @@ async def erase_derived(
     condensed = 0
     for story_id, ids in messages.items():
         if ids:
-            condensed += await context.drop_sentences(tx, story_id, set(ids), before=min(ids))
+            condensed += await story_context.drop_sentences(tx, story_id, set(ids), before=min(ids))
     return Derived(anchors, positions, changes, summaries, condensed)
 
 
@@ -520,7 +520,7 @@ async def leftovers(store: Store, exchange_ids: Collection[str]) -> Leftovers:
     for r in messages:
         by_story.setdefault(int(r[1]), set()).add(int(r[0]))
     for story_id, ids in by_story.items():
-        held = await context.condensed(store, story_id)
+        held = await story_context.condensed(store, story_id)
         condensed += sum(1 for i in range(len(held.sentences)) if held.source_of(i) in ids)
     return Leftovers(
         tuple(Leftover(int(r[0]), int(r[1]), str(r[2])) for r in messages),

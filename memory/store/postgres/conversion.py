@@ -3,8 +3,8 @@ PostgreSQL inferred for it (learned once per statement), numeric results read ba
 float, the rows a statement changed read from its status.
 
 The store modules pass values as SQLite takes them (any type in any column); PostgreSQL wants
-each as its column's type. Apart from memory.store.pg because this is the one place that knows
-both type systems: the store above it speaks only of transactions, pools and locks.
+each as its column's type. Apart from memory.store.postgres.store because this is the one place
+that knows both type systems: the store above it speaks only of transactions, pools and locks.
 """
 
 from __future__ import annotations

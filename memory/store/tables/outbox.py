@@ -14,8 +14,8 @@ import sqlite3
 from dataclasses import dataclass
 
 from memory.model import Exchange
-from memory.store import counters
 from memory.store.db import Store, Tx
+from memory.store.tables import counters
 
 log = logging.getLogger(__name__)
 

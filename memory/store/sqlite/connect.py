@@ -2,7 +2,7 @@
 secure_delete, synchronous NORMAL, and `echo_owned_words`, the function the keyword index's
 triggers call (schema 19: a connection without it cannot write memories).
 
-Apart from memory.store.sqlite because how a file is opened is settled once, at the start: the
+Apart from memory.store.sqlite.store because how a file is opened is settled once, at the start: the
 transaction API above it (`SqliteStore`, `SqliteTx`) does not depend on these pragmas, and the
 waits here (another process turning the same new file to WAL) are not a transaction's.
 """
@@ -15,7 +15,7 @@ import time
 
 import aiosqlite
 
-from memory.store import fts5_words
+from memory.store.sqlite import fts5_words
 
 
 async def connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
@@ -51,7 +51,7 @@ def owner_tag(user_id: int) -> str:
 def owned_words(user_id: int, text: str) -> str:
     """A memory's words as the keyword index holds them, each behind its owner's tag ("42xtea"):
     a term of one person is then a term of the index no one else's memory holds, so matching it
-    (a prefix too) reads that person's entries only (memory.store.keywords)."""
+    (a prefix too) reads that person's entries only (memory.store.tables.keywords)."""
     tag = owner_tag(user_id)
     return " ".join(tag + word for word in fts5_words.word().findall(text))
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from memory.model import Memory, Reason, Selected, Turn
 from memory.store.db import Store
-from memory.store.memories import MEMORY_COLUMNS, MEMORY_FROM, from_row
-from memory.store.timings import DAY, TurnPlan, blocks_from_json, bucket_top
+from memory.store.tables.memories import MEMORY_COLUMNS, MEMORY_FROM, from_row
+from memory.store.tables.timings import DAY, TurnPlan, blocks_from_json, bucket_top
 
 # The candidate count of a memory and its served ratio, on the aliases of MEMORY_FROM.
 CANDIDATES = "(coalesce(b.turns, 0) - coalesce(c.candidate_base, 0))"

@@ -1,5 +1,5 @@
 """The messages a front end posted for each reply (schema 26): which exchange a message the
-bot sent belongs to. Ids only; the rows go with their exchange (memory/store/erasure.py)."""
+bot sent belongs to. Ids only; the rows go with their exchange (memory/store/queries/erasure.py)."""
 
 from __future__ import annotations
 
