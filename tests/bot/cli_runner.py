@@ -261,6 +261,9 @@ def _discord() -> Iterator[None]:
 @contextmanager
 def _hooks() -> Iterator[None]:
     saved = sys.excepthook, threading.excepthook, sys.unraisablehook
+    # A process's own: an exception in one of its threads, or one that cannot be raised (in a
+    # __del__), printed on its stderr where a test looks for "Traceback", not pytest's hooks.
+    threading.excepthook, sys.unraisablehook = threading.__excepthook__, sys.__unraisablehook__
     try:
         yield
     finally:

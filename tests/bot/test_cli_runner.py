@@ -73,6 +73,20 @@ async def test_an_exception_out_of_main_is_a_traceback_and_exit_code_1(
     monkeypatch.setattr(cli, "main", leaves)
     assert await echo_bot("doctor") == (1, "", "echo-bot: said and gone\n")
 
+    def thread_fails(argv: list[str]) -> int:
+        def fail() -> None:
+            raise ValueError("in a thread")
+
+        thread = threading.Thread(target=fail, name="worker")
+        thread.start()
+        thread.join()
+        return 0
+
+    monkeypatch.setattr(cli, "main", thread_fails)
+    code, _, err = await echo_bot("doctor")  # printed as a process prints it, not pytest's
+    assert code == 0 and "Exception in thread worker" in err and "Traceback" in err
+    assert err.rstrip().endswith("ValueError: in a thread")
+
 
 async def test_stdin_is_a_pipe_that_ends_and_a_thread_left_running_fails(
     monkeypatch: pytest.MonkeyPatch,
