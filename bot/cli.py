@@ -133,6 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.log = logs.configure(
         verbose=args.verbose,
         file=logs.chat_log(settings.storage.path, settings.discord.file_tag) if chat else None,
+        screen=sys.stderr,  # the stream now, not the one there when bot.logs was imported
     )
     try:
         return asyncio.run(_dispatch(args, settings))
@@ -186,7 +187,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
 
     if command == "web":
         return await operator_page.serve_alone(settings)
-    if command == "run" and settings.discord.token is None and not is_interactive():
+    if command == "run" and settings.discord.token is None and not is_interactive(sys.stdin):
         # A container or a service: no terminal to chat in. A chat on an empty stdin would end
         # at once with exit code 0, and a restart policy would start it again, forever.
         raise ConfigError(f"{NO_TOKEN}, and no terminal for the chat: set the token")
@@ -221,7 +222,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             given = getattr(args, "user", None)
             name = given if given and given.strip() else getpass.getuser()
             terminal = Terminal(
-                runtime, name, out=sys.stdout, interactive=is_interactive(),
+                runtime, name, out=sys.stdout, interactive=is_interactive(sys.stdin),
                 character=getattr(args, "character", ""),
             )  # fmt: skip
             print(f"Log: {args.log}", file=sys.stderr)

@@ -12,11 +12,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.bot.cli_runner import echo_bot
 from tests.bot.terminal.test_e2e import _chat, _config, _script
 from tests.fakes.ollama import FakeOllama
 
 
 async def _run(*args: str, **environ: str) -> tuple[int, str, str]:
+    """`echo-bot ARGS` with the ECHO_* variables given (in this process), stdin empty."""
+    return await echo_bot(*args, env=environ)
+
+
+async def _process(*args: str, **environ: str) -> tuple[int, str, str]:
+    """`_run` as `python -m bot ARGS`: the real entry point, its exit code."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ECHO_")} | environ
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", *args, stdin=asyncio.subprocess.DEVNULL,
@@ -117,7 +124,8 @@ async def test_a_missing_chat_model_is_not_contradicted_by_a_structured_output_l
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
     ollama.models = ["nomic-embed-text"]
-    code, out, _ = await _run("doctor", "--config", str(_config(tmp_path, ollama.url)))
+    # A real `python -m bot doctor`: its exit code is the process's.
+    code, out, _ = await _process("doctor", "--config", str(_config(tmp_path, ollama.url)))
     assert code == 1
     assert "structured output" not in out  # no "OK … json_schema" beside the missing model
     assert ("FAIL chat model llama3.1:8b (from the default of [llm] chat_model) is missing at "
@@ -211,7 +219,7 @@ async def test_sync_without_a_token_says_so_in_one_line_and_makes_no_database(
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
     config = _config(tmp_path, ollama.url)
-    code, out, err = await _run("sync", "--config", str(config))
+    code, out, err = await _process("sync", "--config", str(config))  # the real exit code
     assert (code, out) == (2, "")
     assert err == f"echo-bot: {config}: no Discord token (ECHO_DISCORD__TOKEN or [discord] token)\n"
     assert not (tmp_path / "echo.sqlite3").exists()

@@ -6,9 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import os
 import random
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -23,6 +21,7 @@ from bot.doctor import doctor
 from bot.runtime import open_runtime
 from memory.backends.redact import Secrets
 from tests.bot import discord_fakes as fakes
+from tests.bot.cli_runner import echo_bot
 from tests.bot.discord.test_discord import CHANNEL, _say
 from tests.fakes.quoting import QUOTES, REFUSE_MARK, serve_quoting
 
@@ -121,17 +120,13 @@ def _config(tmp_path: Path, url: str) -> Path:
 @pytest.mark.parametrize("quote", ["openai", "litellm"])
 async def test_the_terminal_chat_shows_and_logs_no_quoted_key(tmp_path: Path, quote: str) -> None:
     async with serve_quoting(QUOTES[quote], {"reflection", "embed"}) as server:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ECHO_")}
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot", "--config", str(_config(tmp_path, server.url)),
-            "chat", "--user", "Marie",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=env,
-        )  # fmt: skip
         lines = ["Bonjour", f"{REFUSE_MARK} encore", "/stats"]
-        out, err = await asyncio.wait_for(proc.communicate("\n".join(lines).encode()), 60)
-    assert proc.returncode == 0, err.decode()
-    shown = out.decode() + err.decode()
+        code, out, err = await echo_bot(
+            "--config", str(_config(tmp_path, server.url)), "chat", "--user", "Marie",
+            stdin="\n".join(lines).encode(),
+        )  # fmt: skip
+    assert code == 0, err
+    shown = out + err
     log = (tmp_path / "echo.log").read_text(encoding="utf-8")
     assert "[Écho cannot answer right now:" in shown  # the refused turn, said with its cause
     assert "Last reflection error:" in shown

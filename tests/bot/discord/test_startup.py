@@ -27,6 +27,7 @@ from bot.discord.startup import LOGIN_RETRY_CAP, retry_delay
 from bot.doctor import doctor
 from bot.runtime import open_runtime
 from tests.bot import discord_fakes as fakes
+from tests.bot.cli_runner import echo_bot
 from tests.fakes.discord_api import FakeDiscord, serve_fake_discord
 from tests.fakes.ollama import FakeOllama
 
@@ -56,7 +57,16 @@ def _env(*, token: bool = True) -> dict[str, str]:
     return env
 
 
+async def _run(config: Path, *args: str, token: bool = True) -> tuple[int, str]:
+    """`echo-bot --config CONFIG ARGS run` to its end (in this process): exit code, stderr."""
+    env = {"ECHO_DISCORD__TOKEN": TOKEN} if token else {}
+    code, _, err = await echo_bot("--config", str(config), *args, "run", env=env,
+                                  timeout=EXIT_WITHIN)  # fmt: skip
+    return code, err
+
+
 async def _start(config: Path, env: dict[str, str], *args: str) -> asyncio.subprocess.Process:
+    """`echo-bot run` as a process: one read while it runs, signalled, killed."""
     return await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "--config", str(config), *args, "run",
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
@@ -93,9 +103,7 @@ async def test_a_refused_token_is_one_line_naming_where_it_came_from(
     if source == "config file":
         extra = [f'token = "{TOKEN}"']
     config = _config(tmp_path, discord_api.url, *extra)
-    env = _env(token=source == "environment")
-    proc = await _start(config, env, "--secrets-dir", str(secrets))
-    code, err = await _finish(proc)
+    code, err = await _run(config, "--secrets-dir", str(secrets), token=source == "environment")
     assert code == 2
     assert "Traceback" not in err
     said = [line for line in err.splitlines() if "refused the bot token" in line]
@@ -115,8 +123,7 @@ async def test_a_refused_token_is_one_line_naming_where_it_came_from(
 async def test_message_content_intent_off_is_one_line_with_the_switch(
     tmp_path: Path, discord_api: FakeDiscord
 ) -> None:
-    proc = await _start(_config(tmp_path, discord_api.url), _env())
-    code, err = await _finish(proc)
+    code, err = await _run(_config(tmp_path, discord_api.url))
     assert discord_api.identified == 1  # it got as far as the gateway
     assert code == 2
     assert "Traceback" not in err
@@ -294,8 +301,7 @@ async def test_run_without_a_token_and_without_a_terminal_stops_with_one_line(
     fall back to a chat that would end at once with exit code 0 (a restart policy would start
     it again forever): one line naming the token's settings, exit code 2, no database made."""
     config = _config(tmp_path, discord_api.url)
-    proc = await _start(config, _env(token=False))
-    code, err = await _finish(proc)
+    code, err = await _run(config, token=False)  # stdin is /dev/null
     assert code == 2
     [line] = err.splitlines()
     assert "ECHO_DISCORD__TOKEN" in line and "no terminal" in line

@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,7 +15,8 @@ from bot.discord import i18n
 from bot.discord.app import EXTENSIONS, EchoBot, Sync
 from bot.runtime import open_runtime
 from tests.bot import discord_fakes as fakes
-from tests.bot.discord.test_startup import EXIT_WITHIN, _config, _env
+from tests.bot.cli_runner import echo_bot
+from tests.bot.discord.test_startup import EXIT_WITHIN, TOKEN, _config
 from tests.fakes.discord_api import BOT_ID, FakeDiscord, serve_fake_discord
 from tests.fakes.ollama import FakeOllama
 
@@ -110,12 +109,10 @@ async def test_echo_bot_sync_sends_the_commands_even_when_unchanged(tmp_path: Pa
 
 
 async def _sync(tmp_path: Path, discord_api: FakeDiscord) -> str:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "--config", str(_config(tmp_path, discord_api.url)), "sync",
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=_env(),
+    code, out, err = await echo_bot(
+        "--config", str(_config(tmp_path, discord_api.url)), "sync",
+        env={"ECHO_DISCORD__TOKEN": TOKEN}, timeout=EXIT_WITHIN,
     )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(), EXIT_WITHIN)
-    assert proc.returncode == 0, err.decode()
-    assert "Traceback" not in err.decode()
-    return out.decode()
+    assert code == 0, err
+    assert "Traceback" not in err
+    return out

@@ -3,13 +3,11 @@ name, and what it learns is that character's own memory of the person."""
 
 from __future__ import annotations
 
-import asyncio
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.bot.cli_runner import echo_bot
 from tests.bot.terminal.test_e2e import _script
 from tests.fakes.ollama import FakeOllama
 
@@ -28,14 +26,10 @@ def _config(tmp_path: Path, url: str) -> Path:
 
 
 async def _chat(config: Path, lines: list[str], *extra: str) -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ECHO_")}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "--config", str(config), "chat", "--user", "Marie", *extra,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=env,
+    return await echo_bot(
+        "--config", str(config), "chat", "--user", "Marie", *extra,
+        stdin="\n".join(lines).encode(),
     )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate("\n".join(lines).encode()), 60)
-    return proc.returncode or 0, out.decode(), err.decode()
 
 
 async def test_the_terminal_talks_to_the_character_named_and_keeps_its_memory_apart(

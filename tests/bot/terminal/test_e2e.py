@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.bot.cli_runner import echo_bot
 from tests.fakes.ollama import FakeOllama
 
 REFLECTION = {
@@ -49,6 +50,16 @@ def _config(tmp_path: Path, url: str) -> Path:
 
 
 async def _chat(config: Path, lines: list[str], user: str = "Marie") -> tuple[str, str]:
+    """`echo-bot chat` with `lines` on its stdin, then the end of input (in this process)."""
+    code, out, err = await echo_bot(
+        "--config", str(config), "chat", "--user", user, stdin="\n".join(lines).encode()
+    )
+    assert code == 0, err
+    return out, err
+
+
+async def _chat_process(config: Path, lines: list[str], user: str = "Marie") -> tuple[str, str]:
+    """`_chat` in a `python -m bot` process of its own: two at once on one database."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ECHO_")}
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "--config", str(config), "chat", "--user", user,
@@ -188,13 +199,15 @@ async def test_the_terminal_moderates_its_own_story_and_sets_privacy(
     _script(ollama)
     config = _config(tmp_path, ollama.url)
     await _chat(config, ["J'ai un chat roux qui s'appelle Félix."])
-    mine, others = await asyncio.gather(  # Paul talks in his own DM meanwhile
-        _chat(config, [
+    # Paul talks in his own DM meanwhile: two `echo-bot chat` processes on one database (and
+    # a chat through the real entry point, its stdin closed after the last line).
+    mine, others = await asyncio.gather(
+        _chat_process(config, [
             "/anchors", "/anchors add Le phare ferme le lundi", "/anchors drop 1",
             "/anchors drop 1 plus vrai", "/anchors", "/positions drop 1 hors sujet", "/positions",
             "/privacy", "/privacy everywhere", "/privacy partout", "/memories",
         ]),
-        _chat(config, ["Bonjour", "/anchors", "/anchors drop 1 pas à moi"], user="Paul"),
+        _chat_process(config, ["Bonjour", "/anchors", "/anchors drop 1 pas à moi"], user="Paul"),
     )  # fmt: skip
     out = mine[0]
     assert "#1 Félix est le chat de Marie (by a reflection on Marie's message" in out

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from memory.manage import forgetting
 from memory.store import open_store
+from tests.bot.cli_runner import echo_bot
 from tests.fakes import canary
 from tests.fakes.ollama import Chaos, FakeOllama
 
@@ -46,6 +47,18 @@ async def _stored(database: Path | str, tmp_path: Path, code: str) -> int:
 
 
 async def _run(config: Path, lines: list[str], *flags: str, user: str = "Marie") -> tuple[str, str]:
+    """`echo-bot chat` with `lines` on its stdin, then the end of input (in this process)."""
+    code, out, err = await echo_bot(
+        *flags, "--config", str(config), "chat", "--user", user, stdin="\n".join(lines).encode()
+    )
+    assert code == 0, err
+    return out, err
+
+
+async def _process(
+    config: Path, lines: list[str], *flags: str, user: str = "Marie"
+) -> tuple[str, str]:
+    """`_run` in a `python -m bot` process of its own: several at once on one database."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ECHO_")}
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", *flags, "--config", str(config), "chat", "--user", user,
@@ -115,12 +128,12 @@ async def test_forget_me_in_one_chat_while_others_talk_in_theirs(
 
     async def other(name: str) -> str:
         said = [f"Mon code de coffre est {theirs[name]}, ne le dis à personne."]
-        out, _ = await _run(config, said + ["Le jardin pousse bien."] * 3 + ["/memories"],
-                            user=name)  # fmt: skip
+        out, _ = await _process(config, said + ["Le jardin pousse bien."] * 3 + ["/memories"],
+                                user=name)  # fmt: skip
         return out
 
     marie, paul, zoe = await asyncio.gather(
-        _run(config, [SECRET, "Et mon jardin pousse bien.", "/forget-me", "y", "/memories"]),
+        _process(config, [SECRET, "Et mon jardin pousse bien.", "/forget-me", "y", "/memories"]),
         other("Paul"),
         other("Zoé"),
     )
