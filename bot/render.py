@@ -34,6 +34,7 @@ from memory import (
     said_on,
 )
 from memory.manage import Learned, ServerStats, Stats
+from memory.manage.forgetting import ErasureReport, Forgotten
 from memory.manage.privacy import served_where
 from memory.manage.story import Positions, Summary
 from memory.manage.versions import Chain
@@ -625,3 +626,122 @@ def render_server_stats(stats: ServerStats) -> str:
             f"Erasures pending (bytes still in the database files): {stats.erasures_pending}",
         ]
     )
+
+
+# What /forget-me asks before it erases (each front end adds what it cannot erase).
+FORGET_ME_QUESTION = (
+    "Erase everything I store about you, in every server and in DMs? Your memories, your "
+    "messages and my replies to them, and what I made from them (anchors, positions, "
+    "summaries, and what I noted for others from them). This cannot be undone."
+)
+
+# What an erasure says once done when a reader still holds the old pages (erasure pending).
+ERASURE_PENDING = (
+    "Its bytes leave the database files as soon as another reader lets go of them (erasure "
+    "pending; /stats counts it)."
+)
+
+
+def render_forgotten(forgotten: Forgotten, *, terminal: bool = False) -> str:
+    """What to tell the person after /forget: what went, what stays, and how to remove the rest."""
+    lines = [f"Forgotten #{forgotten.memory.id}."]
+    s = forgotten.still
+    made = _made_from(s.anchors, s.positions, s.summaries, s.condensed)
+    if s.messages:
+        one = len(s.messages) == 1
+        said = f"the {count(len(s.messages), 'message')} it was learned from"
+        also = f", and {made} made from {'it' if one else 'them'}" if made else ""
+        lines.append(
+            f"Still stored: {said} {'is' if one else 'are'} in the conversation history{also}."
+        )
+        lines.append(_next_step(forgotten, terminal=terminal))
+    elif made:
+        lines.append(f"Still stored: {made} made from the messages it was learned from.")
+        lines.append("/forget-me erases everything about you.")
+    elif forgotten.learned:
+        lines.append("The messages it was learned from are no longer stored.")
+    else:
+        lines.append("You wrote it yourself; nothing else was made from it.")
+    if not forgotten.complete:
+        lines.append(ERASURE_PENDING)
+    return "\n".join(lines)
+
+
+def _made_from(anchors: int, positions: int, summaries: int, condensed: int) -> str:
+    parts = []
+    if anchors:
+        parts.append(count(anchors, "anchor"))
+    if positions:
+        parts.append(count(positions, "position"))
+    if summaries:
+        parts.append("the conversation summary" if summaries == 1 else f"{summaries} summaries")
+    if condensed:
+        parts.append(count(condensed, "sentence") + " of the condensed history")
+    return ", ".join(parts)
+
+
+def _next_step(forgotten: Forgotten, *, terminal: bool) -> str:
+    if terminal:
+        ids = " ".join(f"/forget-message {m.history_id}" for m in forgotten.still.messages)
+        return (
+            f"To remove them and what was made from them: {ids} (or /forget-me for all); "
+            "/history lists the last messages, /history 2 and on the older ones."
+        )
+    return (
+        "To remove them and what was made from them: Apps → “Forget this message” on each "
+        "(or /forget-me for everything about you)."
+    )
+
+
+def erased_parts(report: ErasureReport) -> list[str]:
+    """What an erasure removed, one part per kind of thing ("2 memories", "3 anchors")."""
+    e, d = report.erased, report.erased.derived
+    parts = []
+    if e.messages:
+        whose = "yours" if report.whose == "your" else "theirs"
+        parts.append(f"{count(e.messages, 'message')} of the history ({whose} and my replies)")
+    if e.memories:
+        parts.append(count(e.memories, "memory", "memories"))
+    parts += [p for p in _made_from(d.anchors, d.positions, 0, d.condensed).split(", ") if p]
+    if d.state_changes:
+        parts.append(count(d.state_changes, "change") + " of my mood or closeness")
+    if e.outbox:
+        parts.append(count(e.outbox, "reflection record"))
+    if e.turns:
+        parts.append(count(e.turns, "turn record") + " (what each used, for /why)")
+    return parts
+
+
+def render_erasure(report: ErasureReport, *, heading: str) -> str:
+    """What to tell whoever asked for an erasure (/forget-me, forget a message): each kind of
+    thing removed, what went back, whose else went with it, what stays and why."""
+    parts = erased_parts(report)
+    lines = [f"{heading} " + (", ".join(parts) if parts else "nothing was stored") + "."]
+    summaries = report.erased.derived.summaries
+    if summaries:
+        lines.append(
+            "The rolling summary of "
+            + ("that conversation" if summaries == 1 else f"{summaries} conversations")
+            + " went back to before it; the next reflection rewrites it."
+        )
+    if report.erased.others:
+        said = "you" if report.whose == "your" else "they"
+        lines.append(
+            f"{count(report.erased.others, 'item')} of other people went with it: memories, "
+            f"anchors or positions a reflection wrote while it was shown what {said} said "
+            "(in the summary or the conversation's notes)."
+        )
+    for memory_id in report.erased.memories_kept:
+        if report.whose == "your":
+            lines.append(
+                f"Memory #{memory_id} stays: another message said it too (only this one's "
+                f"link to it went); /forget {memory_id} erases it."
+            )
+        else:
+            lines.append(
+                "One of their memories stays: another of their messages said it too (only "
+                "this one's link to it went)."
+            )
+    if not report.complete:
+        lines.append(ERASURE_PENDING)
+    return "\n".join(lines)

@@ -32,7 +32,7 @@ from memory.character.cast import Characters
 from memory.context.budget import ContextPlan
 from memory.context.builder import ContextBuilder, ContextConfig
 from memory.context.prompt import Character
-from memory.context.story import read_story
+from memory.context.story_view import read_story
 from memory.context.strategies import Registry
 from memory.errors import (
     BackendError,

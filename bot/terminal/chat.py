@@ -387,7 +387,7 @@ class Terminal:
 
         async def forget() -> None:
             found = await forgetting.forget_memory(self.runtime.store, self.user_id, memory.id)
-            self.say(found.text(terminal=True))
+            self.say(render.render_forgotten(found, terminal=True))
 
         if not self.interactive:
             await forget()
@@ -403,7 +403,7 @@ class Terminal:
         report = await forgetting.forget_message(
             store, message, actor_id=self.person, engine=self.runtime.engine
         )
-        self.say(report.text(heading="Forgotten:"))
+        self.say(render.render_erasure(report, heading="Forgotten:"))
 
     async def cmd_forget_me(self, arg: str) -> None:
         """/forget-me [character:KEY]: asks, and the next line answers (y to erase); with a
@@ -411,7 +411,7 @@ class Terminal:
         _, chosen = options.parse("forget-me", arg)
         cast = self.runtime.characters
         character = cast.need(chosen["character"]) if "character" in chosen else None
-        question = forgetting.FORGET_ME_QUESTION
+        question = render.FORGET_ME_QUESTION
         if character is not None:
             question = (
                 f"Erase everything {character.name} ({character.key}) stores about you? The "
@@ -430,7 +430,7 @@ class Terminal:
                 if character is not None
                 else "Erased everything about you:"
             )
-            self.say(report.text(heading=heading))
+            self.say(render.render_erasure(report, heading=heading))
 
         self._ask(question, "forget-me", forget_me, "Kept; nothing was erased.")
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from memory.backends.errors import answered_error
+from memory.backends.error_words import answered_error
 from memory.backends.redact import NO_SECRETS, Secrets
 from memory.errors import BackendResponseError, BackendUnavailable
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import httpx
 
-from memory.backends.errors import answered_error
+from memory.backends.error_words import answered_error
 from memory.backends.http import ACCEPT_ENCODING, capped_chunks, decode, failures, timeouts
 from memory.backends.redact import NO_SECRETS, Secrets
 from memory.errors import BackendError, BackendRefused, BackendResponseError, BackendUnavailable

@@ -1,6 +1,6 @@
 """Gather a turn's prompt blocks and plan them under the token budget.
 
-The story's part comes from the turn's one read of it (memory.context.story), the lore and the
+The story's part comes from the turn's one read of it (memory.context.story_view), the lore and the
 estimator's calibration from the store. The same plan serves the turn and the `/context`
 preview (which writes nothing). After a turn, the backend's token count calibrates the
 estimator, and a new condensed history is stored.
@@ -25,7 +25,7 @@ from memory.context.prompt import (
     persona_blocks,
     story_blocks,
 )
-from memory.context.story import story_context
+from memory.context.story_view import story_context
 from memory.context.strategies import (
     CONDENSED_SHARE,
     DEFAULT_STRATEGY,

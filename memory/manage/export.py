@@ -101,7 +101,7 @@ async def export(
     }  # fmt: skip
 
 
-def _version_json(v: memory_versions.Version) -> dict[str, Any]:
+def _version_json(v: memory_versions.Revision) -> dict[str, Any]:
     """An earlier version of a memory as the export writes it (oldest first in "history")."""
     return {
         "text": v.text, "kind": v.kind.value, "scope": v.scope.value, "story_id": v.story_id,
@@ -335,7 +335,7 @@ async def _restore_history(tx: Tx, memory: Memory, item: Imported, *, source: st
     for text, start, end, ended in item.history:
         await memory_versions.insert_version(
             tx, memory.id,
-            memory_versions.Version(
+            memory_versions.Revision(
                 0, memory.id, memory.user_id, text, memory.kind, memory.scope, memory.story_id,
                 memory.confidence, start, end, source, ended, "",
             ),

@@ -35,17 +35,7 @@ from memory.write import filters, state
 
 log = logging.getLogger(__name__)
 
-FORGET_ME_QUESTION = (
-    "Erase everything I store about you, in every server and in DMs? Your memories, your "
-    "messages and my replies to them, and what I made from them (anchors, positions, "
-    "summaries, and what I noted for others from them). This cannot be undone."
-)
-
 _BOUNDS = {name: (low, high) for name, (low, high, _, _) in state.DEFAULT_FIELDS.items()}
-
-
-def _plural(n: int, one: str, many: str | None = None) -> str:
-    return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,62 +46,6 @@ class Forgotten:
     still: Leftovers = field(default_factory=Leftovers)
     learned: bool = True  # False: the person wrote it themself (/remember, an import)
     complete: bool = True
-
-    def text(self, *, terminal: bool = False) -> str:
-        """What to tell the person: what went, what stays, and how to remove the rest."""
-        lines = [f"Forgotten #{self.memory.id}."]
-        s = self.still
-        made = _made(s.anchors, s.positions, s.summaries, s.condensed)
-        if s.messages:
-            one = len(s.messages) == 1
-            said = f"the {_plural(len(s.messages), 'message')} it was learned from"
-            also = f", and {made} made from {'it' if one else 'them'}" if made else ""
-            lines.append(
-                f"Still stored: {said} {'is' if one else 'are'} in the conversation history{also}."
-            )
-            lines.append(_next_step(s, terminal=terminal))
-        elif made:
-            lines.append(f"Still stored: {made} made from the messages it was learned from.")
-            lines.append("/forget-me erases everything about you.")
-        elif self.learned:
-            lines.append("The messages it was learned from are no longer stored.")
-        else:
-            lines.append("You wrote it yourself; nothing else was made from it.")
-        if not self.complete:
-            lines.append(PENDING)
-        return "\n".join(lines)
-
-
-PENDING = (
-    "Its bytes leave the database files as soon as another reader lets go of them (erasure "
-    "pending; /stats counts it)."
-)
-
-
-def _made(anchors: int, positions: int, summaries: int, condensed: int) -> str:
-    parts = []
-    if anchors:
-        parts.append(_plural(anchors, "anchor"))
-    if positions:
-        parts.append(_plural(positions, "position"))
-    if summaries:
-        parts.append("the conversation summary" if summaries == 1 else f"{summaries} summaries")
-    if condensed:
-        parts.append(_plural(condensed, "sentence") + " of the condensed history")
-    return ", ".join(parts)
-
-
-def _next_step(still: Leftovers, *, terminal: bool) -> str:
-    if terminal:
-        ids = " ".join(f"/forget-message {m.history_id}" for m in still.messages)
-        return (
-            f"To remove them and what was made from them: {ids} (or /forget-me for all); "
-            "/history lists the last messages, /history 2 and on the older ones."
-        )
-    return (
-        "To remove them and what was made from them: Apps → “Forget this message” on each "
-        "(or /forget-me for everything about you)."
-    )
 
 
 async def forget_memory(store: Store, user_id: int, memory_id: int) -> Forgotten:
@@ -148,56 +82,6 @@ class ErasureReport:
     erased: Erased
     complete: bool
     whose: str = "your"  # "your", "their": whose messages went
-
-    def parts(self) -> list[str]:
-        e, d = self.erased, self.erased.derived
-        parts = []
-        if e.messages:
-            whose = "yours" if self.whose == "your" else "theirs"
-            said = _plural(e.messages, "message")
-            parts.append(f"{said} of the history ({whose} and my replies)")
-        if e.memories:
-            parts.append(_plural(e.memories, "memory", "memories"))
-        parts += [p for p in _made(d.anchors, d.positions, 0, d.condensed).split(", ") if p]
-        if d.state_changes:
-            parts.append(_plural(d.state_changes, "change") + " of my mood or closeness")
-        if e.outbox:
-            parts.append(_plural(e.outbox, "reflection record"))
-        if e.turns:
-            parts.append(_plural(e.turns, "turn record") + " (what each used, for /why)")
-        return parts
-
-    def text(self, *, heading: str) -> str:
-        parts = self.parts()
-        lines = [f"{heading} " + (", ".join(parts) if parts else "nothing was stored") + "."]
-        if self.erased.derived.summaries:
-            lines.append(
-                "The rolling summary of "
-                + ("that conversation" if self.erased.derived.summaries == 1 else
-                   f"{self.erased.derived.summaries} conversations")
-                + " went back to before it; the next reflection rewrites it."
-            )  # fmt: skip
-        if self.erased.others:
-            said = "you" if self.whose == "your" else "they"
-            lines.append(
-                f"{_plural(self.erased.others, 'item')} of other people went with it: memories, "
-                f"anchors or positions a reflection wrote while it was shown what {said} said "
-                "(in the summary or the conversation's notes)."
-            )
-        for memory_id in self.erased.memories_kept:
-            if self.whose == "your":
-                lines.append(
-                    f"Memory #{memory_id} stays: another message said it too (only this one's "
-                    f"link to it went); /forget {memory_id} erases it."
-                )
-            else:
-                lines.append(
-                    "One of their memories stays: another of their messages said it too (only "
-                    "this one's link to it went)."
-                )
-        if not self.complete:
-            lines.append(PENDING)
-        return "\n".join(lines)
 
 
 async def forget_message(

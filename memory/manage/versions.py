@@ -17,7 +17,7 @@ from memory.errors import InvalidInput, NotFound
 from memory.model import MANUAL_EXCHANGE, Candidate, Memory
 from memory.store import Store, Tx
 from memory.store.tables import counters, memories, memory_versions
-from memory.store.tables.memory_versions import Version
+from memory.store.tables.memory_versions import Revision
 from memory.text import clean
 from memory.write.apply import with_index
 from memory.write.dedup import Action
@@ -36,7 +36,7 @@ class Chain:
 
     memory: Memory
     since: float
-    earlier: tuple[Version, ...]
+    earlier: tuple[Revision, ...]
     source: str  # the exchange its current wording came from ('manual:...': the person's)
     dropped: int = 0  # its oldest versions dropped to keep the history bounded
 

@@ -11,6 +11,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
+from bot import render
 from bot.discord.cogs.characters import character_keys
 from bot.discord.ui import EchoView, Interaction, origin_of, send_ephemeral
 from memory import Character, manage
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 # Discord keeps the messages themselves: only their authors (or moderators) can delete them.
 FORGET_ME_QUESTION = (
-    f"{forgetting.FORGET_ME_QUESTION} Your messages on Discord itself stay: delete them there."
+    f"{render.FORGET_ME_QUESTION} Your messages on Discord itself stay: delete them there."
 )
 
 
@@ -64,7 +65,9 @@ class ConfirmErasure(EchoView):
             if self.origin is None
             else f"Erased what this server held about user {self.user_id}:"
         )
-        await interaction.response.edit_message(content=report.text(heading=heading), view=None)
+        await interaction.response.edit_message(
+            content=render.render_erasure(report, heading=heading), view=None
+        )
 
     @discord.ui.button(label="Keep", style=discord.ButtonStyle.secondary)
     async def cancel(
@@ -142,7 +145,7 @@ class ErasureCommands(commands.Cog):
             runtime.store, stored, actor_id=interaction.user.id, moderator=moderator,
             engine=runtime.engine,
         )  # fmt: skip
-        await send_ephemeral(interaction, report.text(heading="Forgotten:"))
+        await send_ephemeral(interaction, render.render_erasure(report, heading="Forgotten:"))
 
 
 async def setup(bot: EchoBot) -> None:

@@ -182,7 +182,9 @@ class ConfirmForget(EchoView):
             interaction.client.runtime.store, person_here(interaction), self.memory_id
         )
         self.stop()
-        await interaction.response.edit_message(content=forgotten.text(), view=None)
+        await interaction.response.edit_message(
+            content=render.render_forgotten(forgotten), view=None
+        )
 
     @discord.ui.button(label="Keep", style=discord.ButtonStyle.secondary)
     async def cancel(

@@ -35,7 +35,7 @@ _COLUMNS = (
 
 
 @dataclass(frozen=True, slots=True)
-class Version:
+class Revision:
     """One earlier wording of a memory, and where it came from and what ended it."""
 
     id: int
@@ -57,8 +57,8 @@ class Version:
         return self.came_from.startswith(MANUAL_EXCHANGE)
 
 
-def _version(row: sqlite3.Row) -> Version:
-    return Version(
+def _revision(row: sqlite3.Row) -> Revision:
+    return Revision(
         int(row[0]), int(row[1]), int(row[2]), str(row[3]), Kind(row[4]), Scope(row[5]),
         None if row[6] is None else int(row[6]), float(row[7]), float(row[8]), float(row[9]),
         str(row[10]), str(row[11]), str(row[12]),
@@ -170,14 +170,14 @@ async def dropped_for_user(db: Store | Tx, user_id: int) -> dict[int, int]:
     return {int(r[0]): int(r[1]) for r in rows}
 
 
-async def history(db: Store | Tx, user_id: int, memory_id: int) -> list[Version]:
+async def history(db: Store | Tx, user_id: int, memory_id: int) -> list[Revision]:
     """The earlier versions of the user's memory, oldest first (none for another's id)."""
     rows = await db.fetchall(
         f"SELECT {_COLUMNS} FROM memory_versions WHERE memory_id = ? AND user_id = ?"
         " ORDER BY valid_until, id",
         (memory_id, user_id),
     )
-    return [_version(r) for r in rows]
+    return [_revision(r) for r in rows]
 
 
 async def restore(tx: Tx, user_id: int, memory_id: int, *, now: float) -> Memory | None:
@@ -272,17 +272,17 @@ async def erase_copied(tx: Tx, copied: Copied, carries: Carries) -> int:
     return len(doomed)
 
 
-async def for_user(db: Store | Tx, user_id: int) -> list[Version]:
+async def for_user(db: Store | Tx, user_id: int) -> list[Revision]:
     """Every earlier version of the user's memories (for the export), by memory, oldest first."""
     rows = await db.fetchall(
         f"SELECT {_COLUMNS} FROM memory_versions WHERE user_id = ?"
         " ORDER BY memory_id, valid_until, id",
         (user_id,),
     )
-    return [_version(r) for r in rows]
+    return [_revision(r) for r in rows]
 
 
-async def insert_version(tx: Tx, memory_id: int, version: Version) -> None:
+async def insert_version(tx: Tx, memory_id: int, version: Revision) -> None:
     """Put back an earlier version of the memory `memory_id` (an import)."""
     await tx.execute(
         "INSERT INTO memory_versions (memory_id, user_id, text, kind, scope, story_id,"

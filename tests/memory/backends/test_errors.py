@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from memory.backends.chat import OpenAIChat
-from memory.backends.errors import MAX_DETAIL_CHARS, answered_error
+from memory.backends.error_words import MAX_DETAIL_CHARS, answered_error
 from memory.backends.redact import Secrets
 from memory.backends.structured import Mode, Negotiator
 from memory.errors import BackendRefused, BackendResponseError, BackendUnavailable

@@ -15,7 +15,7 @@ from memory import Engine, Incoming
 from memory.backends.chat import OllamaChat
 from memory.backends.embedders import OllamaEmbedder
 from memory.context.prompt import Character
-from memory.context.story import read_story
+from memory.context.story_view import read_story
 from memory.errors import StoreError
 from memory.model import Kind, Reason, Scope
 from memory.recall.conversation import CONVERSATION_MESSAGES, query_text, recent_messages

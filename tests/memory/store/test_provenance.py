@@ -8,6 +8,7 @@ from pathlib import Path
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from bot import render
 from memory import manage
 from memory.manage import forgetting
 from memory.manage import versions as manage_versions
@@ -172,7 +173,8 @@ async def test_a_reflection_applied_before_schema_21_is_judged_by_date(
         assert await _texts(store, BOB) == ["Aime le jardin", "Le phare est rouge"]
         assert await stored(store, tmp_path, CODE) == 0
         assert report.erased.others == 1
-        assert "1 item of other people went with it" in report.text(heading="Erased:")
+        said = render.render_erasure(report, heading="Erased:")
+        assert "1 item of other people went with it" in said
 
 
 async def test_what_a_reflection_was_shown_is_followed_from_note_to_note(store: Store) -> None:
@@ -209,9 +211,10 @@ async def test_what_a_reflection_was_shown_is_followed_from_note_to_note(store: 
     message = await history.by_source(store, "discord:5")
     report = await forgetting.forget_message(store, message, actor_id=ALICE)
     assert report.erased.others == 2  # Bob's anchor, Carol's memory
+    said = render.render_erasure(report, heading="Forgotten:")
     assert (
         "\n2 items of other people went with it: memories, anchors or positions a reflection"
-        " wrote while it was shown what you said" in report.text(heading="Forgotten:")
+        " wrote while it was shown what you said" in said
     )
     assert await store.fetchall("SELECT text FROM anchors") == []
     assert await _texts(store, CAROL) == []

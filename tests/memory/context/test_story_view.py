@@ -1,7 +1,8 @@
-"""The story read once per turn (memory.store.queries.story_snapshot, memory.context.story), on both
-backends: what the one statement gives equals what the separate reads gave, part for part; the
-prompt built on it is the one the separate reads built; the prompt and the conversation query of
-a turn see the same story while others change it; a warm turn reads the story once."""
+"""The story read once per turn (memory.store.queries.story_snapshot, memory.context.story_view),
+on both backends: what the one statement gives equals what the separate reads gave, part for
+part; the prompt built on it is the one the separate reads built; the prompt and the
+conversation query of a turn see the same story while others change it; a warm turn reads the
+story once."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from memory.backends.chat import OllamaChat
 from memory.backends.embedders import OllamaEmbedder
 from memory.context.builder import ContextBuilder, ContextConfig
 from memory.context.prompt import Character
-from memory.context.story import read_story
+from memory.context.story_view import read_story
 from memory.model import CondensedHistory, Kind, Scope, Source
 from memory.recall.conversation import CONVERSATION_MESSAGES, CONVERSATION_WINDOW
 from memory.store import Store, Tx
