@@ -9,7 +9,6 @@ from dataclasses import dataclass, replace
 
 from memory.character.cards import Card, Lorebook
 from memory.context.lore import MAX_CONTENT_CHARS, character_key, parse_keywords
-from memory.engine import Engine
 from memory.errors import Forbidden, InvalidInput, NotFound
 from memory.model import LoreEntry, LoreScope
 from memory.store import characters as cast_store
@@ -17,6 +16,7 @@ from memory.store import history, lore
 from memory.store.db import Store
 from memory.store.history import HistoryMessage
 from memory.text import clean_message
+from memory.turn.engine import Engine
 
 
 async def set_excluded(

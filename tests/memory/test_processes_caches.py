@@ -20,7 +20,6 @@ import pytest
 from memory import Engine, Incoming, MemoryConfig, manage
 from memory.backends.chat import OllamaChat
 from memory.backends.embedders import OllamaEmbedder
-from memory.engine import UNFIT_TTL
 from memory.manage import privacy
 from memory.model import Exchange, Reason
 from memory.recall.selection import RankedPool
@@ -28,6 +27,7 @@ from memory.store import context as context_store
 from memory.store import memories, outbox, vectors
 from memory.store.db import Store
 from memory.store.opening import open_store
+from memory.turn.engine import UNFIT_TTL
 from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama

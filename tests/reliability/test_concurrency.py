@@ -254,8 +254,7 @@ async def test_pools_stay_equal_to_a_rebuild_under_concurrent_recalls_and_writes
     """Recalls of one person in two places interleaved with that person's /remember, /pin and
     /forget at every await: afterwards each cached pool equals a fresh build, and no recall
     ever served a forgotten memory after its erasure returned."""
-    from memory import manage
-    from memory.engine import Engine
+    from memory import Engine, manage
     from memory.recall.selection import RankedPool
     from memory.store import memories as memory_store
 
