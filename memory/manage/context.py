@@ -110,7 +110,7 @@ class Strategies:
 
 def strategy_names(engine: Engine) -> list[str]:
     """The strategies a story may use: built in and plugged in."""
-    return engine.context.registry.names()
+    return engine.strategy_names()
 
 
 async def strategies(engine: Engine, story_id: int) -> Strategies:

@@ -155,7 +155,7 @@ async def test_each_job_runs_when_the_terminal_starts_them(
         )
         assert reply is not None
         await _before_the_start(before, 0)
-    caplog.set_level(logging.INFO, logger="memory.turn.engine")
+    caplog.set_level(logging.INFO, logger="memory.recall.recaller")
     _short_periods(monkeypatch)
     async with open_runtime(settings) as runtime:
         marie = Keyboard(runtime, "Marie")

@@ -22,12 +22,12 @@ from memory.backends.chat import OllamaChat
 from memory.backends.embedders import OllamaEmbedder
 from memory.manage import privacy
 from memory.model import Exchange, Reason
+from memory.recall.recaller import UNFIT_TTL
 from memory.recall.selection import RankedPool
 from memory.store import context as context_store
 from memory.store import memories, outbox, vectors
 from memory.store.db import Store
 from memory.store.opening import open_store
-from memory.turn.engine import UNFIT_TTL
 from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama
@@ -175,7 +175,7 @@ async def test_random_writes_from_both_processes_each_recall_serves_the_truth(
         got = await served(e, f"note {step} cat nurse", user)
         truth = await _truth(store, user, everywhere[user])
         assert set(got) <= set(truth.position), step
-        pool, _ = await e._pool(user, STORY, GUILD)
+        pool, _ = await e.recaller.pool(user, STORY, GUILD)
         assert pool == truth, step
         matrix = await e.vectors.matrix(user, MODEL)
         stored = {int(r[0]): str(r[1]) for r in await vectors.hashes_of(store, user, MODEL)}
@@ -235,10 +235,10 @@ async def test_the_indexer_in_the_other_process_leaves_the_pools_here_as_they_ar
     ids = [await remember(b, t) for t in TEXTS]
     here = engine(a, ollama, http)
     assert await served(here, "ginger cat Felix")
-    pool, _ = await here._pool(1, STORY, GUILD)
+    pool, _ = await here.recaller.pool(1, STORY, GUILD)
     await Indexer(b, OllamaEmbedder(http, ollama.url, MODEL)).run_once()
     recall = await here.recall(user_id=1, story_id=STORY, origin=GUILD, text="ginger cat Felix")
-    assert (await here._pool(1, STORY, GUILD))[0] is pool
+    assert (await here.recaller.pool(1, STORY, GUILD))[0] is pool
     assert next(s.score for s in recall.selected if s.memory.id == ids[0]) is not None
 
 

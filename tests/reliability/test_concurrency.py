@@ -289,7 +289,7 @@ async def test_pools_stay_equal_to_a_rebuild_under_concurrent_recalls_and_writes
     rng.shuffle(work)
     await asyncio.gather(*work)
     for story, origin in places:
-        pool, _ = await engine._pool(1, story, origin)
+        pool, _ = await engine.recaller.pool(1, story, origin)
         fresh = await memory_store.visible(store, 1, story, origin, counters=False)
         assert pool == RankedPool.build(fresh)
 

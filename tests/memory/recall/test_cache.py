@@ -217,8 +217,8 @@ def test_the_estimates_hold_for_people_of_few_memories() -> None:
     """People of 0, 1 or 3 memories as the caches hold them (their memories read from the
     store, keys, slots, the budget's order), and what the store remembers of their commits:
     what the budget counts is within a factor of two of what they take."""
+    from memory.recall.recaller import _pool_bytes
     from memory.store.generations import Generations
-    from memory.turn.engine import _pool_bytes
 
     for n in (0, 1, 3):
         pools = SizedCache[tuple[int, int, str], Any](CacheBudget(), _pool_bytes)
