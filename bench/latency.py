@@ -125,7 +125,7 @@ async def measure(n: int, rng: np.random.Generator) -> dict[str, float]:
             # Baseline, same run: the same after a change, the pool rebuilt from the database.
             await manage.remember(store, user_id=USER, story_id=STORY, origin=ORIGIN,
                                   text="Another new memory", now=2.0)  # fmt: skip
-            engine._pools.clear()
+            engine.recaller._pools.clear()
             started = time.perf_counter()
             await turn()
             rebuilt = time.perf_counter() - started

@@ -39,7 +39,6 @@ from memory.context.builder import ContextConfig
 from memory.context.prompt import BlockKind, Character
 from memory.context.strategies import Registry, Status, load_registry
 from memory.context.when import now_line, said_on
-from memory.engine import Engine
 from memory.errors import (
     BackendError,
     BackendRefused,
@@ -78,6 +77,7 @@ from memory.store import Store, open_store
 from memory.store.queries.moderation import HeldAnchor
 from memory.store.tables.history import HistoryMessage
 from memory.turn.admission import MAX_CHATS, BoundedChat
+from memory.turn.engine import Engine
 from memory.turn.values import (
     EngineStatus,
     Incoming,

@@ -43,9 +43,9 @@ from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from memory.engine import Engine
 from memory.errors import unexpected
 from memory.manage import casting, forgetting
+from memory.turn.engine import Engine
 from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
 

@@ -9,7 +9,6 @@ from dataclasses import dataclass, replace
 
 from memory.character.cards import Card, Lorebook
 from memory.context.lore import MAX_CONTENT_CHARS, character_key, parse_keywords
-from memory.engine import Engine
 from memory.errors import Forbidden, InvalidInput, NotFound
 from memory.model import LoreEntry, LoreScope
 from memory.store import Store
@@ -17,6 +16,7 @@ from memory.store.tables import characters as cast_store
 from memory.store.tables import history, lore_entries
 from memory.store.tables.history import HistoryMessage
 from memory.text import clean_message
+from memory.turn.engine import Engine
 
 
 async def set_excluded(
@@ -110,7 +110,7 @@ class Strategies:
 
 def strategy_names(engine: Engine) -> list[str]:
     """The strategies a story may use: built in and plugged in."""
-    return engine.context.registry.names()
+    return engine.strategy_names()
 
 
 async def strategies(engine: Engine, story_id: int) -> Strategies:

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from memory.character.cast import derived_id
-from memory.engine import Engine
 from memory.errors import Forbidden, NotFound, StoreError
 from memory.manage import casting, context
 from memory.model import MANUAL_EXCHANGE, Memory
@@ -30,6 +29,7 @@ from memory.store.tables import characters as cast_store
 from memory.store.tables import counters, history, memories, reply_versions, sent_messages
 from memory.store.tables.history import HistoryMessage
 from memory.text import clean_message
+from memory.turn.engine import Engine
 from memory.turn.values import VERSIONS_HOURS
 from memory.write import filters, state
 

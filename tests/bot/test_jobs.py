@@ -18,8 +18,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from bot.config import Settings
 from bot.discord.app import EchoBot, Sync
 from bot.runtime import Runtime, open_runtime
-from memory import jobs
-from memory.engine import Incoming
+from memory import Incoming, jobs
 from memory.model import DM_ORIGIN, Exchange, Kind, Scope
 from memory.store import Tx
 from memory.store.queries import erasure
@@ -157,7 +156,7 @@ async def test_each_job_runs_when_the_terminal_starts_them(
         )
         assert reply is not None
         await _before_the_start(before, 0)
-    caplog.set_level(logging.INFO, logger="memory.engine")
+    caplog.set_level(logging.INFO, logger="memory.recall.recaller")
     _short_periods(monkeypatch)
     async with open_runtime(settings) as runtime:
         marie = Keyboard(runtime, "Marie")

@@ -217,7 +217,7 @@ def test_the_estimates_hold_for_people_of_few_memories() -> None:
     """People of 0, 1 or 3 memories as the caches hold them (their memories read from the
     store, keys, slots, the budget's order), and what the store remembers of their commits:
     what the budget counts is within a factor of two of what they take."""
-    from memory.engine import _pool_bytes
+    from memory.recall.recaller import _pool_bytes
     from memory.store.generations import Generations
 
     for n in (0, 1, 3):

@@ -78,7 +78,7 @@ def _say(person: int, story: int, n: int, key: int) -> Incoming:
 def _holders(engine: Engine, worker: ReflectionWorker) -> dict[str, set[int]]:
     """The people each per-person structure of the engine, the worker and the store holds."""
     return {
-        "pools": {key[0] for key in engine._pools},
+        "pools": {key[0] for key in engine.recaller._pools},
         "matrices": set(engine.vectors._matrices),
         "matrix updates": {key[0] for key in engine.vectors._updating},
         "dedup indexes": {key[0] for key in worker.indexes._entries},

@@ -54,7 +54,7 @@ async def test_pools_follow_privacy_changes_under_concurrent_turns(store: Store,
     await asyncio.gather(*work)
     final = await privacy.get(store, 1, default=privacy.WHERE_LEARNED)
     for story, origin in PLACES:
-        pool, served_everywhere = await engine._pool(1, story, origin)
+        pool, served_everywhere = await engine.recaller.pool(1, story, origin)
         assert served_everywhere is final.everywhere
         fresh = await memories.visible(store, 1, story, origin, counters=False,
                                        everywhere=final.everywhere)  # fmt: skip

@@ -20,9 +20,9 @@ import pytest
 from memory import Engine, Incoming, MemoryConfig, manage
 from memory.backends.chat import OllamaChat
 from memory.backends.embedders import OllamaEmbedder
-from memory.engine import UNFIT_TTL
 from memory.manage import privacy
 from memory.model import Exchange, Reason
+from memory.recall.recaller import UNFIT_TTL
 from memory.recall.selection import RankedPool
 from memory.store import Store, open_store
 from memory.store.tables import embeddings, memories, outbox
@@ -174,7 +174,7 @@ async def test_random_writes_from_both_processes_each_recall_serves_the_truth(
         got = await served(e, f"note {step} cat nurse", user)
         truth = await _truth(store, user, everywhere[user])
         assert set(got) <= set(truth.position), step
-        pool, _ = await e._pool(user, STORY, GUILD)
+        pool, _ = await e.recaller.pool(user, STORY, GUILD)
         assert pool == truth, step
         matrix = await e.vectors.matrix(user, MODEL)
         stored = {int(r[0]): str(r[1]) for r in await embeddings.hashes_of(store, user, MODEL)}
@@ -234,10 +234,10 @@ async def test_the_indexer_in_the_other_process_leaves_the_pools_here_as_they_ar
     ids = [await remember(b, t) for t in TEXTS]
     here = engine(a, ollama, http)
     assert await served(here, "ginger cat Felix")
-    pool, _ = await here._pool(1, STORY, GUILD)
+    pool, _ = await here.recaller.pool(1, STORY, GUILD)
     await Indexer(b, OllamaEmbedder(http, ollama.url, MODEL)).run_once()
     recall = await here.recall(user_id=1, story_id=STORY, origin=GUILD, text="ginger cat Felix")
-    assert (await here._pool(1, STORY, GUILD))[0] is pool
+    assert (await here.recaller.pool(1, STORY, GUILD))[0] is pool
     assert next(s.score for s in recall.selected if s.memory.id == ids[0]) is not None
 
 

@@ -254,8 +254,7 @@ async def test_pools_stay_equal_to_a_rebuild_under_concurrent_recalls_and_writes
     """Recalls of one person in two places interleaved with that person's /remember, /pin and
     /forget at every await: afterwards each cached pool equals a fresh build, and no recall
     ever served a forgotten memory after its erasure returned."""
-    from memory import manage
-    from memory.engine import Engine
+    from memory import Engine, manage
     from memory.recall.selection import RankedPool
     from memory.store.tables import memories as memory_store
 
@@ -290,7 +289,7 @@ async def test_pools_stay_equal_to_a_rebuild_under_concurrent_recalls_and_writes
     rng.shuffle(work)
     await asyncio.gather(*work)
     for story, origin in places:
-        pool, _ = await engine._pool(1, story, origin)
+        pool, _ = await engine.recaller.pool(1, story, origin)
         fresh = await memory_store.visible(store, 1, story, origin, counters=False)
         assert pool == RankedPool.build(fresh)
 

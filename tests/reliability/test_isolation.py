@@ -12,8 +12,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from memory import manage
-from memory.engine import Engine
+from memory import Engine, manage
 from memory.errors import NotFound
 from memory.manage import privacy
 from memory.model import DM_ORIGIN, Kind, Scope

@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
+from memory import Engine, Incoming
 from memory.backends.chat import ChatResult, Deadlined, Message, OpenAIChat
 from memory.backends.streaming import ChatStream
-from memory.engine import Engine, Incoming
 from memory.manage import setup
 from memory.store import Store
 from memory.turn.admission import BoundedChat

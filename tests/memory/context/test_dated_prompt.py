@@ -16,10 +16,9 @@ from zoneinfo import ZoneInfo
 
 import httpx
 
-from memory import manage
+from memory import Engine, Incoming, manage
 from memory.backends.chat import OllamaChat
 from memory.context.prompt import Character
-from memory.engine import Engine, Incoming
 from memory.store import Store, open_store
 from memory.store.tables import history
 from memory.write.worker import ReflectionWorker

@@ -14,13 +14,13 @@ import httpx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory import Engine, Incoming
 from memory.backends.chat import OllamaChat
 from memory.context.budget import Budget, ContextPlan, assemble
 from memory.context.builder import ContextConfig
 from memory.context.prompt import BlockKind, block, history_blocks, input_block
 from memory.context.strategies import BUILT_IN, Status
 from memory.context.tokens import Estimator
-from memory.engine import Engine, Incoming
 from memory.store import Store
 from memory.store.tables import history
 from memory.store.tables.history import HistoryMessage

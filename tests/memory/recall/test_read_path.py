@@ -253,7 +253,7 @@ async def test_the_pool_is_patched_with_what_changed_and_equals_a_rebuild(
     engine = _engine(store, embedder)
 
     async def pool_matches_a_rebuild() -> RankedPool:
-        pool, _ = await engine._pool(USER, STORY, GUILD)
+        pool, _ = await engine.recaller.pool(USER, STORY, GUILD)
         fresh = await memories.visible(store, USER, STORY, GUILD, counters=False)
         assert pool == RankedPool.build(fresh)
         return pool

@@ -12,9 +12,8 @@ import pytest
 
 from bot.config import load_settings
 from bot.runtime import with_prefixes
-from memory import manage
+from memory import Engine, manage
 from memory.backends.embedders import OllamaEmbedder
-from memory.engine import Engine
 from memory.store import Store
 from memory.vectors.indexer import Indexer
 from memory.vectors.prefixes import NONE, Prefixed, TaskPrefixes, known_prefixes, prefixes_of

@@ -17,9 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.truth import blind as truth_blind
-from memory import lexicon, manage
+from memory import Engine, Incoming, lexicon, manage
 from memory.backends.chat import OllamaChat
-from memory.engine import Engine, Incoming
 from memory.errors import NotFound
 from memory.manage import forgetting
 from memory.manage import privacy as manage_privacy

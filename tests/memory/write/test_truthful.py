@@ -19,10 +19,9 @@ import httpx
 import pytest
 
 from bot.render import render_versions
-from memory import manage
+from memory import Engine, Incoming, manage
 from memory.backends.chat import OllamaChat
 from memory.backends.embedders import OllamaEmbedder
-from memory.engine import Engine, Incoming
 from memory.manage import forgetting
 from memory.manage import versions as manage_versions
 from memory.model import Scope

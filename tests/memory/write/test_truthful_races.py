@@ -16,9 +16,8 @@ import httpx
 import pytest
 
 from bot.render import render_versions
-from memory import manage
+from memory import Engine, Incoming, manage
 from memory.backends.chat import OllamaChat
-from memory.engine import Engine, Incoming
 from memory.manage import export, forgetting
 from memory.manage import versions as manage_versions
 from memory.model import Scope

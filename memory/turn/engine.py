@@ -1,0 +1,359 @@
+"""Orchestration of a turn and of what follows it. No Discord types: ids and text only.
+
+The engine composes the parts a turn goes through and does nothing else: admission (one turn per
+person and place, admission.py), the message stored with the greeting due (greetings.py), the
+one preparation step (the story, recall by memory.recall.recaller, the prompt's plan) and the
+reply as it streams (replying.py), the exchange written (exchanges.py) and the turn's timing
+(timing.py). Another answer to a stored message, and the choice among the answers, are
+answers.py's. Its values (MemoryConfig, Incoming, Reply, Recall, EngineStatus) live in
+memory/turn/values.py, which the turn's parts import too; the front ends take them from the
+package's face (memory)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from datetime import tzinfo
+
+from memory.backends.chat import ChatBackend, Embedder
+from memory.cache import MIB, CacheBudget
+from memory.character.cast import Characters
+from memory.context.budget import ContextPlan
+from memory.context.builder import ContextBuilder, ContextConfig
+from memory.context.prompt import Character
+from memory.context.strategies import Registry
+from memory.errors import Overloaded, StoreError
+from memory.looplag import LoopLag
+from memory.model import Exchange
+from memory.recall.recaller import WARM_DAYS, WARM_PLACES, Recaller
+from memory.recall.semantic import VectorCache
+from memory.store import Store, Tx
+from memory.store.tables import characters as cast_store
+from memory.store.tables import outbox
+from memory.text import clean, clean_message
+from memory.turn.admission import Admission, bound_of
+from memory.turn.answers import Answers
+from memory.turn.exchanges import ExchangeWriter
+from memory.turn.greetings import Greetings
+from memory.turn.replying import Replier, prepare
+from memory.turn.timing import record_timing
+from memory.turn.values import (
+    EngineStatus,
+    Incoming,
+    MemoryConfig,
+    OnText,
+    Reply,
+    Version,
+    Versions,
+)
+
+log = logging.getLogger(__name__)
+
+# Message ids remembered in memory against replays (the database remembers them all).
+REMEMBERED_MESSAGE_IDS = 4096
+
+
+class Engine:
+    """The memory engine of one character: recall before the reply, reflection after it."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        embedder: Embedder | None,
+        chat: ChatBackend | None = None,
+        character: Character | None = None,
+        characters: Characters | None = None,
+        config: MemoryConfig | None = None,
+        context: ContextConfig | None = None,
+        strategies: Registry | None = None,
+        clock: Callable[[], float] = time.time,
+        loop_lag: LoopLag | None = None,
+        zone: tzinfo | None = None,
+        settle: float = 0.0,
+    ) -> None:
+        self.store = store
+        # Seconds a reply's versions are left to settle before its reflection is due: after the
+        # reply and after each new answer or swipe; the person's next message here ends the
+        # wait. 0 (a front end without versions): reflected at once; the bot waits
+        # [conversation] settle_seconds.
+        self.settle = settle
+        # The time zone a message's times are read in ("yesterday"; None: the machine's).
+        self.zone = zone
+        self.embedder = embedder
+        self.loop_lag = loop_lag
+        self.chat = chat
+        # Every character it plays ("character" alone: a cast of one); `character` is the
+        # default one, the one a message naming none is answered as.
+        self.characters = characters or Characters([character or Character("Écho", "")])
+        self.character = self.characters.default
+        self.config = config or MemoryConfig()
+        self.clock = clock
+        # Every per-person cache of this engine (and of a reflection worker given it) together
+        # stays under [limits] cache_mb (memory.recall.cache).
+        self.caches = CacheBudget(self.config.cache_mb * MIB)
+        # What the store knows of each person's generation counts too.
+        store.bound_generations(self.caches)
+        # The parts below read the settings, the clock and the chat backend as they are at each
+        # use: a test or a front end may replace them on the engine.
+        self.recaller = Recaller(
+            store, embedder=embedder, caches=self.caches, config=lambda: self.config,
+            clock=lambda: self.clock(), zone=zone,
+        )  # fmt: skip
+        # A recall alone, outside a turn (tests, benchmarks): the recaller's.
+        self.recall = self.recaller.recall
+        self.contexts = {
+            c.key: ContextBuilder(
+                store,
+                character=c,
+                chat_model=chat.model if chat else "none",
+                config=context,
+                registry=strategies,
+                clock=clock,
+            )
+            for c in self.characters
+        }
+        self.context = self.contexts[self.character.key]
+        self.admission = Admission(
+            queue=self.config.turn_queue, notice_interval=self.config.slow_down_interval
+        )
+        self.exchanges = ExchangeWriter(
+            store, author=self.character.name, clock=clock,
+            backlog=lambda: self.config.reflection_backlog, settle=lambda: self.settle,
+        )  # fmt: skip
+        self.replier = Replier(chat=lambda: self.chat, config=lambda: self.config)
+        self.answers = Answers(
+            store, recaller=self.recaller, replier=self.replier, admission=self.admission,
+            characters=self.characters, contexts=self.contexts, config=lambda: self.config,
+            clock=lambda: self.clock(), settle=lambda: self.settle,
+        )  # fmt: skip
+        # Recent message ids, so a replay is ignored even when the database could not record it.
+        self._answered: deque[str] = deque(maxlen=REMEMBERED_MESSAGE_IDS)
+        self.all_greetings = {c.key: Greetings(store, c, clock) for c in self.characters}
+        self.greetings = self.all_greetings[self.character.key]
+
+    @property
+    def vectors(self) -> VectorCache:
+        """The people's vector matrices (the recaller's)."""
+        return self.recaller.vectors
+
+    @property
+    def character_name(self) -> str:
+        """The name the character answers as (what the front ends show before its lines)."""
+        return self.character.name
+
+    async def warm_up(self, *, places: int = WARM_PLACES, days: float = WARM_DAYS) -> int:
+        """Fill the recall's caches for the most recently active people (Recaller.warm_up)."""
+        return await self.recaller.warm_up(places=places, days=days)
+
+    def status(self) -> EngineStatus:
+        bounded = bound_of(self.chat)
+        return EngineStatus(
+            self.admission.status(), self.exchanges.waiting, self.exchanges.dropped,
+            self.vectors.status().turns_before_vectors,
+            self.loop_lag.longest() if self.loop_lag else None, self.replier.interrupted,
+            chat_one_at_a_time=bounded is not None and bounded.one_at_a_time,
+            chat_asked_again=bounded.asked_again if bounded is not None else 0,
+        )  # fmt: skip
+
+    async def turn(
+        self, message: Incoming, *, admitted: bool = False, on_text: OnText | None = None
+    ) -> Reply | None:
+        """Answer a message: store it, recall, ask the chat backend, store the reply, queue the
+        reflection. Return None for an empty message or one already answered (same source id).
+
+        Turns of one person in one place run one after another: Overloaded when too many wait
+        (unless the caller `admitted` the turn itself, inside `self.admit`); all other turns
+        run concurrently. A chat failure raises BackendError after the message was stored: it
+        stays in history.
+
+        The reply streams when the chat server can: `on_text` is awaited with the reply's
+        text so far each time more arrives (never twice at once; each text a prefix of the
+        next, cleaned as the reply is, short of where the length cut could fall), and must
+        return quickly; a server that answers in one block never calls it. A stream that
+        breaks after some text keeps it: `Reply.interrupted`.
+        """
+        if self.chat is None:
+            raise RuntimeError("this engine has no chat backend")
+        if admitted:
+            return await self._answer(message, on_text)
+        async with self.admit(message) as fresh:
+            return await self._answer(message, on_text) if fresh else None
+
+    @contextlib.asynccontextmanager
+    async def admit(self, message: Incoming) -> AsyncIterator[bool]:
+        """Claim the message and hold this person's turn in this place for the block; yield
+        False for a replay (already answered, or waiting in line: it never takes a place).
+        Overloaded, decided before any await, gives the claim back: a redelivery may be
+        answered. A front end that wraps more than the turn in the line (typing, sending)
+        uses this, then `turn(admitted=True)`."""
+        if message.source_id in self._answered:
+            yield False
+            return
+        self._answered.append(message.source_id)
+        try:
+            async with self.admission.turn(message.user_id, message.story_id):
+                yield True
+        except Overloaded:  # only entering the line raises it
+            self._answered.remove(message.source_id)
+            raise
+
+    def settled(self, user_id: int, story_id: int) -> contextlib.AbstractAsyncContextManager[None]:
+        """Wait in this person's line in this place behind the turns already in it, and hold it
+        for the block (following an edit: Admission.settled); never refused."""
+        return self.admission.settled(user_id, story_id)
+
+    def strategy_names(self) -> list[str]:
+        """The context strategies a story may use: built in and plugged in."""
+        return self.context.registry.names()
+
+    def as_played(self, message: Incoming) -> tuple[Incoming, Character]:
+        """The message as its character knows it: the person's and the story's ids that
+        character keeps them under (memory.character.cast), and the character."""
+        playing = self.characters.playing(message.character)
+        return replace(
+            message,
+            user_id=self.characters.person_id(playing.key, message.user_id),
+            story_id=self.characters.story_id(playing.key, message.story_id),
+            character=playing.key,
+        ), playing
+
+    def _derived(self, real: Incoming, played: Incoming) -> list[tuple[int, str, int, str]]:
+        key = played.character
+        pairs = ((played.user_id, cast_store.PERSON, real.user_id),
+                 (played.story_id, cast_store.STORY, real.story_id))  # fmt: skip
+        return [(d, kind, r, key) for d, kind, r in pairs if d != r]
+
+    async def _answer(self, message: Incoming, on_text: OnText | None) -> Reply | None:
+        # A display name is text from a person like any other (a lone surrogate in it would
+        # fail every write and every request).
+        message = replace(message, user_name=clean(message.user_name) or "someone")
+        text = clean_message(message.text)
+        if not text:
+            return None
+        real = message
+        message, playing = self.as_played(message)
+        derived = self._derived(real, message)
+        context, greetings = self.contexts[playing.key], self.all_greetings[playing.key]
+        if self.exchanges.waiting:  # what a refusing database left behind, written meanwhile
+            self.exchanges.flush_soon()
+        started = time.monotonic()
+        # The history before this message: up to its own row, or everything stored so far when
+        # the database could not take it.
+        before_id: int | None = None
+        greeting: str | None = None
+
+        async def store_message(tx: Tx) -> tuple[int | None, str | None]:
+            await cast_store.record_ids(tx, derived)
+            return await self._store_message(tx, greetings, message, text)
+
+        try:
+            before_id, greeting = await self.store.transact(store_message)
+        except StoreError as exc:
+            # The database is busy or full: answer anyway (a turn never waits on memory).
+            log.warning("message %s not stored (%s): answering anyway", message.source_id, exc)
+        else:
+            if before_id is None:
+                log.info("message %s was already answered: ignored", message.source_id)
+                return None
+            if greeting is not None:
+                greetings.due(message, greeting)
+        recalled, plan = await prepare(
+            self.recaller, context, user_id=message.user_id, user_name=message.user_name,
+            story_id=message.story_id, origin=message.origin, text=text, before_id=before_id,
+            exchange_id=message.source_id if before_id is not None else "",
+        )  # fmt: skip
+        answer, cut, interrupted = await self.replier.reply(
+            message.source_id, plan, message.story_id, context, on_text
+        )
+        if cut:
+            log.info("reply to %s cut by %d characters", message.source_id, cut)
+        exchange = Exchange(
+            message.source_id, message.user_id, message.story_id, message.origin,
+            message.user_name, text, answer, playing.name,
+        )  # fmt: skip
+        # Written before the turn ends, so this person's next message, waiting in their line,
+        # comes after this reply in the history.
+        if await self.exchanges.write(exchange):
+            latency_ms = (time.monotonic() - started) * 1000.0
+            await record_timing(self.store, recalled, plan, latency_ms, now=self.clock())
+        else:  # the database refused the exchange: the reply must not wait on it twice
+            log.info("timing of the turn on %s not recorded", message.source_id)
+        greeting = await greetings.deliver(message)
+        return Reply(answer, message.source_id, recalled, greeting, cut, interrupted)
+
+    async def _store_message(
+        self, tx: Tx, greetings: Greetings, message: Incoming, text: str
+    ) -> tuple[int | None, str | None]:
+        """Store the message (greetings.store_message); the person speaking again here settles
+        the versions of their replies before it (their reflections are due now)."""
+        stored = await greetings.store_message(tx, message, text)
+        if stored[0] is not None and self.settle > 0:
+            await outbox.settle_place(tx, message.user_id, message.story_id, now=self.clock())
+        return stored
+
+    async def regenerate(
+        self,
+        exchange_id: str,
+        *,
+        without: frozenset[int] = frozenset(),
+        on_text: OnText | None = None,
+    ) -> Reply:
+        """Answer the stored message of this exchange again, with the history as it was before
+        it and the same recall, less the memories `without` (Answers.regenerate)."""
+        if self.chat is None:
+            raise RuntimeError("this engine has no chat backend")
+        return await self.answers.regenerate(exchange_id, without=without, on_text=on_text)
+
+    async def swipe(self, exchange_id: str, index: int) -> Version:
+        """Show version `index` (0-based) of the answers to this exchange (Answers.swipe)."""
+        return await self.answers.swipe(exchange_id, index)
+
+    async def versions(self, exchange_id: str) -> Versions:
+        """The answers to this exchange and which is shown (Answers.versions)."""
+        return await self.answers.versions(exchange_id)
+
+    @property
+    def exchanges_dropped(self) -> int:
+        """Exchanges lost since start-up: past the bound of those waiting, or to a bug."""
+        return self.exchanges.dropped
+
+    async def flush_pending(self) -> int:
+        """Write the exchanges a busy or full database refused; see ExchangeWriter."""
+        return await self.exchanges.flush_pending()
+
+    def claimed(self, source_id: str) -> bool:
+        """Whether this engine took the message for a turn lately: answered, or its turn still
+        running or waiting (an edit or a deletion of it then waits for, or races, that turn)."""
+        return source_id in self._answered
+
+    def drop_waiting(
+        self, *, user_id: int | None = None, origin: str | None = None, exchange_id: str = ""
+    ) -> int:
+        """Forget the exchanges waiting for the database that an erasure covers (one exchange,
+        or a person's, everywhere or in one server); return how many."""
+        return self.exchanges.drop_waiting(user_id=user_id, origin=origin, exchange_id=exchange_id)
+
+    async def preview(
+        self,
+        *,
+        user_id: int,
+        user_name: str,
+        story_id: int,
+        origin: str,
+        text: str = "",
+        character: str = "",
+    ) -> ContextPlan:
+        """The prompt the next message would get, and why; records nothing, moves no counter."""
+        playing = self.characters.playing(character)
+        _, plan = await prepare(
+            self.recaller, self.contexts[playing.key],
+            user_id=self.characters.person_id(playing.key, user_id), user_name=user_name,
+            story_id=self.characters.story_id(playing.key, story_id), origin=origin,
+            text=clean_message(text), before_id=None, record=False,
+        )  # fmt: skip
+        return plan
