@@ -14,6 +14,7 @@ Run: make bench-people (PEOPLE="10000 100000": each count in its own process, th
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import gc
 import json
 import sys
@@ -62,11 +63,31 @@ async def embed(request: web.Request) -> web.Response:
     return web.json_response({"embeddings": [[1.0, 0.0, 0.5] for _ in payload["input"]]})
 
 
-def rss_mb() -> float:
+def rss_mb(field: str = "VmRSS") -> float:
+    """The process's resident set (VmRSS), or one of its parts (RssAnon: not file-backed)."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]  # fmt: skip
+
+
+def c_heap_mb() -> tuple[float, float]:
+    """What the C allocator (glibc's malloc, every arena) holds in use and free, in MB: the
+    memory outside Python's own allocator (numpy's buffers, SQLite's caches, large objects);
+    (0, 0) where there is no mallinfo2."""
+    try:
+        mallinfo2 = ctypes.CDLL(None).mallinfo2
+    except (AttributeError, OSError):
+        return 0.0, 0.0
+    mallinfo2.restype = _Mallinfo2
+    info = mallinfo2()
+    return round(info.uordblks / 2**20, 1), round(info.fordblks / 2**20, 1)
 
 
 @dataclass
@@ -78,6 +99,13 @@ class Sample:
     entries: int
     generations: int
     evictions: int
+    # Where the resident set is: anonymous memory (RssAnon, the rest being mapped files), the
+    # C allocator's bytes in use and free (c_heap_mb), and the objects the collector no longer
+    # walks (gc.freeze, memory.bulk). 0 in runs saved before they were sampled.
+    anon_mb: float = 0.0
+    c_heap_mb: float = 0.0
+    c_free_mb: float = 0.0
+    frozen: int = 0
 
 
 @dataclass
@@ -122,6 +150,7 @@ async def run(people: int) -> Run:
                         done, round(time.monotonic() - started, 1), round(rss_mb(), 1),
                         round(engine.caches.total / 2**20, 1), engine.caches.entries,
                         runtime.store._writes.generations.known(), engine.caches.evictions,
+                        round(rss_mb("RssAnon"), 1), *c_heap_mb(), gc.get_freeze_count(),
                     )  # fmt: skip
 
                 async def one(user: int) -> None:
@@ -166,17 +195,36 @@ def report(runs: list[Run]) -> str:
         f"{IDLE_SECONDS:.0f} s idle and a full collection. `make bench-people`.",
         "",
         "| code | people | start RSS (MB) | RSS after all (MB) | RSS after idle (MB) | caches by"
-        " estimate (MB) | cache entries | people in generations | evictions | answered |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        " estimate (MB) | cache entries | people in generations | evictions | answered |"
+        " second half: first → last RSS (MB) | ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         last, idle = r.samples[-1], r.idle
         name = f"{r.people:,}" if idle else f"{r.people:,} (stopped at {last.people:,})"
         end = idle or last
+        # The resident set over the second half of the people seen (of those reached, for a
+        # run stopped before its end): its first sample at or past half, and the last (idle).
+        half = [s for s in [*r.samples, *([idle] if idle else [])] if 2 * s.people >= last.people]
+        first, final = half[0].rss_mb, half[-1].rss_mb
         lines.append(
             f"| {r.code} | {name} | {r.start_mb:.0f} | {last.rss_mb:.0f} |"
             f" {f'{idle.rss_mb:.0f}' if idle else 'not reached'} | {end.caches_mb:.1f} |"
             f" {end.entries:,} | {end.generations:,} | {end.evictions:,} | {r.answered:,} |"
+            f" {first:.0f} → {final:.0f} | {final / first:.3f} |"
+        )
+    sampled = [r for r in runs if (r.idle or r.samples[-1]).anon_mb]
+    lines += [] if not sampled else ["", "Where the memory is at the end: RssAnon is the"
+              " resident set less mapped files; the C heap is glibc's malloc (numpy, SQLite,"
+              " large objects) in use and free; frozen objects are those gc.freeze moved out of"
+              " the collector's sight (memory.bulk).", "",
+              "| code | people | RssAnon (MB) | C heap in use (MB) | C heap free (MB) |"
+              " frozen objects |", "|---|---|---|---|---|---|"]  # fmt: skip
+    for r in sampled:
+        end = r.idle or r.samples[-1]
+        lines.append(
+            f"| {r.code} | {r.people:,} | {end.anon_mb:.0f} | {end.c_heap_mb:.1f} |"
+            f" {end.c_free_mb:.1f} | {end.frozen:,} |"
         )
     lines += ["", "RSS (MB) by people seen:", "", "| people | " + " | ".join(
         f"{r.people:,} ({r.code})" for r in runs) + " |", "|---|" + "---|" * len(runs)]  # fmt: skip
