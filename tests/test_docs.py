@@ -244,3 +244,78 @@ def test_the_plugin_example_loads_through_the_entry_point_group_and_drops_lore_f
     # The built-in default order differs: truncate gives up history first.
     truncated = registry.get("truncate").apply(request)
     assert any(key.startswith("history-") for key in truncated.removed)
+
+
+# The tree at the top of docs/architecture.md: an entry is a path at its indentation (two
+# spaces a level) followed by what it holds; the lines below it, indented further, continue it.
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+# Folders whose every module the tree need not name: the tests mirror memory/ and bot/, and
+# bench/ is a runner per file.
+_LISTED_ONLY = {"tests", "bench"}
+
+
+def _tree() -> list[tuple[Path, str]]:
+    """(path, the text of its entry and of the entries below it) for each entry of the tree."""
+    lines = ARCHITECTURE.read_text(encoding="utf-8").split("```", 2)[1].splitlines()[1:]
+    entries: list[tuple[int, Path, list[str]]] = []
+    stack: list[tuple[int, Path]] = []
+    for line in lines:
+        match = re.match(r"( *)(\S+)", line)
+        if match is None:
+            continue
+        depth, name = len(match.group(1)), match.group(2)
+        if (
+            depth % 2
+            or (depth // 2 > len(stack))
+            or name.startswith(("(", "`"))
+            or (not name.endswith(("/", ".py")) and depth >= 2 * len(stack))
+        ):
+            entries[-1][2].append(line)  # a continuation of the entry above
+            continue
+        level = depth // 2
+        del stack[level:]
+        path = (stack[-1][1] if stack else ROOT) / name.rstrip("/")
+        stack.append((level, path))
+        entries.append((level, path, [line]))
+        for _, parent, text in entries[:-1]:
+            if parent in path.parents:
+                text.append(line)
+    for i, (_, path, text) in enumerate(entries):
+        later = [t for _, p, t in entries[i + 1 :] if path in p.parents]
+        text.extend(line for t in later for line in t if line not in text)
+    return [(path, "\n".join(text)) for _, path, text in entries]
+
+
+def _modules(folder: Path, named_below: set[Path]) -> list[Path]:
+    """The modules and packages of `folder`, and of its packages the tree gives no entry."""
+    out = []
+    for child in sorted(folder.iterdir()):
+        if child.name.startswith(("_", ".")) or child in named_below:
+            continue
+        if re.match(r"v\d\d_", child.name):  # a migration: the folder's entry says what they are
+            continue
+        if child.suffix == ".py":
+            out.append(child)
+        elif (child / "__init__.py").exists():
+            out.append(child)
+            out += _modules(child, named_below)
+    return out
+
+
+def test_the_architecture_tree_names_exactly_the_modules_that_exist() -> None:
+    tree = _tree()
+    assert {p.relative_to(ROOT).parts[0] for p, _ in tree} >= {"memory", "bot", "tests", "bench"}
+    missing = [str(p.relative_to(ROOT)) for p, _ in tree if not p.exists()]
+    assert not missing, f"docs/architecture.md names what does not exist: {missing}"
+    entries = {p for p, _ in tree}
+    unnamed = []
+    for path, text in tree:
+        if not path.is_dir() or path.relative_to(ROOT).parts[0] in _LISTED_ONLY:
+            continue
+        for module in _modules(path, entries):
+            if not re.search(rf"(?<![\w.]){re.escape(module.stem)}(?![\w])", text):
+                unnamed.append(str(module.relative_to(ROOT)))
+        cited = re.findall(r"(?<![\w/])(\w+)\.py\b", text)
+        absent = [c for c in cited if not list(path.rglob(f"{c}.py"))]
+        assert not absent, f"docs/architecture.md's {path.name}/ names no such file: {absent}"
+    assert not unnamed, "docs/architecture.md's tree does not name: " + ", ".join(unnamed)

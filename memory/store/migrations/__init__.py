@@ -5,6 +5,10 @@ memory.store.sqlite.migrate (SQLite) and memory.store.postgres.store (PostgreSQL
 memory.store.postgres.migrations derives from these). A published migration is never edited: the
 next number is a new module, listed below. CHECK constraints hold every enum and range, so an
 invalid row cannot exist whatever the code above does.
+
+There is no 28: the number was skipped when two changes were made side by side (v27 and v29
+landed the same day), and no module for it was ever published. Versions are compared, never
+counted, so a database at 27 goes to 29 directly.
 """
 
 from __future__ import annotations
