@@ -54,10 +54,17 @@ def _parser() -> argparse.ArgumentParser:
 
     command("run", "start the Discord bot (the terminal chat without a token)")
     chat = command("chat", "talk to the character in this terminal")
-    chat.add_argument("--user", default=None, help="your name (default: your login name); "
-                      "memories are keyed on an id made from it")  # fmt: skip
-    chat.add_argument("--character", default="", metavar="KEY",
-                      help="the [[characters]] key to talk to (default: the default)")  # fmt: skip
+    chat.add_argument(
+        "--user",
+        default=None,
+        help="your name (default: your login name); memories are keyed on an id made from it",
+    )
+    chat.add_argument(
+        "--character",
+        default="",
+        metavar="KEY",
+        help="the [[characters]] key to talk to (default: the default)",
+    )
     command("sync", "send the slash commands to Discord now (`run` sends them when they change)")
     command("doctor", "check the configuration, database and backends")
     command("reindex", "embed every memory whose vector is missing or stale")
@@ -66,8 +73,9 @@ def _parser() -> argparse.ArgumentParser:
     command("web", "serve the operator's page on its own against the database ([web])")
     card = command("card", "read a Character Card (V2/V3, .json or .png)")
     card_commands = card.add_subparsers(dest="card_command", required=True)
-    show = card_commands.add_parser("show", help="print what Écho understands of a card",
-                                    parents=[common])  # fmt: skip
+    show = card_commands.add_parser(
+        "show", help="print what Écho understands of a card", parents=[common]
+    )
     show.add_argument("path", nargs="?", help="the card (default: [character] card)")
     load = card_commands.add_parser(
         "import",
@@ -78,9 +86,10 @@ def _parser() -> argparse.ArgumentParser:
     lore = command("lore", "read a lorebook file (SillyTavern world info, a character_book)")
     lore_commands = lore.add_subparsers(dest="lore_command", required=True)
     lore_import = lore_commands.add_parser(
-        "import", help="store a lorebook's entries as lore (a second import replaces them)",
+        "import",
+        help="store a lorebook's entries as lore (a second import replaces them)",
         parents=[common],
-    )  # fmt: skip
+    )
     lore_import.add_argument("path", help="the lorebook file (.json)")
     lore_import.add_argument(
         "--character", default=None, help="only while this character plays (default: all)"
@@ -166,8 +175,10 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     command = args.command
     if command == "check-config":
         registry = strategies(settings)  # the configured strategy must exist (plugins too)
-        print(f"{args.config}: OK (context strategy {settings.context.strategy!r} of "
-              f"{', '.join(registry.names())})")  # fmt: skip
+        print(
+            f"{args.config}: OK (context strategy {settings.context.strategy!r} of "
+            f"{', '.join(registry.names())})"
+        )
         for line in character_lines(settings, args.config):
             print(line)
         return 0
@@ -206,8 +217,10 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if command in _NEEDS_DATABASE and not files.database_exists(settings.storage.database):
         # An empty database made here would only hide a wrong path ([storage] path).
         then = _NEEDS_DATABASE[command]
-        print(f"echo-bot: no database at {settings.storage.path} ([storage] path): {then}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"echo-bot: no database at {settings.storage.path} ([storage] path): {then}",
+            file=sys.stderr,
+        )
         return 1
     async with (
         open_runtime(settings) as runtime,
@@ -222,17 +235,22 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             given = getattr(args, "user", None)
             name = given if given and given.strip() else getpass.getuser()
             terminal = Terminal(
-                runtime, name, out=sys.stdout, interactive=is_interactive(sys.stdin),
+                runtime,
+                name,
+                out=sys.stdout,
+                interactive=is_interactive(sys.stdin),
                 character=getattr(args, "character", ""),
-            )  # fmt: skip
+            )
             print(f"Log: {args.log}", file=sys.stderr)
             await terminal.run(sys.stdin)
             return 0
         if command == "reindex":
             written = await runtime.indexer.run_once()
             status = runtime.indexer.status()
-            print(f"embedded {render.count(written, 'memory', 'memories')}; "
-                  f"{status.pending} still pending")  # fmt: skip
+            print(
+                f"embedded {render.count(written, 'memory', 'memories')}; "
+                f"{status.pending} still pending"
+            )
             return 0 if status.last_error is None else 1
         user_id = args.user_id if args.user_id is not None else terminal_user_id(args.user)
         default = settings.privacy.memories_served
@@ -300,8 +318,10 @@ async def _lore(args: argparse.Namespace, settings: Settings) -> int:
         changed = await sync_card_lore(store, book)
     who = f"only while {args.character!r} plays" if args.character else "for every character"
     said = render.count(len(book.lore), "entry", "entries")
-    print(f"Lorebook {book.name!r} ({book.format}): {said} "
-          + (f"stored, {who}" if changed else "already up to date"))  # fmt: skip
+    print(
+        f"Lorebook {book.name!r} ({book.format}): {said} "
+        + (f"stored, {who}" if changed else "already up to date")
+    )
     for label, reason in book.skipped:
         print(f"  skipped {label}: {reason}")
     for warning in book.warnings:
@@ -321,22 +341,33 @@ async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False
         raise ConfigError(NO_TOKEN)
     startup.point_at(discord_settings)
     llm = runtime.settings.llm
-    log.info("starting %s as %s: database %s; %s LLM at %s (chat %s, embeddings %s at %s)",
-             "`sync`" if sync_only else "the Discord bot", runtime.engine.character.name,
-             redact(str(runtime.settings.storage.database)), llm.backend, redact(llm.base_url),
-             llm.chat_model, llm.embedding_model, redact(llm.embeddings_url))  # fmt: skip
+    log.info(
+        "starting %s as %s: database %s; %s LLM at %s (chat %s, embeddings %s at %s)",
+        "`sync`" if sync_only else "the Discord bot",
+        runtime.engine.character.name,
+        redact(str(runtime.settings.storage.database)),
+        llm.backend,
+        redact(llm.base_url),
+        llm.chat_model,
+        llm.embedding_model,
+        redact(llm.embeddings_url),
+    )
     try:
         if sync_only:
             bot = EchoBot(runtime, sync=Sync.ALWAYS, background=False)
             await startup.login_once(bot, token.get_secret_value(), token_source=source)
-            print(f"{bot.commands_sent} slash commands sent to Discord (clients may take a "
-                  "minute to show them)")  # fmt: skip
+            print(
+                f"{bot.commands_sent} slash commands sent to Discord (clients may take a "
+                "minute to show them)"
+            )
             return 0
         await startup.start(
-            lambda: make_bot(runtime), token.get_secret_value(), token_source=source,
+            lambda: make_bot(runtime),
+            token.get_secret_value(),
+            token_source=source,
             first_delay=discord_settings.login_retry,
             background=lambda: start_jobs(runtime),
-        )  # fmt: skip
+        )
     except startup.StartupFault as exc:
         print(f"echo-bot: {exc}", file=sys.stderr)
         return 2

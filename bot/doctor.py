@@ -61,8 +61,14 @@ async def doctor(
     (the config file, an ECHO_* variable, a secret file, the default)."""
 
     def source(key: str) -> str:
-        return value_source(settings, config_path, "llm", key, secrets_dir=secrets_dir,
-                            environ=os.environ if environ is None else environ)  # fmt: skip
+        return value_source(
+            settings,
+            config_path,
+            "llm",
+            key,
+            secrets_dir=secrets_dir,
+            environ=os.environ if environ is None else environ,
+        )
 
     results: list[tuple[bool | None, str]] = [(True, f"config {config_path} is valid")]
     try:
@@ -77,14 +83,26 @@ async def doctor(
     llm = settings.llm
     embedding_key = "embedding_base_url" if llm.embedding_base_url else "base_url"
     async with httpx.AsyncClient(timeout=httpx.Timeout(10.0)) as http:
-        chat = await _check_model(http, llm.backend, "chat", llm.base_url, llm.chat_model,
-                                  where=source("base_url"), named=source("chat_model"))  # fmt: skip
+        chat = await _check_model(
+            http,
+            llm.backend,
+            "chat",
+            llm.base_url,
+            llm.chat_model,
+            where=source("base_url"),
+            named=source("chat_model"),
+        )
         results.append(chat.line)
         if chat.reached or llm.embeddings_url != llm.base_url:
             embedding = await _check_model(
-                http, llm.backend, "embedding", llm.embeddings_url, llm.embedding_model,
-                where=source(embedding_key), named=source("embedding_model"),
-            )  # fmt: skip
+                http,
+                llm.backend,
+                "embedding",
+                llm.embeddings_url,
+                llm.embedding_model,
+                where=source(embedding_key),
+                named=source("embedding_model"),
+            )
             results.append(embedding.line)
         else:
             embedding = chat  # the same server, already said to be unreachable
@@ -106,8 +124,13 @@ async def doctor(
         results.append(structured)
     if settings.discord.token is None:
         # No token is a working setup (`run` starts the terminal chat), not a failure.
-        results.append((None, "Discord token not set: `run` starts the terminal chat → set "
-                              "ECHO_DISCORD__TOKEN for Discord"))  # fmt: skip
+        results.append(
+            (
+                None,
+                "Discord token not set: `run` starts the terminal chat → set "
+                "ECHO_DISCORD__TOKEN for Discord",
+            )
+        )
     else:
         results.append((True, "Discord token is set"))
         results.append(await _check_discord(settings.discord.api_url))
@@ -134,8 +157,11 @@ async def _check_database(path: Path | str, settings: Settings) -> tuple[bool | 
         folder = next(p for p in path.absolute().parents if p.exists())
         if os.access(folder, os.W_OK | os.X_OK):
             return None, f"database {path} does not exist yet → `echo-bot run` or `chat` creates it"
-        return False, f"database {path} does not exist, and {folder} is not writable → " \
-            "choose another [storage] path or fix the permissions"  # fmt: skip
+        return (
+            False,
+            f"database {path} does not exist, and {folder} is not writable → "
+            "choose another [storage] path or fix the permissions",
+        )
     try:
         password = settings.storage.database_password()
         async with await open_store(path, migrate_to=0, password=password) as store:
@@ -163,12 +189,17 @@ async def _learned_lines(path: Path | str, settings: Settings) -> list[tuple[boo
         return []
     if not alone:
         return []
-    return [(None, (
-        f"chat server {llm.base_url} ({llm.chat_model}) takes one request at a time (learned:"
-        " it stopped a reply when another request came); Écho sends it one at a time, the"
-        " replies first → with llama-cpp-python's server, --interrupt_requests false lets it"
-        " queue them"
-    ))]  # fmt: skip
+    return [
+        (
+            None,
+            (
+                f"chat server {llm.base_url} ({llm.chat_model}) takes one request at a time "
+                "(learned: it stopped a reply when another request came); Écho sends it one at a "
+                "time, the replies first → with llama-cpp-python's server, --interrupt_requests "
+                "false lets it queue them"
+            ),
+        )
+    ]
 
 
 async def _check_discord(api_url: str) -> tuple[bool | None, str]:
@@ -181,8 +212,10 @@ async def _check_discord(api_url: str) -> tuple[bool | None, str]:
             response = await http.get(url)
     except httpx.HTTPError as exc:
         reason = str(exc) or type(exc).__name__
-        return False, (f"Discord API {api_url} unreachable ({reason}) → check the network, DNS "
-                       "and firewall; `run` retries until it answers")  # fmt: skip
+        return False, (
+            f"Discord API {api_url} unreachable ({reason}) → check the network, DNS "
+            "and firewall; `run` retries until it answers"
+        )
     if response.status_code >= 500:
         return None, f"Discord API {api_url} answered {response.status_code} → Discord may be down"
     return True, f"Discord API {api_url} is reachable"
@@ -252,13 +285,21 @@ async def _check_model(
             response.raise_for_status()
             models = [str(m.get("id")) for m in response.json().get("data", [])]
     except (BackendError, httpx.HTTPError, ValueError) as exc:
-        server = "Ollama installed and running (README, Set up)" if backend == "ollama" else (
-            "the server running"
-        )  # fmt: skip
-        return _ModelCheck((False, (
-            f"{label} backend {url} unreachable ({exc}) → is {server}? (the address is from "
-            f"{where})"
-        )), reached=False)  # fmt: skip
+        server = (
+            "Ollama installed and running (README, Set up)"
+            if backend == "ollama"
+            else ("the server running")
+        )
+        return _ModelCheck(
+            (
+                False,
+                (
+                    f"{label} backend {url} unreachable ({exc}) → is {server}? (the address is "
+                    f"from {where})"
+                ),
+            ),
+            reached=False,
+        )
     return _ModelCheck(_model_line(backend, label, url, model, models, named), reached=True)
 
 
@@ -269,8 +310,9 @@ def _model_line(
     if model in names or model.split(":")[0] in names:
         return True, f"{label} model {model} is available at {url}"
     if backend == "ollama":
-        return False, (f"{label} model {model} (from {named}) is missing at {url} → ollama "
-                       f"pull {model}")  # fmt: skip
+        return False, (
+            f"{label} model {model} (from {named}) is missing at {url} → ollama pull {model}"
+        )
     if not models:
         return False, f"{label} model {model}: the server at {url} lists no model → load one"
     listed = ", ".join(models[:3]) + (f" and {len(models) - 3} more" if len(models) > 3 else "")

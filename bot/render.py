@@ -357,9 +357,11 @@ def render_stats(
             f" · dropped: {engine.exchanges_dropped}"
             f" · replies interrupted midway: {engine.replies_interrupted}"
         )
-        stall = "not measured" if engine.longest_stall is None else (
-            f"{engine.longest_stall * 1000:.0f} ms"
-        )  # fmt: skip
+        stall = (
+            "not measured"
+            if engine.longest_stall is None
+            else (f"{engine.longest_stall * 1000:.0f} ms")
+        )
         lines.append(
             f"Longest event-loop stall in the last minute: {stall}"
             f" · turns served before their vectors were loaded: {engine.turns_before_vectors}"

@@ -86,16 +86,24 @@ def backends(
     if llm.backend == "openai":
         key = llm.api_key.get_secret_value() if llm.api_key else None
         return (
-            OpenAIChat(http, llm.base_url, llm.chat_model, api_key=key, modes=modes,
-                       secrets=secrets),
-            OpenAIEmbedder(http, llm.embeddings_url, llm.embedding_model, api_key=key,
-                           secrets=secrets),
-        )  # fmt: skip
+            OpenAIChat(
+                http, llm.base_url, llm.chat_model, api_key=key, modes=modes, secrets=secrets
+            ),
+            OpenAIEmbedder(
+                http, llm.embeddings_url, llm.embedding_model, api_key=key, secrets=secrets
+            ),
+        )
     return (
-        OllamaChat(http, llm.base_url, llm.chat_model, num_ctx=settings.context.context_length,
-                   modes=modes, secrets=secrets),
+        OllamaChat(
+            http,
+            llm.base_url,
+            llm.chat_model,
+            num_ctx=settings.context.context_length,
+            modes=modes,
+            secrets=secrets,
+        ),
         OllamaEmbedder(http, llm.embeddings_url, llm.embedding_model, secrets=secrets),
-    )  # fmt: skip
+    )
 
 
 def override(settings: Settings) -> Mode | None:
@@ -117,8 +125,10 @@ def played_as(settings: Settings, cast: CharacterSettings | None = None) -> str 
 
 # What `doctor` sends to learn the structured-output mode: a server judges response_format and
 # builds its grammar before it writes a token, so a short probe answers as a reflection would.
-_PROBE = ({"role": "system", "content": "Answer with JSON only."},
-          {"role": "user", "content": "Nothing happened today."})  # fmt: skip
+_PROBE = (
+    {"role": "system", "content": "Answer with JSON only."},
+    {"role": "user", "content": "Nothing happened today."},
+)
 _PROBE_TOKENS = 8
 
 
@@ -136,11 +146,18 @@ async def _probe(
     chat, _ = backends(settings, http, modes)
     where = f"structured output at {llm.base_url} ({llm.chat_model})"
     try:
-        await chat.chat(_PROBE, schema=setup.reflection_schema(),
-                        deadline=llm.reflection_timeout, max_tokens=_PROBE_TOKENS)  # fmt: skip
+        await chat.chat(
+            _PROBE,
+            schema=setup.reflection_schema(),
+            deadline=llm.reflection_timeout,
+            max_tokens=_PROBE_TOKENS,
+        )
     except BackendError as exc:
-        fix = ('try [llm] structured_output = "auto"' if modes.override
-               else "is the chat server running, with this model?")  # fmt: skip
+        fix = (
+            'try [llm] structured_output = "auto"'
+            if modes.override
+            else "is the chat server running, with this model?"
+        )
         return False, f"{where}: {exc} → {fix}"
     mode = modes.mode(llm.base_url, llm.chat_model)
     source = "set in [llm] structured_output" if modes.override else "learned from the server"
@@ -180,17 +197,25 @@ def character(
     key = c.key if isinstance(c, CastSettings) else DEFAULT_KEY
     if card is None:
         return Character(
-            name=valid_name(c.name), persona=c.persona, rules=tuple(c.rules), zone=c.zone(),
+            name=valid_name(c.name),
+            persona=c.persona,
+            rules=tuple(c.rules),
+            zone=c.zone(),
             key=key,
-        )  # fmt: skip
+        )
     given = c.model_fields_set
     return Character(
         name=valid_name(c.name) if "name" in given else card.name,
         persona=c.persona if "persona" in given else card.persona,
-        rules=tuple(c.rules), system=card.system, post_history=card.post_history,
-        examples=card.examples, greetings=card.greetings, zone=c.zone(), key=key,
+        rules=tuple(c.rules),
+        system=card.system,
+        post_history=card.post_history,
+        examples=card.examples,
+        greetings=card.greetings,
+        zone=c.zone(),
+        key=key,
         avatar=card.picture,
-    )  # fmt: skip
+    )
 
 
 def cast(settings: Settings) -> tuple[Characters, list[Card]]:
@@ -209,11 +234,13 @@ def cast(settings: Settings) -> tuple[Characters, list[Card]]:
             channels.setdefault(channel, c.key)
     return (
         Characters(
-            built, default=settings.default_character.key, channels=channels,
+            built,
+            default=settings.default_character.key,
+            channels=channels,
             shared=settings.memory.shared_between_characters,
         ),
         cards,
-    )  # fmt: skip
+    )
 
 
 def describe_character(
@@ -236,19 +263,22 @@ def describe_character(
             return f"[[characters]] {key} in {config_path}"
         return f"the card {card_file}" if card is not None else "the default (no card)"
 
-    line = (f"Character {playing.name!r}: name from {source('name')}, persona from "
-            f"{source('persona')}")  # fmt: skip
+    line = (
+        f"Character {playing.name!r}: name from {source('name')}, persona from {source('persona')}"
+    )
     if card is None:
         return line
     parts = [
         label
         for label, text in (
-            ("system prompt", card.system), ("post-history instructions", card.post_history),
-            ("greetings", "".join(card.greetings)), ("example dialogue", card.examples),
+            ("system prompt", card.system),
+            ("post-history instructions", card.post_history),
+            ("greetings", "".join(card.greetings)),
+            ("example dialogue", card.examples),
             ("lorebook", "x" if card.lore else ""),
         )
         if text
-    ]  # fmt: skip
+    ]
     if parts:
         line += f"; {', '.join(parts)} from the card {card_file}"
     if "name" in given and card.name != playing.name:
@@ -316,10 +346,11 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         # one request at a time gets one at a time, the replies first.
         llm = settings.llm
         chat = BoundedChat(
-            direct, limit=settings.limits.max_concurrent_chats,
+            direct,
+            limit=settings.limits.max_concurrent_chats,
             one_at_a_time=await setup.one_at_a_time(store, llm.base_url, llm.chat_model),
             on_learned=setup.on_one_at_a_time(store, llm.base_url, llm.chat_model),
-        )  # fmt: skip
+        )
         loop_lag = LoopLag()
         engine = Engine(
             store,
@@ -336,17 +367,29 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             settle=settings.conversation.settle_seconds,
         )
         worker = ReflectionWorker(
-            store, Deadlined(chat.background(), "reflection_timeout"),
+            store,
+            Deadlined(chat.background(), "reflection_timeout"),
             character_name=engine.character.name,
-            deadline=settings.llm.reflection_timeout, caches=engine.caches, secrets=secrets,
-            zone=engine.zone, characters=characters,
-        )  # fmt: skip
+            deadline=settings.llm.reflection_timeout,
+            caches=engine.caches,
+            secrets=secrets,
+            zone=engine.zone,
+            characters=characters,
+        )
         loop_lag.start()
         try:
             yield Runtime(
-                settings, store, http, chat, embedder, engine, worker, Indexer(store, embedder),
-                secrets, characters,
-            )  # fmt: skip
+                settings,
+                store,
+                http,
+                chat,
+                embedder,
+                engine,
+                worker,
+                Indexer(store, embedder),
+                secrets,
+                characters,
+            )
         finally:
             try:
                 await loop_lag.stop()
@@ -357,10 +400,12 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
 def listed_jobs(runtime: Runtime) -> tuple[jobs.Job, ...]:
     """The memory's background jobs (memory.jobs), timed as the settings say."""
     return jobs.listed(
-        runtime.engine, runtime.worker, runtime.indexer,
+        runtime.engine,
+        runtime.worker,
+        runtime.indexer,
         reindex_every=runtime.settings.memory.reindex_interval,
         history_days=runtime.settings.privacy.history_days,
-    )  # fmt: skip
+    )
 
 
 def start_jobs(runtime: Runtime) -> jobs.Background:

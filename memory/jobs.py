@@ -128,9 +128,14 @@ class Background:
                 else {"trigger": "interval", "seconds": job.every, "next_run_time": now}
             )
             self._scheduler.add_job(
-                self._run, args=[job], id=job.name, max_instances=1, coalesce=True,
-                misfire_grace_time=None, **timing,
-            )  # fmt: skip
+                self._run,
+                args=[job],
+                id=job.name,
+                max_instances=1,
+                coalesce=True,
+                misfire_grace_time=None,
+                **timing,
+            )
 
     @property
     def running(self) -> bool:

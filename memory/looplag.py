@@ -80,8 +80,10 @@ class LoopLag:
                 log.warning(
                     "the event loop stalled %.0f ms (%d stalls over %.0f ms since the last"
                     " warning): every person and heartbeat waited",
-                    late * 1000, self._unwarned, self.warn_above * 1000,
-                )  # fmt: skip
+                    late * 1000,
+                    self._unwarned,
+                    self.warn_above * 1000,
+                )
                 self._warned_at = now
                 self._unwarned = 0
 

@@ -56,25 +56,56 @@ def well_formed(text: str) -> str:
 # tokens in tests/memory/test_text.py (CONTROL_TOKENS).
 _ANGLE_FAMILIES = {
     "Llama 2, Mistral": ("s", "/s", "<sys>", "</sys>"),
-    "Gemma": ("bos", "eos", "pad", "unk", "start_of_turn", "end_of_turn", "start_of_image",
-              "end_of_image"),
-    "Qwen 3, DeepSeek R1, Hermes (reasoning and tools)": ("think", "/think", "tool_call",
-        "/tool_call", "tool_response", "/tool_response"),
+    "Gemma": (
+        "bos",
+        "eos",
+        "pad",
+        "unk",
+        "start_of_turn",
+        "end_of_turn",
+        "start_of_image",
+        "end_of_image",
+    ),
+    "Qwen 3, DeepSeek R1, Hermes (reasoning and tools)": (
+        "think",
+        "/think",
+        "tool_call",
+        "/tool_call",
+        "tool_response",
+        "/tool_response",
+    ),
     "ChatGLM, GLM-4 (start and end of a part)": ("sop", "eop"),
     "MiniCPM (its roles)": ("用户", "ai"),
     "Idefics, SmolVLM, LLaVA": ("end_of_utterance", "fake_token_around_image", "image"),
-    "StarCoder, Qwen Coder (fill in the middle)": ("fim_prefix", "fim_middle", "fim_suffix",
-        "fim_pad", "file_sep", "repo_name"),
-}  # fmt: skip
+    "StarCoder, Qwen Coder (fill in the middle)": (
+        "fim_prefix",
+        "fim_middle",
+        "fim_suffix",
+        "fim_pad",
+        "file_sep",
+        "repo_name",
+    ),
+}
 _BRACKET_FAMILIES = {
     "Llama 2, Mistral": ("inst", "/inst"),
-    "Mistral v3 to v7, Magistral": ("system_prompt", "/system_prompt", "available_tools",
-        "/available_tools", "tool_calls", "tool_results", "/tool_results", "tool_content",
-        "think", "/think", "args", "call_id"),
+    "Mistral v3 to v7, Magistral": (
+        "system_prompt",
+        "/system_prompt",
+        "available_tools",
+        "/available_tools",
+        "tool_calls",
+        "tool_results",
+        "/tool_results",
+        "tool_content",
+        "think",
+        "/think",
+        "args",
+        "call_id",
+    ),
     "Pixtral (images)": ("img", "img_break", "img_end"),
     "Codestral (fill in the middle)": ("prefix", "suffix", "middle"),
     "ChatGLM, GLM-4 (masks opening a prompt)": ("gmask", "smask", "mask"),
-}  # fmt: skip
+}
 _ANGLE_TOKENS = tuple(t for tokens in _ANGLE_FAMILIES.values() for t in tokens)
 _BRACKET_TOKENS = tuple(t for tokens in _BRACKET_FAMILIES.values() for t in tokens)
 # Numbered tokens, `<reserved_106>`: Baichuan 2's roles are its reserved tokens 102 to 107.

@@ -121,8 +121,10 @@ class EchoBot(EchoClient):
         if self.sync is not Sync.NEVER:
             await self.sync_commands(force=self.sync is Sync.ALWAYS)
         elif self.sharding is not None and not self.sharding.sends_commands:
-            log.info("%s: the slash commands are sent by the process holding shard 0",
-                     self.sharding.describe())  # fmt: skip
+            log.info(
+                "%s: the slash commands are sent by the process holding shard 0",
+                self.sharding.describe(),
+            )
 
     async def sync_commands(self, *, force: bool = False) -> bool:
         """Send the command tree to Discord if it changed since it was last sent (or `force`);
@@ -176,9 +178,13 @@ class ShardedEchoBot(EchoBot, commands.AutoShardedBot):
     """The character on Discord over several gateway connections: this process's shards."""
 
     def __init__(
-        self, runtime: Runtime, shards: Shards, *, sync: Sync = Sync.CHANGED,
+        self,
+        runtime: Runtime,
+        shards: Shards,
+        *,
+        sync: Sync = Sync.CHANGED,
         background: bool = True,
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__(runtime, sync=sync, background=background, shards=shards)
 
 
@@ -186,5 +192,7 @@ def _shard_options(shards: Shards | None) -> dict[str, Any]:
     """What discord.py's AutoShardedClient takes: the count, and the ids unless all are here."""
     if shards is None:
         return {}
-    return {"shard_count": shards.count,
-            "shard_ids": None if shards.ids is None else list(shards.ids)}  # fmt: skip
+    return {
+        "shard_count": shards.count,
+        "shard_ids": None if shards.ids is None else list(shards.ids),
+    }

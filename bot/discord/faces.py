@@ -155,9 +155,13 @@ class Faces:
                     extra["view"] = view
                 try:
                     posted = await hook.send(
-                        part, username=safe_name(face.name), wait=True, allowed_mentions=_NONE,
-                        thread=thread, **extra,
-                    )  # fmt: skip
+                        part,
+                        username=safe_name(face.name),
+                        wait=True,
+                        allowed_mentions=_NONE,
+                        thread=thread,
+                        **extra,
+                    )
                     sent.append(posted)
                 except discord.HTTPException as exc:
                     why = f"webhook refused ({exc.status})"
@@ -196,9 +200,12 @@ class Faces:
         where = getattr(channel, "id", 0)
         if why != "dm" and (where, why) not in self._told:
             self._told.add((where, why))
-            log.info("channel %d: %s; the characters speak as the bot there, named in bold "
-                     "(give the bot Manage Webhooks there for their own names and faces)",
-                     where, why)  # fmt: skip
+            log.info(
+                "channel %d: %s; the characters speak as the bot there, named in bold "
+                "(give the bot Manage Webhooks there for their own names and faces)",
+                where,
+                why,
+            )
         if named and face.named:
             chunks = _headed(chunks, name_heading(face))
         sent = []
@@ -263,8 +270,9 @@ class Faces:
                 name=name, avatar=picture, reason=f"Écho: the character {face.key} speaks here"
             )
             owned.append(found)
-            log.info("channel %d: webhook %d made for the character %s", home.id, found.id,
-                     face.key)  # fmt: skip
+            log.info(
+                "channel %d: webhook %d made for the character %s", home.id, found.id, face.key
+            )
         elif found.name != name:  # the card's picture changed since it was made
             found = await found.edit(name=name, avatar=picture)
         return found
@@ -300,9 +308,13 @@ class Faces:
         _, last = self._muted.get(key, (0.0, 0.0))
         wait = min(LONGEST_BACK_OFF, last * 2 if last else RETRY_AFTER)
         self._muted[key] = (self.clock() + wait, wait)
-        log.info("channel %d: Discord refused the character %s's message through its webhook "
-                 "(400): the bot says its replies there for %.0f s", key[0], face.key,
-                 wait)  # fmt: skip
+        log.info(
+            "channel %d: Discord refused the character %s's message through its webhook "
+            "(400): the bot says its replies there for %.0f s",
+            key[0],
+            face.key,
+            wait,
+        )
 
     def _mutes(self, place: tuple[int, str]) -> bool:
         """Whether the bot speaks itself for this channel and character (a back-off)."""
@@ -457,9 +469,13 @@ class FaceSpeaker:
             thread = self._channel if isinstance(self._channel, discord.Thread) else MISSING
             try:
                 posted = await self._hook.send(
-                    content, username=safe_name(self._face.name), wait=True,
-                    allowed_mentions=_NONE, thread=thread, **extra,
-                )  # fmt: skip
+                    content,
+                    username=safe_name(self._face.name),
+                    wait=True,
+                    allowed_mentions=_NONE,
+                    thread=thread,
+                    **extra,
+                )
                 self._faces._took(self._channel, self._face)
                 return posted
             except discord.HTTPException as exc:
@@ -468,9 +484,14 @@ class FaceSpeaker:
                 self._hook = None
         # The bot says it: a reply to the message (no link), named when several play.
         sent = await self._faces._as_bot(
-            self._channel, self._reply_to, [text], self._face, self._why, named=first,
+            self._channel,
+            self._reply_to,
+            [text],
+            self._face,
+            self._why,
+            named=first,
             view=view,
-        )  # fmt: skip
+        )
         return sent[-1]  # one part (a name longer than the link it replaces: two)
 
     async def edit(

@@ -107,8 +107,12 @@ async def start(
         except UNREACHABLE as exc:
             await client.close()
             delay = retry_delay(attempt, first_delay, jitter())
-            log.warning("cannot reach Discord at %s (%s); trying again in %.1f s",
-                        Route.BASE, _reason(exc), delay)  # fmt: skip
+            log.warning(
+                "cannot reach Discord at %s (%s); trying again in %.1f s",
+                Route.BASE,
+                _reason(exc),
+                delay,
+            )
             if background is not None:
                 waiting = background()
             try:

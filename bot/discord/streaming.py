@@ -253,9 +253,10 @@ class Streamed:
                 if final is None and pace.clock() < self._retry_at:
                     due = self._retry_at
                 elif await self._post(
-                    wanted[len(self._posts)], final=final is not None,
+                    wanted[len(self._posts)],
+                    final=final is not None,
                     view=self._view if len(self._posts) == len(wanted) - 1 else None,
-                ):  # fmt: skip
+                ):
                     continue  # laid out again from what Discord accepted
                 else:
                     due = self._retry_at
@@ -314,8 +315,10 @@ class Streamed:
             self._counts.refused += 1
             log.info(
                 "edit of message %d, a reply to %d, refused (%s): the rest goes in a new message",
-                post.message.id, self._message.id, exc.status,
-            )  # fmt: skip
+                post.message.id,
+                self._message.id,
+                exc.status,
+            )
             return False
         self._counts.edits += 1
         post.shown, post.edited_at = text, self._pace.clock()

@@ -52,8 +52,11 @@ class EchoTree(app_commands.CommandTree[EchoClient]):
         elif isinstance(original, InvalidInput):
             message = f"{original}."
         else:  # a bug (a ValueError too): the person is not told it was their mistake
-            log.error("command %s failed: %s", interaction.command and interaction.command.name,
-                      unexpected(original))  # fmt: skip
+            log.error(
+                "command %s failed: %s",
+                interaction.command and interaction.command.name,
+                unexpected(original),
+            )
             message = BUG
         await send_ephemeral(interaction, message)
 

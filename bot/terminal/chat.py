@@ -310,9 +310,11 @@ class Terminal:
             self.runtime.store, self.user_id, [m.id for m in used]
         )
         told = await self._told(used)
-        self.say(render.render_why(
-            turn, everywhere=await self._everywhere(), told=told, replaced=replaced
-        ))  # fmt: skip
+        self.say(
+            render.render_why(
+                turn, everywhere=await self._everywhere(), told=told, replaced=replaced
+            )
+        )
 
     async def cmd_memories(self, arg: str) -> None:
         """/memories [never|TEXT] · /memories history ID (a memory's versions)."""
@@ -327,19 +329,30 @@ class Terminal:
             return
         store, never = self.runtime.store, arg == "never"
         found = await manage.list_memories(
-            store, self.user_id, never_served=never, query="" if never else arg,
-        )  # fmt: skip
+            store,
+            self.user_id,
+            never_served=never,
+            query="" if never else arg,
+        )
         if not found and arg and await manage.list_memories(store, self.user_id):
             self.say(
-                "Every memory of yours has been used at least once." if never
+                "Every memory of yours has been used at least once."
+                if never
                 else f"None of your memories has the words {arg!r}."
-            )  # fmt: skip
+            )
             return
         replaced = await versions.replaced_until(store, self.user_id, [m.id for m in found])
-        self.say(render.render_memories(
-            found, page_index=0, pages=1, total=len(found), everywhere=await self._everywhere(),
-            told=await self._told(found), replaced=replaced,
-        ))  # fmt: skip
+        self.say(
+            render.render_memories(
+                found,
+                page_index=0,
+                pages=1,
+                total=len(found),
+                everywhere=await self._everywhere(),
+                told=await self._told(found),
+                replaced=replaced,
+            )
+        )
 
     async def cmd_restore(self, arg: str) -> None:
         """/restore ID: the version before the last replacement comes back."""
@@ -351,11 +364,16 @@ class Terminal:
         """/edit ID TEXT: a correction, kept as the memory's new version."""
         number, _, text = arg.partition(" ")
         memory = await versions.edit(
-            self.runtime.store, self.user_id, _id(number), text,
+            self.runtime.store,
+            self.user_id,
+            _id(number),
+            text,
             builder=self.runtime.worker.builder,
-        )  # fmt: skip
-        self.say(f"#{memory.id} now says: {render.excerpt(memory.text, 80)}"
-                 f" (the old wording: /memories history {memory.id})")  # fmt: skip
+        )
+        self.say(
+            f"#{memory.id} now says: {render.excerpt(memory.text, 80)}"
+            f" (the old wording: /memories history {memory.id})"
+        )
 
     async def _told(self, found: Sequence[Memory]) -> render.Told:
         engine = self.runtime.engine
@@ -422,9 +440,11 @@ class Terminal:
 
         async def forget_me() -> None:
             report = await forgetting.forget_person(
-                self.runtime.store, self.person, engine=self.runtime.engine,
+                self.runtime.store,
+                self.person,
+                engine=self.runtime.engine,
                 character=character.key if character is not None else None,
-            )  # fmt: skip
+            )
             heading = (
                 f"Erased everything {character.name} stored about you:"
                 if character is not None
@@ -441,10 +461,15 @@ class Terminal:
             raise InvalidInput(f"write {options.REMEMBER_USAGE} (1 to 500 characters)")
         kind = Kind(chosen.get("kind", Kind.FACT.value))
         outcome = await manage.remember(
-            self.runtime.store, user_id=self.user_id, story_id=self.story_id, origin=DM_ORIGIN,
-            text=text, kind=kind, scope=Scope(chosen.get("scope", Scope.GLOBAL.value)),
+            self.runtime.store,
+            user_id=self.user_id,
+            story_id=self.story_id,
+            origin=DM_ORIGIN,
+            text=text,
+            kind=kind,
+            scope=Scope(chosen.get("scope", Scope.GLOBAL.value)),
             builder=self.runtime.worker.builder,
-        )  # fmt: skip
+        )
         said = f"Memory #{outcome.memory_id}: {outcome.action}."
         self.say(f"{said} {render.WISH_NOTE}" if kind is Kind.RULE else said)
 
@@ -509,9 +534,13 @@ class Terminal:
         run, as in Discord, unless full:true."""
         draft, chosen = options.parse("context", arg)
         plan = await self.runtime.engine.preview(
-            user_id=self.person, user_name=self.user_name, story_id=self.person,
-            origin=DM_ORIGIN, text=draft, character=self.playing.key,
-        )  # fmt: skip
+            user_id=self.person,
+            user_name=self.user_name,
+            story_id=self.person,
+            origin=DM_ORIGIN,
+            text=draft,
+            character=self.playing.key,
+        )
         self.say(render.render_context(plan, full=chosen.get("full") == "true"))
 
     async def cmd_strategy(self, arg: str) -> None:

@@ -42,17 +42,25 @@ def _frame(label: str, top: float, unit: str, series: Sequence[str], body: list[
     legend: list[Html] = []
     x = float(LEFT)
     for i, name in enumerate(series):
-        legend.append(el(
-            "g", el("rect", x=f"{x:.0f}", y=4, width=10, height=10,
-                    class_=f"s{i % SERIES_CLASSES}"),
-            el("text", name, x=f"{x + 14:.0f}", y=13, class_="tick"),
-        ))  # fmt: skip
+        legend.append(
+            el(
+                "g",
+                el("rect", x=f"{x:.0f}", y=4, width=10, height=10, class_=f"s{i % SERIES_CLASSES}"),
+                el("text", name, x=f"{x + 14:.0f}", y=13, class_="tick"),
+            )
+        )
         x += 14 + LEGEND_CHAR * len(name) + 18
     return el(
-        "svg", *axis, *legend, *body,
-        viewBox=f"0 0 {WIDTH} {HEIGHT}", role="img", aria_label=label, class_="chart",
+        "svg",
+        *axis,
+        *legend,
+        *body,
+        viewBox=f"0 0 {WIDTH} {HEIGHT}",
+        role="img",
+        aria_label=label,
+        class_="chart",
         xmlns="http://www.w3.org/2000/svg",
-    )  # fmt: skip
+    )
 
 
 def bars(
@@ -77,15 +85,29 @@ def bars(
                 continue
             h = value / top * plot_h
             y = TOP + plot_h - (base + h)
-            body.append(el(
-                "rect", el("title", f"{category} · {name}: {value:g}{unit}"),
-                x=f"{x:.1f}", y=f"{y:.1f}", width=f"{width:.1f}", height=f"{h:.1f}",
-                class_=f"s{j % SERIES_CLASSES}",
-            ))  # fmt: skip
+            body.append(
+                el(
+                    "rect",
+                    el("title", f"{category} · {name}: {value:g}{unit}"),
+                    x=f"{x:.1f}",
+                    y=f"{y:.1f}",
+                    width=f"{width:.1f}",
+                    height=f"{h:.1f}",
+                    class_=f"s{j % SERIES_CLASSES}",
+                )
+            )
             base += h
         if len(points) <= 16 or i % max(1, len(points) // 8) == 0:
-            body.append(el("text", category, x=f"{x + width / 2:.1f}", y=HEIGHT - 6,
-                           class_="tick", text_anchor="middle"))  # fmt: skip
+            body.append(
+                el(
+                    "text",
+                    category,
+                    x=f"{x + width / 2:.1f}",
+                    y=HEIGHT - 6,
+                    class_="tick",
+                    text_anchor="middle",
+                )
+            )
     return _frame(label, top, unit, series, body)
 
 
@@ -111,14 +133,28 @@ def lines(
             path = " ".join(f"{x:.1f},{y:.1f}" for x, y, _, _ in marks)
             body.append(el("polyline", points=path, class_=f"line l{j % SERIES_CLASSES}"))
         body.extend(
-            el("circle", el("title", f"{c} · {name}: {v:,.0f}{unit}"), cx=f"{x:.1f}",
-               cy=f"{y:.1f}", r=3, class_=f"s{j % SERIES_CLASSES}")
+            el(
+                "circle",
+                el("title", f"{c} · {name}: {v:,.0f}{unit}"),
+                cx=f"{x:.1f}",
+                cy=f"{y:.1f}",
+                r=3,
+                class_=f"s{j % SERIES_CLASSES}",
+            )
             for x, y, c, v in marks
-        )  # fmt: skip
+        )
     for i, (category, _) in enumerate(points):
         if len(points) <= 16 or i % max(1, len(points) // 8) == 0:
-            body.append(el("text", category, x=f"{LEFT + i * slot + slot / 2:.1f}", y=HEIGHT - 6,
-                           class_="tick", text_anchor="middle"))  # fmt: skip
+            body.append(
+                el(
+                    "text",
+                    category,
+                    x=f"{LEFT + i * slot + slot / 2:.1f}",
+                    y=HEIGHT - 6,
+                    class_="tick",
+                    text_anchor="middle",
+                )
+            )
     return _frame(label, top, unit, series, body)
 
 

@@ -59,8 +59,11 @@ def table(head: Iterable[object], rows: Iterable[Iterable[object]], **attrs: obj
 
 def pairs(rows: Iterable[tuple[object, object]], **attrs: object) -> Html:
     """A two-column table of labels and values (no header row)."""
-    return el("table", el("tbody", *(el("tr", el("th", k, scope="row"), el("td", v))
-                                     for k, v in rows)), **attrs)  # fmt: skip
+    return el(
+        "table",
+        el("tbody", *(el("tr", el("th", k, scope="row"), el("td", v)) for k, v in rows)),
+        **attrs,
+    )
 
 
 def empty(text: str) -> Html:
@@ -109,9 +112,14 @@ def page(title: str, covers: str, *body: object, here: str) -> Html:
     """A whole page: navigation, title, the time range it covers, the body."""
     nav = el(
         "nav",
-        el("ul", *(el("li", el("a", text, href=href, aria_current="page" if href == here else None))
-                   for href, text in NAV)),
-    )  # fmt: skip
+        el(
+            "ul",
+            *(
+                el("li", el("a", text, href=href, aria_current="page" if href == here else None))
+                for href, text in NAV
+            ),
+        ),
+    )
     return Html(
         "<!doctype html>"
         + el(

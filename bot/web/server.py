@@ -178,8 +178,9 @@ def build_app(view: View, token: str) -> web.Application:
     app.router.add_get("/people", _render(pages.people))
     # A person as a character other than the home one knows them: a negative id.
     app.router.add_get(r"/people/{user_id:-?\d{1,19}}", _one(pages.person, "user_id"))
-    app.router.add_get(r"/people/{user_id:-?\d{1,19}}/memories/{thing:\d{1,19}}",
-                       _of_person(pages.memory))  # fmt: skip
+    app.router.add_get(
+        r"/people/{user_id:-?\d{1,19}}/memories/{thing:\d{1,19}}", _of_person(pages.memory)
+    )
     app.router.add_get("/turns", _render(pages.turns))
     app.router.add_get("/stories", _render(pages.stories))
     app.router.add_get(r"/stories/{story_id:-?\d{1,19}}", _one(pages.story, "story_id"))
@@ -241,17 +242,18 @@ class _ServerLog(logging.LoggerAdapter[logging.Logger]):
     def exception(self, msg: object, *args: object, **kwargs: Any) -> None:
         error = kwargs.get("exc_info")
         if isinstance(error, HttpProcessingError):
-            self.logger.debug("malformed request refused (%s %s)", error.code,
-                              type(error).__name__)  # fmt: skip
+            self.logger.debug("malformed request refused (%s %s)", error.code, type(error).__name__)
             return
         super().exception(msg, *args, **kwargs)
 
 
 @contextlib.asynccontextmanager
 async def serving(
-    settings: Settings, store: Store, *,
+    settings: Settings,
+    store: Store,
+    *,
     indexer: Callable[[], IndexerStatus | None] = lambda: None,
-) -> AsyncIterator[str]:  # fmt: skip
+) -> AsyncIterator[str]:
     """Serve the page in the running loop for the block; yield its address."""
     web_settings = settings.web
     token, generated = resolve_token(web_settings, settings.storage.path.parent)
@@ -269,17 +271,23 @@ async def serving(
             ) from None
         if generated:
             # Printed, not logged: a log may be kept or shipped; the terminal is the owner's.
-            print(f"Operator's page: {address}?token={token} (this token is kept in "
-                  f"{settings.storage.path.parent / TOKEN_FILE} and printed only this once)",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"Operator's page: {address}?token={token} (this token is kept in "
+                f"{settings.storage.path.parent / TOKEN_FILE} and printed only this once)",
+                file=sys.stderr,
+            )
         else:
             # Said on screen too: inside `chat` the log goes to a file, and the token is not
             # printed again, so say where it is.
             kept = settings.storage.path.parent / TOKEN_FILE
-            where = ("your [web] token (or ECHO_WEB__TOKEN)" if web_settings.token is not None
-                     else f"the token kept in {kept}")  # fmt: skip
-            print(f"Operator's page: {address} — open {address}?token=… with {where}",
-                  file=sys.stderr)  # fmt: skip
+            where = (
+                "your [web] token (or ECHO_WEB__TOKEN)"
+                if web_settings.token is not None
+                else f"the token kept in {kept}"
+            )
+            print(
+                f"Operator's page: {address} — open {address}?token=… with {where}", file=sys.stderr
+            )
             log.info("operator's page at %s", address)
         yield address
     finally:

@@ -67,9 +67,13 @@ class ChatBackend(Protocol):
     model: str
 
     async def chat(
-        self, messages: Sequence[Message], *, schema: Mapping[str, Any] | None = None,
-        deadline: float, max_tokens: int | None = None,
-    ) -> ChatResult: ...  # fmt: skip
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        deadline: float,
+        max_tokens: int | None = None,
+    ) -> ChatResult: ...
 
     def stream(
         self, messages: Sequence[Message], *, deadline: float, max_tokens: int | None = None
@@ -160,9 +164,14 @@ class _StructuredChat:
     ) -> ChatResult:
         payload = self._payload(messages, format_, max_tokens, stream=False)
         data = await post_json(
-            self.http, self.url, payload, deadline=deadline, cap=MAX_CHAT_BODY,
-            headers=self.headers, secrets=self.secrets,
-        )  # fmt: skip
+            self.http,
+            self.url,
+            payload,
+            deadline=deadline,
+            cap=MAX_CHAT_BODY,
+            headers=self.headers,
+            secrets=self.secrets,
+        )
         return self._parsed(data)
 
     def _block(self, data: Any) -> tuple[str, int | None, int | None]:
@@ -187,10 +196,17 @@ class _StructuredChat:
             received = False
             try:
                 async for piece in streamed(
-                    self.http, self.url, payload, deadline=deadline, cap=MAX_CHAT_BODY,
-                    parse=self._piece, block=self._block, out=out, headers=self.headers,
+                    self.http,
+                    self.url,
+                    payload,
+                    deadline=deadline,
+                    cap=MAX_CHAT_BODY,
+                    parse=self._piece,
+                    block=self._block,
+                    out=out,
+                    headers=self.headers,
                     secrets=self.secrets,
-                ):  # fmt: skip
+                ):
                     if not received:
                         received = True
                         await self.modes.learn_streams(self.base_url, self.model, out.streamed)
@@ -198,8 +214,11 @@ class _StructuredChat:
             except BackendResponseError as exc:
                 if received or not about_stream(exc, self.url):
                     raise
-                log.warning("chat server %s refused to stream (%s): asked whole from now on",
-                            self.base_url, exc)  # fmt: skip
+                log.warning(
+                    "chat server %s refused to stream (%s): asked whole from now on",
+                    self.base_url,
+                    exc,
+                )
                 await self.modes.learn_streams(self.base_url, self.model, False)
                 left = max(0.001, end - loop.time())
                 async for piece in self._whole(out, sent, left, max_tokens):
@@ -208,9 +227,12 @@ class _StructuredChat:
         return ChatStream(pieces)
 
     async def _whole(
-        self, out: ChatStream, messages: Sequence[Message], deadline: float,
+        self,
+        out: ChatStream,
+        messages: Sequence[Message],
+        deadline: float,
         max_tokens: int | None,
-    ) -> AsyncGenerator[str, None]:  # fmt: skip
+    ) -> AsyncGenerator[str, None]:
         result = await self._send(messages, None, deadline, max_tokens)
         out.prompt_tokens, out.completion_tokens = result.prompt_tokens, result.completion_tokens
         out.streamed = False
@@ -305,8 +327,9 @@ class OllamaChat(_StructuredChat):
         content = message.get("content", "") if isinstance(message, dict) else ""
         text = content if isinstance(content, str) else ""
         if data.get("done") is True:
-            return Piece(text, True, _int(data.get("prompt_eval_count")),
-                         _int(data.get("eval_count")))  # fmt: skip
+            return Piece(
+                text, True, _int(data.get("prompt_eval_count")), _int(data.get("eval_count"))
+            )
         return Piece(text)
 
 

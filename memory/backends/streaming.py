@@ -200,8 +200,9 @@ async def streamed(
             async for piece in _pieces(chunks, kind == EVENT_STREAM, parse, url, secrets):
                 if piece.prompt_tokens is not None or piece.completion_tokens is not None:
                     out.prompt_tokens, out.completion_tokens = (
-                        piece.prompt_tokens, piece.completion_tokens
-                    )  # fmt: skip
+                        piece.prompt_tokens,
+                        piece.completion_tokens,
+                    )
                 if piece.text:
                     yield piece.text
                 finished = finished or piece.finished

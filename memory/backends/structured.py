@@ -51,9 +51,17 @@ OLLAMA_MODES = (Mode.JSON_SCHEMA, Mode.JSON_OBJECT, Mode.NONE)
 # Keywords that bound lengths and counts: grammar compilers unroll them (a maxLength of 4,000
 # is a rule nested 4,000 deep in llama.cpp's json-schema-to-grammar).
 LIMIT_KEYWORDS = frozenset(
-    {"maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",
-     "maxContains", "minContains"}
-)  # fmt: skip
+    {
+        "maxLength",
+        "minLength",
+        "maxItems",
+        "minItems",
+        "maxProperties",
+        "minProperties",
+        "maxContains",
+        "minContains",
+    }
+)
 # Keywords whose values are maps of names to schemas (a property may be called "title").
 _NAMED_SCHEMAS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
 # Keywords whose values are data, not schemas.
@@ -230,9 +238,11 @@ class Negotiator:
                 await lock.acquire()
         except TimeoutError:
             raise BackendUnavailable(
-                redact(f"{server}: no answer within {deadline:g} s (waiting for the server's "
-                       "structured-output mode to be learned)")
-            ) from None  # fmt: skip
+                redact(
+                    f"{server}: no answer within {deadline:g} s (waiting for the server's "
+                    "structured-output mode to be learned)"
+                )
+            ) from None
         try:
             return await self._negotiate(key, modes, attempt, tried, end)
         finally:
@@ -260,9 +270,14 @@ class Negotiator:
                 if last or mode is Mode.NONE or not about_format(exc):
                     raise
                 self._note_refusal(key, mode, exc)
-                log.warning("chat server %s (model %s) refused structured output %s (%s): "
-                            "trying %s", key[0], key[1], mode, exc.detail,
-                            candidates[index + 1])  # fmt: skip
+                log.warning(
+                    "chat server %s (model %s) refused structured output %s (%s): trying %s",
+                    key[0],
+                    key[1],
+                    mode,
+                    exc.detail,
+                    candidates[index + 1],
+                )
                 continue
             await self._learn(key, mode)
             return result

@@ -57,26 +57,68 @@ _START = re.compile(r"^\s*<START>\s*$", re.IGNORECASE | re.MULTILINE)
 
 # The V1 fields. SillyTavern and most editors also write them next to `data` in a V2 or V3 card,
 # for V1 readers: those copies are read from `data` and not reported as unknown.
-_V1_FIELDS = frozenset({
-    "name", "description", "personality", "scenario", "first_mes", "mes_example",
-})  # fmt: skip
+_V1_FIELDS = frozenset(
+    {
+        "name",
+        "description",
+        "personality",
+        "scenario",
+        "first_mes",
+        "mes_example",
+    }
+)
 # Fields the specs define; anything else is kept in `extra` and counted as unknown.
-_DATA_FIELDS = _V1_FIELDS | frozenset({
-    "creator_notes", "system_prompt", "post_history_instructions", "alternate_greetings",
-    "character_book", "tags", "creator", "character_version", "extensions",
-    # V3
-    "assets", "nickname", "creator_notes_multilingual", "source", "group_only_greetings",
-    "creation_date", "modification_date",
-})  # fmt: skip
-_BOOK_FIELDS = frozenset({
-    "name", "description", "scan_depth", "token_budget", "recursive_scanning", "extensions",
-    "entries",
-})  # fmt: skip
-_ENTRY_FIELDS = frozenset({
-    "keys", "content", "extensions", "enabled", "insertion_order", "case_sensitive", "name",
-    "priority", "id", "comment", "selective", "secondary_keys", "constant", "position",
-    "use_regex",
-})  # fmt: skip
+_DATA_FIELDS = _V1_FIELDS | frozenset(
+    {
+        "creator_notes",
+        "system_prompt",
+        "post_history_instructions",
+        "alternate_greetings",
+        "character_book",
+        "tags",
+        "creator",
+        "character_version",
+        "extensions",
+        # V3
+        "assets",
+        "nickname",
+        "creator_notes_multilingual",
+        "source",
+        "group_only_greetings",
+        "creation_date",
+        "modification_date",
+    }
+)
+_BOOK_FIELDS = frozenset(
+    {
+        "name",
+        "description",
+        "scan_depth",
+        "token_budget",
+        "recursive_scanning",
+        "extensions",
+        "entries",
+    }
+)
+_ENTRY_FIELDS = frozenset(
+    {
+        "keys",
+        "content",
+        "extensions",
+        "enabled",
+        "insertion_order",
+        "case_sensitive",
+        "name",
+        "priority",
+        "id",
+        "comment",
+        "selective",
+        "secondary_keys",
+        "constant",
+        "position",
+        "use_regex",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +175,11 @@ def load_card(path: str | Path, *, played_as: str | None = None) -> Card:
         text, replaced = utf8(payload)
         try:
             card = parse_card(
-                text, container=container, played_as=played_as,
+                text,
+                container=container,
+                played_as=played_as,
                 notes=("invalid UTF-8 replaced by \ufffd",) if replaced else (),
-            )  # fmt: skip
+            )
             return replace(card, picture=raw) if raw.startswith(PNG_SIGNATURE) else card
         except CardError:
             if replaced and container == "JSON file":
@@ -196,12 +240,14 @@ def parse_card(
         return _macros(_text(data, key), me)
 
     persona = "\n\n".join(
-        part for part in (
+        part
+        for part in (
             filled("description"),
             f"Personality: {filled('personality')}" if _text(data, "personality").strip() else "",
             f"Scenario: {filled('scenario')}" if _text(data, "scenario").strip() else "",
-        ) if part.strip()
-    )  # fmt: skip
+        )
+        if part.strip()
+    )
     system = filled("system_prompt")
     if len(persona) + len(system) > MAX_PERSONA_CHARS:
         raise CardError(
@@ -231,17 +277,29 @@ def parse_card(
     source = f"card:{character_key(name)}"
     lore = tuple(replace(e, source=source, extra={**e.extra, "card": digest}) for e in entries)
     report = CardReport(
-        spec=spec, container=container, fields=fields, entries=len(lore), constant=constant,
-        skipped=tuple(skipped), unknown=tuple(unknown + book_unknown),
+        spec=spec,
+        container=container,
+        fields=fields,
+        entries=len(lore),
+        constant=constant,
+        skipped=tuple(skipped),
+        unknown=tuple(unknown + book_unknown),
         warnings=tuple(warned + book_warnings),
-    )  # fmt: skip
+    )
     return Card(
-        name=valid_name(name), persona=persona, system=system,
-        post_history=filled("post_history_instructions"), greetings=greetings,
-        examples=examples, lore=lore, lore_budget=budget, source=source, digest=digest,
+        name=valid_name(name),
+        persona=persona,
+        system=system,
+        post_history=filled("post_history_instructions"),
+        greetings=greetings,
+        examples=examples,
+        lore=lore,
+        lore_budget=budget,
+        source=source,
+        digest=digest,
         report=report,
         extra={k: v for k, v in data.items() if k not in _DATA_FIELDS},
-    )  # fmt: skip
+    )
 
 
 def _well_formed(value: Any) -> Any:
@@ -306,8 +364,9 @@ def _lorebook(
             continue
         if isinstance(raw.get("name") or raw.get("comment"), str):
             label += f" {str(raw.get('name') or raw.get('comment'))[:40]!r}"
-        unknown += [f"data.character_book.entries[{index}].{k}" for k in raw
-                    if k not in _ENTRY_FIELDS]  # fmt: skip
+        unknown += [
+            f"data.character_book.entries[{index}].{k}" for k in raw if k not in _ENTRY_FIELDS
+        ]
         found = raw.get("extensions")
         extensions: dict[str, Any] = found if isinstance(found, dict) else {}
         unknown += [f"data.character_book.entries[{index}].extensions.{k}" for k in extensions]
@@ -337,16 +396,24 @@ def _lorebook(
         constant += is_constant
         priority = _int(raw.get("priority"))
         order = _int(raw.get("insertion_order"))
-        entries.append(LoreEntry(
-            id=0, content=content, keywords=keys[:MAX_KEYWORDS],
-            scope=LoreScope.CHARACTER if me else LoreScope.GLOBAL,
-            character=character_key(me) if me else None,
-            priority=_clamp(priority if priority is not None else order or 0),
-            constant=is_constant, case_sensitive=raw.get("case_sensitive") is True,
-            secondary_keywords=secondary[:MAX_KEYWORDS], selective=raw.get("selective") is True,
-            scan_depth=own_depth if own_depth is not None and 0 <= own_depth <= 1000 else depth,
-            extra={k: v for k, v in raw.items() if k not in ("keys", "content", "secondary_keys")},
-        ))  # fmt: skip
+        entries.append(
+            LoreEntry(
+                id=0,
+                content=content,
+                keywords=keys[:MAX_KEYWORDS],
+                scope=LoreScope.CHARACTER if me else LoreScope.GLOBAL,
+                character=character_key(me) if me else None,
+                priority=_clamp(priority if priority is not None else order or 0),
+                constant=is_constant,
+                case_sensitive=raw.get("case_sensitive") is True,
+                secondary_keywords=secondary[:MAX_KEYWORDS],
+                selective=raw.get("selective") is True,
+                scan_depth=own_depth if own_depth is not None and 0 <= own_depth <= 1000 else depth,
+                extra={
+                    k: v for k, v in raw.items() if k not in ("keys", "content", "secondary_keys")
+                },
+            )
+        )
     return entries, skipped, budget, unknown, warned, constant
 
 
@@ -404,10 +471,16 @@ def is_lorebook(document: Mapping[str, Any]) -> bool:
 
 # SillyTavern's world-info entry fields and the character_book field each one is.
 _WORLD_INFO_FIELDS = {
-    "key": "keys", "keysecondary": "secondary_keys", "content": "content",
-    "constant": "constant", "selective": "selective", "order": "insertion_order",
-    "caseSensitive": "case_sensitive", "comment": "name", "uid": "id",
-}  # fmt: skip
+    "key": "keys",
+    "keysecondary": "secondary_keys",
+    "content": "content",
+    "constant": "constant",
+    "selective": "selective",
+    "order": "insertion_order",
+    "caseSensitive": "case_sensitive",
+    "comment": "name",
+    "uid": "id",
+}
 
 
 def load_lorebook(path: str | Path, *, character: str | None = None) -> Lorebook:
@@ -450,10 +523,14 @@ def load_lorebook(path: str | Path, *, character: str | None = None) -> Lorebook
     ).hexdigest()
     source = f"lorebook:{character_key(path.stem)}"
     return Lorebook(
-        name=name, source=source, digest=digest, format=book_format,
+        name=name,
+        source=source,
+        digest=digest,
+        format=book_format,
         lore=tuple(replace(e, source=source, extra={**e.extra, "card": digest}) for e in lore),
-        skipped=tuple(skipped), warnings=tuple(warned),
-    )  # fmt: skip
+        skipped=tuple(skipped),
+        warnings=tuple(warned),
+    )
 
 
 def _from_world_info(entry: Mapping[str, Any]) -> dict[str, Any]:

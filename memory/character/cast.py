@@ -54,8 +54,9 @@ class Characters:
         if not cast:
             raise ValueError("a cast has at least one character")
         # Whoever built them, the characters play under names Discord takes (names.py).
-        cast = [c if valid_name(c.name) == c.name else replace(c, name=valid_name(c.name))
-                for c in cast]  # fmt: skip
+        cast = [
+            c if valid_name(c.name) == c.name else replace(c, name=valid_name(c.name)) for c in cast
+        ]
         self._by_key = {c.key: c for c in cast}
         if len(self._by_key) != len(cast):
             raise ValueError("two characters have the same key")

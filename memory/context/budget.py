@@ -96,17 +96,23 @@ def assemble(
     """
     excluded_history = frozenset(b.order for b, _ in excluded if b.kind is BlockKind.HISTORY)
     request = ContextRequest(
-        tuple(blocks), budget.prompt, user_name, estimator, previous_condensed,
-        condensed_share, vector_keep, excluded_history, preferred_history,
-    )  # fmt: skip
+        tuple(blocks),
+        budget.prompt,
+        user_name,
+        estimator,
+        previous_condensed,
+        condensed_share,
+        vector_keep,
+        excluded_history,
+        preferred_history,
+    )
     notes: list[str] = []
     try:
         result = strategy.apply(request)
         if not isinstance(result, StrategyResult):
             raise TypeError(f"returned {type(result).__name__}, not a StrategyResult")
     except Exception as exc:
-        log.warning("context strategy %s failed: %s; truncate used", strategy.name,
-                    unexpected(exc))  # fmt: skip
+        log.warning("context strategy %s failed: %s; truncate used", strategy.name, unexpected(exc))
         notes.append(f"strategy {strategy.name!r} failed ({type(exc).__name__}); truncate used")
         result = Truncate().apply(request)
     keep, removed = _overrule(request, result, notes)
@@ -120,10 +126,15 @@ def assemble(
     if tokens > budget.prompt:  # impossible unless render and raw_total disagree
         raise AssertionError(f"prompt of {tokens} tokens over a budget of {budget.prompt}")
     return ContextPlan(
-        strategy.name, estimator, budget,
+        strategy.name,
+        estimator,
+        budget,
         _decisions(candidates, keep, removed, cuts, excluded, estimator),
-        tuple(messages), tokens, result.condensed, tuple(notes),
-    )  # fmt: skip
+        tuple(messages),
+        tokens,
+        result.condensed,
+        tuple(notes),
+    )
 
 
 def _overrule(

@@ -134,8 +134,9 @@ class ContextBuilder:
         found = self.registry.strategies.get(name)
         if found is None:
             # A plugin that is no longer installed: the default, said in the log and the preview.
-            log.warning("story %d: strategy %r unavailable, %s used", story_id, name,
-                        self.config.strategy)  # fmt: skip
+            log.warning(
+                "story %d: strategy %r unavailable, %s used", story_id, name, self.config.strategy
+            )
             return self.registry.get(self.config.strategy)
         return found
 
@@ -192,12 +193,17 @@ class ContextBuilder:
         ]
         c = self.config
         return assemble(
-            blocks, strategy=self._strategy(story.story_id, story.strategy), budget=c.budget,
-            estimator=estimator, user_name=user_name,
-            previous_condensed=story.condensed, excluded=excluded,
-            condensed_share=c.condensed_share, vector_keep=c.vector_keep,
+            blocks,
+            strategy=self._strategy(story.story_id, story.strategy),
+            budget=c.budget,
+            estimator=estimator,
+            user_name=user_name,
+            previous_condensed=story.condensed,
+            excluded=excluded,
+            condensed_share=c.condensed_share,
+            vector_keep=c.vector_keep,
             preferred_history=_said_in(kept, window),
-        )  # fmt: skip
+        )
 
     async def _lore(
         self,

@@ -111,9 +111,17 @@ PROTECTED = frozenset({BlockKind.PERSONA, BlockKind.NOW, BlockKind.RULES, BlockK
 
 # The order of the system message's sections: the operator's first, then data.
 _SYSTEM_ORDER = (
-    BlockKind.PERSONA, BlockKind.NOW, BlockKind.RULES, BlockKind.ANCHORS, BlockKind.SUMMARY,
-    BlockKind.POSITIONS, BlockKind.STATE, BlockKind.MEMORY, BlockKind.LORE, BlockKind.EXAMPLES,
-)  # fmt: skip
+    BlockKind.PERSONA,
+    BlockKind.NOW,
+    BlockKind.RULES,
+    BlockKind.ANCHORS,
+    BlockKind.SUMMARY,
+    BlockKind.POSITIONS,
+    BlockKind.STATE,
+    BlockKind.MEMORY,
+    BlockKind.LORE,
+    BlockKind.EXAMPLES,
+)
 # The loops' blocks, written from what anyone in the conversation said: one fenced section.
 SHARED = frozenset({BlockKind.ANCHORS, BlockKind.SUMMARY, BlockKind.POSITIONS, BlockKind.STATE})
 
@@ -292,16 +300,23 @@ def story_blocks(story: StoryContext) -> list[Block]:
         lines = "\n".join(
             f"- {f'(from {as_data(who)}) ' if who else ''}{as_data(a)}" for a, who in story.anchors
         )
-        out.append(block(BlockKind.ANCHORS, "anchors", f"Key facts of this story:\n{lines}",
-                         label=f"{len(story.anchors)} anchors"))  # fmt: skip
+        out.append(
+            block(
+                BlockKind.ANCHORS,
+                "anchors",
+                f"Key facts of this story:\n{lines}",
+                label=f"{len(story.anchors)} anchors",
+            )
+        )
     if story.positions:
         lines = "\n".join(
             f"- {as_data(t)}: {as_data(i)}{f' (talking with {as_data(who)})' if who else ''}"
             for t, i, who in story.positions
         )
         text = f"Your current positions (say them in new words, never as a quote):\n{lines}"
-        out.append(block(BlockKind.POSITIONS, "positions", text,
-                         label=f"{len(story.positions)} positions"))  # fmt: skip
+        out.append(
+            block(BlockKind.POSITIONS, "positions", text, label=f"{len(story.positions)} positions")
+        )
     if story.state:
         text = "Your state: " + ", ".join(f"{k} {v:+.2f}" for k, v in story.state)
         out.append(block(BlockKind.STATE, "state", text))
@@ -329,12 +344,17 @@ def memory_blocks(
         when = said_on(m.created_at, now, zone) if now is not None else ""
         what += f"; {when}" if when else ""
         kept = s.reason in (Reason.PINNED, Reason.RULE)
-        out.append(block(
-            BlockKind.MEMORY, f"memory:{m.id}", f"- ({what}) {as_data(m.text)}",
-            priority=PINNED_PRIORITY if kept else PRIORITY[BlockKind.MEMORY],
-            order=rank - len(notes), relevance=relevance.get(m.id),
-            label=f"#{m.id} {s.reason.value}",
-        ))  # fmt: skip
+        out.append(
+            block(
+                BlockKind.MEMORY,
+                f"memory:{m.id}",
+                f"- ({what}) {as_data(m.text)}",
+                priority=PINNED_PRIORITY if kept else PRIORITY[BlockKind.MEMORY],
+                order=rank - len(notes),
+                relevance=relevance.get(m.id),
+                label=f"#{m.id} {s.reason.value}",
+            )
+        )
     return out
 
 
@@ -364,11 +384,16 @@ def history_blocks(messages: Sequence[HistoryMessage], *, zone: tzinfo = UTC) ->
     for before, m in zip([None, *messages], messages, strict=False):
         said = m.content if m.role == "assistant" else f"{m.author_name}: {m.content}"
         gap = gap_line(before.created_at, m.created_at, zone) if before is not None else ""
-        out.append(block(
-            BlockKind.HISTORY, f"history:{m.id}", f"{gap}\n{said}" if gap else said,
-            order=m.id, role="assistant" if m.role == "assistant" else "user",
-            label=f"{m.author_name} #{m.id}",
-        ))  # fmt: skip
+        out.append(
+            block(
+                BlockKind.HISTORY,
+                f"history:{m.id}",
+                f"{gap}\n{said}" if gap else said,
+                order=m.id,
+                role="assistant" if m.role == "assistant" else "user",
+                label=f"{m.author_name} #{m.id}",
+            )
+        )
     return out
 
 

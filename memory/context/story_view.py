@@ -18,9 +18,13 @@ async def read_story(
     """Read what a turn shows of a story, in one go: the last `history_messages` before
     `before_id` (None: all stored) for the prompt, the conversation query's window, the rest."""
     return await story_snapshot.read(
-        store, story_id, before_id=before_id, history=history_messages,
-        conversation=CONVERSATION_WINDOW, positions=stances.PROMPT_POSITIONS,
-    )  # fmt: skip
+        store,
+        story_id,
+        before_id=before_id,
+        history=history_messages,
+        conversation=CONVERSATION_WINDOW,
+        positions=stances.PROMPT_POSITIONS,
+    )
 
 
 def story_context(story: StorySnapshot) -> StoryContext:

@@ -169,10 +169,12 @@ class Truncate:
         keep = list(request.blocks)
         removed: dict[str, tuple[Status, str]] = {}
         preferred = request.preferred_history
-        drop_until_fits(request, keep, oldest_history(keep, preferred), removed,
-                        "oldest history first")  # fmt: skip
-        drop_until_fits(request, keep, by_priority(keep, preferred), removed,
-                        "lowest priority first")  # fmt: skip
+        drop_until_fits(
+            request, keep, oldest_history(keep, preferred), removed, "oldest history first"
+        )
+        drop_until_fits(
+            request, keep, by_priority(keep, preferred), removed, "lowest priority first"
+        )
         return StrategyResult(tuple(keep), removed)
 
 
@@ -235,18 +237,21 @@ class Summarize:
                 b.order for b in keep if b.kind is BlockKind.HISTORY and b.order <= through
             } - shown
             skipped = (excluded | omitted | spared) - {b.order for b in leaving}
-            kept = choose(sentences, limit=max(0, allowance - overhead),
-                          count=request.estimator.count)  # fmt: skip
+            kept = choose(
+                sentences, limit=max(0, allowance - overhead), count=request.estimator.count
+            )
             condensed = CondensedHistory(
-                tuple(sentences[i] for i in kept), through_id=through,
+                tuple(sentences[i] for i in kept),
+                through_id=through,
                 omitted=tuple(sorted(skipped)[-MAX_OMITTED:]),
                 sources=tuple(sources[i] for i in kept),
-            )  # fmt: skip
+            )
             for b in leaving:
                 removed[b.key] = (Status.CONDENSED, "condensed into the history before your input")
         keep += condensed_block(condensed)
-        for b in drop_until_fits(request, keep, by_priority(keep, preferred), removed,
-                                 "lowest priority first"):  # fmt: skip
+        for b in drop_until_fits(
+            request, keep, by_priority(keep, preferred), removed, "lowest priority first"
+        ):
             if b.order in shown and b.kind is BlockKind.HISTORY:
                 removed[b.key] = (Status.CONDENSED, "already in the condensed history")
         return StrategyResult(tuple(keep), removed, condensed if leaving else None)
@@ -264,10 +269,12 @@ def condensed_block(condensed: CondensedHistory) -> list[Block]:
         return []
     return [
         block(
-            BlockKind.CONDENSED_HISTORY, "condensed-history", as_data(condensed.text),
+            BlockKind.CONDENSED_HISTORY,
+            "condensed-history",
+            as_data(condensed.text),
             label=f"{len(condensed.sentences)} sentences, through #{condensed.through_id}",
         )
-    ]  # fmt: skip
+    ]
 
 
 class VectorRecall:
@@ -287,11 +294,17 @@ class VectorRecall:
         reason = "least similar to your message"
         drop_until_fits(request, keep, scorable[:spare], removed, reason)
         preferred = request.preferred_history
-        drop_until_fits(request, keep, oldest_history(keep, preferred), removed, "oldest history, "
-                        "after the least relevant memories and lore")  # fmt: skip
+        drop_until_fits(
+            request,
+            keep,
+            oldest_history(keep, preferred),
+            removed,
+            "oldest history, after the least relevant memories and lore",
+        )
         drop_until_fits(request, keep, scorable, removed, reason)
-        drop_until_fits(request, keep, by_priority(keep, preferred), removed,
-                        "lowest priority first")  # fmt: skip
+        drop_until_fits(
+            request, keep, by_priority(keep, preferred), removed, "lowest priority first"
+        )
         return StrategyResult(tuple(keep), removed)
 
 

@@ -182,14 +182,24 @@ _UNIT = r"(?P<u>" + _alt(_phrases("UNITS")) + ")"
 _IN = _alt(_phrases("IN_BEFORE"))
 _PART = r"(?:\s+" + _alt(w for lang in _LANGS for w in lang.DAY_PARTS) + ")?"
 _BEFORE_WEEKDAY = _alt(
-    {w for lang in _LANGS for n in ("NEXT_BEFORE", "THIS_BEFORE", "LAST_BEFORE") for w in
-     getattr(lang, n, ())} | {w for lang in _LANGS for w in lang.HABITUAL_BEFORE}
-    | {w for lang in _LANGS for w in getattr(lang, "NAMED_BEFORE", ())} | {"on"}
-)  # fmt: skip
+    {
+        w
+        for lang in _LANGS
+        for n in ("NEXT_BEFORE", "THIS_BEFORE", "LAST_BEFORE")
+        for w in getattr(lang, n, ())
+    }
+    | {w for lang in _LANGS for w in lang.HABITUAL_BEFORE}
+    | {w for lang in _LANGS for w in getattr(lang, "NAMED_BEFORE", ())}
+    | {"on"}
+)
 _AFTER_WEEKDAY = _alt(
-    {w for lang in _LANGS for n in ("NEXT_AFTER", "LAST_AFTER", "NAMED_AFTER") for w in
-     getattr(lang, n, ())}
-)  # fmt: skip
+    {
+        w
+        for lang in _LANGS
+        for n in ("NEXT_AFTER", "LAST_AFTER", "NAMED_AFTER")
+        for w in getattr(lang, n, ())
+    }
+)
 # A weekday followed by a day number or a month is an absolute date ("mardi 3 décembre",
 # "Tuesday, December 3"): not resolved (see the module's known misses).
 _ABSOLUTE_AFTER = r"(?!,?\s*(?:the\s+|le\s+)?(?:\d|" + _alt(_phrases("MONTH_INDEX")) + _E + "))"
@@ -205,14 +215,35 @@ _PERIOD_RE = _compile("(?P<p>" + _alt(_phrases("PERIODS")) + ")")
 # "tomorrow's meeting": the date goes after the possessive, not inside it.
 _DAY_RE = _compile("(?P<d>" + _alt(_phrases("DAY_OFFSETS")) + ")" + _PART + "(?:'s)?")
 _WEEKDAY_RE = _compile(
-    "(?:(?P<pre>" + _BEFORE_WEEKDAY + r")\s+)?(?P<w>" + _alt(_phrases("WEEKDAY_INDEX")) + ")"
-    + "(?:" + _E + r"\s+(?P<post>" + _AFTER_WEEKDAY + "))?" + _ABSOLUTE_AFTER
-)  # fmt: skip
+    "(?:(?P<pre>"
+    + _BEFORE_WEEKDAY
+    + r")\s+)?(?P<w>"
+    + _alt(_phrases("WEEKDAY_INDEX"))
+    + ")"
+    + "(?:"
+    + _E
+    + r"\s+(?P<post>"
+    + _AFTER_WEEKDAY
+    + "))?"
+    + _ABSOLUTE_AFTER
+)
 _AGO_RE = re.compile(
-    _B + "(?:" + _alt(_phrases("AGO_BEFORE")) + r"\s+" + _NUMBER + r"\s+" + _UNIT
-    + "|" + _NUMBER.replace("<n>", "<n2>") + r"\s+" + _UNIT.replace("<u>", "<u2>") + r"\s+"
-    + _alt(_phrases("AGO_AFTER")) + ")" + _E
-)  # fmt: skip
+    _B
+    + "(?:"
+    + _alt(_phrases("AGO_BEFORE"))
+    + r"\s+"
+    + _NUMBER
+    + r"\s+"
+    + _UNIT
+    + "|"
+    + _NUMBER.replace("<n>", "<n2>")
+    + r"\s+"
+    + _UNIT.replace("<u>", "<u2>")
+    + r"\s+"
+    + _alt(_phrases("AGO_AFTER"))
+    + ")"
+    + _E
+)
 _PERIOD_PART_RE = _compile("(?P<p>" + _alt(_phrases("PERIOD_PARTS")) + ")")
 # « mi-novembre », "mid-November": a dash may join the part to its month.
 _MONTH_RE = _compile(
@@ -326,9 +357,13 @@ _CONJUNCTIONS = _shadows("CONJUNCTIONS")
 _DETERMINERS = _shadows("TENSE_DETERMINERS")
 _RECALL = _shadows("RECALL")
 _MARKING = (
-    _PAST_WORDS | _FUTURE_WORDS | _PROGRESSIVE_BEFORE | _PAST_AUXILIARIES | _BEING_AUXILIARIES
+    _PAST_WORDS
+    | _FUTURE_WORDS
+    | _PROGRESSIVE_BEFORE
+    | _PAST_AUXILIARIES
+    | _BEING_AUXILIARIES
     | frozenset(_shadow(w) for w in _PLAN_WORDS)
-)  # fmt: skip
+)
 _MARKING_ENDINGS = _PAST_ENDINGS + _FUTURE_ENDINGS
 _ELIDED = frozenset({"l", "j", "c", "s", "m", "t", "n", "d", "qu", "jusqu", "lorsqu", "puisqu"})
 _PARTICIPLE_ENDINGS = ("é", "ée", "és", "ées")

@@ -547,9 +547,27 @@ FUTURE_WORDS = frozenset(
     """.split()
 )
 FUTURE_ENDINGS = (
-    "era", "eront", "erait", "eraient", "rra", "rront", "rrait", "rraient", "dra", "dront",
-    "drait", "draient", "vra", "vront", "vrait", "vraient", "ira", "iront", "irait", "iraient",
-)  # fmt: skip
+    "era",
+    "eront",
+    "erait",
+    "eraient",
+    "rra",
+    "rront",
+    "rrait",
+    "rraient",
+    "dra",
+    "dront",
+    "drait",
+    "draient",
+    "vra",
+    "vront",
+    "vrait",
+    "vraient",
+    "ira",
+    "iront",
+    "irait",
+    "iraient",
+)
 NOT_FUTURE = frozenset({"opéra", "caméra", "chimera", "ère"})
 PLAN_WORDS = frozenset(
     """

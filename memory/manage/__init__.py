@@ -155,9 +155,15 @@ async def remember(
 
     async def run(tx: Tx, index: DedupIndex) -> Outcome:
         outcome, memory = await merge_candidate(
-            tx, index, candidate, exchange_id=f"{MANUAL_EXCHANGE}{user_id}:{when}", user_id=user_id,
-            story_id=story_id, origin=origin, now=when,
-        )  # fmt: skip
+            tx,
+            index,
+            candidate,
+            exchange_id=f"{MANUAL_EXCHANGE}{user_id}:{when}",
+            user_id=user_id,
+            story_id=story_id,
+            origin=origin,
+            now=when,
+        )
         await record_dates(tx, outcome, memory, spans)
         await counters.bump(tx, f"memories_{outcome.action}")
         return outcome

@@ -142,9 +142,13 @@ async def add_lore(
     if len(text) > MAX_CONTENT_CHARS:
         raise InvalidInput(f"the content is longer than {MAX_CONTENT_CHARS} characters")
     entry = LoreEntry(
-        id=0, content=text, keywords=words, scope=scope, guild_id=guild_id,
+        id=0,
+        content=text,
+        keywords=words,
+        scope=scope,
+        guild_id=guild_id,
         character=character_key(character) if scope is LoreScope.CHARACTER else None,
-    )  # fmt: skip
+    )
     new_id = await store.transact(
         lambda tx: lore_entries.insert(tx, entry, created_by=created_by, now=time.time())
     )

@@ -40,10 +40,22 @@ from memory.vectors.indexer import IndexerStatus
 from memory.write import state
 
 __all__ = [
-    "DAY", "Answered", "LanguageFit", "Latency", "MemoryFilter", "OutboxState", "PersonRow",
-    "RecallSplit", "ReflectionDay", "Revision", "StateChange", "StoryRow", "TokenFit",
-    "TurnDay", "TurnPlan",
-]  # fmt: skip
+    "DAY",
+    "Answered",
+    "LanguageFit",
+    "Latency",
+    "MemoryFilter",
+    "OutboxState",
+    "PersonRow",
+    "RecallSplit",
+    "ReflectionDay",
+    "Revision",
+    "StateChange",
+    "StoryRow",
+    "TokenFit",
+    "TurnDay",
+    "TurnPlan",
+]
 
 # The overview's default range, and the longest one timings are kept for.
 DEFAULT_DAYS = 14
@@ -76,9 +88,12 @@ class Overview:
 
 
 async def overview(
-    store: Store, *, days: int = DEFAULT_DAYS, indexer: IndexerStatus | None = None,
+    store: Store,
+    *,
+    days: int = DEFAULT_DAYS,
+    indexer: IndexerStatus | None = None,
     now: float | None = None,
-) -> Overview:  # fmt: skip
+) -> Overview:
     """The whole bot over the last `days` days (UTC), from the start of the first one."""
     until = time.time() if now is None else now
     days = max(1, min(MAX_DAYS, days))

@@ -79,11 +79,19 @@ async def export(
         "privacy": {"memories_served": choice, "default": default_served},
         "memories": [
             {
-                "id": m.id, "character": character, "text": m.text, "kind": m.kind.value,
+                "id": m.id,
+                "character": character,
+                "text": m.text,
+                "kind": m.kind.value,
                 "scope": m.scope.value,
-                "story_id": m.story_id, "origin": m.origin, "confidence": m.confidence,
-                "pinned": m.pinned, "created_at": m.created_at, "updated_at": m.updated_at,
-                "candidate_count": m.candidate_count, "served_count": m.served_count,
+                "story_id": m.story_id,
+                "origin": m.origin,
+                "confidence": m.confidence,
+                "pinned": m.pinned,
+                "created_at": m.created_at,
+                "updated_at": m.updated_at,
+                "candidate_count": m.candidate_count,
+                "served_count": m.served_count,
                 "semantic_count": m.semantic_count,
                 "served": served_where(m, everywhere=everywhere),
                 "history": earlier.get(m.id, []),
@@ -98,16 +106,22 @@ async def export(
         ],
         "messages": sorted(said, key=lambda m: m["id"]),
         "derived": made,
-    }  # fmt: skip
+    }
 
 
 def _version_json(v: memory_versions.Revision) -> dict[str, Any]:
     """An earlier version of a memory as the export writes it (oldest first in "history")."""
     return {
-        "text": v.text, "kind": v.kind.value, "scope": v.scope.value, "story_id": v.story_id,
-        "confidence": v.confidence, "valid_from": v.valid_from, "valid_until": v.valid_until,
-        "came_from": v.came_from, "ended_by": v.ended_by,
-    }  # fmt: skip
+        "text": v.text,
+        "kind": v.kind.value,
+        "scope": v.scope.value,
+        "story_id": v.story_id,
+        "confidence": v.confidence,
+        "valid_from": v.valid_from,
+        "valid_until": v.valid_until,
+        "came_from": v.came_from,
+        "ended_by": v.ended_by,
+    }
 
 
 def nothing_stored(data: Mapping[str, Any]) -> bool:
@@ -205,9 +219,19 @@ def _item(index: int, item: object) -> Imported:
     if not isinstance(gone, int) or isinstance(gone, bool) or gone not in _SQLITE_INT or gone < 0:
         raise bad("versions_dropped", "must be a whole number, 0 or more")
     return Imported(
-        clean(text), kind, scope, story, origin, confidence, pinned, created, updated, earlier,
-        days, gone,
-    )  # fmt: skip
+        clean(text),
+        kind,
+        scope,
+        story,
+        origin,
+        confidence,
+        pinned,
+        created,
+        updated,
+        earlier,
+        days,
+        gone,
+    )
 
 
 def _history(where: str, value: object) -> list[tuple[str, float, float, str]]:
@@ -306,17 +330,28 @@ async def import_memories(
                 indexes[key] = await asyncio.to_thread(build_index, pool)
             candidate = Candidate(item.text, item.kind, item.scope, confidence=item.confidence)
             outcome, memory = await merge_candidate(
-                tx, indexes[key], candidate, exchange_id=f"{MANUAL_EXCHANGE}{user_id}:{when}:{n}",
-                user_id=user_id, story_id=item.story_id, origin=item.origin, now=when,
-            )  # fmt: skip
+                tx,
+                indexes[key],
+                candidate,
+                exchange_id=f"{MANUAL_EXCHANGE}{user_id}:{when}:{n}",
+                user_id=user_id,
+                story_id=item.story_id,
+                origin=item.origin,
+                now=when,
+            )
             if outcome.action == "created":
                 created = item.created_at if item.created_at is not None else when
                 await personal.restore(
-                    tx, user_id, memory.id, pinned=item.pinned, created_at=created,
+                    tx,
+                    user_id,
+                    memory.id,
+                    pinned=item.pinned,
+                    created_at=created,
                     updated_at=max(created, item.updated_at or created),
-                )  # fmt: skip
-                await _restore_history(tx, memory, item, source=f"{MANUAL_EXCHANGE}{user_id}:"
-                                       f"import:{when}")  # fmt: skip
+                )
+                await _restore_history(
+                    tx, memory, item, source=f"{MANUAL_EXCHANGE}{user_id}:import:{when}"
+                )
                 # A file may hold more than are kept (by hand, or an older Écho): the newest.
                 await memory_versions.bound(tx, memory, dropped=item.versions_dropped)
                 await memory_dates.record(tx, memory.id, item.dates)
@@ -334,12 +369,24 @@ async def _restore_history(tx: Tx, memory: Memory, item: Imported, *, source: st
     """Put back an imported memory's earlier versions (their words came with the file)."""
     for text, start, end, ended in item.history:
         await memory_versions.insert_version(
-            tx, memory.id,
+            tx,
+            memory.id,
             memory_versions.Revision(
-                0, memory.id, memory.user_id, text, memory.kind, memory.scope, memory.story_id,
-                memory.confidence, start, end, source, ended, "",
+                0,
+                memory.id,
+                memory.user_id,
+                text,
+                memory.kind,
+                memory.scope,
+                memory.story_id,
+                memory.confidence,
+                start,
+                end,
+                source,
+                ended,
+                "",
             ),
-        )  # fmt: skip
+        )
 
 
 def _same(m: Memory | Imported) -> tuple[str, Kind, Scope, int, str]:

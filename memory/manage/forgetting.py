@@ -116,8 +116,12 @@ async def forget_message(
     answers = await _answers_to(store, exchange_id)
     report = await _erase(store, target)
     for m in answers:  # another character's answers to the reply (a scene's chain)
-        await _settle(store, await _erased(store, m.source_id, user_id=m.user_id or 0,
-                                           story_id=m.story_id, engine=engine))  # fmt: skip
+        await _settle(
+            store,
+            await _erased(
+                store, m.source_id, user_id=m.user_id or 0, story_id=m.story_id, engine=engine
+            ),
+        )
     return ErasureReport(report.erased, report.complete, "your" if author == actor_id else "their")
 
 
@@ -158,8 +162,12 @@ async def forget_person(
         target = Target.person(person) if origin is None else Target.member(person, origin)
         reports.append(await _erase(store, target))
         for m in answers:  # another character's answers to their replies (a scene's chain)
-            await _settle(store, await _erased(store, m.source_id, user_id=m.user_id or 0,
-                                               story_id=m.story_id, engine=engine))  # fmt: skip
+            await _settle(
+                store,
+                await _erased(
+                    store, m.source_id, user_id=m.user_id or 0, story_id=m.story_id, engine=engine
+                ),
+            )
     if character is None and origin is None:
         await store.transact(lambda tx: cast_store.forget_person(tx, user_id))
     return _together(reports)
@@ -173,15 +181,22 @@ def _together(reports: Sequence[ErasureReport]) -> ErasureReport:
     e = [r.erased for r in reports]
     d = [x.derived for x in e]
     derived = Derived(
-        sum(x.anchors for x in d), sum(x.positions for x in d),
-        sum(x.state_changes for x in d), sum(x.summaries for x in d),
+        sum(x.anchors for x in d),
+        sum(x.positions for x in d),
+        sum(x.state_changes for x in d),
+        sum(x.summaries for x in d),
         sum(x.condensed for x in d),
-    )  # fmt: skip
+    )
     erased = Erased(
-        first.erased.erasure_id, sum(x.messages for x in e), sum(x.memories for x in e),
-        tuple(i for x in e for i in x.memories_kept), sum(x.outbox for x in e),
-        sum(x.turns for x in e), derived, sum(x.others for x in e),
-    )  # fmt: skip
+        first.erased.erasure_id,
+        sum(x.messages for x in e),
+        sum(x.memories for x in e),
+        tuple(i for x in e for i in x.memories_kept),
+        sum(x.outbox for x in e),
+        sum(x.turns for x in e),
+        derived,
+        sum(x.others for x in e),
+    )
     return ErasureReport(erased, all(r.complete for r in reports), first.whose)
 
 
@@ -214,8 +229,9 @@ async def forget_deleted(
     erasures = []
     for exchange_id, message in sorted(exchanges.items()):
         author = message.user_id or await context.reply_owner(store, message) or 0
-        erasures += await _erased(store, exchange_id, user_id=author,
-                                  story_id=message.story_id, engine=engine)  # fmt: skip
+        erasures += await _erased(
+            store, exchange_id, user_id=author, story_id=message.story_id, engine=engine
+        )
     dropped = 0
     for exchange_id in sorted(answered):
         found = await store.transact(
@@ -228,8 +244,9 @@ async def forget_deleted(
         return Deleted()
     counts = {"deletions_followed": len(exchanges), "deleted_replies_followed": dropped}
     await store.transact(lambda tx: counters.bump_many(tx, counts))
-    log.info("deletions followed: %d messages forgotten, %d replies dropped",
-             len(exchanges), dropped)  # fmt: skip
+    log.info(
+        "deletions followed: %d messages forgotten, %d replies dropped", len(exchanges), dropped
+    )
     return Deleted(len(exchanges), dropped, await _settle(store, erasures))
 
 
@@ -245,8 +262,9 @@ async def forget_exchange(
     if stored is not None:
         user_id = stored.user_id or await context.reply_owner(store, stored) or user_id
         story_id = stored.story_id
-    erasure_ids = await _erased(store, exchange_id, user_id=user_id, story_id=story_id,
-                                engine=engine)  # fmt: skip
+    erasure_ids = await _erased(
+        store, exchange_id, user_id=user_id, story_id=story_id, engine=engine
+    )
     await store.transact(lambda tx: counters.bump(tx, "deletions_followed"))
     return await _settle(store, erasure_ids)
 
@@ -263,16 +281,26 @@ async def _erased(
     target = Target.message(exchange_id, user_id=user_id, story_id=story_id)
     erased = await store.transact(
         lambda tx: erasure.erase(
-            tx, target, now=time.time(), bounds=_BOUNDS, words=filters.content_words,
+            tx,
+            target,
+            now=time.time(),
+            bounds=_BOUNDS,
+            words=filters.content_words,
             carries=filters.carries,
         )
-    )  # fmt: skip
-    log.info("erasure %d (deleted message): %d memories, %d messages, %d derived",
-             erased.erasure_id, erased.memories, erased.messages, erased.derived.total)  # fmt: skip
+    )
+    log.info(
+        "erasure %d (deleted message): %d memories, %d messages, %d derived",
+        erased.erasure_id,
+        erased.memories,
+        erased.messages,
+        erased.derived.total,
+    )
     ids = [erased.erasure_id]
     for m in answers:
-        ids += await _erased(store, m.source_id, user_id=m.user_id or 0, story_id=m.story_id,
-                             engine=engine)  # fmt: skip
+        ids += await _erased(
+            store, m.source_id, user_id=m.user_id or 0, story_id=m.story_id, engine=engine
+        )
     return ids
 
 
@@ -311,8 +339,9 @@ async def follow_edit(
     if held is None or held.role != "user" or held.content == text:
         return None  # one read, no write: most edits are of messages never stored
     if not text:  # emptied (an attachment left alone): every word taken back, as deleted
-        erasure_ids = await _erased(store, source_id, user_id=held.user_id or 0,
-                                    story_id=held.story_id, engine=None)  # fmt: skip
+        erasure_ids = await _erased(
+            store, source_id, user_id=held.user_id or 0, story_id=held.story_id, engine=None
+        )
         await _settle(store, erasure_ids)
         return None
     now = time.time()
@@ -320,9 +349,15 @@ async def follow_edit(
 
     async def run(tx: Tx) -> erasure.Edit | None:
         done = await erasure.edit(
-            tx, source_id, text, now=now, due=now + wait, bounds=_BOUNDS,
-            words=filters.content_words, carries=filters.carries,
-        )  # fmt: skip
+            tx,
+            source_id,
+            text,
+            now=now,
+            due=now + wait,
+            bounds=_BOUNDS,
+            words=filters.content_words,
+            carries=filters.carries,
+        )
         if done is not None:
             await counters.bump(tx, "edits_followed")
         return done
@@ -331,13 +366,19 @@ async def follow_edit(
     if done is None:
         return None
     e = done.erased
-    log.info("edit %d followed: %d memories, %d derived taken back, reflected again: %s",
-             e.erasure_id, e.memories, e.derived.total, done.requeued)  # fmt: skip
+    log.info(
+        "edit %d followed: %d memories, %d derived taken back, reflected again: %s",
+        e.erasure_id,
+        e.memories,
+        e.derived.total,
+        done.requeued,
+    )
     erasure_ids = [e.erasure_id]
     if done.reply_dropped:  # it quoted the old wording: so did what answered it in turn
         for m in await _answers_to(store, source_id):
-            erasure_ids += await _erased(store, m.source_id, user_id=m.user_id or 0,
-                                         story_id=m.story_id, engine=None)  # fmt: skip
+            erasure_ids += await _erased(
+                store, m.source_id, user_id=m.user_id or 0, story_id=m.story_id, engine=None
+            )
     await _settle(store, erasure_ids)
     return done
 
@@ -353,9 +394,15 @@ async def _erase(store: Store, target: Target) -> ErasureReport:
             carries=filters.carries,
         )
     )
-    log.info("erasure %d (%s): %d memories, %d messages, %d derived, %d of other people",
-             erased.erasure_id, target.kind, erased.memories, erased.messages,
-             erased.derived.total, erased.others)  # fmt: skip
+    log.info(
+        "erasure %d (%s): %d memories, %d messages, %d derived, %d of other people",
+        erased.erasure_id,
+        target.kind,
+        erased.memories,
+        erased.messages,
+        erased.derived.total,
+        erased.others,
+    )
     return ErasureReport(erased, await _settle(store, [erased.erasure_id]))
 
 
@@ -416,8 +463,13 @@ async def tidy(
         lambda tx: reply_versions.prune(tx, before=when - versions_hours * 3600)
     )
     if texts or pruned or versions:
-        log.info("retention: %d reflection texts blanked, %d old messages pruned,"
-                 " %d old versions of replies", texts, pruned, versions)  # fmt: skip
+        log.info(
+            "retention: %d reflection texts blanked, %d old messages pruned,"
+            " %d old versions of replies",
+            texts,
+            pruned,
+            versions,
+        )
         await store.checkpoint()
     return Tidied(texts, pruned, tombstones, versions)
 

@@ -32,9 +32,12 @@ async def negotiator(store: Store, *, override: Mode | None) -> Negotiator:
         await structured_output.save_streaming(store, server, model, streams, now=time.time())
 
     return Negotiator(
-        override=override, known=known, on_learned=save,
-        streams=await structured_output.load_streaming(store), on_streams=save_streaming,
-    )  # fmt: skip
+        override=override,
+        known=known,
+        on_learned=save,
+        streams=await structured_output.load_streaming(store),
+        on_streams=save_streaming,
+    )
 
 
 # The schema that keeps the chat servers learned to take one request at a time.

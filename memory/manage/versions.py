@@ -106,9 +106,14 @@ async def edit(
             raise InvalidInput(f"memory #{other.id} already says this")
         candidate = Candidate(text=text, kind=current.kind, scope=current.scope, confidence=1.0)
         edited = await replace(
-            tx, index, current, candidate, exchange_id=f"{MANUAL_EXCHANGE}{user_id}:{when}",
-            ended_by="edit", now=when,
-        )  # fmt: skip
+            tx,
+            index,
+            current,
+            candidate,
+            exchange_id=f"{MANUAL_EXCHANGE}{user_id}:{when}",
+            ended_by="edit",
+            now=when,
+        )
         await counters.bump(tx, "memories_edited")
         return edited
 

@@ -81,9 +81,15 @@ async def keyword_hits(
     """Return the user's visible memories that the message's rare words match, best first, each
     with the words that matched it (the words that recalled it, as /why shows them)."""
     found = await keyword_recall(
-        store, user_id=user_id, story_id=story_id, origin=origin, text=text, limit=limit,
-        everywhere=everywhere, cap=cap,
-    )  # fmt: skip
+        store,
+        user_id=user_id,
+        story_id=story_id,
+        origin=origin,
+        text=text,
+        limit=limit,
+        everywhere=everywhere,
+        cap=cap,
+    )
     return found.hits
 
 
@@ -102,9 +108,14 @@ async def keyword_recall(
     """Return the keyword hits (see keyword_hits) and which of them are decisive."""
     terms = query_terms(text)
     matches = await keywords.term_matches(
-        store, [_expression(t) for t in terms], user_id=user_id, story_id=story_id,
-        origin=origin, cap=cap + 1, everywhere=everywhere,
-    )  # fmt: skip
+        store,
+        [_expression(t) for t in terms],
+        user_id=user_id,
+        story_id=story_id,
+        origin=origin,
+        cap=cap + 1,
+        everywhere=everywhere,
+    )
     weight: dict[int, float] = {}
     matched: dict[int, list[str]] = {}
     rarest: dict[int, int] = {}

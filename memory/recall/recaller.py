@@ -181,16 +181,26 @@ class Recaller:
         if without:
             candidates = candidates.patched(without, ())
         keywords = await lexical.keyword_recall(
-            self.store, user_id=user_id, story_id=story_id, origin=origin, text=text,
+            self.store,
+            user_id=user_id,
+            story_id=story_id,
+            origin=origin,
+            text=text,
             everywhere=everywhere,
-        )  # fmt: skip
+        )
         scored = scoring.Scored(None, None, config.threshold)
         if self.embedder is not None and text.strip():
             scored = await scoring.score(
-                self.vectors, self.embedder, config, user_id=user_id, story_id=story_id,
-                candidates=candidates, text=text, earlier=earlier,
+                self.vectors,
+                self.embedder,
+                config,
+                user_id=user_id,
+                story_id=story_id,
+                candidates=candidates,
+                text=text,
+                earlier=earlier,
                 unfit=lambda: self._unfit_for(text),
-            )  # fmt: skip
+            )
         now = self.clock()
         found = dates.window(text, now, self.zone or dates.machine_zone(now))
         asked = (found.start, found.end) if found else None

@@ -205,9 +205,13 @@ class VectorCache:
         return self._keep(user_id, model, generation, built)
 
     async def _patch_changed(
-        self, user_id: int, model: str, generation: int, base: UserMatrix,
+        self,
+        user_id: int,
+        model: str,
+        generation: int,
+        base: UserMatrix,
         size: asyncio.Future[int],
-    ) -> UserMatrix | None:  # fmt: skip
+    ) -> UserMatrix | None:
         """`base` patched with the memories the store says changed since it was built (their
         text or vector): the person's other vectors are not read again. None when the store
         no longer knows what changed (the full comparison of hashes decides then)."""
@@ -233,9 +237,11 @@ class VectorCache:
         self, user_id: int, model: str, ids: list[int] | None
     ) -> list[tuple[int, str, int, bytes]]:
         """The user's stored vectors for `model`: all of them, or those of `ids`."""
-        chunks: list[list[int]] | list[None] = [None] if ids is None else [
-            ids[i : i + FETCH_CHUNK] for i in range(0, len(ids), FETCH_CHUNK)
-        ]  # fmt: skip
+        chunks: list[list[int]] | list[None] = (
+            [None]
+            if ids is None
+            else [ids[i : i + FETCH_CHUNK] for i in range(0, len(ids), FETCH_CHUNK)]
+        )
         out = []
         for chunk in chunks:
             with paused():  # 100,000 rows tracked by the collector: as memories.visible
@@ -287,9 +293,12 @@ class VectorCache:
         if scored:
             # One pass over the whole matrix (15+ ms at 100k 768-d rows): off the loop.
             found = await asyncio.to_thread(
-                cosines.eligible, matrix.ids, matrix.rows, [queries[i] for i in scored],
+                cosines.eligible,
+                matrix.ids,
+                matrix.rows,
+                [queries[i] for i in scored],
                 [asked[i] / norms[i] for i in scored],
-            )  # fmt: skip
+            )
             for i, result in zip(scored, found, strict=True):
                 out[i] = result
         return out
@@ -360,8 +369,11 @@ def _patch(
         return None
     fresh_ids, fresh_rows = _unit_rows([(i, blob) for i, _, _, blob in fetched], dim, cached.model)
     changed = {i for i, h in hashes.items() if cached.hashes.get(i) != h}
-    keep = np.fromiter((i in hashes and i not in changed for i in cached.ids.tolist()), dtype=bool,
-                       count=cached.ids.size)  # fmt: skip
+    keep = np.fromiter(
+        (i in hashes and i not in changed for i in cached.ids.tolist()),
+        dtype=bool,
+        count=cached.ids.size,
+    )
     ids, rows = spliced(cached.ids, cached.rows, keep, fresh_ids, fresh_rows)
     known = dict(hashes) | {i: h for i, h, _, _ in fetched}
     return UserMatrix(generation, cached.model, ids, rows, known)

@@ -276,9 +276,11 @@ class BoundedChat:
             mark = self._started
             try:
                 result = await self.inner.chat(
-                    messages, schema=schema, deadline=max(0.001, end - loop.time()),
+                    messages,
+                    schema=schema,
+                    deadline=max(0.001, end - loop.time()),
                     max_tokens=max_tokens,
-                )  # fmt: skip
+                )
             finally:
                 self._release(alone)
             if alone or result.content.strip() or self._started == mark:
@@ -306,9 +308,11 @@ class BoundedChat:
                 said = False
                 try:
                     inner = stream_of(
-                        self.inner, messages, deadline=max(0.001, end - loop.time()),
+                        self.inner,
+                        messages,
+                        deadline=max(0.001, end - loop.time()),
                         max_tokens=max_tokens,
-                    )  # fmt: skip
+                    )
                     async with inner:
                         async for piece in inner:
                             out.counts_of(inner)
@@ -340,8 +344,10 @@ class BoundedChat:
             try:
                 await self.on_learned()
             except Exception as exc:  # kept for this run anyway
-                log.warning("could not record that the chat server takes one request at a time"
-                            " (%s)", type(exc).__name__)  # fmt: skip
+                log.warning(
+                    "could not record that the chat server takes one request at a time (%s)",
+                    type(exc).__name__,
+                )
 
     async def _acquire(self, deadline: float, *, reply: bool) -> bool:
         """Take a slot; when the server takes one call at a time, first the whole server (in

@@ -89,20 +89,33 @@ class Answers:
         _, key = await cast_store.owner(self.store, cast_store.STORY, asked.story_id)
         context = self.contexts[self.characters.playing(key or self.characters.home).key]
         recalled, plan = await prepare(
-            self.recaller, context, user_id=asked.user_id, user_name=asked.user_name,
-            story_id=asked.story_id, origin=asked.origin, text=asked.text,
-            before_id=asked.message_row, exchange_id=asked.exchange_id, without=without,
-        )  # fmt: skip
+            self.recaller,
+            context,
+            user_id=asked.user_id,
+            user_name=asked.user_name,
+            story_id=asked.story_id,
+            origin=asked.origin,
+            text=asked.text,
+            before_id=asked.message_row,
+            exchange_id=asked.exchange_id,
+            without=without,
+        )
         answer, cut, interrupted = await self.replier.reply(
             asked.exchange_id, plan, asked.story_id, context, on_text
         )
         now = self.clock()
         stored = await self.store.transact(
             lambda tx: reply_versions.add(
-                tx, asked.exchange_id, text=answer, turn_id=recalled.turn_id, cut=cut, now=now,
-                keep=self.config().versions, due=now + self.settle(),
+                tx,
+                asked.exchange_id,
+                text=answer,
+                turn_id=recalled.turn_id,
+                cut=cut,
+                now=now,
+                keep=self.config().versions,
+                due=now + self.settle(),
             )
-        )  # fmt: skip
+        )
         if stored is None:  # reflected or erased while it was being written
             raise Settled("the answers to this message can no longer change")
         log.info("exchange %s answered again (%d versions)", asked.exchange_id, len(stored))

@@ -101,9 +101,13 @@ class Engine:
         # The parts below read the settings, the clock and the chat backend as they are at each
         # use: a test or a front end may replace them on the engine.
         self.recaller = Recaller(
-            store, embedder=embedder, caches=self.caches, config=lambda: self.config,
-            clock=lambda: self.clock(), zone=zone,
-        )  # fmt: skip
+            store,
+            embedder=embedder,
+            caches=self.caches,
+            config=lambda: self.config,
+            clock=lambda: self.clock(),
+            zone=zone,
+        )
         # A recall alone, outside a turn (tests, benchmarks): the recaller's.
         self.recall = self.recaller.recall
         self.contexts = {
@@ -122,15 +126,24 @@ class Engine:
             queue=self.config.turn_queue, notice_interval=self.config.slow_down_interval
         )
         self.exchanges = ExchangeWriter(
-            store, author=self.character.name, clock=clock,
-            backlog=lambda: self.config.reflection_backlog, settle=lambda: self.settle,
-        )  # fmt: skip
+            store,
+            author=self.character.name,
+            clock=clock,
+            backlog=lambda: self.config.reflection_backlog,
+            settle=lambda: self.settle,
+        )
         self.replier = Replier(chat=lambda: self.chat, config=lambda: self.config)
         self.answers = Answers(
-            store, recaller=self.recaller, replier=self.replier, admission=self.admission,
-            characters=self.characters, contexts=self.contexts, config=lambda: self.config,
-            clock=lambda: self.clock(), settle=lambda: self.settle,
-        )  # fmt: skip
+            store,
+            recaller=self.recaller,
+            replier=self.replier,
+            admission=self.admission,
+            characters=self.characters,
+            contexts=self.contexts,
+            config=lambda: self.config,
+            clock=lambda: self.clock(),
+            settle=lambda: self.settle,
+        )
         # Recent message ids, so a replay is ignored even when the database could not record it.
         self._answered: deque[str] = deque(maxlen=REMEMBERED_MESSAGE_IDS)
         self.all_greetings = {c.key: Greetings(store, c, clock) for c in self.characters}
@@ -153,12 +166,15 @@ class Engine:
     def status(self) -> EngineStatus:
         bounded = bound_of(self.chat)
         return EngineStatus(
-            self.admission.status(), self.exchanges.waiting, self.exchanges.dropped,
+            self.admission.status(),
+            self.exchanges.waiting,
+            self.exchanges.dropped,
             self.vectors.status().turns_before_vectors,
-            self.loop_lag.longest() if self.loop_lag else None, self.replier.interrupted,
+            self.loop_lag.longest() if self.loop_lag else None,
+            self.replier.interrupted,
             chat_one_at_a_time=bounded is not None and bounded.one_at_a_time,
             chat_asked_again=bounded.asked_again if bounded is not None else 0,
-        )  # fmt: skip
+        )
 
     async def turn(
         self, message: Incoming, *, admitted: bool = False, on_text: OnText | None = None
@@ -224,8 +240,10 @@ class Engine:
 
     def _derived(self, real: Incoming, played: Incoming) -> list[tuple[int, str, int, str]]:
         key = played.character
-        pairs = ((played.user_id, cast_store.PERSON, real.user_id),
-                 (played.story_id, cast_store.STORY, real.story_id))  # fmt: skip
+        pairs = (
+            (played.user_id, cast_store.PERSON, real.user_id),
+            (played.story_id, cast_store.STORY, real.story_id),
+        )
         return [(d, kind, r, key) for d, kind, r in pairs if d != r]
 
     async def _answer(self, message: Incoming, on_text: OnText | None) -> Reply | None:
@@ -263,19 +281,31 @@ class Engine:
             if greeting is not None:
                 greetings.due(message, greeting)
         recalled, plan = await prepare(
-            self.recaller, context, user_id=message.user_id, user_name=message.user_name,
-            story_id=message.story_id, origin=message.origin, text=text, before_id=before_id,
+            self.recaller,
+            context,
+            user_id=message.user_id,
+            user_name=message.user_name,
+            story_id=message.story_id,
+            origin=message.origin,
+            text=text,
+            before_id=before_id,
             exchange_id=message.source_id if before_id is not None else "",
-        )  # fmt: skip
+        )
         answer, cut, interrupted = await self.replier.reply(
             message.source_id, plan, message.story_id, context, on_text
         )
         if cut:
             log.info("reply to %s cut by %d characters", message.source_id, cut)
         exchange = Exchange(
-            message.source_id, message.user_id, message.story_id, message.origin,
-            message.user_name, text, answer, playing.name,
-        )  # fmt: skip
+            message.source_id,
+            message.user_id,
+            message.story_id,
+            message.origin,
+            message.user_name,
+            text,
+            answer,
+            playing.name,
+        )
         # Written before the turn ends, so this person's next message, waiting in their line,
         # comes after this reply in the history.
         if await self.exchanges.write(exchange):
@@ -351,9 +381,14 @@ class Engine:
         """The prompt the next message would get, and why; records nothing, moves no counter."""
         playing = self.characters.playing(character)
         _, plan = await prepare(
-            self.recaller, self.contexts[playing.key],
-            user_id=self.characters.person_id(playing.key, user_id), user_name=user_name,
-            story_id=self.characters.story_id(playing.key, story_id), origin=origin,
-            text=clean_message(text), before_id=None, record=False,
-        )  # fmt: skip
+            self.recaller,
+            self.contexts[playing.key],
+            user_id=self.characters.person_id(playing.key, user_id),
+            user_name=user_name,
+            story_id=self.characters.story_id(playing.key, story_id),
+            origin=origin,
+            text=clean_message(text),
+            before_id=None,
+            record=False,
+        )
         return plan

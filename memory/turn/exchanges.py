@@ -89,8 +89,11 @@ class ExchangeWriter:
         if len(self._pending) >= MAX_WAITING_EXCHANGES:
             lost = exchange if first else self._pending.popleft()
             self.dropped += 1
-            log.error("exchange %s dropped: %d already wait for the database",
-                      lost.exchange_id, len(self._pending))  # fmt: skip
+            log.error(
+                "exchange %s dropped: %d already wait for the database",
+                lost.exchange_id,
+                len(self._pending),
+            )
             if first:
                 return
         if first:
@@ -141,9 +144,13 @@ class ExchangeWriter:
         if await erasure.was_erased(tx, e.exchange_id):
             return  # forgotten while the reply was being written: nothing of it is stored
         await history.add_reply(
-            tx, source_id=f"{e.exchange_id}:reply", story_id=e.story_id,
-            author_name=e.author or self.author, content=e.reply, now=self.clock(),
-        )  # fmt: skip
+            tx,
+            source_id=f"{e.exchange_id}:reply",
+            story_id=e.story_id,
+            author_name=e.author or self.author,
+            content=e.reply,
+            now=self.clock(),
+        )
         backlog = self.backlog()
         now = self.clock()
         dropped = await outbox.enqueue(
@@ -151,5 +158,9 @@ class ExchangeWriter:
         )
         if dropped:
             await counters.bump(tx, "reflection_dropped_backlog", dropped)
-            log.warning("user %d: %d oldest reflections dropped (backlog of %d)",
-                        e.user_id, dropped, backlog)  # fmt: skip
+            log.warning(
+                "user %d: %d oldest reflections dropped (backlog of %d)",
+                e.user_id,
+                dropped,
+                backlog,
+            )

@@ -55,13 +55,22 @@ class Greetings:
             chosen = greetings[int.from_bytes(seed[:4], "big") % len(greetings)]
             greeting = fill_user(chosen, message.user_name)
             await history.add_reply(
-                tx, source_id=greeting_source(message), story_id=message.story_id,
-                author_name=self.character.name, content=greeting, now=self.clock(),
-            )  # fmt: skip
+                tx,
+                source_id=greeting_source(message),
+                story_id=message.story_id,
+                author_name=self.character.name,
+                content=greeting,
+                now=self.clock(),
+            )
         row = await history.add_user_message(
-            tx, source_id=message.source_id, story_id=message.story_id, user_id=message.user_id,
-            author_name=message.user_name, content=text, now=self.clock(),
-        )  # fmt: skip
+            tx,
+            source_id=message.source_id,
+            story_id=message.story_id,
+            user_id=message.user_id,
+            author_name=message.user_name,
+            content=text,
+            now=self.clock(),
+        )
         return row, greeting
 
     def due(self, message: Incoming, greeting: str) -> None:
@@ -70,8 +79,12 @@ class Greetings:
         self._due[key] = (greeting, greeting_source(message))
         if len(self._due) > MAX_GREETINGS_DUE:
             story_id, user_id = self._due.popitem(last=False)[0]
-            log.warning("greeting to user %d in story %d dropped: %d others wait for a reply",
-                        user_id, story_id, MAX_GREETINGS_DUE)  # fmt: skip
+            log.warning(
+                "greeting to user %d in story %d dropped: %d others wait for a reply",
+                user_id,
+                story_id,
+                MAX_GREETINGS_DUE,
+            )
 
     async def deliver(self, message: Incoming) -> str | None:
         """The greeting this reply carries, if one waits for this person here. One stored with

@@ -39,17 +39,29 @@ async def prepare(
     row `before_id` (None: all stored so far). `record`, `exchange_id` and `without` go to the
     recall (Recaller.recall)."""
     story = await read_story(
-        recaller.store, story_id, before_id=before_id,
+        recaller.store,
+        story_id,
+        before_id=before_id,
         history_messages=context.config.history_messages,
-    )  # fmt: skip
+    )
     recalled = await recaller.recall(
-        user_id=user_id, story_id=story_id, origin=origin, text=text, record=record,
-        earlier=recaller.earlier(user_id, story), exchange_id=exchange_id, without=without,
-    )  # fmt: skip
+        user_id=user_id,
+        story_id=story_id,
+        origin=origin,
+        text=text,
+        record=record,
+        earlier=recaller.earlier(user_id, story),
+        exchange_id=exchange_id,
+        without=without,
+    )
     plan = await context.plan(
-        user_name=user_name, origin=origin, text=text,
-        selected=recalled.selected, story=story, window=recalled.window,
-    )  # fmt: skip
+        user_name=user_name,
+        origin=origin,
+        text=text,
+        selected=recalled.selected,
+        story=story,
+        window=recalled.window,
+    )
     return recalled, plan
 
 
@@ -101,9 +113,11 @@ class Replier:
         pieces: list[str] = []
         received = shown = ""
         stream = stream_of(
-            chat, plan.messages, deadline=config.chat_deadline,
+            chat,
+            plan.messages,
+            deadline=config.chat_deadline,
             max_tokens=context.config.response_tokens,
-        )  # fmt: skip
+        )
         async with stream:
             try:
                 async for piece in stream:
@@ -122,8 +136,9 @@ class Replier:
                 if not well_formed(content).strip():
                     raise
                 self.interrupted += 1
-                log.warning("reply to %s interrupted after %d characters: %s",
-                            source_id, len(content), exc)  # fmt: skip
+                log.warning(
+                    "reply to %s interrupted after %d characters: %s", source_id, len(content), exc
+                )
                 return content, None, True
         return "".join(pieces), stream.prompt_tokens, False
 
@@ -133,7 +148,6 @@ async def _shown(source_id: str, on_text: OnText, text: str) -> OnText | None:
     try:
         await on_text(text)
     except Exception as exc:
-        log.error("reply to %s no longer shown as it streams: %s",
-                  source_id, unexpected(exc))  # fmt: skip
+        log.error("reply to %s no longer shown as it streams: %s", source_id, unexpected(exc))
         return None
     return on_text

@@ -19,18 +19,27 @@ async def record_timing(
 ) -> None:
     """Record the turn's latency and context plan for the operator's page; never raises."""
     planned = timings.TurnPlan(
-        recalled.turn_id, latency_ms, plan.strategy, plan.tokens, plan.budget.prompt,
+        recalled.turn_id,
+        latency_ms,
+        plan.strategy,
+        plan.tokens,
+        plan.budget.prompt,
         tuple(
-            timings.PlannedBlock(d.block.kind.value, d.block.key, d.status.value, d.reason,
-                                 d.tokens)
+            timings.PlannedBlock(
+                d.block.kind.value, d.block.key, d.status.value, d.reason, d.tokens
+            )
             for d in plan.decisions
         ),
-    )  # fmt: skip
+    )
     try:
         await timings.record(
-            store, turn_id=recalled.turn_id, latency_ms=latency_ms,
-            degraded=recalled.why_degraded, plan=planned, now=now,
-        )  # fmt: skip
+            store,
+            turn_id=recalled.turn_id,
+            latency_ms=latency_ms,
+            degraded=recalled.why_degraded,
+            plan=planned,
+            now=now,
+        )
     except StoreError as exc:
         log.warning("turn timing not recorded (%s)", exc)
     except Exception as exc:

@@ -147,8 +147,12 @@ def read_threshold(close: npt.NDArray[np.float64], far: npt.NDArray[np.float64])
     return cutoff(far)
 
 
-def report(language: str, pairs: list[Pair], queries: dict[str, npt.NDArray[np.float64]],
-           documents: dict[str, npt.NDArray[np.float64]]) -> LanguageReport:  # fmt: skip
+def report(
+    language: str,
+    pairs: list[Pair],
+    queries: dict[str, npt.NDArray[np.float64]],
+    documents: dict[str, npt.NDArray[np.float64]],
+) -> LanguageReport:
     """Compare every probe as a query with every other as a document."""
     meaning = {text: i for i, pair in enumerate(pairs) for text in pair}
     texts = list(meaning)

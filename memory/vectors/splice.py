@@ -22,8 +22,10 @@ def spliced(
     fresh_ids, fresh_rows = fresh_ids[order], fresh_rows[order]
     # (position among the cached rows, 0: insert a fresh row before it / 1: skip it, which)
     inserts = np.searchsorted(ids, fresh_ids, side="right").tolist()
-    changes = sorted([(p, 0, k) for k, p in enumerate(inserts)]
-                     + [(p, 1, 0) for p in np.flatnonzero(~keep).tolist()])  # fmt: skip
+    changes = sorted(
+        [(p, 0, k) for k, p in enumerate(inserts)]
+        + [(p, 1, 0) for p in np.flatnonzero(~keep).tolist()]
+    )
     size = int(keep.sum()) + len(fresh_ids)
     out_ids = np.empty(size, dtype=np.int64)
     out_rows = np.empty((size, rows.shape[1]), dtype=np.float32)

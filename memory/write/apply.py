@@ -158,9 +158,16 @@ async def apply_reflection(
         for kept in screening.kept:
             candidate, spans = dated(kept, said_at, zone)
             outcome, memory = await _replace_or_merge(
-                tx, index, candidate, exchange, shown_wording, changed, replaced, amounts,
+                tx,
+                index,
+                candidate,
+                exchange,
+                shown_wording,
+                changed,
+                replaced,
+                amounts,
                 now=now,
-            )  # fmt: skip
+            )
             await record_dates(tx, outcome, memory, spans)
             outcomes.append(outcome)
             touched.append(memory)
@@ -184,16 +191,25 @@ async def apply_reflection(
         return report
 
     report = await with_index(
-        store, exchange.user_id, exchange.story_id, exchange.origin, run, indexes=indexes,
-        builder=builder, needed=bool(screening.kept),
-    )  # fmt: skip
+        store,
+        exchange.user_id,
+        exchange.story_id,
+        exchange.origin,
+        run,
+        indexes=indexes,
+        builder=builder,
+        needed=bool(screening.kept),
+    )
     if report.stale:
-        log.warning("reflection of exchange %s discarded: its lease no longer holds the row"
-                    " (expired and taken over, or the message was edited meanwhile)",
-                    exchange.exchange_id)  # fmt: skip
+        log.warning(
+            "reflection of exchange %s discarded: its lease no longer holds the row"
+            " (expired and taken over, or the message was edited meanwhile)",
+            exchange.exchange_id,
+        )
     elif report.erased:
-        log.info("exchange %s was forgotten before its reflection: nothing written",
-                 exchange.exchange_id)  # fmt: skip
+        log.info(
+            "exchange %s was forgotten before its reflection: nothing written", exchange.exchange_id
+        )
     elif not report.already_applied:
         log.info(
             "exchange %s applied: %s, %d dropped",
@@ -228,23 +244,40 @@ async def _replace_or_merge(
             target, refusal = None, supersede.Refusal.STALE
         else:
             target, refusal = await supersede.check(
-                tx, index, candidate, user_id=exchange.user_id, story_id=exchange.story_id,
-                origin=exchange.origin, shown=shown,
-            )  # fmt: skip
+                tx,
+                index,
+                candidate,
+                user_id=exchange.user_id,
+                story_id=exchange.story_id,
+                origin=exchange.origin,
+                shown=shown,
+            )
         if target is not None:
             memory = await supersede.replace(
-                tx, index, target, candidate, exchange_id=exchange.exchange_id,
-                ended_by="reflection", now=now,
-            )  # fmt: skip
+                tx,
+                index,
+                target,
+                candidate,
+                exchange_id=exchange.exchange_id,
+                ended_by="reflection",
+                now=now,
+            )
             stale.add(memory.id)
             return Outcome("superseded", memory_id=memory.id), memory
         amounts[f"supersession_refused:{refusal}"] += 1
         keep.add(candidate.replaces)
     return await merge_candidate(
-        tx, index, candidate, exchange_id=exchange.exchange_id, user_id=exchange.user_id,
-        story_id=exchange.story_id, origin=exchange.origin, now=now, keep=keep,
+        tx,
+        index,
+        candidate,
+        exchange_id=exchange.exchange_id,
+        user_id=exchange.user_id,
+        story_id=exchange.story_id,
+        origin=exchange.origin,
+        now=now,
+        keep=keep,
         amounts=amounts,
-    )  # fmt: skip
+    )
 
 
 def _daily(outcome: Outcome) -> tuple[str, str]:
@@ -301,14 +334,18 @@ async def with_index(
             return await _attempt(store, key, origin, fn, indexes, builder, last=last)
         except _Moved:
             builds += 1
-            log.info("user %d: memories changed while their dedup index was built (%d)",
-                     user_id, builds)  # fmt: skip
+            log.info(
+                "user %d: memories changed while their dedup index was built (%d)", user_id, builds
+            )
         except GenerationMoved:
             moved += 1
             if moved >= COMMIT_ATTEMPTS:
                 raise
-            log.info("user %d: memories changed in another process before this commit (%d)",
-                     user_id, moved)  # fmt: skip
+            log.info(
+                "user %d: memories changed in another process before this commit (%d)",
+                user_id,
+                moved,
+            )
             # Out of step with the other writer, which may be retrying too.
             await asyncio.sleep(random.uniform(0, MOVED_PAUSE * moved))
 
@@ -403,10 +440,15 @@ async def _apply_story_notes(
     amounts: Counter[str] = Counter()
     amounts.update(
         await apply_summary(
-            tx, story, summary=reflection.summary, new_anchors=list(reflection.new_anchors),
-            drops=list(reflection.drop_anchors), now=now, source=source,
+            tx,
+            story,
+            summary=reflection.summary,
+            new_anchors=list(reflection.new_anchors),
+            drops=list(reflection.drop_anchors),
+            now=now,
+            source=source,
         )
-    )  # fmt: skip
+    )
     amounts.update(
         await apply_positions(tx, story, list(reflection.positions), now=now, source=source)
     )
@@ -481,10 +523,16 @@ async def merge_candidate(
         # A global wording widens a story memory: the person said it holds everywhere.
         scope = Scope.GLOBAL if Scope.GLOBAL in (candidate.scope, target.scope) else Scope.STORY
         memory = await memory_versions.supersede(
-            tx, target, text=candidate.text, scope=scope,
-            confidence=max(candidate.confidence, target.confidence), ended_by="merge",
-            exchange_id=exchange_id, now=now, score=decision.score,
-        )  # fmt: skip
+            tx,
+            target,
+            text=candidate.text,
+            scope=scope,
+            confidence=max(candidate.confidence, target.confidence),
+            ended_by="merge",
+            exchange_id=exchange_id,
+            now=now,
+            score=decision.score,
+        )
         await asyncio.to_thread(index.replace, target, memory)
         return Outcome(decision.action.value, memory_id=memory.id, score=decision.score), memory
     else:

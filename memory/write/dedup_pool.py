@@ -90,8 +90,12 @@ class IndexBuilder:
             parts = [await asyncio.to_thread(quiet(features), texts)]
         except Exception as exc:
             self.fallbacks += 1
-            log.warning("dedup index of %d memories: the build process failed (%s), built in a"
-                        " thread instead", len(source), type(exc).__name__)  # fmt: skip
+            log.warning(
+                "dedup index of %d memories: the build process failed (%s), built in a"
+                " thread instead",
+                len(source),
+                type(exc).__name__,
+            )
             if isinstance(exc, BrokenProcessPool):  # a process died: a new pool next time
                 broken, self._executor = self._executor, None
                 if broken is not None:

@@ -217,9 +217,14 @@ def parse(raw: str | bytes) -> Reflection:
         data.get("new_anchors"), data.get("drop_anchors"), dropped
     )
     return Reflection(
-        candidates, summary, state, tuple(dropped), tuple(positions), tuple(new_anchors),
+        candidates,
+        summary,
+        state,
+        tuple(dropped),
+        tuple(positions),
+        tuple(new_anchors),
         tuple(drops),
-    )  # fmt: skip
+    )
 
 
 def _load(text: str, dropped: list[tuple[str, str]]) -> dict[str, Any]:

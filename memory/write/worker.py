@@ -139,10 +139,13 @@ class ReflectionWorker:
                     break
                 lease = await self._claim(
                     lambda tx: outbox.claim(
-                        tx, holder=self._holder(), now=self.clock(), lease=self.lease,
+                        tx,
+                        holder=self._holder(),
+                        now=self.clock(),
+                        lease=self.lease,
                         max_attempts=MAX_ATTEMPTS,
                     )
-                )  # fmt: skip
+                )
                 if lease is None:
                     break
                 applied += await self._reflect_owned(lease) is not None
@@ -231,10 +234,18 @@ class ReflectionWorker:
             if not parsed.candidates and any(w == "payload" for w, _ in parsed.dropped):
                 raise _Unusable(parsed.dropped[0][1])
             report = await apply_reflection(
-                self.store, exchange, parsed, character_name=character_name,
-                now=self.clock(), indexes=self.indexes, lease=lease, builder=self.builder,
-                shown=shown, zone=self.zone, shown_memories={m.id: m.text for m in used},
-            )  # fmt: skip
+                self.store,
+                exchange,
+                parsed,
+                character_name=character_name,
+                now=self.clock(),
+                indexes=self.indexes,
+                lease=lease,
+                builder=self.builder,
+                shown=shown,
+                zone=self.zone,
+                shown_memories={m.id: m.text for m in used},
+            )
         except ShownErased as exc:
             # What it was shown changed under it: the row goes back, to be asked again from
             # the notes as they are now (the attempt is not counted), REASKS times in a row;
@@ -247,8 +258,11 @@ class ReflectionWorker:
             self._asked_again[exchange.exchange_id] = asked
             while len(self._asked_again) > REASKS_REMEMBERED:
                 self._asked_again.popitem(last=False)
-            log.info("exchange %s: an erasure took out part of what its reflection was shown;"
-                     " asking again", exchange.exchange_id)  # fmt: skip
+            log.info(
+                "exchange %s: an erasure took out part of what its reflection was shown;"
+                " asking again",
+                exchange.exchange_id,
+            )
             await self._release(lease)
             return None
         except (BackendError, StoreError, _Unusable) as exc:
@@ -256,8 +270,9 @@ class ReflectionWorker:
             return None
         except Exception as exc:
             # A bug met on this row: it must not stop the rows of everyone else behind it.
-            log.error("reflection of exchange %s raised %s",
-                      row.exchange.exchange_id, unexpected(exc))  # fmt: skip
+            log.error(
+                "reflection of exchange %s raised %s", row.exchange.exchange_id, unexpected(exc)
+            )
             await self._failed(lease, exc)
             return None
         except asyncio.CancelledError:
@@ -289,8 +304,11 @@ class ReflectionWorker:
         try:
             await self.store.transact(functools.partial(outbox.release, lease=lease))
         except Exception as exc:
-            log.warning("exchange %s not given back (%s): it returns when its lease ends",
-                        lease.row.exchange.exchange_id, type(exc).__name__)  # fmt: skip
+            log.warning(
+                "exchange %s not given back (%s): it returns when its lease ends",
+                lease.row.exchange.exchange_id,
+                type(exc).__name__,
+            )
 
     async def _failed(self, lease: outbox.Lease, exc: Exception) -> None:
         row = lease.row
@@ -302,13 +320,17 @@ class ReflectionWorker:
             retry_at = self.clock() + min(MAX_DELAY, BASE_DELAY * 2 ** (attempts - 1))
             log.warning(
                 "reflection of exchange %s failed (%s), attempt %d, retrying later",
-                row.exchange.exchange_id, error, attempts,
-            )  # fmt: skip
+                row.exchange.exchange_id,
+                error,
+                attempts,
+            )
         else:
             log.error(
                 "reflection of exchange %s dropped after %d attempts: %s",
-                row.exchange.exchange_id, attempts, error,
-            )  # fmt: skip
+                row.exchange.exchange_id,
+                attempts,
+                error,
+            )
 
         async def record(tx: Tx) -> None:
             if not await outbox.holds(tx, lease):
@@ -317,8 +339,10 @@ class ReflectionWorker:
                 # Another worker took the row after this one's lease expired: its attempt
                 # counts, not this one.
                 await counters.bump(tx, "reflection_stale_discarded")
-                log.warning("failure of exchange %s not recorded: its lease was taken over",
-                            row.exchange.exchange_id)  # fmt: skip
+                log.warning(
+                    "failure of exchange %s not recorded: its lease was taken over",
+                    row.exchange.exchange_id,
+                )
                 return
             await outbox.mark_failed(tx, row.id, error=error, next_attempt_at=retry_at)
             await counters.bump(tx, f"reflection_failed:{reason}")

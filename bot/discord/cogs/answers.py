@@ -66,10 +66,11 @@ def reply_view(versions: Versions) -> discord.ui.View:
         view.add_item(Swipe(ex, "prev", disabled=versions.shown == 0))
         view.add_item(
             discord.ui.Button(
-                label=f"{versions.shown + 1}/{versions.count}", disabled=True,
+                label=f"{versions.shown + 1}/{versions.count}",
+                disabled=True,
                 custom_id=f"echo:count:{ex}",
             )
-        )  # fmt: skip
+        )
         view.add_item(Swipe(ex, "next", disabled=versions.shown >= versions.count - 1))
     view.add_item(AnotherAnswer(ex))
     return view
@@ -163,10 +164,11 @@ class AnotherAnswer(
     def __init__(self, exchange_id: str) -> None:
         super().__init__(
             discord.ui.Button(
-                label="Another answer", style=discord.ButtonStyle.secondary,
+                label="Another answer",
+                style=discord.ButtonStyle.secondary,
                 custom_id=f"echo:again:{exchange_id}",
             )
-        )  # fmt: skip
+        )
         self.exchange_id = exchange_id
 
     @classmethod
@@ -186,9 +188,11 @@ class AnotherAnswer(
                 return
             content, files = shown_on(versions, interaction.message)
             await interaction.edit_original_response(
-                content=content, attachments=files, view=reply_view(versions),
+                content=content,
+                attachments=files,
+                view=reply_view(versions),
                 allowed_mentions=_NONE,
-            )  # fmt: skip
+            )
             if interaction.message is not None:
                 posted(interaction.client, self.exchange_id, interaction.message)
         except Exception as exc:
@@ -204,10 +208,12 @@ class Swipe(
     def __init__(self, exchange_id: str, step: str, *, disabled: bool = False) -> None:
         super().__init__(
             discord.ui.Button(
-                label="◀" if step == "prev" else "▶", style=discord.ButtonStyle.secondary,
-                custom_id=f"echo:swipe:{step}:{exchange_id}", disabled=disabled,
+                label="◀" if step == "prev" else "▶",
+                style=discord.ButtonStyle.secondary,
+                custom_id=f"echo:swipe:{step}:{exchange_id}",
+                disabled=disabled,
             )
-        )  # fmt: skip
+        )
         self.exchange_id = exchange_id
         self.step = step
 
@@ -233,9 +239,11 @@ class Swipe(
                 versions = await engine.versions(self.exchange_id)
             content, files = shown_on(versions, interaction.message)
             await interaction.response.edit_message(
-                content=content, attachments=files, view=reply_view(versions),
+                content=content,
+                attachments=files,
+                view=reply_view(versions),
                 allowed_mentions=_NONE,
-            )  # fmt: skip
+            )
             if interaction.message is not None:
                 posted(interaction.client, self.exchange_id, interaction.message)
         except Exception as exc:
@@ -252,10 +260,11 @@ class Without(
     def __init__(self, exchange_id: str, memory_id: int) -> None:
         super().__init__(
             discord.ui.Button(
-                label=f"Without #{memory_id}", style=discord.ButtonStyle.secondary,
+                label=f"Without #{memory_id}",
+                style=discord.ButtonStyle.secondary,
                 custom_id=f"echo:without:{memory_id}:{exchange_id}",
             )
-        )  # fmt: skip
+        )
         self.exchange_id = exchange_id
         self.memory_id = memory_id
 
@@ -286,9 +295,10 @@ class Without(
                 f"{render.excerpt(versions.current.text, 300)}\n\n"
             )
             await interaction.edit_original_response(
-                content=render.defang(head + text)[: render.DISCORD_LIMIT], view=view,
+                content=render.defang(head + text)[: render.DISCORD_LIMIT],
+                view=view,
                 allowed_mentions=_NONE,
-            )  # fmt: skip
+            )
         except Exception as exc:
             await answer_error(interaction, exc, "without")
 
@@ -349,9 +359,11 @@ class Answers(commands.Cog):
         )
         try:
             await target.edit(
-                content=content, attachments=files, view=reply_view(versions),
+                content=content,
+                attachments=files,
+                view=reply_view(versions),
                 allowed_mentions=_NONE,
-            )  # fmt: skip
+            )
         except discord.HTTPException as exc:
             log.info("reply of %s not edited (%s)", versions.exchange_id, exc.status)
             return False

@@ -78,10 +78,13 @@ class ContextCommands(commands.Cog):
         self, interaction: Interaction, message: str = "", full: bool = False
     ) -> None:
         plan = await self.bot.runtime.engine.preview(
-            user_id=interaction.user.id, user_name=interaction.user.display_name,
-            story_id=story_of(interaction), origin=origin_of(interaction), text=message,
+            user_id=interaction.user.id,
+            user_name=interaction.user.display_name,
+            story_id=story_of(interaction),
+            origin=origin_of(interaction),
+            text=message,
             character=playing_here(interaction).key,
-        )  # fmt: skip
+        )
         await send_ephemeral(interaction, render.render_context(plan, full=full))
 
     @app_commands.command(
@@ -101,9 +104,11 @@ class ContextCommands(commands.Cog):
         await send_ephemeral(interaction, f"Strategy here is now `{chosen}`.")
 
     lore = app_commands.Group(
-        name=_("lore"), description=_("World knowledge the character uses when keywords come up"),
-        guild_only=True, default_permissions=discord.Permissions(manage_guild=True),
-    )  # fmt: skip
+        name=_("lore"),
+        description=_("World knowledge the character uses when keywords come up"),
+        guild_only=True,
+        default_permissions=discord.Permissions(manage_guild=True),
+    )
 
     @lore.command(name=_("add"), description=_("Add a lore entry for this server"))
     @app_commands.describe(
@@ -120,10 +125,14 @@ class ContextCommands(commands.Cog):
         scope: Literal["global", "character"] = "global",
     ) -> None:
         entry = await manage_context.add_lore(
-            self.bot.runtime.store, keywords=keywords, content=content,
-            guild_id=interaction.guild_id, scope=LoreScope(scope),
-            character=playing_here(interaction).name, created_by=interaction.user.id,
-        )  # fmt: skip
+            self.bot.runtime.store,
+            keywords=keywords,
+            content=content,
+            guild_id=interaction.guild_id,
+            scope=LoreScope(scope),
+            character=playing_here(interaction).name,
+            created_by=interaction.user.id,
+        )
         await send_ephemeral(interaction, f"Lore entry #{entry.id} added.")
 
     @lore.command(name=_("list"), description=_("The lore entries that apply here"))
@@ -154,9 +163,12 @@ class ContextCommands(commands.Cog):
     ) -> None:
         moderator = interaction.guild_id is not None and interaction.permissions.manage_messages
         await manage_context.set_excluded(
-            self.bot.runtime.store, await _stored(interaction, message),
-            actor_id=interaction.user.id, excluded=excluded, moderator=moderator,
-        )  # fmt: skip
+            self.bot.runtime.store,
+            await _stored(interaction, message),
+            actor_id=interaction.user.id,
+            excluded=excluded,
+            moderator=moderator,
+        )
         await send_ephemeral(
             interaction,
             "Excluded from the context; it stays in the history. “Include in context” undoes it."

@@ -108,9 +108,11 @@ class ErasureCommands(commands.Cog):
         elif len(cast) > 1:
             question += f" Every character's: {', '.join(c.name for c in cast)}."
         await interaction.response.send_message(
-            question, view=ConfirmErasure(me, me, character=chosen), ephemeral=True,
+            question,
+            view=ConfirmErasure(me, me, character=chosen),
+            ephemeral=True,
             allowed_mentions=discord.AllowedMentions.none(),
-        )  # fmt: skip
+        )
 
     @app_commands.command(
         name=_("forget-member"),
@@ -142,9 +144,12 @@ class ErasureCommands(commands.Cog):
         stored = await forgetting.resolve(runtime.store, exchange or f"discord:{question}")
         moderator = interaction.guild_id is not None and interaction.permissions.manage_messages
         report = await forgetting.forget_message(
-            runtime.store, stored, actor_id=interaction.user.id, moderator=moderator,
+            runtime.store,
+            stored,
+            actor_id=interaction.user.id,
+            moderator=moderator,
             engine=runtime.engine,
-        )  # fmt: skip
+        )
         await send_ephemeral(interaction, render.render_erasure(report, heading="Forgotten:"))
 
 

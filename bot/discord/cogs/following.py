@@ -95,8 +95,9 @@ class Following(commands.Cog):
                 try:
                     await self._follow_edit(edit.message, edit.text)
                 except Exception as exc:  # one edit's failure must not stop the others
-                    log.warning("edit of message %d not followed: %s", message_id,
-                                type(exc).__name__)  # fmt: skip
+                    log.warning(
+                        "edit of message %d not followed: %s", message_id, type(exc).__name__
+                    )
                 edit.done.set_result(None)
         finally:
             del self._edits[author]

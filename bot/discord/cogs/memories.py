@@ -49,17 +49,22 @@ class EditMemory(discord.ui.Modal, title="Edit a memory"):
         super().__init__(timeout=600)
         self.memory_id = memory.id
         self.text: discord.ui.TextInput[EditMemory] = discord.ui.TextInput(
-            label=f"Memory #{memory.id}", style=discord.TextStyle.paragraph,
-            default=memory.text, max_length=versions.MAX_CHARS,
-        )  # fmt: skip
+            label=f"Memory #{memory.id}",
+            style=discord.TextStyle.paragraph,
+            default=memory.text,
+            max_length=versions.MAX_CHARS,
+        )
         self.add_item(self.text)
 
     async def on_submit(self, interaction: Interaction) -> None:  # type: ignore[override]
         runtime = interaction.client.runtime
         edited = await versions.edit(
-            runtime.store, person_here(interaction), self.memory_id, self.text.value,
+            runtime.store,
+            person_here(interaction),
+            self.memory_id,
+            self.text.value,
             builder=runtime.worker.builder,
-        )  # fmt: skip
+        )
         await send_ephemeral(
             interaction,
             f"#{edited.id} now says: {edited.text}\n(The old wording: /memories history:"
@@ -133,9 +138,14 @@ class MemoryPages(EchoView):
 
     def text(self) -> str:
         return render.render_memories(
-            self.pages[self.index], page_index=self.index, pages=len(self.pages), total=self.total,
-            everywhere=self.everywhere, told=self.told, replaced=self.replaced,
-        )  # fmt: skip
+            self.pages[self.index],
+            page_index=self.index,
+            pages=len(self.pages),
+            total=self.total,
+            everywhere=self.everywhere,
+            told=self.told,
+            replaced=self.replaced,
+        )
 
     def _update_buttons(self) -> None:
         self.previous.disabled = self.index == 0
@@ -251,26 +261,34 @@ class MemoryCommands(commands.Cog):
         if history is not None:
             chain = await versions.history(self.store, person_here(interaction), history)
             await send_ephemeral(
-                interaction, render.render_versions(chain),
+                interaction,
+                render.render_versions(chain),
                 view=Editable(interaction.user.id, [chain.memory]),
-            )  # fmt: skip
+            )
             return
         never = (filter or "").strip().casefold() in ("never", "never served", "jamais")
         found = await manage.list_memories(
-            self.store, person_here(interaction), never_served=never,
+            self.store,
+            person_here(interaction),
+            never_served=never,
             query="" if never or filter is None else filter,
-        )  # fmt: skip
+        )
         replaced = await versions.replaced_until(
             self.store, person_here(interaction), [m.id for m in found]
         )
         view = MemoryPages(
-            interaction.user.id, found, everywhere=await self.served_everywhere(interaction),
-            told=await self.told(interaction, found), replaced=replaced,
-        )  # fmt: skip
+            interaction.user.id,
+            found,
+            everywhere=await self.served_everywhere(interaction),
+            told=await self.told(interaction, found),
+            replaced=replaced,
+        )
         await interaction.response.send_message(
-            render.defang(whose_memories(interaction) + view.text()), view=view, ephemeral=True,
+            render.defang(whose_memories(interaction) + view.text()),
+            view=view,
+            ephemeral=True,
             allowed_mentions=discord.AllowedMentions.none(),
-        )  # fmt: skip
+        )
 
     @app_commands.command(name=_("pin"), description=_("Always keep this memory in the context"))
     @app_commands.describe(memory=_("One of your memories"))
@@ -293,9 +311,10 @@ class MemoryCommands(commands.Cog):
         target = await manage.get(self.store, person_here(interaction), memory)
         await interaction.response.send_message(
             render.defang(f"Forget this for good?\n{render.memory_line(target)}"),
-            view=ConfirmForget(interaction.user.id, memory), ephemeral=True,
+            view=ConfirmForget(interaction.user.id, memory),
+            ephemeral=True,
             allowed_mentions=discord.AllowedMentions.none(),
-        )  # fmt: skip
+        )
 
     @app_commands.command(
         name=_("restore"), description=_("Bring back this memory's version before its last change")
@@ -327,10 +346,15 @@ class MemoryCommands(commands.Cog):
         scope: Literal["global", "story"] = "global",
     ) -> None:
         outcome = await manage.remember(
-            self.store, user_id=person_here(interaction), story_id=story_here(interaction),
-            origin=origin_of(interaction), text=text, kind=Kind(kind), scope=Scope(scope),
+            self.store,
+            user_id=person_here(interaction),
+            story_id=story_here(interaction),
+            origin=origin_of(interaction),
+            text=text,
+            kind=Kind(kind),
+            scope=Scope(scope),
             builder=self.bot.runtime.worker.builder,
-        )  # fmt: skip
+        )
         said = f"Memory #{outcome.memory_id}: {outcome.action}."
         if kind == "rule":
             said += f" {render.WISH_NOTE}"

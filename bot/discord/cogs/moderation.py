@@ -28,9 +28,10 @@ def _moderates(interaction: Interaction) -> bool:
 
 class Moderation(commands.Cog):
     anchors = app_commands.Group(
-        name=_("anchors"), description=_("Key facts held in this conversation"),
+        name=_("anchors"),
+        description=_("Key facts held in this conversation"),
         default_permissions=discord.Permissions(manage_messages=True),
-    )  # fmt: skip
+    )
     positions = app_commands.Group(
         name=_("positions"), description=_("What the character thinks, and since when")
     )

@@ -65,9 +65,11 @@ class PersonalData(commands.Cog):
     async def export(self, interaction: Interaction) -> None:
         runtime = self.bot.runtime
         data = await manage_export.export(
-            runtime.store, interaction.user.id, default_served=self.default_served,
+            runtime.store,
+            interaction.user.id,
+            default_served=self.default_served,
             cast=runtime.characters,
-        )  # fmt: skip
+        )
         raw = json.dumps(data, ensure_ascii=False, indent=1).encode()
         limit = interaction.filesize_limit
         if len(raw) > limit:
@@ -85,8 +87,9 @@ class PersonalData(commands.Cog):
             f"{count(len(data['messages']), 'message')} (with my replies), "
             f"{count(made, 'thing')} drawn from them.",
             file=discord.File(io.BytesIO(raw), filename=f"echo-export-{interaction.user.id}.json"),
-            ephemeral=True, allowed_mentions=discord.AllowedMentions.none(),
-        )  # fmt: skip
+            ephemeral=True,
+            allowed_mentions=discord.AllowedMentions.none(),
+        )
 
 
 async def setup(bot: EchoBot) -> None:

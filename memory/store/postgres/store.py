@@ -62,10 +62,21 @@ LOCKS = {
 # turn_selections (the words of a message that recalled a memory by keyword), whose rows go with
 # their memory and their turn, and memory_versions (a memory's earlier wordings).
 TEXT_TABLES = (
-    "memories", "messages", "outbox", "summary_revisions", "story_summaries", "story_context",
-    "anchors", "positions", "lore_entries", "applied_exchanges", "embeddings", "turns",
-    "turn_selections", "memory_versions",
-)  # fmt: skip
+    "memories",
+    "messages",
+    "outbox",
+    "summary_revisions",
+    "story_summaries",
+    "story_context",
+    "anchors",
+    "positions",
+    "lore_entries",
+    "applied_exchanges",
+    "embeddings",
+    "turns",
+    "turn_selections",
+    "memory_versions",
+)
 
 _PG_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError)
 
@@ -189,10 +200,13 @@ class PgStore:
         and migrate it to `migrate_to`; `busy_timeout_ms` bounds lock waits."""
         try:
             pool = await asyncpg.create_pool(
-                url, password=password, min_size=1, max_size=POOL_SIZE,
+                url,
+                password=password,
+                min_size=1,
+                max_size=POOL_SIZE,
                 init=prepare_connection,
                 server_settings={"lock_timeout": str(int(busy_timeout_ms))},
-            )  # fmt: skip
+            )
         except (*_PG_ERRORS, OSError, ValueError) as exc:
             raise StoreError(
                 f"cannot open the database at {redacted(url)}: {describe(exc)}"

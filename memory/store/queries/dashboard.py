@@ -394,10 +394,14 @@ async def person_memories(
         (*params, chosen.limit, chosen.offset),
     )
     rank = {int(r[0]): i for i, r in enumerate(ids)}
-    rows = await store.fetchall(
-        f"SELECT {MEMORY_COLUMNS} {MEMORY_FROM} WHERE m.id IN ({', '.join('?' * len(rank))})",
-        list(rank),
-    ) if rank else []  # fmt: skip
+    rows = (
+        await store.fetchall(
+            f"SELECT {MEMORY_COLUMNS} {MEMORY_FROM} WHERE m.id IN ({', '.join('?' * len(rank))})",
+            list(rank),
+        )
+        if rank
+        else []
+    )
     found = sorted((from_row(r) for r in rows), key=lambda m: rank[m.id])
     return found, int(total[0]) if total else 0
 
@@ -467,10 +471,11 @@ async def plans(store: Store, turn_ids: Sequence[int]) -> dict[int, TurnPlan]:
         list(turn_ids),
     )
     return {
-        int(r[0]): TurnPlan(int(r[0]), float(r[1]), str(r[2]), int(r[3]), int(r[4]),
-                            blocks_from_json(str(r[5])))
+        int(r[0]): TurnPlan(
+            int(r[0]), float(r[1]), str(r[2]), int(r[3]), int(r[4]), blocks_from_json(str(r[5]))
+        )
         for r in rows
-    }  # fmt: skip
+    }
 
 
 async def stories(store: Store, *, limit: int) -> list[StoryRow]:

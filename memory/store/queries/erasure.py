@@ -131,9 +131,15 @@ async def erase(
     earlier = await memory_versions.erase_from(tx, erasure_id)
     erased, kept = await _memories(tx, erasure_id, target)
     copied = await provenance.copied_from(
-        tx, erasure_id, since=since, before=before, taint=taint, user_id=target.user_id,
-        words=words, carries=carries,
-    )  # fmt: skip
+        tx,
+        erasure_id,
+        since=since,
+        before=before,
+        taint=taint,
+        user_id=target.user_id,
+        words=words,
+        carries=carries,
+    )
     own, others = await _copied_memories(tx, copied, target.user_id, carries)
     erased += own
     earlier += await memory_versions.erase_copied(tx, copied, carries)
@@ -214,9 +220,14 @@ async def edit(
             "SELECT content FROM messages WHERE source_id = ?", (f"{exchange_id}:reply",)
         )
         exchange = Exchange(
-            exchange_id, user_id, story_id, str(queued[1]), author, text,
+            exchange_id,
+            user_id,
+            story_id,
+            str(queued[1]),
+            author,
+            text,
             str(reply[0]) if reply else "",
-        )  # fmt: skip
+        )
         dropped = await outbox.enqueue(tx, exchange, now=now, due=due)
         await counters.bump(tx, "reflection_dropped_backlog", dropped)
     return Edit(erased, reflected, requeued, erased.messages > 0)

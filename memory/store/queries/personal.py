@@ -18,11 +18,16 @@ async def messages(store: Store, user_id: int) -> list[dict[str, Any]]:
     )
     return [
         {
-            "id": r[0], "story_id": r[1], "author_name": r[2], "text": r[3],
-            "excluded": bool(r[4]), "created_at": r[5], "reply": r[6],
+            "id": r[0],
+            "story_id": r[1],
+            "author_name": r[2],
+            "text": r[3],
+            "excluded": bool(r[4]),
+            "created_at": r[5],
+            "reply": r[6],
         }
         for r in rows
-    ]  # fmt: skip
+    ]
 
 
 async def derived(store: Store, user_id: int) -> dict[str, list[dict[str, Any]]]:
@@ -44,19 +49,32 @@ async def derived(store: Store, user_id: int) -> dict[str, list[dict[str, Any]]]
     )
     return {
         "anchors": [
-            {"id": r[0], "story_id": r[1], "text": r[2], "created_at": r[3],
-             "dropped_at": r[4], "drop_reason": r[5]}
+            {
+                "id": r[0],
+                "story_id": r[1],
+                "text": r[2],
+                "created_at": r[3],
+                "dropped_at": r[4],
+                "drop_reason": r[5],
+            }
             for r in anchors
         ],
         "positions": [
-            {"id": r[0], "story_id": r[1], "topic": r[2], "idea": r[3], "justification": r[4],
-             "created_at": r[5], "anchored_at": r[6]}
+            {
+                "id": r[0],
+                "story_id": r[1],
+                "topic": r[2],
+                "idea": r[3],
+                "justification": r[4],
+                "created_at": r[5],
+                "anchored_at": r[6],
+            }
             for r in positions
         ],
         "state_changes": [
             {"story_id": r[0], "field": r[1], "delta": r[2], "at": r[3]} for r in changes
         ],
-    }  # fmt: skip
+    }
 
 
 async def restore(

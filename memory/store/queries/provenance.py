@@ -70,9 +70,15 @@ async def record_shown(
     await tx.execute(
         "INSERT INTO reflection_inputs (exchange_id, story_id, summary_at, anchors, positions,"
         " at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (exchange_id) DO NOTHING",
-        (exchange_id, story_id, shown.summary_at, json.dumps(list(shown.anchors)),
-         json.dumps(list(shown.positions)), now),
-    )  # fmt: skip
+        (
+            exchange_id,
+            story_id,
+            shown.summary_at,
+            json.dumps(list(shown.anchors)),
+            json.dumps(list(shown.positions)),
+            now,
+        ),
+    )
 
 
 async def shown_erased(tx: Tx, story_id: int, shown: Shown) -> bool:
@@ -102,9 +108,11 @@ Carries = Callable[[str, str, frozenset[str]], bool]
 
 _NOTES = (
     ("anchors", "SELECT id, text FROM anchors WHERE story_id = ?"),
-    ("positions", "SELECT id, topic || ' ' || idea || ' ' || justification FROM positions"
-     " WHERE story_id = ?"),
-)  # fmt: skip
+    (
+        "positions",
+        "SELECT id, topic || ' ' || idea || ' ' || justification FROM positions WHERE story_id = ?",
+    ),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,10 +233,14 @@ async def copied_from(
             (story_id, at, erasure_id),
         )
         waiting = [
-            (str(r[0]), r[1] is not None and float(r[1]) >= at, set(json.loads(r[2])),
-             set(json.loads(r[3])))
+            (
+                str(r[0]),
+                r[1] is not None and float(r[1]) >= at,
+                set(json.loads(r[2])),
+                set(json.loads(r[3])),
+            )
             for r in rows
-        ]  # fmt: skip
+        ]
         # Applied before what each reflection was shown was recorded: judged by its date.
         legacy = await tx.fetchall(
             "SELECT o.exchange_id FROM outbox o JOIN applied_exchanges a"

@@ -143,9 +143,16 @@ def _snapshot(
 
 def _message(r: Any, story_id: int) -> HistoryMessage:
     return HistoryMessage(
-        int(r[2]), str(r[7]), str(r[8]), str(r[9]), r[3], bool(r[4]), str(r[10]), story_id,
+        int(r[2]),
+        str(r[7]),
+        str(r[8]),
+        str(r[9]),
+        r[3],
+        bool(r[4]),
+        str(r[10]),
+        story_id,
         float(r[5]),
-    )  # fmt: skip
+    )
 
 
 def _condensed(r: Any) -> CondensedHistory:

@@ -83,9 +83,16 @@ _MESSAGE = (
 
 def _message(r: Sequence[Any]) -> HistoryMessage:
     return HistoryMessage(
-        int(r[0]), str(r[1]), str(r[2]), str(r[3]), r[4], bool(r[5]), str(r[6]), int(r[7]),
+        int(r[0]),
+        str(r[1]),
+        str(r[2]),
+        str(r[3]),
+        r[4],
+        bool(r[5]),
+        str(r[6]),
+        int(r[7]),
         float(r[8]),
-    )  # fmt: skip
+    )
 
 
 async def recent(

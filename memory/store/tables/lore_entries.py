@@ -17,12 +17,21 @@ _COLUMNS = (
 
 def _entry(row: Sequence[Any]) -> LoreEntry:
     return LoreEntry(
-        id=int(row[0]), guild_id=row[1], scope=LoreScope(row[2]), character=row[3],
-        keywords=tuple(json.loads(row[4])), secondary_keywords=tuple(json.loads(row[5])),
-        selective=bool(row[6]), constant=bool(row[7]), case_sensitive=bool(row[8]),
-        priority=int(row[9]), scan_depth=row[10], content=str(row[11]), source=str(row[12]),
+        id=int(row[0]),
+        guild_id=row[1],
+        scope=LoreScope(row[2]),
+        character=row[3],
+        keywords=tuple(json.loads(row[4])),
+        secondary_keywords=tuple(json.loads(row[5])),
+        selective=bool(row[6]),
+        constant=bool(row[7]),
+        case_sensitive=bool(row[8]),
+        priority=int(row[9]),
+        scan_depth=row[10],
+        content=str(row[11]),
+        source=str(row[12]),
         extra=json.loads(row[13]),
-    )  # fmt: skip
+    )
 
 
 async def insert(tx: Tx, entry: LoreEntry, *, created_by: int | None, now: float) -> int:
@@ -31,14 +40,23 @@ async def insert(tx: Tx, entry: LoreEntry, *, created_by: int | None, now: float
         f"INSERT INTO lore_entries ({_COLUMNS.removeprefix('id, ')}, created_by, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            entry.guild_id, entry.scope.value, entry.character,
+            entry.guild_id,
+            entry.scope.value,
+            entry.character,
             json.dumps(list(entry.keywords), ensure_ascii=False),
             json.dumps(list(entry.secondary_keywords), ensure_ascii=False),
-            int(entry.selective), int(entry.constant), int(entry.case_sensitive), entry.priority,
-            entry.scan_depth, entry.content, entry.source,
-            json.dumps(entry.extra, ensure_ascii=False), created_by, now,
+            int(entry.selective),
+            int(entry.constant),
+            int(entry.case_sensitive),
+            entry.priority,
+            entry.scan_depth,
+            entry.content,
+            entry.source,
+            json.dumps(entry.extra, ensure_ascii=False),
+            created_by,
+            now,
         ),
-    )  # fmt: skip
+    )
 
 
 async def applicable(store: Store, guild_id: int | None) -> list[LoreEntry]:

@@ -251,10 +251,19 @@ async def insert(
         "INSERT INTO memories (user_id, text, kind, scope, story_id, origin, confidence, pinned,"
         " created_at, updated_at, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            user_id, text, kind.value, scope.value, story, origin, confidence, int(pinned), now,
-            now, digest,
+            user_id,
+            text,
+            kind.value,
+            scope.value,
+            story,
+            origin,
+            confidence,
+            int(pinned),
+            now,
+            now,
+            digest,
         ),
-    )  # fmt: skip
+    )
     bucket = bucket_of(scope, story, origin)
     await tx.execute(
         "INSERT INTO memory_counters (memory_id, bucket, candidate_base) VALUES (?, ?, ?)",
@@ -262,10 +271,19 @@ async def insert(
     )
     tx.touch(user_id, [memory_id])
     return Memory(
-        id=memory_id, user_id=user_id, text=text, kind=kind, scope=scope, story_id=story,
-        origin=origin, confidence=confidence, pinned=pinned, created_at=now, updated_at=now,
+        id=memory_id,
+        user_id=user_id,
+        text=text,
+        kind=kind,
+        scope=scope,
+        story_id=story,
+        origin=origin,
+        confidence=confidence,
+        pinned=pinned,
+        created_at=now,
+        updated_at=now,
         content_hash=digest,
-    )  # fmt: skip
+    )
 
 
 async def rewrite(
@@ -284,10 +302,19 @@ async def rewrite(
         await _rebase(tx, memory, bucket_of(scope, story, memory.origin))
     tx.touch(memory.user_id, [memory.id])
     return Memory(
-        id=memory.id, user_id=memory.user_id, text=text, kind=memory.kind, scope=scope,
-        story_id=story, origin=memory.origin, confidence=confidence, pinned=memory.pinned,
-        created_at=memory.created_at, updated_at=updated, content_hash=digest,
-    )  # fmt: skip
+        id=memory.id,
+        user_id=memory.user_id,
+        text=text,
+        kind=memory.kind,
+        scope=scope,
+        story_id=story,
+        origin=memory.origin,
+        confidence=confidence,
+        pinned=memory.pinned,
+        created_at=memory.created_at,
+        updated_at=updated,
+        content_hash=digest,
+    )
 
 
 async def _rebase(tx: Tx, memory: Memory, new_bucket: str) -> None:

@@ -59,10 +59,20 @@ class Revision:
 
 def _revision(row: sqlite3.Row) -> Revision:
     return Revision(
-        int(row[0]), int(row[1]), int(row[2]), str(row[3]), Kind(row[4]), Scope(row[5]),
-        None if row[6] is None else int(row[6]), float(row[7]), float(row[8]), float(row[9]),
-        str(row[10]), str(row[11]), str(row[12]),
-    )  # fmt: skip
+        int(row[0]),
+        int(row[1]),
+        int(row[2]),
+        str(row[3]),
+        Kind(row[4]),
+        Scope(row[5]),
+        None if row[6] is None else int(row[6]),
+        float(row[7]),
+        float(row[8]),
+        float(row[9]),
+        str(row[10]),
+        str(row[11]),
+        str(row[12]),
+    )
 
 
 async def wording_source(db: Store | Tx, memory_id: int) -> str:
@@ -111,10 +121,21 @@ async def supersede(
         "INSERT INTO memory_versions (memory_id, user_id, text, kind, scope, story_id,"
         " confidence, valid_from, valid_until, came_from, ended_by, ended_exchange)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (memory.id, memory.user_id, memory.text, memory.kind.value, memory.scope.value,
-         memory.story_id, memory.confidence, min(valid_from, now), max(now, valid_from),
-         came_from, ended_by, exchange_id),
-    )  # fmt: skip
+        (
+            memory.id,
+            memory.user_id,
+            memory.text,
+            memory.kind.value,
+            memory.scope.value,
+            memory.story_id,
+            memory.confidence,
+            min(valid_from, now),
+            max(now, valid_from),
+            came_from,
+            ended_by,
+            exchange_id,
+        ),
+    )
     current = await memories.rewrite(
         tx, memory, text=text, scope=scope, confidence=confidence, now=now
     )
@@ -191,9 +212,16 @@ async def restore(tx: Tx, user_id: int, memory_id: int, *, now: float) -> Memory
     back = earlier[-1]
     source = back.came_from or f"{MANUAL_EXCHANGE}{user_id}:restore:{now}"
     current = await supersede(
-        tx, memory, text=back.text, scope=back.scope, confidence=back.confidence,
-        ended_by="restore", exchange_id=source, now=now, brought_back=back.id,
-    )  # fmt: skip
+        tx,
+        memory,
+        text=back.text,
+        scope=back.scope,
+        confidence=back.confidence,
+        ended_by="restore",
+        exchange_id=source,
+        now=now,
+        brought_back=back.id,
+    )
     return current
 
 
@@ -288,7 +316,18 @@ async def insert_version(tx: Tx, memory_id: int, version: Revision) -> None:
         "INSERT INTO memory_versions (memory_id, user_id, text, kind, scope, story_id,"
         " confidence, valid_from, valid_until, came_from, ended_by, ended_exchange)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (memory_id, version.user_id, version.text, version.kind.value, version.scope.value,
-         version.story_id, version.confidence, version.valid_from, version.valid_until,
-         version.came_from, version.ended_by, version.ended_exchange),
-    )  # fmt: skip
+        (
+            memory_id,
+            version.user_id,
+            version.text,
+            version.kind.value,
+            version.scope.value,
+            version.story_id,
+            version.confidence,
+            version.valid_from,
+            version.valid_until,
+            version.came_from,
+            version.ended_by,
+            version.ended_exchange,
+        ),
+    )

@@ -62,11 +62,17 @@ async def enqueue(
         " reply, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (exchange_id) DO NOTHING",
         (
-            exchange.exchange_id, exchange.user_id, exchange.story_id, exchange.origin,
-            exchange.user_name, exchange.user_message, exchange.reply,
-            now if due is None else due, now,
+            exchange.exchange_id,
+            exchange.user_id,
+            exchange.story_id,
+            exchange.origin,
+            exchange.user_name,
+            exchange.user_message,
+            exchange.reply,
+            now if due is None else due,
+            now,
         ),
-    )  # fmt: skip
+    )
     # The oldest pending row is kept: the worker takes each person's oldest first, so it may be
     # reflecting on it right now (dropping it would count as lost a reflection about to land).
     await tx.execute(
@@ -215,7 +221,7 @@ _CLAIM_TRIES = 3
 
 async def claim_exchange(
     tx: Tx, exchange_id: str, *, holder: str, now: float, lease: float
-) -> Lease | None:  # fmt: skip
+) -> Lease | None:
     """Claim this exchange's row for `holder` if it is pending and nobody holds it (due or
     not: the terminal reflects right away), or None."""
     row = await tx.fetchone(
@@ -237,17 +243,27 @@ async def _lease(
         "UPDATE outbox SET leased_by = ?, lease_until = ?,"
         " attempts = attempts + ?, last_error = CASE WHEN ? THEN ? ELSE last_error END"
         " WHERE id = ? AND status = 'pending' AND leased_by IS ?",
-        (holder, now + lease, int(taken_over), int(taken_over), LEASE_EXPIRED, row["id"],
-         row["leased_by"]),
-    )  # fmt: skip
+        (
+            holder,
+            now + lease,
+            int(taken_over),
+            int(taken_over),
+            LEASE_EXPIRED,
+            row["id"],
+            row["leased_by"],
+        ),
+    )
     if not await tx.changes():
         return None
     claimed = _row(row)
     if taken_over:
         claimed = OutboxRow(claimed.id, claimed.exchange, claimed.attempts + 1)
         await counters.bump(tx, "reflection_failed:LeaseExpired")
-        log.warning("exchange %s taken over after the lease of %s expired",
-                    claimed.exchange.exchange_id, row["leased_by"])  # fmt: skip
+        log.warning(
+            "exchange %s taken over after the lease of %s expired",
+            claimed.exchange.exchange_id,
+            row["leased_by"],
+        )
     return Lease(claimed, holder, now + lease)
 
 

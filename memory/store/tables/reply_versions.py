@@ -67,10 +67,17 @@ async def asked(db: Store | Tx, exchange_id: str) -> Asked | None:
     if place is None:
         return None
     return Asked(
-        exchange_id, int(message[3]), int(message[2]), str(place[0]), str(message[4]),
-        str(message[5]), int(message[1]), float(message[6]), str(reply[5]) if reply else "",
+        exchange_id,
+        int(message[3]),
+        int(message[2]),
+        str(place[0]),
+        str(message[4]),
+        str(message[5]),
+        int(message[1]),
+        float(message[6]),
+        str(reply[5]) if reply else "",
         bool(place[1]),
-    )  # fmt: skip
+    )
 
 
 async def listed(db: Store | Tx, exchange_id: str) -> list[Stored]:
@@ -114,9 +121,15 @@ async def add(
             "SELECT created_at FROM messages WHERE source_id = ?", (f"{exchange_id}:reply",)
         )
         await _insert(
-            tx, exchange_id, found.user_id, 0, found.reply, int(first[0] or 0) if first else 0,
-            0, float(reply_at[0]) if reply_at else now,
-        )  # fmt: skip
+            tx,
+            exchange_id,
+            found.user_id,
+            0,
+            found.reply,
+            int(first[0] or 0) if first else 0,
+            0,
+            float(reply_at[0]) if reply_at else now,
+        )
     row = await tx.fetchone(
         "SELECT max(position) FROM reply_versions WHERE exchange_id = ?", (exchange_id,)
     )
@@ -161,9 +174,15 @@ async def _open(tx: Tx, exchange_id: str) -> Asked | None:
 
 
 async def _insert(
-    tx: Tx, exchange_id: str, user_id: int, position: int, text: str, turn_id: int, cut: int,
+    tx: Tx,
+    exchange_id: str,
+    user_id: int,
+    position: int,
+    text: str,
+    turn_id: int,
+    cut: int,
     at: float,
-) -> None:  # fmt: skip
+) -> None:
     await tx.execute(
         "INSERT INTO reply_versions (exchange_id, user_id, position, text, turn_id, cut,"
         " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",

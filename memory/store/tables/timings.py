@@ -84,9 +84,15 @@ async def record(
                 " latency_ms = excluded.latency_ms, strategy = excluded.strategy,"
                 " tokens = excluded.tokens, budget = excluded.budget,"
                 " decisions = excluded.decisions",
-                (turn_id, max(0.0, latency_ms), plan.strategy, plan.tokens, plan.budget,
-                 _blocks_json(plan.blocks)),
-            )  # fmt: skip
+                (
+                    turn_id,
+                    max(0.0, latency_ms),
+                    plan.strategy,
+                    plan.tokens,
+                    plan.budget,
+                    _blocks_json(plan.blocks),
+                ),
+            )
 
     await store.transact(run)
 
@@ -117,17 +123,23 @@ def bucket_top(number: int) -> float:
 def _blocks_json(blocks: Sequence[PlannedBlock]) -> str:
     return json.dumps(
         [
-            {"kind": b.kind, "key": b.key, "status": b.status, "reason": b.reason,
-             "tokens": b.tokens}
+            {
+                "kind": b.kind,
+                "key": b.key,
+                "status": b.status,
+                "reason": b.reason,
+                "tokens": b.tokens,
+            }
             for b in blocks
         ]
-    )  # fmt: skip
+    )
 
 
 def blocks_from_json(text: str) -> tuple[PlannedBlock, ...]:
     """Read the blocks `record` stored."""
     return tuple(
-        PlannedBlock(str(d["kind"]), str(d["key"]), str(d["status"]), str(d["reason"]),
-                     int(d["tokens"]))
+        PlannedBlock(
+            str(d["kind"]), str(d["key"]), str(d["status"]), str(d["reason"]), int(d["tokens"])
+        )
         for d in json.loads(text)
-    )  # fmt: skip
+    )
