@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -118,6 +119,7 @@ def _matrix(n: int) -> UserMatrix:
     return UserMatrix(1, "m", np.arange(n, dtype=np.int64), np.ones((n, 384), np.float32), hashes)
 
 
+@pytest.mark.slow
 def test_the_size_estimates_are_within_a_factor_of_two_of_what_is_allocated() -> None:
     n = 2_000
     for words in (4, 15, 40):  # texts of about 20 to 230 characters

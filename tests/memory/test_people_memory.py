@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pytest
+
 from memory import Engine, Incoming, MemoryConfig, manage
 from memory.backends.chat import ChatResult, Message
 from memory.store import Store
@@ -95,6 +97,7 @@ async def _drain(worker: ReflectionWorker, indexer: Indexer) -> None:
     await indexer.run_once()
 
 
+@pytest.mark.slow
 async def test_idle_people_leave_every_per_person_structure(store: Store) -> None:
     engine = Engine(store, embedder=Embedder(), chat=Chat(), config=MemoryConfig(threshold=0.3))
     engine.caches.limit = TINY
@@ -175,6 +178,7 @@ async def _scenario(store: Store, *, first: int, bound: int | None, seed: int) -
     return seen
 
 
+@pytest.mark.slow
 async def test_people_talking_at_once_under_a_tiny_bound_are_served_as_without_one(
     store: Store,
 ) -> None:

@@ -107,6 +107,7 @@ async def test_two_people_in_two_places_at_the_same_moment_both_get_a_reply(
         ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 async def test_twenty_people_ten_messages_each_all_at_once(
     tmp_path: Path, ollama: FakeOllama, caplog: pytest.LogCaptureFixture, seed: int

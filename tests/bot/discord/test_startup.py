@@ -331,6 +331,7 @@ def _said(line: str) -> str:
     return line.split(" ", 2)[2].rstrip("\n")
 
 
+@pytest.mark.slow
 async def test_the_service_log_says_one_line_per_login_try(tmp_path: Path) -> None:
     """What `docker logs` shows while Discord cannot be reached: a short start-up, then one
     line per login try; -v shows the libraries' lines (APScheduler's jobs) too."""

@@ -11,6 +11,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from memory.manage import forgetting
 from memory.store import open_store
 from tests.bot.cli_runner import echo_bot
@@ -115,6 +117,7 @@ async def test_verbose_log_holds_no_message_or_memory_text(
         assert CODE not in said and "coffre" not in said
 
 
+@pytest.mark.slow
 async def test_forget_me_in_one_chat_while_others_talk_in_theirs(
     database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:

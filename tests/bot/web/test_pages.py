@@ -280,6 +280,7 @@ async def test_pages_load_while_turns_run(
     assert orphans is not None and orphans[0] == 0
 
 
+@pytest.mark.slow
 async def test_any_query_gets_a_page_or_one_line_never_an_error(
     scripted: Scripted, client: TestClient[object, object]
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -227,6 +228,7 @@ def test_the_budget_is_never_exceeded(
             assert d.status in (Status.INCLUDED, Status.CUT)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(blocksets())
 def test_raw_total_counts_exactly_what_render_produces(blocks: list[Block]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,6 +66,7 @@ def _plain_cosine_holds(
         assert set(plain[:limit]) <= served
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(_crowded, st.randoms(use_true_random=False), _limits, _slots,
        st.floats(min_value=0.0, max_value=3.0), st.integers(min_value=0, max_value=30))  # fmt: skip

@@ -118,6 +118,7 @@ async def _run(ops: list[tuple[object, ...]], path: Path | str) -> None:
                 ), m.id
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_ops)
 def test_bucketed_counters_equal_naive_increments(ops: list[tuple[object, ...]]) -> None:

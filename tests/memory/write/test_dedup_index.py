@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +35,7 @@ def test_the_index_decides_like_brute_force(texts: list[str], candidate: str) ->
     assert DedupIndex(existing).decide(candidate) == decide(candidate, existing)
 
 
+@pytest.mark.slow
 def test_the_index_decides_like_brute_force_on_the_corpus() -> None:
     texts = [t for group in GROUPS for t in group]
     for i, candidate in enumerate(texts):
