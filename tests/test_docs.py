@@ -257,8 +257,8 @@ _LISTED_ONLY = {"tests", "bench"}
 def _tree() -> list[tuple[Path, str]]:
     """(path, the text of its entry and of the entries below it) for each entry of the tree."""
     lines = ARCHITECTURE.read_text(encoding="utf-8").split("```", 2)[1].splitlines()[1:]
-    entries: list[tuple[int, Path, list[str]]] = []
-    stack: list[tuple[int, Path]] = []
+    entries: list[tuple[Path, list[str]]] = []  # each entry's path and its own lines
+    stack: list[Path] = []  # the entry at each level above the line read
     for line in lines:
         match = re.match(r"( *)(\S+)", line)
         if match is None:
@@ -270,20 +270,18 @@ def _tree() -> list[tuple[Path, str]]:
             or name.startswith(("(", "`"))
             or (not name.endswith(("/", ".py")) and depth >= 2 * len(stack))
         ):
-            entries[-1][2].append(line)  # a continuation of the entry above
+            entries[-1][1].append(line)  # a continuation of the entry above
             continue
-        level = depth // 2
-        del stack[level:]
-        path = (stack[-1][1] if stack else ROOT) / name.rstrip("/")
-        stack.append((level, path))
-        entries.append((level, path, [line]))
-        for _, parent, text in entries[:-1]:
-            if parent in path.parents:
-                text.append(line)
-    for i, (_, path, text) in enumerate(entries):
-        later = [t for _, p, t in entries[i + 1 :] if path in p.parents]
-        text.extend(line for t in later for line in t if line not in text)
-    return [(path, "\n".join(text)) for _, path, text in entries]
+        del stack[depth // 2 :]
+        stack.append((stack[-1] if stack else ROOT) / name.rstrip("/"))
+        entries.append((stack[-1], [line]))
+    return [
+        (
+            path,
+            "\n".join(line for p, own in entries if p == path or path in p.parents for line in own),
+        )
+        for path, _ in entries
+    ]
 
 
 def _modules(folder: Path, named_below: set[Path]) -> list[Path]:
