@@ -1,13 +1,15 @@
 """Several processes at once on one database, with random latencies: workers whose leases expire
 under them, and people remembering and forgetting through another process meanwhile. Every
 exchange is applied exactly once; the model is asked again only about a row whose lease
-expired; no write fails. Under `make test-pg` the processes are pools on one PostgreSQL
-database, their transactions truly concurrent (SQLite runs one writer at a time).
+expired, or whose reflection was shown something forgotten meanwhile; no write fails. Under
+`make test-pg` the processes are pools on one PostgreSQL database, their transactions truly
+concurrent (SQLite runs one writer at a time).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -71,8 +73,13 @@ async def fakes() -> AsyncIterator[list[FakeOllama]]:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 async def test_many_exchanges_several_processes_each_applied_exactly_once(
-    pools: list[Store], fakes: list[FakeOllama], http: httpx.AsyncClient, seed: int
+    pools: list[Store],
+    fakes: list[FakeOllama],
+    http: httpx.AsyncClient,
+    seed: int,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="memory.write.worker")
     rng = random.Random(seed)
     workers_stores, meddlers = pools[:PROCESSES], pools[PROCESSES:]
     other = meddlers[0]
@@ -133,7 +140,10 @@ async def test_many_exchanges_several_processes_each_applied_exactly_once(
     failed = {k: v for k, v in named.items() if k.startswith("reflection_failed:")}
     assert failed == ({"reflection_failed:LeaseExpired": taken_over} if taken_over else {})
     calls = Counter(marker(p) for f in fakes for path, p in f.calls if path == "/api/chat")
-    # A model call per claim: one per exchange, one more each time a lease expired under one.
-    assert set(calls) == set(applied) and sum(calls.values()) == EXCHANGES + taken_over
+    # A model call per claim: one per exchange, one more each time a lease expired under one,
+    # and one more each time a meddler forgot a memory the reflection was shown (asked again).
+    asked_again = sum("asking again" in r.getMessage() for r in caplog.records)
+    assert set(calls) == set(applied)
+    assert sum(calls.values()) == EXCHANGES + taken_over + asked_again
     rows = await other.fetchall("SELECT status, count(*) FROM outbox GROUP BY status")
     assert {str(r[0]): int(r[1]) for r in rows} == {"done": EXCHANGES}
