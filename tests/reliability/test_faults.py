@@ -124,23 +124,42 @@ async def _settled(store: Store, passes: int = 20) -> bool:
     return False
 
 
-async def test_a_thousand_hostile_replies_never_ping(tmp_path: Path, ollama: FakeOllama) -> None:
+# Hostile replies, each a random string of mention pieces: the pieces' combinations are
+# Hypothesis's in tests/bot/test_render.py (defang); here they go through the whole bot, from
+# many people at once, in the channel and in their DMs.
+PEOPLE = 10
+TURNS_EACH = 25
+
+
+async def test_hundreds_of_hostile_replies_to_people_at_once_never_ping(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
     from tests.bot import discord_fakes as fakes
     from tests.bot.discord.test_discord import CHANNEL, _bot_with
 
     rng = random.Random(7)
     pieces = ["@everyone", "@here", "@Everyone", "<@&42>", "<@123>", "<@!123>", "hi", " ", "\n"]
+    total = PEOPLE * TURNS_EACH
     replies = [
-        "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12))) for _ in range(1000)
+        "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12))) for _ in range(total)
     ]
     ollama.chat_reply = lambda payload: replies.pop() if "format" not in payload else "{}"
     async with _bot_with(tmp_path, ollama) as (echo, rec):
         channel = fakes.text_channel(echo, CHANNEL)
         cog: Any = echo.get_cog("Conversation")
-        for n in range(1000):
-            await cog.on_message(fakes.message(echo, channel, author_id=5, content=f"go {n}"))
+
+        async def talk(person: int) -> None:
+            # Half the people in the channel, half in their own DM.
+            place = channel if person % 2 else fakes.dm_channel(echo, 9_000 + person, person)
+            for n in range(TURNS_EACH):
+                await asyncio.sleep(rng.uniform(0, 0.01))
+                await cog.on_message(
+                    fakes.message(echo, place, author_id=person, content=f"go {n}")
+                )
+
+        await asyncio.gather(*(talk(100 + p) for p in range(PEOPLE)))
         sent = rec.messages()
-        assert len(sent) == 1000
+        assert replies == [] and len(sent) == total
         for payload in sent:
             assert payload["allowed_mentions"]["parse"] == []
             assert "@everyone" not in payload["content"].lower()
