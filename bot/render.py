@@ -12,6 +12,7 @@ from bot.plain import in_terminal, theirs
 from memory import (
     DM_ORIGIN,
     MANUAL_EXCHANGE,
+    AnswerSet,
     BackendError,
     BlockKind,
     Card,
@@ -29,7 +30,6 @@ from memory import (
     Scope,
     Status,
     Turn,
-    Versions,
     redact,
     said_on,
 )
@@ -114,7 +114,7 @@ def reply_chunks(reply: Reply) -> list[str]:
     return chunks
 
 
-def version_line(versions: Versions) -> str:
+def version_line(versions: AnswerSet) -> str:
     """Which answer to the message is shown, of how many."""
     return f"(answer {versions.shown + 1}/{versions.count})"
 

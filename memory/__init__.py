@@ -7,7 +7,7 @@ memory.recall, memory.context, memory.write, memory.vectors, memory.store, memor
 
     Engine, MemoryConfig          the engine of one character, and its read path's numbers
     Incoming, Reply, Recall       a message to answer, the answer, the memories it used
-    Version, Versions             the answers to one message ("Another answer", swipes)
+    Answer, AnswerSet             the answers to one message ("Another answer", swipes)
     Store, ReflectionWorker       the database (SQLite or PostgreSQL), the reflection after a turn
     Indexer                       the re-indexing of memories' vectors
     jobs                          every background job, started the same by each front end
@@ -79,14 +79,14 @@ from memory.store.tables.history import HistoryMessage
 from memory.turn.admission import MAX_CHATS, BoundedChat
 from memory.turn.engine import Engine
 from memory.turn.values import (
+    Answer,
+    AnswerSet,
     EngineStatus,
     Incoming,
     MemoryConfig,
     OnText,
     Recall,
     Reply,
-    Version,
-    Versions,
 )
 from memory.vectors.calibrate import LanguageReport, calibrate, save_calibration
 from memory.vectors.indexer import REINDEX_INTERVAL, Indexer, IndexerStatus
@@ -103,6 +103,8 @@ __all__ = [
     "REFLECTION_DEADLINE",
     "REINDEX_INTERVAL",
     "RELATIVE_SD",
+    "Answer",
+    "AnswerSet",
     "BackendError",
     "BackendRefused",
     "BackendResponseError",
@@ -163,8 +165,6 @@ __all__ = [
     "Store",
     "StoreError",
     "Turn",
-    "Version",
-    "Versions",
     "calibrate",
     "guild_origin",
     "jobs",

@@ -17,7 +17,7 @@ from memory.store.tables import characters as cast_store
 from memory.store.tables import reply_versions
 from memory.turn.admission import Admission
 from memory.turn.replying import Replier, prepare
-from memory.turn.values import MemoryConfig, OnText, Reply, Version, Versions
+from memory.turn.values import Answer, AnswerSet, MemoryConfig, OnText, Reply
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ class Answers:
         log.info("exchange %s answered again (%d versions)", asked.exchange_id, len(stored))
         return Reply(answer, asked.exchange_id, recalled, None, cut, interrupted)
 
-    async def swipe(self, exchange_id: str, index: int) -> Version:
+    async def swipe(self, exchange_id: str, index: int) -> Answer:
         """Show version `index` (0-based) of the answers to this exchange; Settled when they
         can no longer change, InvalidInput when there is no such version."""
         await self._open(exchange_id)
@@ -140,7 +140,7 @@ class Answers:
             return (await self.versions(exchange_id)).current
         return _versions(exchange_id, *chosen).current
 
-    async def versions(self, exchange_id: str) -> Versions:
+    async def versions(self, exchange_id: str) -> AnswerSet:
         """The answers to this exchange, oldest first, and which is shown (the first answer
         alone when it was never answered again); NotFound when the message is not stored."""
         asked = await reply_versions.asked(self.store, exchange_id)
@@ -153,11 +153,11 @@ class Answers:
         # Whose message it was: the person, not the id a character keeps them under.
         person, _ = await cast_store.owner(self.store, cast_store.PERSON, asked.user_id)
         if not stored:
-            return Versions(exchange_id, (Version(0, asked.reply),), 0, person, settled)
+            return AnswerSet(exchange_id, (Answer(0, asked.reply),), 0, person, settled)
         shown = next((i for i, v in enumerate(stored) if v.shown), len(stored) - 1)
         return replace(_versions(exchange_id, stored, shown), user_id=person, settled=settled)
 
 
-def _versions(exchange_id: str, stored: Sequence[reply_versions.Stored], shown: int) -> Versions:
-    texts = tuple(Version(i, v.text, v.turn_id, v.created_at, v.cut) for i, v in enumerate(stored))
-    return Versions(exchange_id, texts, shown)
+def _versions(exchange_id: str, stored: Sequence[reply_versions.Stored], shown: int) -> AnswerSet:
+    texts = tuple(Answer(i, v.text, v.turn_id, v.created_at, v.cut) for i, v in enumerate(stored))
+    return AnswerSet(exchange_id, texts, shown)

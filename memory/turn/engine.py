@@ -42,13 +42,13 @@ from memory.turn.greetings import Greetings
 from memory.turn.replying import Replier, prepare
 from memory.turn.timing import record_timing
 from memory.turn.values import (
+    Answer,
+    AnswerSet,
     EngineStatus,
     Incoming,
     MemoryConfig,
     OnText,
     Reply,
-    Version,
-    Versions,
 )
 
 log = logging.getLogger(__name__)
@@ -339,11 +339,11 @@ class Engine:
             raise RuntimeError("this engine has no chat backend")
         return await self.answers.regenerate(exchange_id, without=without, on_text=on_text)
 
-    async def swipe(self, exchange_id: str, index: int) -> Version:
+    async def swipe(self, exchange_id: str, index: int) -> Answer:
         """Show version `index` (0-based) of the answers to this exchange (Answers.swipe)."""
         return await self.answers.swipe(exchange_id, index)
 
-    async def versions(self, exchange_id: str) -> Versions:
+    async def versions(self, exchange_id: str) -> AnswerSet:
         """The answers to this exchange and which is shown (Answers.versions)."""
         return await self.answers.versions(exchange_id)
 

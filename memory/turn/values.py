@@ -101,7 +101,7 @@ class Reply:
 
 
 @dataclass(frozen=True, slots=True)
-class Version:
+class Answer:
     """One answer to a message: its text, its place among the answers (0-based), the turn
     whose selection produced it (0: not known) and when."""
 
@@ -113,11 +113,11 @@ class Version:
 
 
 @dataclass(frozen=True, slots=True)
-class Versions:
+class AnswerSet:
     """The answers to one message, oldest first, and which one is shown."""
 
     exchange_id: str
-    texts: tuple[Version, ...]
+    texts: tuple[Answer, ...]
     shown: int = 0
     # The person the message was theirs (0: not known), and whether the answers can no longer
     # change (reflected, or past the time they are kept).
@@ -129,7 +129,7 @@ class Versions:
         return len(self.texts)
 
     @property
-    def current(self) -> Version:
+    def current(self) -> Answer:
         return self.texts[self.shown]
 
 

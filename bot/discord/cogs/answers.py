@@ -23,13 +23,13 @@ from bot import render
 from bot.discord import faces
 from bot.discord.ui import answer_error, send_ephemeral
 from memory import (
+    AnswerSet,
     EchoError,
     NotFound,
     Overloaded,
     Regenerating,
     Settled,
     Turn,
-    Versions,
     unexpected,
 )
 
@@ -58,7 +58,7 @@ POSTS_REMEMBERED = 4096
 _NONE = discord.AllowedMentions.none()
 
 
-def reply_view(versions: Versions) -> discord.ui.View:
+def reply_view(versions: AnswerSet) -> discord.ui.View:
     """The buttons under a reply: ◀ n/N ▶ and Another answer (◀ ▶ only once there are two)."""
     view = discord.ui.View(timeout=None)
     ex = versions.exchange_id
@@ -77,7 +77,7 @@ def reply_view(versions: Versions) -> discord.ui.View:
 
 
 def version_message(
-    versions: Versions, limit: int = render.DISCORD_LIMIT
+    versions: AnswerSet, limit: int = render.DISCORD_LIMIT
 ) -> tuple[str, list[discord.File]]:
     """The message showing the version shown: its text (and the cut line), or, when longer
     than one message (`limit` characters), its opening and the whole answer as a file."""
@@ -92,7 +92,9 @@ def version_message(
     return opening + note, [discord.File(io.BytesIO(text.encode()), filename=name)]
 
 
-def shown_on(versions: Versions, message: discord.Message | None) -> tuple[str, list[discord.File]]:
+def shown_on(
+    versions: AnswerSet, message: discord.Message | None
+) -> tuple[str, list[discord.File]]:
     """`version_message` for the message that shows the reply: its first line kept (a
     character's: what it answers, or who speaks; bot.discord.faces), the rest within it."""
     header = faces.header_of(message.content) if message is not None else ""
@@ -100,7 +102,7 @@ def shown_on(versions: Versions, message: discord.Message | None) -> tuple[str, 
     return header + content, files
 
 
-def _may_change(interaction: discord.Interaction[Any], versions: Versions) -> bool:
+def _may_change(interaction: discord.Interaction[Any], versions: AnswerSet) -> bool:
     return interaction.user.id == versions.user_id or bool(interaction.permissions.manage_messages)
 
 
@@ -116,10 +118,10 @@ def posted(client: discord.Client, exchange_id: str, message: discord.Message) -
         cog.posted_at(exchange_id, message)
 
 
-async def _versions(interaction: discord.Interaction[Any], exchange_id: str) -> Versions | None:
+async def _versions(interaction: discord.Interaction[Any], exchange_id: str) -> AnswerSet | None:
     """The answers to the exchange, if this person may change them; otherwise say why."""
     try:
-        versions: Versions = await interaction.client.runtime.engine.versions(exchange_id)
+        versions: AnswerSet = await interaction.client.runtime.engine.versions(exchange_id)
     except NotFound:
         await send_ephemeral(interaction, GONE)
         return None
@@ -134,7 +136,7 @@ async def _versions(interaction: discord.Interaction[Any], exchange_id: str) -> 
 
 async def _again(
     interaction: discord.Interaction[Any], exchange_id: str, without: frozenset[int]
-) -> Versions | None:
+) -> AnswerSet | None:
     """Write another answer (the interaction already acknowledged); say it when none came."""
     engine = interaction.client.runtime.engine
     try:
@@ -152,7 +154,7 @@ async def _again(
         log.warning("no other answer to %s: %s", exchange_id, type(exc).__name__)
         await send_ephemeral(interaction, UNAVAILABLE)
         return None
-    versions: Versions = await engine.versions(exchange_id)
+    versions: AnswerSet = await engine.versions(exchange_id)
     return versions
 
 
@@ -345,7 +347,7 @@ class Answers(commands.Cog):
         while len(self._posted) > POSTS_REMEMBERED:
             self._posted.popitem(last=False)
 
-    async def show(self, versions: Versions) -> bool:
+    async def show(self, versions: AnswerSet) -> bool:
         """Edit the reply on Discord to the version shown; False when it is not known here."""
         where = self._posted.get(versions.exchange_id)
         if where is None:

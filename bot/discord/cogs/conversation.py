@@ -17,12 +17,12 @@ from bot.discord.cogs import answers
 from bot.discord.faces import Faces, face_of
 from bot.discord.scenes import Scenes
 from memory import (
+    Answer,
+    AnswerSet,
     EchoError,
     Incoming,
     Overloaded,
     Reply,
-    Version,
-    Versions,
     guild_origin,
     manage,
     unexpected,
@@ -148,9 +148,9 @@ class Conversation(commands.Cog):
                     return await streamed.finish([]), None
                 # Each message posted is recorded with the exchange: "Exclude from context" on
                 # any of them finds the stored reply, a webhook's too (it cannot be a reply).
-                first = Version(0, reply.text, reply.recall.turn_id, cut=reply.cut)
+                first = Answer(0, reply.text, reply.recall.turn_id, cut=reply.cut)
                 view = answers.reply_view(
-                    Versions(reply.exchange_id, (first,), 0, incoming.user_id)
+                    AnswerSet(reply.exchange_id, (first,), 0, incoming.user_id)
                 )
                 return await streamed.finish(render.reply_chunks(reply), view), reply
         # What was posted of a failed turn stays; the pacing task stopped with the block.

@@ -260,10 +260,10 @@ async def test_many_people_ask_again_at_once_each_sees_their_own(
 
 def test_a_version_longer_than_one_message_is_attached_whole() -> None:
     from bot.discord.cogs.answers import version_message
-    from memory import Version, Versions
+    from memory import Answer, AnswerSet
 
     text = "mot " * 900  # 3,600 characters
-    versions = Versions("discord:1", (Version(0, "court"), Version(1, text.strip())), 1, 1)
+    versions = AnswerSet("discord:1", (Answer(0, "court"), Answer(1, text.strip())), 1, 1)
     content, files = version_message(versions)
     assert len(content) <= 2000 and content.endswith("(The whole answer is in the attached file.)")
     [attached] = files
