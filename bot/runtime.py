@@ -9,112 +9,109 @@ from pathlib import Path
 
 import httpx
 
+import memory
 from bot import heartbeat, logs
 from bot.config import CastSettings, CharacterSettings, ConfigError, Settings, value_source
 from memory import (
     DEFAULT_KEY,
     BackendError,
-    BoundedChat,
     Card,
     CardError,
     Character,
     Characters,
     ChatBackend,
     ContextConfig,
-    Deadlined,
+    Echo,
     Embedder,
-    Engine,
-    Indexer,
-    LoopLag,
     Mode,
     Negotiator,
-    OllamaChat,
-    OllamaEmbedder,
-    OpenAIChat,
-    OpenAIEmbedder,
-    Prefixed,
-    ReflectionWorker,
+    Options,
     Registry,
-    Secrets,
-    Store,
-    jobs,
+    Server,
     load_card,
     load_registry,
-    open_store,
-    resolve_prefixes,
     valid_name,
 )
-from memory.manage import casting, setup
-from memory.manage.context import sync_card_lore
-
-# A server that is down is said at once; once connected, only the deadlines (chat_timeout,
-# reflection_timeout, turn_embedding_timeout) bound a call: a first reply with a card persona
-# takes 30-70 s on a CPU, and the former 30 s read timeout cut it short.
-CONNECT_TIMEOUT = 5.0
+from memory.manage import setup
 
 
 @dataclass
 class Runtime:
-    """Everything a front end (Discord or terminal) talks to."""
+    """Everything a front end (Discord or terminal) talks to: the memory, opened from the
+    settings (memory.open), and the settings themselves."""
 
     settings: Settings
-    store: Store
-    http: httpx.AsyncClient
-    chat: ChatBackend
-    embedder: Embedder
-    engine: Engine
-    worker: ReflectionWorker
-    indexer: Indexer
-    # What no answer, log line or stored error holds (the settings' keys, tokens, password).
-    secrets: Secrets
-    # The characters it plays, and where each plays.
-    characters: Characters
+    echo: Echo
+
+    @property
+    def store(self) -> memory.Store:
+        return self.echo.store
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        return self.echo.http
+
+    @property
+    def chat(self) -> ChatBackend:
+        return self.echo.chat
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.echo.embedder
+
+    @property
+    def engine(self) -> memory.Engine:
+        return self.echo.engine
+
+    @property
+    def worker(self) -> memory.ReflectionWorker:
+        return self.echo.worker
+
+    @property
+    def indexer(self) -> memory.Indexer:
+        return self.echo.indexer
+
+    @property
+    def secrets(self) -> memory.Secrets:
+        """What no answer, log line or stored error holds (the settings' keys, tokens, password)."""
+        return self.echo.secrets
+
+    @property
+    def characters(self) -> Characters:
+        """The characters it plays, and where each plays."""
+        return self.echo.characters
 
 
-def http_client() -> httpx.AsyncClient:
-    """The HTTP client every backend call shares: a short connect timeout, no other."""
-    return httpx.AsyncClient(timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT))
+def server(settings: Settings) -> Server:
+    """The [llm] section as the memory takes it."""
+    llm = settings.llm
+    return Server(
+        base_url=llm.base_url,
+        chat_model=llm.chat_model,
+        embedding_model=llm.embedding_model,
+        backend=llm.backend,
+        embeddings_url=llm.embeddings_url,
+        api_key=llm.api_key.get_secret_value() if llm.api_key else None,
+        context_length=settings.context.context_length,
+        structured_output=override(settings),
+        query_prefix=llm.query_prefix,
+        document_prefix=llm.document_prefix,
+        reflection_timeout=llm.reflection_timeout,
+        max_concurrent_chats=settings.limits.max_concurrent_chats,
+    )
 
 
 def backends(
     settings: Settings, http: httpx.AsyncClient, modes: Negotiator | None = None
 ) -> tuple[ChatBackend, Embedder]:
     """Return the chat backend and the embedder the settings name."""
-    llm = settings.llm
-    modes = modes or Negotiator(override=override(settings))
-    secrets = settings.secrets()
-    if llm.backend == "openai":
-        key = llm.api_key.get_secret_value() if llm.api_key else None
-        return (
-            OpenAIChat(
-                http, llm.base_url, llm.chat_model, api_key=key, modes=modes, secrets=secrets
-            ),
-            OpenAIEmbedder(
-                http, llm.embeddings_url, llm.embedding_model, api_key=key, secrets=secrets
-            ),
-        )
-    return (
-        OllamaChat(
-            http,
-            llm.base_url,
-            llm.chat_model,
-            num_ctx=settings.context.context_length,
-            modes=modes,
-            secrets=secrets,
-        ),
-        OllamaEmbedder(http, llm.embeddings_url, llm.embedding_model, secrets=secrets),
-    )
+    return memory.server_backends(server(settings), http, modes, secrets=settings.secrets())
 
 
 def override(settings: Settings) -> Mode | None:
     """The structured-output mode `[llm] structured_output` imposes (None: auto, learned)."""
     chosen = settings.llm.structured_output
     return None if chosen == "auto" else Mode(chosen)
-
-
-async def negotiator(settings: Settings, store: Store) -> Negotiator:
-    """The structured-output modes: the override, or those learned so far, saved when learned."""
-    return await setup.negotiator(store, override=override(settings))
 
 
 def played_as(settings: Settings, cast: CharacterSettings | None = None) -> str | None:
@@ -298,12 +295,10 @@ def character_lines(settings: Settings, config_path: str | Path) -> list[str]:
     return lines
 
 
-def with_prefixes(settings: Settings, embedder: Embedder) -> Prefixed:
+def with_prefixes(settings: Settings, embedder: Embedder) -> memory.Prefixed:
     """The embedder with its task prefixes: [llm] query_prefix and document_prefix, each one
     left unset taken from the model's family."""
-    llm = settings.llm
-    chosen = resolve_prefixes(llm.embedding_model, llm.query_prefix, llm.document_prefix)
-    return Prefixed(embedder, chosen)
+    return memory.with_prefixes(server(settings), embedder)
 
 
 def context_config(settings: Settings, *cards: Card | None) -> ContextConfig:
@@ -323,92 +318,49 @@ def strategies(settings: Settings) -> Registry:
     return registry
 
 
-@asynccontextmanager
-async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
-    """Open the database and the HTTP client, build the engine; close everything on exit."""
+def options(settings: Settings) -> Options:
+    """The settings as the memory is opened with them; ConfigError names a bad card or an
+    unknown context strategy."""
     registry = strategies(settings)
     characters, cards = cast(settings)
-    secrets = settings.secrets()
-    async with (
-        logs.redacting(secrets),
-        http_client() as http,
-        await open_store(
-            settings.storage.database, password=settings.storage.database_password()
-        ) as store,
-        heartbeat.beating(heartbeat.path_for(settings.storage.path, settings.discord.file_tag)),
-    ):
-        for card in cards:
-            await sync_card_lore(store, card)
-        await casting.load(store, characters)
-        direct, embedder = backends(settings, http, await negotiator(settings, store))
-        embedder = with_prefixes(settings, embedder)
-        # Turns and reflections share the bound on chat calls at once; a server learned to take
-        # one request at a time gets one at a time, the replies first.
-        llm = settings.llm
-        chat = BoundedChat(
-            direct,
-            limit=settings.limits.max_concurrent_chats,
-            one_at_a_time=await setup.one_at_a_time(store, llm.base_url, llm.chat_model),
-            on_learned=setup.on_one_at_a_time(store, llm.base_url, llm.chat_model),
-        )
-        loop_lag = LoopLag()
-        engine = Engine(
-            store,
-            embedder=embedder,
-            chat=Deadlined(chat, "chat_timeout"),
-            characters=characters,
-            config=settings.memory_config(),
-            context=context_config(settings, *cards),
-            strategies=registry,
-            loop_lag=loop_lag,
-            # [character] timezone: where "yesterday" is read, the prompt's day is said.
-            zone=settings.default_character.zone(),
-            # [conversation] settle_seconds: a reply's answers settle before it is reflected.
-            settle=settings.conversation.settle_seconds,
-        )
-        worker = ReflectionWorker(
-            store,
-            Deadlined(chat.background(), "reflection_timeout"),
-            character_name=engine.character.name,
-            deadline=settings.llm.reflection_timeout,
-            caches=engine.caches,
-            secrets=secrets,
-            zone=engine.zone,
-            characters=characters,
-        )
-        loop_lag.start()
-        try:
-            yield Runtime(
-                settings,
-                store,
-                http,
-                chat,
-                embedder,
-                engine,
-                worker,
-                Indexer(store, embedder),
-                secrets,
-                characters,
-            )
-        finally:
-            try:
-                await loop_lag.stop()
-            finally:
-                await worker.close()
-
-
-def listed_jobs(runtime: Runtime) -> tuple[jobs.Job, ...]:
-    """The memory's background jobs (memory.jobs), timed as the settings say."""
-    return jobs.listed(
-        runtime.engine,
-        runtime.worker,
-        runtime.indexer,
-        reindex_every=runtime.settings.memory.reindex_interval,
-        history_days=runtime.settings.privacy.history_days,
+    return Options(
+        database=settings.storage.database,
+        password=settings.storage.database_password(),
+        server=server(settings),
+        characters=characters,
+        cards=cards,
+        memory=settings.memory_config(),
+        context=context_config(settings, *cards),
+        strategies=registry,
+        # [character] timezone: where "yesterday" is read, the prompt's day is said.
+        zone=settings.default_character.zone(),
+        # [conversation] settle_seconds: a reply's answers settle before it is reflected.
+        settle=settings.conversation.settle_seconds,
+        secrets=settings.secrets(),
+        reindex_every=settings.memory.reindex_interval,
+        history_days=settings.privacy.history_days,
     )
 
 
-def start_jobs(runtime: Runtime) -> jobs.Background:
+@asynccontextmanager
+async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
+    """Open the memory as the settings say, with the logs redacted and the heartbeat beating;
+    close everything on exit."""
+    opened = options(settings)
+    async with (
+        logs.redacting(opened.secrets),
+        memory.open(opened) as echo,
+        heartbeat.beating(heartbeat.path_for(settings.storage.path, settings.discord.file_tag)),
+    ):
+        yield Runtime(settings, echo)
+
+
+def listed_jobs(runtime: Runtime) -> tuple[memory.jobs.Job, ...]:
+    """The memory's background jobs (memory.jobs), timed as the settings say."""
+    return runtime.echo.jobs()
+
+
+def start_jobs(runtime: Runtime) -> memory.jobs.Background:
     """Start every background job in the running loop; the caller ends them with `stop`. Both
     front ends start theirs here."""
-    return jobs.start(listed_jobs(runtime))
+    return runtime.echo.start_jobs()

@@ -8,31 +8,27 @@ memory.recall, memory.context, memory.write, memory.vectors, memory.store, memor
     Engine, MemoryConfig          the engine of one character, and its read path's numbers
     Incoming, Reply, Recall       a message to answer, the answer, the memories it used
     Answer, AnswerSet             the answers to one message ("Another answer", swipes)
+    open, Options, Server, Echo   the one way in: `async with memory.open(options) as echo:`
+                                  opens the database and builds everything (memory.assembly)
     Store, ReflectionWorker       the database (SQLite or PostgreSQL), the reflection after a turn
     Indexer                       the re-indexing of memories' vectors
     jobs                          every background job, started the same by each front end
     ContextConfig, Registry       the prompt's budget, the context strategies (built in, plugged in)
     Card, Character, Characters   a character card read from a file, a character, the cast
-    OllamaChat, OpenAIChat, ...   the chat and embedding backends, their deadlines, task prefixes
+    ChatBackend, Embedder         what a chat backend and an embedder offer (server_backends
+                                  builds the server's; memory.backends has them all)
     Memory, Turn, Kind, Scope     the values a person's memories are shown and changed with
     EchoError and its tree        every error raised on purpose (memory.errors draws the tree)
 """
 
 from memory import jobs, manage
-from memory.backends.chat import (
-    ChatBackend,
-    Deadlined,
-    Embedder,
-    OllamaChat,
-    OpenAIChat,
-    ollama_health,
-)
-from memory.backends.embedders import OllamaEmbedder, OpenAIEmbedder
+from memory.assembly import Echo, Options, Server, open, server_backends, with_prefixes
+from memory.backends.chat import ChatBackend, Embedder, ollama_health
 from memory.backends.redact import Secrets, redact
 from memory.backends.structured import Mode, Negotiator
 from memory.character.cards import Card, load_card, load_lorebook
 from memory.character.cast import DEFAULT_KEY, KEY, Characters
-from memory.character.names import NAME_LIMIT, valid_name
+from memory.character.names import valid_name
 from memory.character.png import portrait
 from memory.context.budget import ContextPlan, Decision
 from memory.context.builder import ContextConfig
@@ -57,7 +53,6 @@ from memory.errors import (
     StoreError,
     unexpected,
 )
-from memory.looplag import LoopLag
 from memory.model import (
     DM_ORIGIN,
     MANUAL_EXCHANGE,
@@ -76,7 +71,7 @@ from memory.recall.semantic import RELATIVE_SD
 from memory.store import Store, open_store
 from memory.store.queries.moderation import HeldAnchor
 from memory.store.tables.history import HistoryMessage
-from memory.turn.admission import MAX_CHATS, BoundedChat
+from memory.turn.admission import MAX_CHATS
 from memory.turn.engine import Engine
 from memory.turn.values import (
     Answer,
@@ -90,7 +85,7 @@ from memory.turn.values import (
 )
 from memory.vectors.calibrate import LanguageReport, calibrate, save_calibration
 from memory.vectors.indexer import REINDEX_INTERVAL, Indexer, IndexerStatus
-from memory.vectors.prefixes import Prefixed, resolve_prefixes
+from memory.vectors.prefixes import Prefixed
 from memory.write.worker import REFLECTION_DEADLINE, ReflectionWorker
 
 __all__ = [
@@ -99,7 +94,6 @@ __all__ = [
     "KEY",
     "MANUAL_EXCHANGE",
     "MAX_CHATS",
-    "NAME_LIMIT",
     "REFLECTION_DEADLINE",
     "REINDEX_INTERVAL",
     "RELATIVE_SD",
@@ -110,7 +104,6 @@ __all__ = [
     "BackendResponseError",
     "BackendUnavailable",
     "BlockKind",
-    "BoundedChat",
     "Card",
     "CardError",
     "Character",
@@ -118,8 +111,8 @@ __all__ = [
     "ChatBackend",
     "ContextConfig",
     "ContextPlan",
-    "Deadlined",
     "Decision",
+    "Echo",
     "EchoError",
     "Embedder",
     "Engine",
@@ -133,7 +126,6 @@ __all__ = [
     "InvalidInput",
     "Kind",
     "LanguageReport",
-    "LoopLag",
     "LoreEntry",
     "LoreScope",
     "Memory",
@@ -142,11 +134,8 @@ __all__ = [
     "Mode",
     "Negotiator",
     "NotFound",
-    "OllamaChat",
-    "OllamaEmbedder",
     "OnText",
-    "OpenAIChat",
-    "OpenAIEmbedder",
+    "Options",
     "Origin",
     "Overloaded",
     "Prefixed",
@@ -160,6 +149,7 @@ __all__ = [
     "Scope",
     "Secrets",
     "Selected",
+    "Server",
     "Settled",
     "Status",
     "Store",
@@ -174,12 +164,14 @@ __all__ = [
     "manage",
     "now_line",
     "ollama_health",
+    "open",
     "open_store",
     "portrait",
     "redact",
-    "resolve_prefixes",
     "said_on",
     "save_calibration",
+    "server_backends",
     "unexpected",
     "valid_name",
+    "with_prefixes",
 ]

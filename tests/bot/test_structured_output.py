@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from bot.config import load_settings
-from bot.runtime import CONNECT_TIMEOUT, open_runtime
+from bot.runtime import open_runtime
 from memory import Incoming, manage
+from memory.assembly import CONNECT_TIMEOUT
 from memory.errors import BackendUnavailable
 from tests.bot.terminal.test_e2e import REFLECTION, _chat
 from tests.bot.test_cli import _run

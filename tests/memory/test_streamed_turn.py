@@ -17,11 +17,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot import render
-from memory import BoundedChat, Deadlined, Engine, Incoming, MemoryConfig, Reply, manage
-from memory.backends.chat import OllamaChat
+from memory import Engine, Incoming, MemoryConfig, Reply, manage
+from memory.backends.chat import Deadlined, OllamaChat
 from memory.errors import BackendUnavailable
 from memory.store import Store
 from memory.store.tables import history
+from memory.turn.admission import BoundedChat
 from memory.turn.reply_cap import cap_reply, sure_prefix
 from tests.fakes.ollama import FakeOllama
 

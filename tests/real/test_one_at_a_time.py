@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from memory import BoundedChat
 from memory.backends.chat import OpenAIChat
+from memory.turn.admission import BoundedChat
 from tests.real.servers import Server, llama_cpp_python
 
 REAL = os.environ.get("ECHO_REAL") == "1"

@@ -17,10 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memory import BoundedChat, Deadlined, Engine, Incoming, MemoryConfig, Negotiator
-from memory.backends.chat import OpenAIChat
+from memory import Engine, Incoming, MemoryConfig, Negotiator
+from memory.backends.chat import Deadlined, OpenAIChat
 from memory.store import open_store
 from memory.store.tables import history
+from memory.turn.admission import BoundedChat
 from tests.real.servers import Server, cpp_server, gguf_engine, llama_cpp_python
 
 REAL = os.environ.get("ECHO_REAL") == "1"

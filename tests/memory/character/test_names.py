@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory import NAME_LIMIT, Character, Characters, valid_name
+from memory import Character, Characters, valid_name
+from memory.character.names import NAME_LIMIT
 
 _REFUSED_INSIDE = ("discord", "clyde", "@", "#", ":", "```")
 
