@@ -7,6 +7,10 @@ call `settle_pending` and `tidy`; no SQL above this line.
 Each erasure is one transaction (memory/store/queries/erasure.py). Then the WAL is checkpointed so
 the database files hold nothing of it; when a reader on an older snapshot keeps the checkpoint from
 finishing, the erasure is pending (counted in /stats) until `settle_pending` finishes it.
+
+The erasures a person asks for take the running engine, never by default: its turns waiting on
+the erased exchanges are dropped, so a reply in flight cannot write back what was forgotten.
+`engine=None` is said where no turn can be in flight (a command on the database alone).
 """
 
 from __future__ import annotations
@@ -90,7 +94,7 @@ async def forget_message(
     *,
     actor_id: int,
     moderator: bool = False,
-    engine: Engine | None = None,
+    engine: Engine | None,
 ) -> ErasureReport:
     """Forget a stored message (or the reply to one): the message, the reply and greeting that
     answered it, and everything derived from that exchange. Allowed to its author (the person a
@@ -130,7 +134,7 @@ async def forget_person(
     user_id: int,
     *,
     origin: str | None = None,
-    engine: Engine | None = None,
+    engine: Engine | None,
     character: str | None = None,
 ) -> ErasureReport:
     """Erase everything stored about a person, in every server and DM (`origin` None), or what
@@ -215,7 +219,7 @@ async def forget_deleted(
     source_ids: Sequence[str],
     posted: Sequence[int] = (),
     *,
-    engine: Engine | None = None,
+    engine: Engine | None,
 ) -> Deleted:
     """Follow messages deleted where they were said: each stored message of a person (by its
     source id) is forgotten as "Forget this message" forgets it; a reply of the character (by
@@ -251,7 +255,7 @@ async def forget_deleted(
 
 
 async def forget_exchange(
-    store: Store, exchange_id: str, *, user_id: int, story_id: int, engine: Engine | None = None
+    store: Store, exchange_id: str, *, user_id: int, story_id: int, engine: Engine | None
 ) -> bool:
     """Forget a message deleted while its turn may still run (stored or not yet): its exchange
     is erased and remembered as erased, so the turn stores nothing of it, nor its reply; return

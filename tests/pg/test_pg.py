@@ -118,7 +118,7 @@ async def test_a_forgotten_message_leaves_no_dead_row_of_the_words_that_recalled
     await turns.record(store, where, [recalled], degraded=False, now=2.0)
     before = await _vacuums(url, "turns", "turn_selections")
     message = await history.by_source(store, "discord:7")
-    report = await forgetting.forget_message(store, message, actor_id=USER)
+    report = await forgetting.forget_message(store, message, actor_id=USER, engine=None)
     after = await _vacuums(url, "turns", "turn_selections")
     matched = await store.fetchall("SELECT matched FROM turn_selections")
     assert report.complete

@@ -85,7 +85,7 @@ async def test_a_turn_condensing_in_another_process_during_an_erasure_keeps_noth
         if erasing == "forget":
             message = await history.by_source(store, "discord:5")
             erasure: Task[Any] = asyncio.create_task(
-                manage_erasure.forget_message(store, message, actor_id=USER)
+                manage_erasure.forget_message(store, message, actor_id=USER, engine=None)
             )
         else:
             erasure = asyncio.create_task(
@@ -131,7 +131,7 @@ async def test_turns_that_condense_nothing_keep_learning_while_an_erasure_waits(
     ):
         message = await history.by_source(store, "discord:8")
         forgetting = asyncio.create_task(
-            manage_erasure.forget_message(store, message, actor_id=USER)
+            manage_erasure.forget_message(store, message, actor_id=USER, engine=None)
         )
         await waiting_for_locks(watcher, 2)
         ending = asyncio.create_task(_turn_ended(third).after_reply(STORY, _plan(later), None))
@@ -184,7 +184,7 @@ async def test_an_erasure_while_another_session_vacuums_is_complete_at_once(
             await reading.start()
             await session.fetchval("SELECT count(*) FROM messages")
         message = await history.by_source(store, "discord:9")
-        report = await manage_erasure.forget_message(store, message, actor_id=USER)
+        report = await manage_erasure.forget_message(store, message, actor_id=USER, engine=None)
         assert report.complete == (other == "vacuum")
         # What the vacuum after the erasure could not remove (PostgreSQL's own count): the
         # erased message's row version stays for the reader only.

@@ -87,7 +87,7 @@ async def test_the_ids_of_the_newest_rows_erased_are_never_given_again(store: St
     assert all(seen.values()), seen  # one row at least of each kind to erase
 
     message = await forgetting.resolve(store, newest)
-    await forgetting.forget_message(store, message, actor_id=ALICE)
+    await forgetting.forget_message(store, message, actor_id=ALICE, engine=None)
     await context.remove_lore(store, newest_lore, guild_id=int(GUILD))
     left = await _ids(store)
     for table in TABLES:  # the newest of each kind went: its id is free to be reused
@@ -121,7 +121,7 @@ async def test_people_erasing_while_others_talk_never_get_an_id_twice(store: Sto
             await collect()
             if rng.random() < 0.6:
                 stored = await history.by_source(store, source)
-                await forgetting.forget_message(store, stored, actor_id=user)
+                await forgetting.forget_message(store, stored, actor_id=user, engine=None)
             entry = await _lore(store, user * 10 + n)
             await collect()
             if rng.random() < 0.6:
@@ -147,7 +147,7 @@ async def test_an_old_database_keeps_its_messages_and_stops_reusing_their_ids(
     async with await open_store(path) as new:
         assert await _rows(new) == before
         newest = await history.by_source(new, "m2")
-        await forgetting.forget_message(new, newest, actor_id=ALICE)
+        await forgetting.forget_message(new, newest, actor_id=ALICE, engine=None)
         again = await new.transact(lambda tx: history.add_user_message(
             tx, source_id="m3", story_id=STORY, user_id=ALICE, author_name="Marie",
             content="message 3", now=3.0))  # fmt: skip

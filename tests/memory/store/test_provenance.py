@@ -77,7 +77,7 @@ async def test_an_old_database_is_migrated_and_its_rows_judged_by_date(
         assert [m.history_id for m in still.messages] == [1] and still.summaries == 1
 
         message = await history.by_source(store, "discord:5")
-        report = await forgetting.forget_message(store, message, actor_id=ALICE)
+        report = await forgetting.forget_message(store, message, actor_id=ALICE, engine=None)
 
         derived = report.erased.derived
         assert (derived.anchors, derived.positions, derived.summaries) == (1, 1, 1)
@@ -105,7 +105,7 @@ async def test_state_changes_of_a_forgotten_exchange_are_undone(store: Store) ->
         )
     )
     message = await history.by_source(store, "a")
-    report = await forgetting.forget_message(store, message, actor_id=1)
+    report = await forgetting.forget_message(store, message, actor_id=1, engine=None)
     assert report.erased.derived.state_changes == 1
     mood = (await state.for_story(store, STORY))["mood"]
     assert abs(mood - -0.1) < 1e-9
@@ -169,7 +169,7 @@ async def test_a_reflection_applied_before_schema_21_is_judged_by_date(
     async with await open_store(database, migrate_to=18) as old:
         await old.transact(story)
     async with await open_store(database) as store:
-        report = await forgetting.forget_person(store, ALICE)
+        report = await forgetting.forget_person(store, ALICE, engine=None)
         assert await _texts(store, BOB) == ["Aime le jardin", "Le phare est rouge"]
         assert await stored(store, tmp_path, CODE) == 0
         assert report.erased.others == 1
@@ -209,7 +209,7 @@ async def test_what_a_reflection_was_shown_is_followed_from_note_to_note(store: 
 
     await store.transact(story)
     message = await history.by_source(store, "discord:5")
-    report = await forgetting.forget_message(store, message, actor_id=ALICE)
+    report = await forgetting.forget_message(store, message, actor_id=ALICE, engine=None)
     assert report.erased.others == 2  # Bob's anchor, Carol's memory
     said = render.render_erasure(report, heading="Forgotten:")
     assert (
@@ -256,7 +256,7 @@ async def test_one_forgotten_message_takes_only_the_copies_of_its_words(store: S
     await store.transact(story)
     before = {p: len(await _texts(store, p)) for p in (ALICE, BOB)}
     message = await history.by_source(store, "discord:5")
-    report = await forgetting.forget_message(store, message, actor_id=ALICE)
+    report = await forgetting.forget_message(store, message, actor_id=ALICE, engine=None)
     assert report.erased.memories == 0  # her exchange made none; her later ones all stay
     assert report.erased.others == 1
     assert len(await _texts(store, BOB)) == before[BOB] - 1
@@ -283,7 +283,7 @@ async def test_a_legacy_reflection_keeps_what_it_reworded(
     async with await open_store(database, migrate_to=18) as old:
         await old.transact(story)
     async with await open_store(database) as store:
-        report = await forgetting.forget_person(store, ALICE)
+        report = await forgetting.forget_person(store, ALICE, engine=None)
         assert await _texts(store, BOB) == ["Cultive des tomates"]
         assert await stored(store, tmp_path, CODE) == 0
         assert report.erased.others == 1
@@ -335,7 +335,7 @@ async def test_an_earlier_version_copied_from_a_forgotten_message_goes_too(
     [carols] = await manage.list_memories(store, CAROL)
     await manage_versions.edit(store, CAROL, carols.id, "Connaît un code secret", now=1300.0)
     message = await history.by_source(store, "discord:5")
-    await forgetting.forget_message(store, message, actor_id=ALICE)
+    await forgetting.forget_message(store, message, actor_id=ALICE, engine=None)
     assert await _texts(store, CAROL) == ["Connaît un code secret"]
     assert (await manage_versions.history(store, CAROL, carols.id)).earlier == ()
     assert await store.fetchall("SELECT id FROM memory_versions") == []
