@@ -121,7 +121,9 @@ def _matrix(n: int) -> UserMatrix:
 
 @pytest.mark.slow
 def test_the_size_estimates_are_within_a_factor_of_two_of_what_is_allocated() -> None:
-    n = 2_000
+    # The ratios do not move with n (measured: pool 1.02-1.13 at 500 memories, 0.90-1.10 at
+    # 2,000; dedup 0.85-1.03 and 0.86-1.15): 500 keeps tracemalloc's cost to a few seconds.
+    n = 500
     for words in (4, 15, 40):  # texts of about 20 to 230 characters
         spent, _ = _allocated(lambda w: RankedPool.build(_memories(n, w)), words)
         assert 0.5 < POOL_BYTES_PER_MEMORY * n / spent < 2, (words, spent / n)
