@@ -20,6 +20,7 @@ def _union(name: str) -> frozenset[str]:
 
 STOPWORDS = _union("STOPWORDS")
 NEGATIONS = _union("NEGATIONS")
+NOT_KEYWORDS = _union("NOT_KEYWORDS")
 NUMBER_WORDS = _union("NUMBER_WORDS")
 WEEKDAYS = _union("WEEKDAYS")
 MONTHS = _union("MONTHS")

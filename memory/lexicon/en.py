@@ -12,6 +12,10 @@ STOPWORDS = frozenset(
     """.split()
 )
 
+# Never a recall keyword (fr.NOT_KEYWORDS): chat's yes and no, and "I'm" typed without its
+# apostrophe.
+NOT_KEYWORDS = frozenset("yes yeah yep nope ok okay im ive got".split())
+
 # "I don't like oysters" -> "likes oysters". The tokeniser splits "don't" into "don" + "t",
 # so the "t" half marks it; "no" as in "no longer".
 # Unapostrophed forms typed in chat are listed too, except "dont" (a French relative pronoun).

@@ -14,6 +14,16 @@ STOPWORDS = frozenset(
     """.split()
 )
 
+# Never a recall keyword, though a content word for the dedup (which these lists do not touch):
+# « Qu'est-ce que tu sais de moi ? » searched the memories for « est » (the forms of être and
+# avoir, the fillers and the question words of chat match any memory and decide nothing).
+NOT_KEYWORDS = frozenset(
+    """
+    suis es sommes êtes étais étaient serai ai as avons avez avais là ici ça ca oui non ouais
+    bah ben euh bon bref puis trop vraiment quand quoi quel quelle quels quelles
+    """.split()
+)
+
 # "je n'aime pas les huîtres" -> reflection wrote "aime les huîtres" (the defect measured on the
 # original deployment, about one reflection in three). "n" is the elided "ne"; spoken French drops
 # it ("j'aime pas"), hence "pas" alone. Not listed: "personne", "rien", "aucun" ("une personne

@@ -50,16 +50,24 @@ class KeywordRecall:
     decisive: frozenset[int]
 
 
+# Never a keyword, in either language: function words, negations, chat's fillers.
+_NOT_TERMS = lexicon.STOPWORDS | lexicon.NEGATIONS | lexicon.NOT_KEYWORDS
+
+
 def query_terms(text: str) -> list[str]:
-    """Return the message's content words, accents folded, stopwords and negations removed."""
+    """Return the message's content words, accents folded, stopwords and negations removed:
+    each part of a hyphenated word too (« est-ce », « là-bas »), checked with its accents
+    (« thé » is not "the")."""
     terms: list[str] = []
     for word in words(text):
-        if word in lexicon.STOPWORDS or word in lexicon.NEGATIONS:
+        if word in _NOT_TERMS:
             continue
-        term = strip_accents(word).replace("'", "")
-        for part in term.split("-"):
-            if (len(part) >= 2 or part.isdigit()) and part not in terms:
-                terms.append(part)
+        for part in word.split("-"):
+            if part in _NOT_TERMS:
+                continue
+            term = strip_accents(part).replace("'", "")
+            if (len(term) >= 2 or term.isdigit()) and term not in terms:
+                terms.append(term)
     return terms[:MAX_TERMS]
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory import Engine, MemoryConfig, manage
+from memory import Engine, MemoryConfig, lexicon, manage
 from memory.backends.embedders import OllamaEmbedder
 from memory.model import Kind, Reason, Scope
 from memory.recall.lexical import (
@@ -28,6 +28,7 @@ from memory.recall.lexical import (
 from memory.recall.semantic import VectorCache
 from memory.store import Store, Tx, open_store
 from memory.store.tables import keywords, memories
+from memory.text import words as tokens
 from tests.fakes.ollama import FakeOllama
 
 USER, STORY, GUILD = 1, 10, "111"
@@ -49,6 +50,39 @@ async def _hits(store: Store, text: str, user_id: int = USER) -> dict[int, tuple
 def test_query_terms_drop_stopwords_and_fold_accents() -> None:
     assert query_terms("Tu te souviens de Félix, mon chat ?") == ["souviens", "felix", "chat"]
     assert query_terms("I don't like the hospital") == ["don", "like", "hospital"]
+
+
+def test_chat_questions_search_for_their_content_words_only() -> None:
+    # « est » was a recall keyword: "est-ce" passed as one word, then split after the check.
+    assert query_terms("Qu'est-ce que tu sais de moi ?") == ["sais"]
+    assert query_terms("Est-ce que Pepper est là ?") == ["pepper"]
+    assert query_terms("c'est-à-dire là-bas, ouais") == ["dire", "bas"]
+    assert query_terms("yeah I'm ok, im home") == ["home"]
+    assert query_terms("Je bois du thé") == ["bois", "the"]  # « thé » is not "the"
+
+
+# Those the tokenizer reads as one word ("user's", the reflection's phrase, is two).
+_FUNCTION_WORDS = sorted(
+    w for w in lexicon.STOPWORDS | lexicon.NEGATIONS | lexicon.NOT_KEYWORDS if tokens(w) == [w]
+)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(_FUNCTION_WORDS),
+            st.sampled_from([" ", "-", "'", " ? ", ", ", "... "]),
+            st.booleans(),
+        ),
+        max_size=12,
+    )
+)
+def test_function_words_of_either_language_are_never_keywords(
+    pieces: list[tuple[str, str, bool]],
+) -> None:
+    """Joined by spaces, hyphens or elisions, capitalised or not: nothing to search for."""
+    text = "".join((w.capitalize() if up else w) + sep for w, sep, up in pieces)
+    assert query_terms(text) == []
 
 
 async def test_a_name_recalls_its_memory_with_the_words_that_matched(store: Store) -> None:
