@@ -8,14 +8,15 @@ holds, so a field added there reaches both: the store's in memory.store.writes (
 the tasks writes run in, the generations), a transaction's in `Touched` below. mypy checks each
 backend against these Protocols (`_SEAM` at the end of each backend's module).
 
-The store modules write their SQL once, for SQLite; PostgreSQL translates it
-(memory.store.postgres.sql), and `dialect` picks a variant where the meaning differs.
+Rows are `Row` on both backends: read by position and by column name (sqlite3.Row on SQLite,
+asyncpg's Record on PostgreSQL). The store modules write their SQL once, for SQLite;
+PostgreSQL translates it (memory.store.postgres.sql), and `dialect` picks a variant where the
+meaning differs.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, Self, TypeVar, runtime_checkable
 
@@ -33,6 +34,17 @@ BUSY_TIMEOUT_MS = 5_000
 # lasts milliseconds; one held longer (another process, a backup) would keep the person who
 # asked waiting, so the erasure is left pending and the scheduler completes it later.
 CHECKPOINT_PATIENCE_MS = 500
+
+
+class Row(Protocol):
+    """One row a query returned: read by position (`row[0]`) or by column name (`row["text"]`),
+    its length and its values in order. sqlite3.Row on SQLite, asyncpg's Record on PostgreSQL."""
+
+    def __getitem__(self, key: int | str, /) -> Any: ...
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
 
 
 class Touched:
@@ -99,11 +111,11 @@ class Tx(Protocol):
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> None: ...
 
-    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
-        """Run a query; its rows read by position and by name (PostgreSQL's records too)."""
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        """Run a query; its rows read by position and by name."""
         ...
 
-    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None: ...
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None: ...
 
     async def serialize(self, job: str, *, shared: bool = False) -> None:
         """Hold `job`'s lock until this transaction ends, across processes (`shared`: with the
@@ -142,11 +154,11 @@ class Store(Protocol):
 
     async def schema_version(self) -> int: ...
 
-    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Run a read-only query outside any write transaction."""
         ...
 
-    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None: ...
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None: ...
 
     async def transact(self, fn: Callable[[Tx], Awaitable[T]]) -> T:
         """Run `fn` in one write transaction, alone; commit, or roll back on any error.

@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TypeVar, cast
@@ -30,7 +29,7 @@ import asyncpg
 
 from memory.cache import CacheBudget
 from memory.errors import MigrationError, StoreError
-from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Store, Touched, Tx
+from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Row, Store, Touched, Tx
 from memory.store.generations import GENERATIONS_SCHEMA, GenerationMoved
 from memory.store.migrations import LATEST
 from memory.store.postgres.conversion import Statements, changed_rows, prepare_connection
@@ -158,16 +157,16 @@ class PgTx:
         if converted:
             await self._pg.executemany(query, converted)
 
-    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         query = translate(sql).sql
         args = await self._statements.args(self._pg, query, params)
         rows = await self._pg.fetch(query, *args)
         if " RETURNING " in query.upper():
             self._changed_rows = len(rows)
-        # asyncpg's Record reads as sqlite3.Row does: by position, by name, keys().
-        return cast("list[sqlite3.Row]", rows)
+        # asyncpg's Record is a Row: read by position and by name.
+        return cast("list[Row]", rows)
 
-    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
 
@@ -272,7 +271,7 @@ class PgStore:
             finally:
                 await conn.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
 
-    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Run a read-only query on a pooled connection."""
         query = translate(sql).sql
         try:
@@ -281,9 +280,9 @@ class PgStore:
                 rows = await conn.fetch(query, *args)
         except _PG_ERRORS as exc:
             raise StoreError(describe(exc)) from exc
-        return cast("list[sqlite3.Row]", rows)
+        return cast("list[Row]", rows)
 
-    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
 

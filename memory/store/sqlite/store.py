@@ -27,7 +27,7 @@ import aiosqlite
 
 from memory.cache import CacheBudget
 from memory.errors import StoreError
-from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Store, Touched, Tx
+from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Row, Store, Touched, Tx
 from memory.store.generations import GENERATIONS_SCHEMA
 from memory.store.migrations import LATEST
 from memory.store.sqlite import fts5_words
@@ -67,11 +67,11 @@ class SqliteTx:
     async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
         await self._conn.executemany(sql, rows)
 
-    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Run a query and read its rows in one trip to the connection's thread."""
         return list(await self._conn.execute_fetchall(sql, params))
 
-    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
 
@@ -173,14 +173,14 @@ class SqliteStore:
         )
         await migrate(self, target)
 
-    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Run a read-only query on the reader connection."""
         try:
             return list(await self._reader.execute_fetchall(sql, params))
         except sqlite3.Error as exc:
             raise StoreError(str(exc)) from exc
 
-    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
 
