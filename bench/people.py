@@ -149,7 +149,7 @@ async def run(people: int) -> Run:
                     return Sample(
                         done, round(time.monotonic() - started, 1), round(rss_mb(), 1),
                         round(engine.caches.total / 2**20, 1), engine.caches.entries,
-                        runtime.store._writes.generations.known(), engine.caches.evictions,
+                        runtime.store.generations.known(), engine.caches.evictions,
                         round(rss_mb("RssAnon"), 1), *c_heap_mb(), gc.get_freeze_count(),
                     )  # fmt: skip
 

@@ -184,10 +184,10 @@ async def attach(store: Store) -> Trace:
     """Start tracing every connection of `store` (off until `Trace.recording`)."""
     trace = Trace()
     if store.dialect == "sqlite":
-        for n, conn in enumerate((store._reader, store._writer)):
+        for n, conn in enumerate((store.backend._reader, store.backend._writer)):
             await conn.set_trace_callback(lambda sql, n=n: trace.saw(n, sql))
         return trace
-    pool = store._pool  # type: ignore[attr-defined]
+    pool = store.backend._pool  # type: ignore[attr-defined]
     # Every connection the pool may hand out, opened now, so each one is traced.
     held = [await pool.acquire() for _ in range(pool.get_max_size())]
     for conn in held:

@@ -11,9 +11,9 @@ import httpx
 import pytest
 from hypothesis import settings
 
-from memory.store import Store, open_store
+from memory.store import Store, open_store, opening
 from memory.store.migrations import LATEST
-from memory.store.sqlite.store import SqliteStore
+from memory.store.sqlite.store import open_sqlite
 from tests.fakes.ollama import FakeOllama, serve_fake_ollama
 
 # Property tests assert what holds, never how fast: Hypothesis' default 200 ms deadline per
@@ -100,15 +100,14 @@ def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
     schema, is copied; an older schema, `:memory:` and an existing file open as they always do
     (the migrations themselves are tested from empty files at their own versions)."""
     template = tmp_path_factory.mktemp("template") / "migrated.sqlite3"
-    opened = SqliteStore.open.__func__  # type: ignore[attr-defined]
 
     async def build() -> None:
-        store = await opened(SqliteStore, template)
+        store = await open_sqlite(template)
         await store.close()
 
     asyncio.run(build())
 
-    async def open_copy(cls: type[SqliteStore], path: str | Path, /, **kwargs: Any) -> SqliteStore:
+    async def open_copy(path: str | Path, /, **kwargs: Any) -> Store:
         fresh = (
             str(path) != ":memory:"
             and kwargs.get("migrate_to", LATEST) == LATEST
@@ -121,11 +120,10 @@ def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
                 shutil.copyfile(template, path)
             except OSError:
                 pass  # the real open says why, as it would have
-        store: SqliteStore = await opened(cls, path, **kwargs)
-        return store
+        return await open_sqlite(path, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(SqliteStore, "open", classmethod(open_copy))
+        patch.setattr(opening, "open_sqlite", open_copy)
         yield
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from memory.bulk import paused, quiet
 from memory.cache import ENTRY_BYTES, HASH_BYTES, MATRIX_BYTES, CacheBudget, SizedCache
 from memory.errors import BackendResponseError, unexpected
 from memory.store import Store
+from memory.store.db import Row
 from memory.store.generations import UNKNOWN
 from memory.store.tables import embeddings
 from memory.vectors import cosines
@@ -305,7 +305,7 @@ class VectorCache:
 
 
 def _changes(
-    listed: Sequence[sqlite3.Row], base: UserMatrix | None
+    listed: Sequence[Row], base: UserMatrix | None
 ) -> tuple[dict[int, str], list[int] | None]:
     """The stored hashes, and the ids whose vector differs from `base` (None: no base)."""
     hashes = {int(r[0]): str(r[1]) for r in listed}
@@ -324,7 +324,7 @@ def _hashes_after(
     return hashes, [row for row in fetched if base.hashes.get(row[0]) != row[1]]
 
 
-def _vector_rows(rows: Sequence[sqlite3.Row]) -> list[tuple[int, str, int, bytes]]:
+def _vector_rows(rows: Sequence[Row]) -> list[tuple[int, str, int, bytes]]:
     return [(int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in rows]
 
 

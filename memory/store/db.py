@@ -1,25 +1,35 @@
-"""The store's seam: what every backend offers, as two typed Protocols — `Store`, the database
-(reads, and writes handed to `transact` one at a time), and `Tx`, one write transaction.
+"""The store's seam, like an HTTP client over its transport: one concrete `Store` that every
+caller holds, over a small `Backend` that holds only what differs per database.
 
-Two backends implement them side by side, neither inheriting the other: SQLite
-(memory.store.sqlite, the default) and PostgreSQL (memory.store.postgres); memory.store.opening
-opens one from a file's path or a URL. What both keep whatever their connections has one home each
-holds, so a field added there reaches both: the store's in memory.store.writes (the write lock,
-the tasks writes run in, the generations), a transaction's in `Touched` below. mypy checks each
-backend against these Protocols (`_SEAM` at the end of each backend's module).
+`Store` owns what is the same whatever the database: the lock that runs this process's writes
+one at a time, the tasks they run in (a cancelled caller does not cut a write half way), the
+generations those writes raise (memory.store.generations), `fetchone` over `fetchall`, the
+schema's version, and the generation reads. A `Backend` opens a write transaction (begin,
+commit, rollback as one block that yields its `Tx`), reads rows, runs a job in one process at a
+time, migrates, checkpoints after an erasure and closes: SQLite (memory.store.sqlite.store, the
+default) and PostgreSQL (memory.store.postgres.store) each implement it in one class, neither
+inheriting the other; memory.store.opening opens one from a file's path or a URL. `Tx`, one
+write transaction, stays a Protocol each backend implements: nearly all of it is the
+database's.
 
-The store modules write their SQL once, for SQLite; PostgreSQL translates it
-(memory.store.postgres.sql), and `dialect` picks a variant where the meaning differs.
+Rows are `Row` on both backends: read by position and by column name (sqlite3.Row on SQLite,
+asyncpg's Record on PostgreSQL). The store modules write their SQL once, for SQLite;
+PostgreSQL translates it (memory.store.postgres.sql), and `dialect` picks a variant where the
+meaning differs.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, Self, TypeVar, runtime_checkable
 
 from memory.cache import CacheBudget
+from memory.store.generations import GENERATIONS_SCHEMA, Generations, Touched
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -35,43 +45,15 @@ BUSY_TIMEOUT_MS = 5_000
 CHECKPOINT_PATIENCE_MS = 500
 
 
-class Touched:
-    """What one write transaction changed, per person: what their caches need to know at the
-    commit (memory.store.generations raises their generations from it)."""
+class Row(Protocol):
+    """One row a query returned: read by position (`row[0]`) or by column name (`row["text"]`),
+    its length and its values in order. sqlite3.Row on SQLite, asyncpg's Record on PostgreSQL."""
 
-    def __init__(self) -> None:
-        # Per touched user: the memory ids changed (None: unknown, any of them), empty when only
-        # vectors changed.
-        self.changed: dict[int, set[int] | None] = {}
-        # Per user: the memory ids whose vector alone changed (None: unknown), for the caches
-        # of vectors, which a memory change makes stale too.
-        self.embedded: dict[int, set[int] | None] = {}
-        # Per user: the rows generation a read inside this transaction relied on (the commit
-        # verifies it; memory.store.generations).
-        self.vouched: dict[int, int] = {}
+    def __getitem__(self, key: int | str, /) -> Any: ...
 
-    @property
-    def users(self) -> set[int]:
-        return set(self.changed)
+    def __len__(self) -> int: ...
 
-    def touch(
-        self, user_id: int, memory_ids: Iterable[int] | None = None, *, vectors_only: bool = False
-    ) -> None:
-        """Note that this user's memories (these ids; None: any) or only their vectors change."""
-        known = self.changed.setdefault(user_id, set())
-        if vectors_only:
-            vectors = self.embedded.setdefault(user_id, set())
-            if memory_ids is None:
-                self.embedded[user_id] = None
-            elif vectors is not None:
-                vectors.update(memory_ids)
-            return
-        if known is None:
-            return
-        if memory_ids is None:
-            self.changed[user_id] = None
-        else:
-            known.update(memory_ids)
+    def __iter__(self) -> Iterator[Any]: ...
 
 
 @runtime_checkable
@@ -99,11 +81,11 @@ class Tx(Protocol):
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> None: ...
 
-    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
-        """Run a query; its rows read by position and by name (PostgreSQL's records too)."""
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        """Run a query; its rows read by position and by name."""
         ...
 
-    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None: ...
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None: ...
 
     async def serialize(self, job: str, *, shared: bool = False) -> None:
         """Hold `job`'s lock until this transaction ends, across processes (`shared`: with the
@@ -121,85 +103,181 @@ class Tx(Protocol):
 
 
 @runtime_checkable
-class Store(Protocol):
-    """The database: reads, and write transactions run one at a time in this process."""
+class Backend(Protocol):
+    """What differs per database, under the one `Store`: its connections and their SQL."""
+
+    @property
+    def dialect(self) -> str:
+        """Which SQL this database speaks: "sqlite" or "postgres"."""
+        ...
 
     @property
     def path(self) -> str:
         """Where the database is: a file's path, or a URL without its password."""
         ...
 
-    @property
-    def dialect(self) -> str: ...
-
-    async def close(self) -> None:
-        """Finish pending writes and close every connection."""
+    def transaction(self) -> AbstractAsyncContextManager[Tx]:
+        """One write transaction: begun on entry, committed when the block ends, rolled back on
+        any error (a database's error raised as StoreError). The store runs one at a time."""
         ...
 
-    async def __aenter__(self) -> Self: ...
-
-    async def __aexit__(self, *exc: object) -> None: ...
-
-    async def schema_version(self) -> int: ...
-
-    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
-        """Run a read-only query outside any write transaction."""
-        ...
-
-    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None: ...
-
-    async def transact(self, fn: Callable[[Tx], Awaitable[T]]) -> T:
-        """Run `fn` in one write transaction, alone; commit, or roll back on any error.
-
-        The transaction runs in its own task: cancelling the caller does not cut it half way.
-        """
-        ...
-
-    async def sync_generation(self, user_id: int) -> int:
-        """Read this user's generation from the database (what other processes committed
-        counts too) and return it: one indexed read. A cache checked against `generation`
-        right after it serves nothing older than the last commit before this call."""
-        ...
-
-    async def generation_in(self, tx: Tx, user_id: int) -> int:
-        """This user's generation inside a write transaction. If the transaction writes their
-        memories, its commit fails with GenerationMoved when another process changed their
-        memory rows after this read (never on SQLite: one writer at a time)."""
-        ...
-
-    def generation(self, user_id: int) -> int:
-        """The highest generation of this user this process knows: raised by every commit
-        that changes their memories, vectors or privacy choice (its own at once, another
-        process's at the next `sync_generation`); UNKNOWN (below every generation) for a person
-        never read here or forgotten since (memory.store.generations)."""
-        ...
-
-    def bound_generations(self, budget: CacheBudget) -> None:
-        """Keep what this process knows of each person's generation within `budget` (the
-        engine's caches'), least recently used out first: the database has it again."""
-        ...
-
-    def changed_since(self, user_id: int, generation: int) -> frozenset[int] | None:
-        """The ids of this user's memories changed after `generation` (empty: only vectors
-        changed), or None when that is not known here (too old, a change without ids, or
-        another process's)."""
-        ...
-
-    def embedded_since(self, user_id: int, generation: int) -> frozenset[int] | None:
-        """The ids of this user's memories whose text or vector changed after `generation`, or
-        None when that is not known here."""
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        """Run a read-only query outside any write transaction (an error: StoreError)."""
         ...
 
     def exclusive(self, job: str) -> AbstractAsyncContextManager[bool]:
         """Run `job` (e.g. "indexer") in one process at a time: yield whether this process may."""
         ...
 
+    async def migrate(self, store: Store, target: int) -> int:
+        """Bring the database to schema `target` (its writes through `store.transact`) and
+        ready it for this process; return the schema it has now."""
+        ...
+
+    async def checkpoint(self, writes: asyncio.Lock, *, patience_ms: int) -> bool:
+        """Make what an erasure removed unreadable from the database's files (Store.checkpoint);
+        `writes` is this process's write lock, for a backend whose checkpoint runs on the
+        connection that writes (SQLite)."""
+        ...
+
+    async def close(self) -> None:
+        """Close every connection (all of them, even if one fails)."""
+        ...
+
+
+class Store:
+    """The database: reads, and write transactions run one at a time in this process, over the
+    backend that speaks to it."""
+
+    def __init__(self, backend: Backend) -> None:
+        # Public for the tests and benchmarks that look at the connections; writes go through
+        # `transact`, never through the backend's transactions directly.
+        self.backend = backend
+        # This process's knowledge of each person's generation (memory.store.generations).
+        self.generations = Generations()
+        self._lock = asyncio.Lock()
+        # The writes running, kept until they end: a cancelled caller's too (see transact).
+        self._running: set[asyncio.Task[Any]] = set()
+
+    @classmethod
+    async def over(cls, backend: Backend, *, migrate_to: int) -> Store:
+        """The store over `backend`, its database migrated to `migrate_to`; closed again if
+        that fails."""
+        store = cls(backend)
+        try:
+            version = await backend.migrate(store, migrate_to)
+            store.generations.shared = version >= GENERATIONS_SCHEMA
+        except BaseException:
+            await store.close()
+            raise
+        return store
+
+    @property
+    def path(self) -> str:
+        """Where the database is: a file's path, or a URL without its password."""
+        return self.backend.path
+
+    @property
+    def dialect(self) -> str:
+        return self.backend.dialect
+
+    async def close(self) -> None:
+        """Finish pending writes and close every connection."""
+        try:
+            if self._running:
+                await asyncio.gather(*self._running, return_exceptions=True)
+        finally:
+            await self.backend.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def schema_version(self) -> int:
+        row = await self.fetchone("SELECT max(version) FROM schema_migrations")
+        return int(row[0] or 0) if row else 0
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        """Run a read-only query outside any write transaction."""
+        return await self.backend.fetchall(sql, params)
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def transact(self, fn: Callable[[Tx], Awaitable[T]]) -> T:
+        """Run `fn` in one write transaction, alone in this process; commit, or roll back on any
+        error. The generations of the people it touched are raised inside it, and learned once
+        it committed.
+
+        The transaction runs in its own task: cancelling the caller does not cut it half way.
+        """
+        task = asyncio.ensure_future(self._run(fn))
+        self._running.add(task)
+        task.add_done_callback(self._forget)
+        return await asyncio.shield(task)
+
+    async def _run(self, fn: Callable[[Tx], Awaitable[T]]) -> T:
+        async with self._lock:
+            async with self.backend.transaction() as tx:
+                result = await fn(tx)
+                bumped = await self.generations.bump(tx)
+            self.generations.committed(tx.touched, bumped)
+            return result
+
+    def _forget(self, task: asyncio.Task[Any]) -> None:
+        self._running.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            # Retrieved here so a caller that was cancelled still leaves a trace.
+            log.debug("write transaction failed: %s", type(task.exception()).__name__)
+
+    async def sync_generation(self, user_id: int) -> int:
+        """Read this user's generation from the database (what other processes committed
+        counts too) and return it: one indexed read. A cache checked against `generation`
+        right after it serves nothing older than the last commit before this call."""
+        return await self.generations.read(self, user_id)
+
+    async def generation_in(self, tx: Tx, user_id: int) -> int:
+        """This user's generation inside a write transaction. If the transaction writes their
+        memories, its commit fails with GenerationMoved when another process changed their
+        memory rows after this read (never on SQLite: one writer at a time)."""
+        return await self.generations.read_in(tx, user_id)
+
+    def generation(self, user_id: int) -> int:
+        """The highest generation of this user this process knows: raised by every commit
+        that changes their memories, vectors or privacy choice (its own at once, another
+        process's at the next `sync_generation`); UNKNOWN (below every generation) for a person
+        never read here or forgotten since (memory.store.generations)."""
+        return self.generations.current(user_id)
+
+    def bound_generations(self, budget: CacheBudget) -> None:
+        """Keep what this process knows of each person's generation within `budget` (the
+        engine's caches'), least recently used out first: the database has it again."""
+        self.generations.bound(budget)
+
+    def changed_since(self, user_id: int, generation: int) -> frozenset[int] | None:
+        """The ids of this user's memories changed after `generation` (empty: only vectors
+        changed), or None when that is not known here (too old, a change without ids, or
+        another process's)."""
+        return self.generations.since(user_id, generation, vectors=False)
+
+    def embedded_since(self, user_id: int, generation: int) -> frozenset[int] | None:
+        """The ids of this user's memories whose text or vector changed after `generation`, or
+        None when that is not known here."""
+        return self.generations.since(user_id, generation, vectors=True)
+
+    def exclusive(self, job: str) -> AbstractAsyncContextManager[bool]:
+        """Run `job` (e.g. "indexer") in one process at a time: yield whether this process may."""
+        return self.backend.exclusive(job)
+
     async def check_writable(self) -> None:
         """Take and release the write lock once: raise StoreError if the database refuses."""
-        ...
+        await self.transact(lambda tx: tx.execute("SELECT 1"))
 
     async def checkpoint(self, *, patience_ms: int = CHECKPOINT_PATIENCE_MS) -> bool:
         """Make what an erasure removed unreadable from the database's files; False when a
         reader on an older snapshot kept some of it for longer than `patience_ms` (the
         scheduler completes the erasure later)."""
-        ...
+        return await self.backend.checkpoint(self._lock, patience_ms=patience_ms)

@@ -31,14 +31,12 @@ from __future__ import annotations
 
 import sys
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from memory.cache import CacheBudget, SizedCache
 from memory.errors import StoreError
-
-if TYPE_CHECKING:
-    from memory.store.db import Touched, Tx
 
 # Commits remembered per user with the memory ids they changed, so a cache built a few commits
 # ago can be patched instead of rebuilt; older than this, it is rebuilt.
@@ -73,8 +71,59 @@ class GenerationMoved(StoreError):
     that change is rolled back, to be done again."""
 
 
+class Touched:
+    """What one write transaction changed, per person: what their caches need to know at the
+    commit (`Generations.bump` raises their generations from it; each backend's `Tx` holds one)."""
+
+    def __init__(self) -> None:
+        # Per touched user: the memory ids changed (None: unknown, any of them), empty when only
+        # vectors changed.
+        self.changed: dict[int, set[int] | None] = {}
+        # Per user: the memory ids whose vector alone changed (None: unknown), for the caches
+        # of vectors, which a memory change makes stale too.
+        self.embedded: dict[int, set[int] | None] = {}
+        # Per user: the rows generation a read inside this transaction relied on (the commit
+        # verifies it: `Generations.bump`).
+        self.vouched: dict[int, int] = {}
+
+    @property
+    def users(self) -> set[int]:
+        return set(self.changed)
+
+    def touch(
+        self, user_id: int, memory_ids: Iterable[int] | None = None, *, vectors_only: bool = False
+    ) -> None:
+        """Note that this user's memories (these ids; None: any) or only their vectors change."""
+        known = self.changed.setdefault(user_id, set())
+        if vectors_only:
+            vectors = self.embedded.setdefault(user_id, set())
+            if memory_ids is None:
+                self.embedded[user_id] = None
+            elif vectors is not None:
+                vectors.update(memory_ids)
+            return
+        if known is None:
+            return
+        if memory_ids is None:
+            self.changed[user_id] = None
+        else:
+            known.update(memory_ids)
+
+
 class _Reads(Protocol):
     async def fetchone(self, sql: str, params: Any = ()) -> Any: ...
+
+
+class _Tx(_Reads, Protocol):
+    """What the generations use of a write transaction (memory.store.db.Tx)."""
+
+    @property
+    def dialect(self) -> str: ...
+
+    @property
+    def touched(self) -> Touched: ...
+
+    def for_update(self) -> str: ...
 
 
 Commit = tuple[int, frozenset[int] | None, frozenset[int] | None]
@@ -97,7 +146,7 @@ def _person_bytes(person: _Person) -> int:
 
 
 class Generations:
-    """One process's knowledge of every person's generation (owned by its store's Writes)."""
+    """One process's knowledge of every person's generation (owned by its store)."""
 
     def __init__(self) -> None:
         # Whether the schema has person_generations; set once the store is migrated.
@@ -120,7 +169,7 @@ class Generations:
         """How many people this process knows the generation of."""
         return len(self._people)
 
-    async def bump(self, tx: Tx) -> dict[int, tuple[int, int]]:
+    async def bump(self, tx: _Tx) -> dict[int, tuple[int, int]]:
         """Raise the generation of every user `tx` touched, inside it (before its commit);
         return each one's (generation, rows_generation) for `committed`."""
         bumped: dict[int, tuple[int, int]] = {}
@@ -144,7 +193,7 @@ class Generations:
             bumped[user_id] = (int(row[0]), int(row[1]))
         return bumped
 
-    async def _verify(self, tx: Tx, user_id: int) -> bool:
+    async def _verify(self, tx: _Tx, user_id: int) -> bool:
         """Lock the user's row to the commit and check no other commit changed their memory
         rows since `read_in` (one that changed only vectors leaves a dedup index current).
         Return whether the row is still absent: the bump that creates it must find it so."""
@@ -179,7 +228,7 @@ class Generations:
         row = await db.fetchone(_READ, (user_id,))
         return self._learn(user_id, *((int(row[0]), int(row[1])) if row else (0, 0)))
 
-    async def read_in(self, tx: Tx, user_id: int) -> int:
+    async def read_in(self, tx: _Tx, user_id: int) -> int:
         """Read the user's generation inside a write transaction and return the highest known;
         the commit verifies that no other process changed their memory rows since (`bump`)."""
         if not self.shared:

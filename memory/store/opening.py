@@ -1,5 +1,6 @@
-"""Opening the database: a `postgresql://` URL opens PostgreSQL (memory.store.postgres.store),
-anything else an SQLite file (memory.store.sqlite.store). The one place that knows both backends.
+"""Opening the database: a `postgresql://` URL opens the one `Store` over PostgreSQL's backend
+(memory.store.postgres.store), anything else over an SQLite file's (memory.store.sqlite.store).
+The one place that knows both backends.
 
 PostgreSQL's module (and asyncpg) is imported only when a URL is opened: a process on an SQLite
 file never loads it.
@@ -12,7 +13,7 @@ from pathlib import Path
 from memory.errors import StoreError
 from memory.store.db import BUSY_TIMEOUT_MS, Store
 from memory.store.migrations import LATEST
-from memory.store.sqlite.store import SqliteStore
+from memory.store.sqlite.store import open_sqlite
 
 # A target that starts with one of these is a PostgreSQL URL, anything else an SQLite file.
 PG_SCHEMES = ("postgresql://", "postgres://")
@@ -34,11 +35,11 @@ async def open_store(
     if target.startswith(PG_SCHEMES):
         if max_pages is not None:
             raise StoreError("max_pages applies to SQLite only")
-        from memory.store.postgres.store import PgStore
+        from memory.store.postgres.store import open_postgres
 
-        return await PgStore.open(
+        return await open_postgres(
             target, migrate_to=migrate_to, busy_timeout_ms=busy_timeout_ms, password=password
         )
-    return await SqliteStore.open(
+    return await open_sqlite(
         target, migrate_to=migrate_to, busy_timeout_ms=busy_timeout_ms, max_pages=max_pages
     )

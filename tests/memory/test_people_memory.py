@@ -84,7 +84,7 @@ def _holders(engine: Engine, worker: ReflectionWorker) -> dict[str, set[int]]:
         "matrices": set(engine.vectors._matrices),
         "matrix updates": {key[0] for key in engine.vectors._updating},
         "dedup indexes": {key[0] for key in worker.indexes._entries},
-        "generations": set(engine.store._writes.generations._people),
+        "generations": set(engine.store.generations._people),
         "admission lines": {key[0] for key in engine.admission._lines},
         "admission people": set(engine.admission._people),
         "greetings due": {key[1] for key in engine.greetings._due},
@@ -174,7 +174,7 @@ async def _scenario(store: Store, *, first: int, bound: int | None, seed: int) -
     await asyncio.gather(*(after(p) for p in people))
     if bound is not None:
         assert engine.caches.evictions > 0  # the bound was felt
-        assert len(store._writes.generations._people) < len(people)
+        assert len(store.generations._people) < len(people)
     return seen
 
 

@@ -130,7 +130,7 @@ async def test_an_erasure_stays_pending_while_an_older_snapshot_could_read_it(
     store: Store, url: str
 ) -> None:
     async with await open_store(url) as other:
-        pool = other._pool  # type: ignore[attr-defined]
+        pool = other.backend._pool  # type: ignore[attr-defined]
         async with pool.acquire() as conn, conn.transaction(isolation="repeatable_read"):
             await conn.fetch("SELECT count(*) FROM memories")
             time.sleep(0.01)

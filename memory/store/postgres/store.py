@@ -1,5 +1,5 @@
-"""The PostgreSQL store: the `Store` and `Tx` of memory.store.db over an asyncpg pool, beside
-the SQLite one (memory.store.sqlite.store).
+"""The PostgreSQL backend: the `Backend` and `Tx` of memory.store.db over an asyncpg pool,
+under the one `Store`, beside the SQLite backend (memory.store.sqlite.store).
 
 The store modules keep one SQL text per statement, written for SQLite; `pg_sql.translate`
 rewrites the few spellings PostgreSQL does not share, and the statements whose meaning differs
@@ -20,27 +20,22 @@ import asyncio
 import contextlib
 import functools
 import logging
-import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import TypeVar, cast
+from collections.abc import AsyncIterator, Iterable
+from typing import cast
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
-from memory.cache import CacheBudget
 from memory.errors import MigrationError, StoreError
-from memory.store.db import BUSY_TIMEOUT_MS, CHECKPOINT_PATIENCE_MS, Params, Store, Touched, Tx
-from memory.store.generations import GENERATIONS_SCHEMA, GenerationMoved
+from memory.store.db import BUSY_TIMEOUT_MS, Backend, Params, Row, Store, Tx
+from memory.store.generations import GenerationMoved, Touched
 from memory.store.migrations import LATEST
 from memory.store.postgres.conversion import Statements, changed_rows, prepare_connection
 from memory.store.postgres.migrations import ID_TABLES, PG_MIGRATIONS
 from memory.store.postgres.sql import translate
-from memory.store.writes import Writes
 
 log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 # Connections per process: reads run concurrently on them, writes take one at a time. Eight kept
 # a turn's reads from queueing behind the indexer's and the operator page's.
@@ -158,16 +153,16 @@ class PgTx:
         if converted:
             await self._pg.executemany(query, converted)
 
-    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         query = translate(sql).sql
         args = await self._statements.args(self._pg, query, params)
         rows = await self._pg.fetch(query, *args)
         if " RETURNING " in query.upper():
             self._changed_rows = len(rows)
-        # asyncpg's Record reads as sqlite3.Row does: by position, by name, keys().
-        return cast("list[sqlite3.Row]", rows)
+        # asyncpg's Record is a Row: read by position and by name.
+        return cast("list[Row]", rows)
 
-    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
 
@@ -175,29 +170,22 @@ class PgTx:
         return self._changed_rows
 
 
-class PgStore:
-    """PostgreSQL: a pool of connections; writes one transaction at a time per process."""
+class PgBackend:
+    """PostgreSQL: a pool of connections (the store runs this process's writes one at a time)."""
 
     dialect = "postgres"
 
-    def __init__(self, url: str, pool: asyncpg.Pool, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
+    def __init__(self, url: str, pool: asyncpg.Pool):
         self.path = redacted(url)
-        self.busy_timeout_ms = busy_timeout_ms
         self._pool = pool
         self._statements = Statements()
-        self._writes = Writes()
 
     @classmethod
-    async def open(
-        cls,
-        url: str,
-        *,
-        migrate_to: int = LATEST,
-        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
-        password: str | None = None,
-    ) -> PgStore:
-        """Connect to the PostgreSQL database at `url` (with `password` if the URL has none)
-        and migrate it to `migrate_to`; `busy_timeout_ms` bounds lock waits."""
+    async def connect(
+        cls, url: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS, password: str | None = None
+    ) -> PgBackend:
+        """Connect to the PostgreSQL database at `url` (with `password` if the URL has none),
+        not migrated yet (`migrate`); `busy_timeout_ms` bounds lock waits."""
         try:
             pool = await asyncpg.create_pool(
                 url,
@@ -211,39 +199,22 @@ class PgStore:
             raise StoreError(
                 f"cannot open the database at {redacted(url)}: {describe(exc)}"
             ) from exc
-        store = cls(url, pool, busy_timeout_ms=busy_timeout_ms)
-        try:
-            await store._migrate(migrate_to)
-            version = await store.schema_version()
-            store._writes.generations.shared = version >= GENERATIONS_SCHEMA
-        except BaseException as exc:
-            await store.close()
-            if isinstance(exc, _PG_ERRORS):
-                raise StoreError(
-                    f"cannot open the database at {store.path}: {describe(exc)}"
-                ) from exc
-            raise
-        return store
+        return cls(url, pool)
 
     async def close(self) -> None:
-        """Finish pending writes and close the pool."""
+        """Close the pool."""
+        await self._pool.close()
+
+    async def migrate(self, store: Store, target: int) -> int:
+        """Apply the PostgreSQL migrations up to `target`, one process at a time (the others
+        wait, then find the work done); return the schema."""
         try:
-            await self._writes.finish()
-        finally:
-            await self._pool.close()
+            await self._migrate(store, target)
+            return await store.schema_version()
+        except _PG_ERRORS as exc:
+            raise StoreError(f"cannot open the database at {self.path}: {describe(exc)}") from exc
 
-    async def __aenter__(self) -> PgStore:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    async def schema_version(self) -> int:
-        row = await self.fetchone("SELECT max(version) FROM schema_migrations")
-        return int(row[0] or 0) if row else 0
-
-    async def _migrate(self, target: int) -> None:
-        # One process migrates at a time; the others wait, then find the work done.
+    async def _migrate(self, store: Store, target: int) -> None:
         async with self._pool.acquire() as conn:
             # As long as the migrating process takes (at millions of rows, longer than the
             # lock timeout that bounds a turn's waits): shards started together all open.
@@ -255,7 +226,7 @@ class PgStore:
                     "CREATE TABLE IF NOT EXISTS schema_migrations ("
                     " version BIGINT PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
                 )
-                current = await self.schema_version()
+                current = await store.schema_version()
                 if current > LATEST:
                     raise MigrationError(
                         f"database schema {current} is newer than this program's {LATEST}:"
@@ -264,7 +235,7 @@ class PgStore:
                 applied = []
                 for version, sql in PG_MIGRATIONS:
                     if current < version <= target:
-                        await self.transact(functools.partial(_apply, version=version, sql=sql))
+                        await store.transact(functools.partial(_apply, version=version, sql=sql))
                         log.debug("database migrated to schema %d", version)
                         applied.append(version)
                 if applied:
@@ -272,7 +243,7 @@ class PgStore:
             finally:
                 await conn.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
 
-    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Run a read-only query on a pooled connection."""
         query = translate(sql).sql
         try:
@@ -281,19 +252,10 @@ class PgStore:
                 rows = await conn.fetch(query, *args)
         except _PG_ERRORS as exc:
             raise StoreError(describe(exc)) from exc
-        return cast("list[sqlite3.Row]", rows)
-
-    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
-        rows = await self.fetchall(sql, params)
-        return rows[0] if rows else None
-
-    async def transact(self, fn: Callable[[PgTx], Awaitable[T]]) -> T:
-        """Run `fn` in one write transaction, alone in this process; commit, or roll back on
-        any error."""
-        return await self._writes.transact(self._transaction, fn)
+        return cast("list[Row]", rows)
 
     @contextlib.asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[PgTx]:
+    async def transaction(self) -> AsyncIterator[PgTx]:
         """A pooled connection's transaction: committed when the block ends, rolled back on
         any error (a conflict with another process's commit raised as GenerationMoved)."""
         try:
@@ -318,24 +280,6 @@ class PgStore:
         finally:
             await self._pool.release(conn)
 
-    async def sync_generation(self, user_id: int) -> int:
-        return await self._writes.generations.read(self, user_id)
-
-    async def generation_in(self, tx: Tx, user_id: int) -> int:
-        return await self._writes.generations.read_in(tx, user_id)
-
-    def generation(self, user_id: int) -> int:
-        return self._writes.generations.current(user_id)
-
-    def bound_generations(self, budget: CacheBudget) -> None:
-        self._writes.generations.bound(budget)
-
-    def changed_since(self, user_id: int, generation: int) -> frozenset[int] | None:
-        return self._writes.generations.since(user_id, generation, vectors=False)
-
-    def embedded_since(self, user_id: int, generation: int) -> frozenset[int] | None:
-        return self._writes.generations.since(user_id, generation, vectors=True)
-
     @contextlib.asynccontextmanager
     async def exclusive(self, job: str) -> AsyncIterator[bool]:
         """Hold the advisory lock of `job` while the block runs; yield False (and hold
@@ -348,15 +292,13 @@ class PgStore:
                 if held:
                     await conn.execute("SELECT pg_advisory_unlock($1)", LOCKS[job])
 
-    async def check_writable(self) -> None:
-        await self.transact(lambda tx: tx.execute("SELECT 1"))
-
-    async def checkpoint(self, *, patience_ms: int = CHECKPOINT_PATIENCE_MS) -> bool:
+    async def checkpoint(self, writes: asyncio.Lock, *, patience_ms: int) -> bool:
         """Vacuum the tables that hold words (after an erasure), so the dead row versions of
         what was erased are removed from their pages and indexes; False when a transaction
         that began before the vacuum still holds a snapshot (those versions stay until it
         ends: the scheduler completes the erasure later). An autovacuum worker's ANALYZE
-        that holds one is waited for, within `patience_ms`, and the vacuum run again."""
+        that holds one is waited for, within `patience_ms`, and the vacuum run again. This
+        process's writes go on meanwhile: `writes` is not taken."""
         started = time.time()
         try:
             async with self._pool.acquire() as conn:
@@ -375,6 +317,19 @@ class PgStore:
         except _PG_ERRORS as exc:
             log.warning("vacuum after an erasure failed: %s", type(exc).__name__)
             return False
+
+
+async def open_postgres(
+    url: str,
+    *,
+    migrate_to: int = LATEST,
+    busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+    password: str | None = None,
+) -> Store:
+    """The store over the PostgreSQL database at `url` (with `password` if the URL has none),
+    migrated to `migrate_to`; `busy_timeout_ms` bounds lock waits."""
+    backend = await PgBackend.connect(url, busy_timeout_ms=busy_timeout_ms, password=password)
+    return await Store.over(backend, migrate_to=migrate_to)
 
 
 # The sessions of this database whose snapshot, older than the vacuum, keeps the erased row
@@ -409,7 +364,8 @@ async def _moved(conn: asyncpg.Connection, tx: PgTx) -> bool:
     return False
 
 
-async def _apply(tx: PgTx, *, version: int, sql: str) -> None:
+async def _apply(tx: Tx, *, version: int, sql: str) -> None:
+    assert isinstance(tx, PgTx)  # this backend's transactions, which run a script as written
     await tx.script(sql)
     await tx.execute(
         "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", (version, time.time())
@@ -418,4 +374,4 @@ async def _apply(tx: PgTx, *, version: int, sql: str) -> None:
 
 # This backend checked against the seam's Protocols (mypy --strict): a method missing here or
 # typed apart from memory.store.db fails the type check, not a test on this backend.
-_SEAM: tuple[type[Store], type[Tx]] = (PgStore, PgTx)
+_SEAM: tuple[type[Backend], type[Tx]] = (PgBackend, PgTx)

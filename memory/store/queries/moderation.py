@@ -3,10 +3,9 @@ history of what was dropped, by whom and why (ids and reasons; the texts stay wh
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
-from memory.store.db import Store, Tx
+from memory.store.db import Row, Store, Tx
 
 # Dropped anchors and positions shown under the held ones.
 HISTORY_SHOWN = 10
@@ -49,7 +48,7 @@ _ANCHOR = (
 )
 
 
-def _anchor(r: sqlite3.Row) -> HeldAnchor:
+def _anchor(r: Row) -> HeldAnchor:
     return HeldAnchor(int(r[0]), str(r[1]), float(r[2]), r[3], r[4], r[5], r[6], r[7])
 
 

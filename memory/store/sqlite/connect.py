@@ -3,7 +3,7 @@ secure_delete, synchronous NORMAL, and `echo_owned_words`, the function the keyw
 triggers call (schema 19: a connection without it cannot write memories).
 
 Apart from memory.store.sqlite.store because how a file is opened is settled once, at the start: the
-transaction API above it (`SqliteStore`, `SqliteTx`) does not depend on these pragmas, and the
+transaction API above it (`SqliteBackend`, `SqliteTx`) does not depend on these pragmas, and the
 waits here (another process turning the same new file to WAL) are not a transaction's.
 """
 

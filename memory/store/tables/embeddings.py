@@ -8,11 +8,10 @@ memory is checked once (`checked_against` says against what they were last check
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from memory.store.db import Store, Tx
+from memory.store.db import Row, Store, Tx
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +30,7 @@ _USERS_VECTORS = (
 )
 
 
-async def hashes_of(store: Store, user_id: int, model: str) -> list[sqlite3.Row]:
+async def hashes_of(store: Store, user_id: int, model: str) -> list[Row]:
     """(memory id, content hash) of every vector the user has for `model`."""
     return await store.fetchall(
         f"SELECT e.memory_id, e.content_hash{_USERS_VECTORS}", (user_id, model)
@@ -40,7 +39,7 @@ async def hashes_of(store: Store, user_id: int, model: str) -> list[sqlite3.Row]
 
 async def vectors_of(
     store: Store, user_id: int, model: str, ids: Sequence[int] | None
-) -> list[sqlite3.Row]:
+) -> list[Row]:
     """(memory id, content hash, dimension, vector bytes) of the user's vectors for `model`:
     all of them, or those of `ids` (callers keep `ids` short: one bound parameter each)."""
     where = f" AND e.memory_id IN ({', '.join('?' * len(ids))})" if ids else ""

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from memory.model import Source
-from memory.store.db import Store, Tx
+from memory.store.db import Row, Store, Tx
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +80,7 @@ _MESSAGE = (
 )
 
 
-def _message(r: Sequence[Any]) -> HistoryMessage:
+def _message(r: Row) -> HistoryMessage:
     return HistoryMessage(
         int(r[0]),
         str(r[1]),

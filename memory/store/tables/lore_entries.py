@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from memory.model import LoreEntry, LoreScope
-from memory.store.db import Store, Tx
+from memory.store.db import Row, Store, Tx
 
 _COLUMNS = (
     "id, guild_id, scope, character, keywords, secondary_keywords, selective, constant,"
@@ -15,7 +14,7 @@ _COLUMNS = (
 )
 
 
-def _entry(row: Sequence[Any]) -> LoreEntry:
+def _entry(row: Row) -> LoreEntry:
     return LoreEntry(
         id=int(row[0]),
         guild_id=row[1],

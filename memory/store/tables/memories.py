@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import sqlite3
 from collections.abc import Collection, Sequence
 
 from memory.bulk import paused, quiet, yielding
 from memory.model import DM_ORIGIN, Kind, Memory, Scope
-from memory.store.db import Store, Tx
+from memory.store.db import Row, Store, Tx
 
 # The columns `from_row` reads (by position), with their counters, and where they come from.
 MEMORY_COLUMNS = (
@@ -59,7 +58,7 @@ _KINDS = {k.value: k for k in Kind}
 _SCOPES = {s.value: s for s in Scope}
 
 
-def from_row(row: sqlite3.Row) -> Memory:
+def from_row(row: Row) -> Memory:
     """Build a Memory from a row of `SELECT_MEMORY` (or `SELECT_FOR_POOL`).
 
     Positional access and enum lookups by dict: a pool rebuild makes one per memory.
@@ -124,7 +123,7 @@ async def visible(
     return await asyncio.to_thread(quiet(from_rows), rows)
 
 
-def from_rows(rows: Sequence[sqlite3.Row]) -> list[Memory]:
+def from_rows(rows: Sequence[Row]) -> list[Memory]:
     """`from_row` of every row (in a worker thread: it lets go of the interpreter lock)."""
     return [from_row(r) for r in yielding(rows)]
 
@@ -182,7 +181,7 @@ class PoolRows:
     scores a handful of a person's memories, and making all 100,000 took seconds of the
     interpreter lock beside everyone's turns (a `memory.write.dedup_index.Source`)."""
 
-    def __init__(self, rows: list[sqlite3.Row]) -> None:
+    def __init__(self, rows: list[Row]) -> None:
         self.items = rows
 
     def __len__(self) -> int:

@@ -10,12 +10,11 @@ alone when the exchange its words came from is forgotten (`erase_from`).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Collection
 from dataclasses import dataclass
 
 from memory.model import MANUAL_EXCHANGE, Kind, Memory, Scope
-from memory.store.db import Store, Tx
+from memory.store.db import Row, Store, Tx
 from memory.store.queries.provenance import Carries, Copied
 from memory.store.tables import applied_exchanges, memories
 
@@ -57,7 +56,7 @@ class Revision:
         return self.came_from.startswith(MANUAL_EXCHANGE)
 
 
-def _revision(row: sqlite3.Row) -> Revision:
+def _revision(row: Row) -> Revision:
     return Revision(
         int(row[0]),
         int(row[1]),

@@ -10,11 +10,10 @@ the next claim once the lease has ended, and that claim counts an attempt.
 from __future__ import annotations
 
 import logging
-import sqlite3
 from dataclasses import dataclass
 
 from memory.model import Exchange
-from memory.store.db import Store, Tx
+from memory.store.db import Row, Store, Tx
 from memory.store.tables import counters
 
 log = logging.getLogger(__name__)
@@ -113,7 +112,7 @@ async def settle_place(tx: Tx, user_id: int, story_id: int, *, now: float) -> No
 _COLUMNS = "id, exchange_id, user_id, story_id, origin, user_name, user_message, reply, attempts"
 
 
-def _row(row: sqlite3.Row) -> OutboxRow:
+def _row(row: Row) -> OutboxRow:
     exchange = Exchange(
         str(row["exchange_id"]),
         int(row["user_id"]),
@@ -232,9 +231,7 @@ async def claim_exchange(
     return None if row is None else await _lease(tx, row, holder=holder, now=now, lease=lease)
 
 
-async def _lease(
-    tx: Tx, row: sqlite3.Row, *, holder: str, now: float, lease: float
-) -> Lease | None:
+async def _lease(tx: Tx, row: Row, *, holder: str, now: float, lease: float) -> Lease | None:
     """Lease `row` as it was read, or None when it changed since (on PostgreSQL another
     process's transaction may complete it or claim it between the read and this write: the
     update waits for that transaction, then finds the row no longer as read)."""

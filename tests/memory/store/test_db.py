@@ -166,17 +166,19 @@ async def test_writes_are_serialised(store: Store) -> None:
 
 
 async def test_each_backend_implements_the_seam_on_its_own(store: Store) -> None:
-    """The store and its transactions answer to the seam's Protocols, and no backend class
-    inherits another: a method one backend lacks fails the type check instead of running the
-    other backend's code."""
-    from memory.store.postgres.store import PgStore, PgTx
-    from memory.store.sqlite.store import SqliteStore, SqliteTx
+    """The one store sits over a backend that answers to the seam's Protocol, and its
+    transactions answer to `Tx`; no backend class inherits another: a method one backend lacks
+    fails the type check instead of running the other backend's code."""
+    from memory.store.db import Backend
+    from memory.store.postgres.store import PgBackend, PgTx
+    from memory.store.sqlite.store import SqliteBackend, SqliteTx
 
     async def is_a_tx(tx: Tx) -> bool:
-        return isinstance(tx, Tx) and not isinstance(tx, Store)
+        return isinstance(tx, Tx) and not isinstance(tx, Store | Backend)
 
-    assert [cls.__bases__ for cls in (SqliteStore, SqliteTx, PgStore, PgTx)] == [(object,)] * 4
-    assert isinstance(store, Store) and not isinstance(store, Tx)
+    assert [cls.__bases__ for cls in (SqliteBackend, SqliteTx, PgBackend, PgTx)] == [(object,)] * 4
+    assert type(store) is Store and not isinstance(store, Tx)
+    assert isinstance(store.backend, Backend) and not isinstance(store.backend, Tx)
     assert await store.transact(is_a_tx)
 
 
