@@ -126,6 +126,8 @@ class Terminal:
         # whose reflection waits for a line that is neither of them: its answers settle then.
         self._last: str | None = None
         self._unreflected: str | None = None
+        # The greetings said before their reply (an interactive chat streams).
+        self._greeted: set[str] = set()
 
     def say(self, text: str) -> None:
         """Print a command's answer: Discord's markdown shown as the plain text it stands for."""
@@ -170,10 +172,18 @@ class Terminal:
         name = self.playing.name
         # Interactive: the reply is printed as it arrives. Scripted: each reply on one line.
         streamed = _Streamed(self, name) if self.interactive else None
+
+        async def greet(greeting: str) -> None:
+            # Streamed lines cannot be reordered: the greeting is said before the reply starts.
+            self._print(f"{name}: {greeting}")
+            self._greeted.add(greeting)
+
         try:
             said = Incoming(source, self.person, self.user_name, self.person, DM_ORIGIN, text)
             reply = await self.runtime.engine.turn(
-                replace(said, character=self.playing.key), on_text=streamed
+                replace(said, character=self.playing.key),
+                on_text=streamed,
+                on_greeting=greet if streamed is not None else None,
             )
         except EchoError as exc:
             log.warning("turn failed: %s", type(exc).__name__)
@@ -185,9 +195,12 @@ class Terminal:
         if reply is None:
             return
         # The character's own words as written (its *actions* are part of the role).
+        if reply.greeting and reply.greeting in self._greeted:
+            # Said when it was known (after a failed first turn, the reply carries it again).
+            reply = replace(reply, greeting=None)
         if streamed is not None and streamed.printed:
             streamed.finish(reply.text)
-            if reply.greeting:  # known once the reply is: said after it
+            if reply.greeting:  # not said before the reply: known only with it
                 self._print(f"{name}: {reply.greeting}")
         else:
             if reply.greeting:

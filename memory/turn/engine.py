@@ -177,7 +177,12 @@ class Engine:
         )
 
     async def turn(
-        self, message: Incoming, *, admitted: bool = False, on_text: OnText | None = None
+        self,
+        message: Incoming,
+        *,
+        admitted: bool = False,
+        on_text: OnText | None = None,
+        on_greeting: OnText | None = None,
     ) -> Reply | None:
         """Answer a message: store it, recall, ask the chat backend, store the reply, queue the
         reflection. Return None for an empty message or one already answered (same source id).
@@ -192,13 +197,18 @@ class Engine:
         next, cleaned as the reply is, short of where the length cut could fall), and must
         return quickly; a server that answers in one block never calls it. A stream that
         breaks after some text keeps it: `Reply.interrupted`.
+
+        `on_greeting` is awaited with the character's greeting as soon as it is known (the
+        person's first message here, stored), before the reply starts: a front end that prints
+        the reply as it streams and cannot reorder lines says the greeting first. The reply
+        carries it too (`Reply.greeting`), as always.
         """
         if self.chat is None:
             raise RuntimeError("this engine has no chat backend")
         if admitted:
-            return await self._answer(message, on_text)
+            return await self._answer(message, on_text, on_greeting)
         async with self.admit(message) as fresh:
-            return await self._answer(message, on_text) if fresh else None
+            return await self._answer(message, on_text, on_greeting) if fresh else None
 
     @contextlib.asynccontextmanager
     async def admit(self, message: Incoming) -> AsyncIterator[bool]:
@@ -246,7 +256,9 @@ class Engine:
         )
         return [(d, kind, r, key) for d, kind, r in pairs if d != r]
 
-    async def _answer(self, message: Incoming, on_text: OnText | None) -> Reply | None:
+    async def _answer(
+        self, message: Incoming, on_text: OnText | None, on_greeting: OnText | None = None
+    ) -> Reply | None:
         # A display name is text from a person like any other (a lone surrogate in it would
         # fail every write and every request).
         message = replace(message, user_name=clean(message.user_name) or "someone")
@@ -280,6 +292,8 @@ class Engine:
                 return None
             if greeting is not None:
                 greetings.due(message, greeting)
+                if on_greeting is not None:
+                    await on_greeting(greeting)
         recalled, plan = await prepare(
             self.recaller,
             context,

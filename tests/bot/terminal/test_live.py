@@ -226,3 +226,35 @@ async def test_remember_reads_its_options(
         r"this chat · .* — Aime la mer\n",
     }.get(typed)
     assert shown is None or re.search(shown, out)
+
+
+async def test_people_meeting_a_card_character_at_once_each_see_its_greeting_first(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """The reply streams into the terminal line by line: the card's greeting, known once the
+    first message is stored, is said before it, never after (each person their own)."""
+    from tests.memory.character.test_cards import v2
+
+    _script(ollama)
+    (tmp_path / "nyx.json").write_text(json.dumps(v2(alternate_greetings=[])), encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[llm]\nbase_url = "{ollama.url}"\n[storage]\npath = "echo.sqlite3"\n'
+        '[character]\ncard = "nyx.json"\n[conversation]\nsettle_seconds = 0\n',
+        encoding="utf-8",
+    )
+    ollama.chaos = Chaos(seed=5, max_delay=0.03, failure_rate=0.0)
+    ollama.stream.on = True  # the reply arrives word by word
+    async with open_runtime(load_settings(config)) as runtime:
+        people = {name: Keyboard(runtime, name) for name in ("Marie", "Paul", "Zoé")}
+        for name, keyboard in people.items():
+            keyboard.type(f"Mon mot est {name.lower()}.")
+        for name, keyboard in people.items():
+            await keyboard.sees(f"Nyx: Noté : {name.lower()}.")
+        for name, keyboard in people.items():
+            said = [line.removeprefix("> ") for line in keyboard.out.getvalue().splitlines()]
+            said = [line for line in said if line.startswith("Nyx: ")]
+            greeting = f"Nyx: *Nyx opens the door.* Come in, {name}, before the wind does."
+            assert said == [greeting, f"Nyx: Noté : {name.lower()}."], name
+        for keyboard in people.values():
+            await keyboard.close()
