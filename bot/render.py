@@ -200,8 +200,8 @@ def memory_line(
 def _replaces(memory_id: int, replaced: Mapping[int, float] | None) -> str:
     if not replaced or memory_id not in replaced:
         return ""
-    until = day(replaced[memory_id])
-    return f" (replaces its earlier version, until {until}: /memories history {memory_id})"
+    since = day(replaced[memory_id])
+    return f" (current since {since}, replacing an earlier version: /memories history {memory_id})"
 
 
 def day(at: float) -> str:

@@ -92,7 +92,7 @@ async def test_edit_from_memories_opens_a_prefilled_form_and_keeps_the_old_versi
         "Lives in Lyon"
     ]
     await _command(echo, "memories", ALICE)
-    assert "replaces its earlier version, until" in _answer(rec)
+    assert "current since" in _answer(rec)
     await _command(echo, "memories", ALICE, options=[_opt("history", lyon)])
     shown = _answer(rec)
     assert "Lives in Paris since November" in shown and "Lives in Lyon" in shown

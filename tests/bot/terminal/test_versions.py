@@ -34,7 +34,7 @@ async def test_edit_history_and_restore_in_the_terminal(tmp_path: Path, ollama: 
             f"/edit {lyon} Joue du violoncelle",  # what another memory says: the dedup
         ])  # fmt: skip
         assert f"#{lyon} now says: Habite à Paris depuis novembre" in out
-        assert "(replaces its earlier version, until" in out
+        assert "(current since" in out
         assert "written by you; edited by you) — Habite à Lyon" in out
         assert f"No memory #{brest.id}." in out  # another's id: like a missing one
         assert f"memory #{cello} already says this.\nmemory #{cello} already says this." in out
