@@ -556,6 +556,20 @@ class Terminal:
         )
         self.say(render.render_context(plan, full=chosen.get("full") == "true"))
 
+    async def cmd_character(self, arg: str) -> None:
+        """/character [show]: who this chat talks to, and the others the bot plays (a terminal
+        chat keeps its character: another one is another `echo-bot chat --character KEY`)."""
+        if options.parse("character", arg)[0] not in ("", "show"):
+            raise InvalidInput(
+                "a terminal chat keeps its character: to talk to another, end this one and start"
+                " `echo-bot chat --character KEY`"
+            )
+        line = f"You are talking to {self.playing.name} (key {self.playing.key})."
+        others = [f"{c.name} ({c.key})" for c in self.runtime.characters if c != self.playing]
+        if others:
+            line += f" The others: {', '.join(others)}: `echo-bot chat --character KEY`."
+        self.say(line)
+
     async def cmd_strategy(self, arg: str) -> None:
         engine = self.runtime.engine
         arg = options.one("strategy", arg, "name")

@@ -66,6 +66,7 @@ USAGES: Mapping[str, Usage] = {
     "lore": Usage(rest="list|add KEYWORDS | CONTENT|remove ID"),
     "forget-message": Usage(rest="ID"),
     "forget-me": Usage({"character": []}),
+    "character": Usage(rest="show"),
 }
 # The names some command takes as an option: at the end of another's line, a mistake.
 OPTION_NAMES = frozenset(name for usage in USAGES.values() for name in usage.options)
@@ -80,7 +81,8 @@ Commands: /why · /memories [never|TEXT|history ID] · /pin ID · /unpin ID · /
           /privacy [where_learned|everywhere|default] · /stats · /context [DRAFT] [full:true]
           /strategy [NAME] · /history [PAGE] · /exclude ID · /include ID · /export [FILE]
           /lore list|add KEYWORDS | CONTENT|remove ID · /forget-message ID
-          /forget-me [character:KEY] · /help · /quit (or Ctrl-D, Ctrl-C)
+          /forget-me [character:KEY] · /character (who you talk to) · /help
+          /quit (or Ctrl-D, Ctrl-C)
 Options go last, named as in Discord: /remember Call me Sam kind:rule, /pin memory:3 (or
 /pin 3). To end a text with such a word, put a backslash before it: /remember I like
 \\kind:rule. /context's full:true lists each history message on a line of its own instead of

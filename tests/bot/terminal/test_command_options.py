@@ -191,3 +191,17 @@ async def test_forget_me_for_a_character_that_is_not_there_is_one_line(
         out = await _typed(runtime, "Marie", ["/forget-me character:nope"])
         assert await _known(runtime, "Marie") == before
     assert out.splitlines() == ["no character 'nope' (there are: nyx, brann, sel)."]
+
+
+async def test_character_in_the_terminal_says_who_plays_and_how_to_talk_to_another(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    async with _runtime(tmp_path, ollama) as runtime:
+        out = await _typed(runtime, "Marie", ["/character", "/character set nyx"], "brann")
+    assert "Unknown command" not in out
+    lines = out.splitlines()
+    assert lines[0] == (
+        "You are talking to Brann (key brann). The others: Nyx (nyx), Sel (sel):"
+        " echo-bot chat --character KEY."
+    )
+    assert lines[1].endswith("start echo-bot chat --character KEY.")
