@@ -427,6 +427,8 @@ def _block_line(d: Decision) -> str:
     what = b.kind.value + (f" {b.label}" if b.label else "")
     if b.kind in (BlockKind.MEMORY, BlockKind.LORE, BlockKind.HISTORY):
         what += f" “{excerpt(b.text.removeprefix('- '))}”"
+    elif b.kind is BlockKind.NOW:  # the day and hour the model is told, whole
+        what += f" “{excerpt(b.text, limit=120)}”"
     why = f" — {d.reason}" if d.reason else ""
     return f"{_MARKS[d.status]} {defang(what)} ~{d.tokens:,}{why}"
 

@@ -166,6 +166,8 @@ async def test_context_commands_in_the_terminal(tmp_path: Path, ollama: FakeOlla
     assert "Strategy here is now truncate." in out and "no context strategy 'nope'" in out
     preview = out[out.index("Context preview") :]
     assert "strategy truncate" in preview
+    # The day and hour the model is told, as it is told (not only its token count).
+    assert re.search(r"✓ now “Now it is \w+day \d{1,2} \w+ \d{4}, \d\d:\d\d \(", preview)
     assert "✗ history Marie #1 “Marie: Mon code secret est 4512.”" in preview
     assert "excluded from the context by a person" in preview
     assert "✓ lore #1 'PHARE'" in preview or "✓ lore #1 'phare'" in preview
