@@ -190,7 +190,9 @@ class Terminal:
             if streamed is not None:
                 streamed.end()
             url = self.runtime.settings.llm.base_url
-            self._print(render.cannot_answer(name, exc, base_url=url))
+            # The message stays in the history: /retry answers it, rather than typing it again.
+            self._print(render.cannot_answer(name, exc, base_url=url) + " /retry asks again.")
+            self._last = source
             return
         if reply is None:
             return
@@ -244,6 +246,8 @@ class Terminal:
             name, url = self.playing.name, self.runtime.settings.llm.base_url
             self._print(render.cannot_answer(name, exc, base_url=url))
             return
+        if not self.interactive:  # a failed turn answered now: learned before the next line
+            self._unreflected = reply.exchange_id
         await self._show_version(reply.exchange_id)
 
     async def cmd_swipe(self, arg: str) -> None:

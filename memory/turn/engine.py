@@ -26,14 +26,14 @@ from memory.context.budget import ContextPlan
 from memory.context.builder import ContextBuilder, ContextConfig
 from memory.context.prompt import Character
 from memory.context.strategies import Registry
-from memory.errors import Overloaded, StoreError
+from memory.errors import Overloaded, Settled, StoreError
 from memory.looplag import LoopLag
 from memory.model import Exchange
 from memory.recall.recaller import WARM_DAYS, WARM_PLACES, Recaller
 from memory.recall.semantic import VectorCache
 from memory.store import Store, Tx
 from memory.store.tables import characters as cast_store
-from memory.store.tables import outbox
+from memory.store.tables import outbox, reply_versions
 from memory.text import clean, clean_message
 from memory.turn.admission import Admission, bound_of
 from memory.turn.answers import Answers
@@ -348,10 +348,70 @@ class Engine:
         on_text: OnText | None = None,
     ) -> Reply:
         """Answer the stored message of this exchange again, with the history as it was before
-        it and the same recall, less the memories `without` (Answers.regenerate)."""
+        it and the same recall, less the memories `without` (Answers.regenerate). A message
+        whose turn failed before its reply is answered for the first time (`_answer_stored`):
+        retried, not typed again into the history."""
         if self.chat is None:
             raise RuntimeError("this engine has no chat backend")
+        if await reply_versions.unanswered(self.store, exchange_id) is not None:
+            return await self._answer_stored(exchange_id, on_text)
         return await self.answers.regenerate(exchange_id, without=without, on_text=on_text)
+
+    async def _answer_stored(self, exchange_id: str, on_text: OnText | None) -> Reply:
+        """The first answer to a stored message whose turn failed, in the person's line there,
+        as its turn would have answered it; Settled when it was answered or forgotten since."""
+        first = await reply_versions.unanswered(self.store, exchange_id)
+        if first is None:
+            raise Settled("the answers to this message can no longer change")
+        if self.clock() - first.said_at > self.config.versions_hours * 3600:
+            raise Settled("this message is older than its answers are kept")
+        async with self.admission.turn(first.user_id, first.story_id):
+            asked = await reply_versions.unanswered(self.store, exchange_id)
+            if asked is None:
+                raise Settled("the answers to this message can no longer change")
+            _, key = await cast_store.owner(self.store, cast_store.STORY, asked.story_id)
+            playing = self.characters.playing(key or self.characters.home)
+            context = self.contexts[playing.key]
+            started = time.monotonic()
+            recalled, plan = await prepare(
+                self.recaller,
+                context,
+                user_id=asked.user_id,
+                user_name=asked.user_name,
+                story_id=asked.story_id,
+                origin=asked.origin,
+                text=asked.text,
+                before_id=asked.message_row,
+                exchange_id=asked.exchange_id,
+            )
+            answer, cut, interrupted = await self.replier.reply(
+                asked.exchange_id, plan, asked.story_id, context, on_text
+            )
+            exchange = Exchange(
+                asked.exchange_id,
+                asked.user_id,
+                asked.story_id,
+                asked.origin,
+                asked.user_name,
+                asked.text,
+                answer,
+                playing.name,
+            )
+            if await self.exchanges.write(exchange):
+                latency_ms = (time.monotonic() - started) * 1000.0
+                await record_timing(self.store, recalled, plan, latency_ms, now=self.clock())
+            said = Incoming(
+                asked.exchange_id,
+                asked.user_id,
+                asked.user_name,
+                asked.story_id,
+                asked.origin,
+                asked.text,
+                playing.key,
+            )
+            greeting = await self.all_greetings[playing.key].deliver(said)
+            log.info("exchange %s answered on a retry after its turn failed", asked.exchange_id)
+            return Reply(answer, asked.exchange_id, recalled, greeting, cut, interrupted)
 
     async def swipe(self, exchange_id: str, index: int) -> Answer:
         """Show version `index` (0-based) of the answers to this exchange (Answers.swipe)."""

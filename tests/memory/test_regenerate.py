@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from memory import (
+    BackendUnavailable,
     Engine,
     Incoming,
     InvalidInput,
@@ -384,3 +385,51 @@ async def test_any_run_of_answers_and_swipes_agrees_with_a_list(store: Store) ->
                 "SELECT reply FROM outbox WHERE exchange_id = ?", (reply.exchange_id,)
             )
             assert pending is not None and pending[0] == kept[shown]
+
+
+class Failing(Chat):
+    """Fails each person's first message (the server down), then answers as Chat does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = True
+
+    async def chat(self, messages: Sequence[Any], **kw: Any) -> ChatResult:
+        if self.down and kw.get("schema") is None:
+            await asyncio.sleep(self.rng.uniform(0, 0.01))
+            raise BackendUnavailable("the server is down")
+        return await super().chat(messages, **kw)
+
+
+async def test_people_whose_turns_failed_retry_at_once_and_each_message_is_answered_once(
+    store: Store,
+) -> None:
+    """A failed turn leaves its message in the history; answering it again (another answer,
+    /retry) gives its first answer: stored once, its reflection queued once, nobody else's."""
+    chat, clock = Failing(), Clock()
+    engine, worker = _engine(store, chat, clock, settle=0.0), _worker(store, chat, clock)
+    people = range(1, 13)
+
+    async def fail(user: int) -> None:
+        with pytest.raises(BackendUnavailable):
+            await engine.turn(_message(user, f"note {user}"))
+
+    await asyncio.gather(*(fail(u) for u in people))
+    chat.down = False
+    replies = await asyncio.gather(*(engine.regenerate(f"t:{u}:0") for u in people))
+    assert [r.text for r in replies] == [f"answer 1 to note {u}" for u in people]
+    for user in people:
+        said = await history.recent(store, STORY + user, limit=10)
+        assert [m.content for m in said] == [f"note {user}", f"answer 1 to note {user}"]
+    # Answered now, it is an exchange like any other: another answer, then its reflection.
+    again = await engine.regenerate("t:1:0")
+    assert again.text == "answer 2 to note 1"
+    while await worker.run_due(limit=20):
+        pass
+    for user in people:
+        texts = [m.text for m in await manage.list_memories(store, user)]
+        expected = "answer 2 to note 1" if user == 1 else f"answer 1 to note {user}"
+        assert texts == [f"Was told: {expected}"], user
+    # Settled once reflected, like any answered message.
+    with pytest.raises(Settled):
+        await engine.regenerate("t:2:0")

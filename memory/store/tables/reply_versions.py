@@ -80,6 +80,17 @@ async def asked(db: Store | Tx, exchange_id: str) -> Asked | None:
     )
 
 
+async def unanswered(db: Store | Tx, exchange_id: str) -> Asked | None:
+    """The stored message of a turn that failed before its reply (the server down, an empty
+    answer): not erased, no reply in the history, nothing queued for it; None otherwise."""
+    if await db.fetchone("SELECT 1 FROM erased_exchanges WHERE exchange_id = ?", (exchange_id,)):
+        return None
+    if await db.fetchone("SELECT 1 FROM outbox WHERE exchange_id = ?", (exchange_id,)):
+        return None
+    found = await asked(db, exchange_id)
+    return found if found is not None and not found.reply else None
+
+
 async def listed(db: Store | Tx, exchange_id: str) -> list[Stored]:
     """The versions of this exchange's reply, oldest first (none: only the first answer)."""
     rows = await db.fetchall(

@@ -135,7 +135,7 @@ async def test_chat_backend_down_gives_one_clear_line(tmp_path: Path, ollama: Fa
     # The cause's place in the config, and the command that checks it.
     assert line.endswith(
         f". Is the LLM server at {ollama.url} running? It is [llm] base_url in the config; "
-        "`echo-bot doctor` checks it and the models]"
+        "`echo-bot doctor` checks it and the models] /retry asks again."
     )
 
 
@@ -230,3 +230,31 @@ async def test_the_terminal_moderates_its_own_story_and_sets_privacy(
     # Paul's story is his own: Marie's anchors are not his to see or drop.
     assert "(by a reflection on Paul's message" in others[0] and "Marie's message" not in others[0]
     assert "No anchor #1 held here." in others[0]
+
+
+async def test_a_failed_turn_is_retried_not_typed_again(tmp_path: Path, ollama: FakeOllama) -> None:
+    """The server answers the first message with nothing; /retry answers that message: the
+    history holds it once, with its reply, and what it said is learned."""
+    _script(ollama)
+    scripted, replies = ollama.chat_reply, []
+
+    def first_empty(payload: dict[str, Any]) -> str:
+        if "format" not in payload:
+            replies.append(payload)
+            if len(replies) == 1:
+                return ""
+        return scripted(payload)
+
+    ollama.chat_reply = first_empty
+    config = _config(tmp_path, ollama.url)
+    out, _ = await _chat(config, ["Mon mot est phare.", "/retry", "/history", "/memories"])
+    lines = out.splitlines()
+    assert lines[0].startswith("[Écho cannot answer right now:")
+    assert lines[0].endswith("/retry asks again.")
+    assert lines[1] == "Écho: Félix ! Quel joli nom."
+    history = [line.split(" ", 1)[1] for line in lines if re.match(r"#\d+ (Marie|Écho): ", line)]
+    assert history == [
+        "Marie: Mon mot est phare.",
+        "Écho: Félix ! Quel joli nom.",
+    ]
+    assert "No memories here." not in out  # its reflection ran
