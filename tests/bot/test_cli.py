@@ -120,6 +120,20 @@ async def test_a_server_that_is_down_is_one_fail_line_naming_the_variable_that_s
     assert "FAIL chat backend" not in out
 
 
+async def test_a_base_url_ending_in_v1_reaches_the_server(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    # What OpenAI-compatible docs give: http://host:port/v1. The clients add the path.
+    config = _config(tmp_path, ollama.url)
+    given = {
+        "ECHO_LLM__BASE_URL": f"{ollama.url}/v1",
+        "ECHO_LLM__EMBEDDING_BASE_URL": f"{ollama.url}/v1/",
+    }
+    _, out, _ = await _run("doctor", "--config", str(config), **given)
+    assert "unreachable" not in out and "FAIL chat backend" not in out
+    assert any(line.startswith("OK   chat model llama3.1:8b") for line in out.splitlines()), out
+
+
 async def test_a_missing_chat_model_is_not_contradicted_by_a_structured_output_line(
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
