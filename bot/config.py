@@ -374,7 +374,9 @@ class WebSettings(_Section):
 
     enabled: bool = False
     host: str = Field("127.0.0.1", min_length=1, max_length=253)
-    port: int = Field(8080, ge=1, le=65535)
+    # No LLM server's default (llama.cpp 8080, vLLM 8000, LM Studio 1234, Ollama 11434,
+    # text-generation-webui 5000/7860, KoboldCpp 5001): the page must not take the model's.
+    port: int = Field(8765, ge=1, le=65535)
     # Unset: one is generated, kept next to the database and printed once (loopback only).
     token: Key = None
 
