@@ -175,11 +175,14 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     command = args.command
     if command == "check-config":
         registry = strategies(settings)  # the configured strategy must exist (plugins too)
+        # Each card read before anything is said: a card that cannot be played is the one line
+        # said, never after an "OK".
+        characters = character_lines(settings, args.config)
         print(
             f"{args.config}: OK (context strategy {settings.context.strategy!r} of "
             f"{', '.join(registry.names())})"
         )
-        for line in character_lines(settings, args.config):
+        for line in characters:
             print(line)
         return 0
     if command == "doctor":

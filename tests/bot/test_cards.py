@@ -21,6 +21,7 @@ from memory.store import open_store
 from memory.store.tables import history
 from memory.store.tables import lore_entries as lore_store
 from tests.bot import discord_fakes as fakes
+from tests.bot.cli_runner import echo_bot
 from tests.bot.discord.test_discord import ALICE, CHANNEL, _bot_with
 from tests.fakes.ollama import FakeOllama
 from tests.memory.character.test_cards import png, v2, v3
@@ -79,6 +80,27 @@ def test_a_broken_card_in_the_config_is_one_clear_line(
     assert main(["--config", str(config), "chat", "--user", "x"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "the card has no name" in err
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "why"),
+    [
+        ("missing.json", None, "cannot be read (No such file or directory)"),
+        ("nyx.json", json.dumps(v2(name="")), "the card has no name"),
+        ("notes.txt", "Nyx keeps the lighthouse.", "not valid JSON"),
+    ],
+)
+async def test_check_config_says_only_what_is_wrong_with_the_card(
+    tmp_path: Path, name: str, content: str | None, why: str
+) -> None:
+    if content is not None:
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    config = _config(tmp_path, "http://127.0.0.1:9", f'card = "{name}"')
+    code, out, err = await echo_bot("--config", str(config), "check-config")
+    assert (code, out) == (2, "")  # no "OK" before the error
+    [line] = err.splitlines()
+    assert line.startswith(f"echo-bot: {config}: character.card: {tmp_path / name}: "), line
+    assert why in line
 
 
 def test_card_show_and_import(
