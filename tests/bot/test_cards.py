@@ -87,6 +87,7 @@ def test_a_broken_card_in_the_config_is_one_clear_line(
     [
         ("missing.json", None, "cannot be read (No such file or directory)"),
         ("nyx.json", json.dumps(v2(name="")), "the card has no name"),
+        ("notes.json", '{"title": "not a card"}', 'not a character card (no "spec"'),
         ("notes.txt", "Nyx keeps the lighthouse.", "not valid JSON"),
     ],
 )
@@ -352,6 +353,18 @@ def _world_info() -> dict[str, Any]:
               "selective": False, "order": 90, "position": 0, "disable": False},
         "2": {"uid": 2, "key": ["old"], "content": "Switched off.", "disable": True},
     }}  # fmt: skip
+
+
+async def test_lore_import_of_a_card_says_to_import_the_card(tmp_path: Path) -> None:
+    config = str(_config(tmp_path, "http://127.0.0.1:9"))
+    card = png(tmp_path / "nyx.png", {"chara": v2()})
+    code, out, err = await echo_bot("--config", config, "lore", "import", str(card))
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [
+        f"echo-bot: {card}: a PNG (a character card's picture), not a lorebook: its lorebook "
+        f"is imported with `echo-bot card import {card}`"
+    ]
+    assert not (tmp_path / "echo.sqlite3").exists()  # nothing stored
 
 
 def test_a_lorebook_is_named_as_one_and_imported_on_its_own(
