@@ -225,7 +225,7 @@ def parse_card(
     elif is_lorebook(document):
         raise CardError(
             "a lorebook (world info), not a character card → import it with "
-            "`echo-bot lore import FILE` (add --character NAME to keep it to one character)"
+            "`echo-bot lore import FILE` (add --character KEY to keep it to one character)"
         )
     elif spec is None:
         raise CardError(

@@ -390,8 +390,46 @@ def test_a_lorebook_is_named_as_one_and_imported_on_its_own(
     fired = activate(everyone, ["Where is the Sky Spire?"], depth=4, character="Écho")
     [shown] = lore_blocks(fired, user_name="Marie", character="Écho")
     assert shown.text.endswith("Écho was born under the Sky Spire.")
-    assert main(["--config", config, "lore", "import", str(book), "--character", "Nyx"]) == 0
-    assert "2 entries stored, only while 'Nyx' plays" in capsys.readouterr().out
-    nyx = _stored_lore(tmp_path / "echo.sqlite3")
-    assert len(nyx) == 2 and {e.character for e in nyx} == {"nyx"}  # replaced, not added
-    assert activate(nyx, ["Eldoria"], depth=4, character="Écho") == []
+    # Écho alone, key "default": its name works as well as its key.
+    assert main(["--config", config, "lore", "import", str(book), "--character", "écho"]) == 0
+    assert "2 entries stored, only while 'Écho' plays" in capsys.readouterr().out
+    echo = _stored_lore(tmp_path / "echo.sqlite3")
+    assert len(echo) == 2 and {e.character for e in echo} == {"echo"}  # replaced, not added
+    assert activate(echo, ["Eldoria"], depth=4, character="Nyx") == []
+    assert len(activate(echo, ["Eldoria"], depth=4, character="Écho")) == 1
+
+
+CAST = """
+[[characters]]
+key = "nyx"
+name = "Nyx"
+persona = "Tu es Nyx."
+[[characters]]
+key = "lune"
+name = "Lune"
+persona = "Tu es Lune."
+"""
+
+
+async def test_lore_import_for_a_character_nobody_plays_is_refused(tmp_path: Path) -> None:
+    book = tmp_path / "Eldoria.json"
+    book.write_text(json.dumps(_world_info()), encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[storage]\npath = "echo.sqlite3"\n{CAST}', encoding="utf-8")
+    code, out, err = await echo_bot(
+        "--config", str(config), "lore", "import", str(book), "--character", "Bogus"
+    )
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"echo-bot: lore import --character 'Bogus': no such character in {config}; give one "
+        "of its keys: nyx (Nyx), lune (Lune); nothing imported"
+    ]
+    assert not (tmp_path / "echo.sqlite3").exists()  # nothing stored
+    for given, name in (("lune", "Lune"), ("Nyx", "Nyx")):
+        code, out, err = await echo_bot(
+            "--config", str(config), "lore", "import", str(book), "--character", given
+        )
+        assert code == 0, err
+        assert f"only while '{name}' plays" in out
+    entries = await asyncio.to_thread(_stored_lore, tmp_path / "echo.sqlite3")
+    assert {e.character for e in entries} == {"nyx"}  # the last import replaced the first
