@@ -269,6 +269,16 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"echo-bot: {await _nobody(runtime, args)}", file=sys.stderr)
                 return 1
             files.write(args.file, json.dumps(data, ensure_ascii=False))
+            who = (
+                f"user id {user_id}" if args.user is None else f"{args.user!r} (user id {user_id})"
+            )
+            if args.file == "-":  # stdout holds the data: the line goes beside it
+                print(f"Exported {files.summary(data)} about {who}.", file=sys.stderr)
+            else:
+                print(
+                    f"Wrote {files.summary(data)} about {who} to {Path(args.file).resolve()} "
+                    "(readable by you only)."
+                )
             return 0
         done = await export.import_memories(runtime.store, user_id, exported)
         print(render.render_import(done))
