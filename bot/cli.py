@@ -21,6 +21,7 @@ from bot import doctor, files, logs, render
 from bot.config import ConfigError, Settings, load_settings, token_source
 from bot.runtime import (
     Runtime,
+    cast,
     character_lines,
     open_runtime,
     played_as,
@@ -30,7 +31,7 @@ from bot.runtime import (
 from bot.terminal.chat import Terminal, earlier_spelling, is_interactive, terminal_user_id
 from memory import EchoError, load_card, load_lorebook, open_store, redact
 from memory.manage import export
-from memory.manage.context import sync_card_lore
+from memory.manage.context import same_character, sync_card_lore
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     lore_import.add_argument("path", help="the lorebook file (.json)")
     lore_import.add_argument(
-        "--character", default=None, help="only while this character plays (default: all)"
+        "--character",
+        default=None,
+        metavar="KEY",
+        help="only while this configured character plays: its key or name (default: all)",
     )
     for name, text in (
         ("export", "everything stored about one person, as JSON"),
@@ -175,11 +179,14 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     command = args.command
     if command == "check-config":
         registry = strategies(settings)  # the configured strategy must exist (plugins too)
+        # Each card read before anything is said: a card that cannot be played is the one line
+        # said, never after an "OK".
+        characters = character_lines(settings, args.config)
         print(
             f"{args.config}: OK (context strategy {settings.context.strategy!r} of "
             f"{', '.join(registry.names())})"
         )
-        for line in character_lines(settings, args.config):
+        for line in characters:
             print(line)
         return 0
     if command == "doctor":
@@ -262,6 +269,16 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"echo-bot: {await _nobody(runtime, args)}", file=sys.stderr)
                 return 1
             files.write(args.file, json.dumps(data, ensure_ascii=False))
+            who = (
+                f"user id {user_id}" if args.user is None else f"{args.user!r} (user id {user_id})"
+            )
+            if args.file == "-":  # stdout holds the data: the line goes beside it
+                print(f"Exported {files.summary(data)} about {who}.", file=sys.stderr)
+            else:
+                print(
+                    f"Wrote {files.summary(data)} about {who} to {Path(args.file).resolve()} "
+                    "(readable by you only)."
+                )
             return 0
         done = await export.import_memories(runtime.store, user_id, exported)
         print(render.render_import(done))
@@ -310,13 +327,25 @@ async def _card(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _lore(args: argparse.Namespace, settings: Settings) -> int:
-    """`lore import PATH [--character NAME]`: a lorebook file's entries as stored lore."""
-    book = load_lorebook(args.path, character=args.character)
+    """`lore import PATH [--character KEY]`: a lorebook file's entries as stored lore."""
+    playing = None
+    if args.character is not None:
+        playing = _character_named(settings, args.character)
+        if playing is None:
+            # Lore kept for a character nobody plays would never fire: nothing is stored.
+            keys = ", ".join(f"{c.key} ({c.name})" for c in cast(settings)[0])
+            print(
+                f"echo-bot: lore import --character {args.character!r}: no such character in "
+                f"{args.config}; give one of its keys: {keys}; nothing imported",
+                file=sys.stderr,
+            )
+            return 2
+    book = load_lorebook(args.path, character=playing)
     async with await open_store(
         settings.storage.database, password=settings.storage.database_password()
     ) as store:
         changed = await sync_card_lore(store, book)
-    who = f"only while {args.character!r} plays" if args.character else "for every character"
+    who = f"only while {playing!r} plays" if playing else "for every character"
     said = render.count(len(book.lore), "entry", "entries")
     print(
         f"Lorebook {book.name!r} ({book.format}): {said} "
@@ -327,6 +356,15 @@ async def _lore(args: argparse.Namespace, settings: Settings) -> int:
     for warning in book.warnings:
         print(f"Warning: {warning}")
     return 0
+
+
+def _character_named(settings: Settings, given: str) -> str | None:
+    """The name a configured character plays under, found by its key or by that name (case
+    and accents aside, as lore compares them); None when no character is either."""
+    for c in cast(settings)[0]:
+        if given.strip() == c.key or same_character(c.name, given):
+            return c.name
+    return None
 
 
 async def _run_discord(runtime: Runtime, source: str, *, sync_only: bool = False) -> int:

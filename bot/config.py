@@ -191,6 +191,10 @@ def local_zone() -> tzinfo:
     return datetime.now().astimezone().tzinfo or UTC
 
 
+# A server address's trailing /v1 (or /v1/): dropped once, as the clients add it.
+_V1 = re.compile(r"/v1/?$")
+
+
 class LLMSettings(_Section):
     backend: Literal["ollama", "openai"] = "ollama"
     base_url: str = "http://127.0.0.1:11434"
@@ -210,6 +214,13 @@ class LLMSettings(_Section):
     structured_output: Literal[
         "auto", "json_schema", "json_object_schema", "json_object", "none"
     ] = "auto"
+
+    @field_validator("base_url", "embedding_base_url")
+    @classmethod
+    def _without_v1(cls, value: str | None) -> str | None:
+        # The address OpenAI-compatible docs give (http://host:8080/v1): the clients add /v1/...
+        # (and Ollama's /api/...) themselves, so a trailing /v1 would be asked for twice.
+        return None if value is None else _V1.sub("", value, count=1)
 
     @property
     def embeddings_url(self) -> str:
@@ -363,7 +374,9 @@ class WebSettings(_Section):
 
     enabled: bool = False
     host: str = Field("127.0.0.1", min_length=1, max_length=253)
-    port: int = Field(8080, ge=1, le=65535)
+    # No LLM server's default (llama.cpp 8080, vLLM 8000, LM Studio 1234, Ollama 11434,
+    # text-generation-webui 5000/7860, KoboldCpp 5001): the page must not take the model's.
+    port: int = Field(8765, ge=1, le=65535)
     # Unset: one is generated, kept next to the database and printed once (loopback only).
     token: Key = None
 

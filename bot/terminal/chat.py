@@ -612,16 +612,17 @@ class Terminal:
 
     async def cmd_export(self, arg: str) -> None:
         """/export [FILE]: everything stored about the person, as `echo-bot export` writes it."""
-        path = arg or f"echo-export-{self.user_id}.json"
-        default = self.runtime.settings.privacy.memories_served
+        settings = self.runtime.settings
+        default = settings.privacy.memories_served
         data = await export.export(
             self.runtime.store, self.user_id, default_served=default, cast=self.runtime.characters
         )
+        # Not the folder the chat was started in (a git checkout, often): the data folder.
+        path = arg or str(files.default_export(settings.storage.path, self.user_id))
         files.write(path, json.dumps(data, ensure_ascii=False))
         self.say(
-            f"Everything stored about you is in {Path(path).resolve()} "
-            f"({render.count(len(data['memories']), 'memory', 'memories')}, "
-            f"{render.count(len(data['messages']), 'message')} with their replies)."
+            f"Everything stored about you is in {Path(path).resolve()} ({files.summary(data)}), "
+            "readable by you only."
         )
 
     async def cmd_exclude(self, arg: str, excluded: bool = True) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hashlib
 import hmac
 import ipaddress
@@ -247,6 +248,24 @@ class _ServerLog(logging.LoggerAdapter[logging.Logger]):
         super().exception(msg, *args, **kwargs)
 
 
+class PageUnavailable(ConfigError):
+    """The page cannot listen where [web] host and port say (the port taken, most often)."""
+
+
+def cannot_listen(settings: WebSettings, exc: OSError) -> str:
+    """Why the page cannot listen, in one line naming the setting to change."""
+    where = f"{settings.host}:{settings.port}"
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"[web] port {settings.port} is taken: another program listens on {where}; "
+            "set [web] port to a free one"
+        )
+    return (
+        f"[web] host and port: cannot listen on {where} ({exc.strerror or exc}); set [web] "
+        "host to an address of this machine and [web] port to a free one above 1023"
+    )
+
+
 @contextlib.asynccontextmanager
 async def serving(
     settings: Settings,
@@ -266,9 +285,7 @@ async def serving(
         try:
             await web.TCPSite(runner, web_settings.host, web_settings.port).start()
         except OSError as exc:
-            raise ConfigError(
-                f"web: cannot listen on {web_settings.host}:{web_settings.port} ({exc.strerror})"
-            ) from None
+            raise PageUnavailable(cannot_listen(web_settings, exc)) from None
         if generated:
             # Printed, not logged: a log may be kept or shipped; the terminal is the owner's.
             print(
@@ -302,11 +319,17 @@ async def if_enabled(
     *,
     here: bool = True,
 ) -> AsyncIterator[None]:
-    """The page beside the bot or the terminal chat (`here`) when [web] enabled; else nothing."""
+    """The page beside the bot or the terminal chat (`here`) when [web] enabled; else nothing.
+    A page that cannot listen (its port taken) is said once on stderr, and the bot or the chat
+    runs without it: the people talking to the character need it, not the page."""
     if not (here and settings.web.enabled):
         yield
         return
-    async with serving(settings, store, indexer=indexer):
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            await stack.enter_async_context(serving(settings, store, indexer=indexer))
+        except PageUnavailable as exc:
+            print(f"echo-bot: {exc}; running without the operator's page", file=sys.stderr)
         yield
 
 

@@ -155,6 +155,12 @@ class Card:
     picture: bytes | None = field(default=None, repr=False, compare=False)
 
 
+# What to do about a file that is not a card, said after what is wrong with it.
+GIVE_A_CARD = "give a Character Card V2/V3 file (.json, or a .png with the card inside)"
+# What to do about a file that is not a lorebook.
+GIVE_A_LOREBOOK = "give a lorebook .json file (SillyTavern world info, or a character_book)"
+
+
 def load_card(path: str | Path, *, played_as: str | None = None) -> Card:
     """Read a card file (.json or .png); raise CardError saying what is wrong."""
     path = Path(path)
@@ -183,7 +189,7 @@ def load_card(path: str | Path, *, played_as: str | None = None) -> Card:
             return replace(card, picture=raw) if raw.startswith(PNG_SIGNATURE) else card
         except CardError:
             if replaced and container == "JSON file":
-                raise CardError("neither a PNG image nor UTF-8 JSON text") from None
+                raise CardError(f"neither a PNG image nor UTF-8 JSON text: {GIVE_A_CARD}") from None
             raise
     except CardError as exc:
         raise CardError(f"{path}: {exc}") from None
@@ -202,11 +208,11 @@ def parse_card(
     try:
         document = _well_formed(json.loads(well_formed(text)))
     except json.JSONDecodeError as exc:
-        raise CardError(f"not valid JSON ({exc.msg}, line {exc.lineno})") from None
+        raise CardError(f"not valid JSON ({exc.msg}, line {exc.lineno}): {GIVE_A_CARD}") from None
     except RecursionError:
-        raise CardError("not a card: its JSON is nested too deeply") from None
+        raise CardError(f"not a card: its JSON is nested too deeply: {GIVE_A_CARD}") from None
     if not isinstance(document, dict):
-        raise CardError("the card is not a JSON object")
+        raise CardError(f"not a character card (its JSON is not an object): {GIVE_A_CARD}")
     spec = document.get("spec")
     warned: list[str] = list(notes)
     if spec in ("chara_card_v2", "chara_card_v3"):
@@ -219,10 +225,19 @@ def parse_card(
     elif is_lorebook(document):
         raise CardError(
             "a lorebook (world info), not a character card → import it with "
-            "`echo-bot lore import FILE` (add --character NAME to keep it to one character)"
+            "`echo-bot lore import FILE` (add --character KEY to keep it to one character)"
+        )
+    elif spec is None:
+        raise CardError(
+            'not a character card (no "spec": "chara_card_v2" or "chara_card_v3", and no '
+            f'"name"): {GIVE_A_CARD}'
         )
     else:
-        raise CardError(f"unsupported card spec {spec!r} (chara_card_v2 or chara_card_v3)")
+        shown = spec if isinstance(spec, str) and len(spec) <= 40 else type(spec).__name__
+        raise CardError(
+            f'not a card Écho reads ("spec": {shown!r}, where "chara_card_v2" or '
+            f'"chara_card_v3" was expected): {GIVE_A_CARD}'
+        )
     name = clean(_text(data, "name"))
     if not name:
         raise CardError("the card has no name")
@@ -488,24 +503,28 @@ def load_lorebook(path: str | Path, *, character: str | None = None) -> Lorebook
     are for `character` alone, or for every character when None. CardError says what is
     wrong."""
     path = Path(path)
+    # A card's lorebook is stored by `card import`, which reads the card whole.
+    as_card = f"its lorebook is imported with `echo-bot card import {path}`"
     try:
         if path.stat().st_size > MAX_CARD_BYTES:
             raise CardError(f"over the {MAX_CARD_BYTES:,}-byte cap for a lorebook")
-        text, _ = utf8(path.read_bytes().removeprefix(b"\xef\xbb\xbf"))
+        raw = path.read_bytes()
+        if raw.startswith(PNG_SIGNATURE):
+            raise CardError(f"a PNG (a character card's picture), not a lorebook: {as_card}")
+        text, _ = utf8(raw.removeprefix(b"\xef\xbb\xbf"))
         document = _well_formed(json.loads(well_formed(text)))
     except OSError as exc:
         raise CardError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except json.JSONDecodeError as exc:
-        raise CardError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+        raise CardError(
+            f"{path}: not valid JSON ({exc.msg}, line {exc.lineno}): {GIVE_A_LOREBOOK}"
+        ) from None
     except (CardError, RecursionError) as exc:
         raise CardError(f"{path}: {exc or 'nested too deeply'}") from None
     if not isinstance(document, dict) or not is_lorebook(document):
-        hint = (
-            " → a character card: `echo-bot card import FILE`"
-            if isinstance(document, dict) and ("spec" in document or "data" in document)
-            else ""
-        )
-        raise CardError(f"{path}: not a lorebook (no 'entries' of world info){hint}")
+        if isinstance(document, dict) and ("spec" in document or "data" in document):
+            raise CardError(f"{path}: a character card, not a lorebook: {as_card}")
+        raise CardError(f"{path}: not a lorebook (no 'entries' of world info): {GIVE_A_LOREBOOK}")
     raw = document["entries"]
     if isinstance(raw, dict):  # SillyTavern: {"0": {...}, "1": {...}}
         book_format = "SillyTavern world info"

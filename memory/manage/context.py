@@ -167,6 +167,13 @@ async def remove_lore(store: Store, entry_id: int, *, guild_id: int | None) -> N
         raise NotFound(f"no lore entry #{entry_id} that you can remove here")
 
 
+def same_character(name: str, given: str) -> bool:
+    """Whether `given` names the character called `name` as lore entries are bound to it (case
+    and accents aside)."""
+    key = character_key(given)
+    return bool(key) and character_key(name) == key
+
+
 async def sync_card_lore(store: Store, card: Card | Lorebook) -> bool:
     """Make the card's (or lorebook file's) entries the stored lore of its source, in one
     transaction; False when they already were (same digest, same entries)."""

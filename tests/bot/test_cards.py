@@ -21,6 +21,7 @@ from memory.store import open_store
 from memory.store.tables import history
 from memory.store.tables import lore_entries as lore_store
 from tests.bot import discord_fakes as fakes
+from tests.bot.cli_runner import echo_bot
 from tests.bot.discord.test_discord import ALICE, CHANNEL, _bot_with
 from tests.fakes.ollama import FakeOllama
 from tests.memory.character.test_cards import png, v2, v3
@@ -79,6 +80,28 @@ def test_a_broken_card_in_the_config_is_one_clear_line(
     assert main(["--config", str(config), "chat", "--user", "x"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "the card has no name" in err
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "why"),
+    [
+        ("missing.json", None, "cannot be read (No such file or directory)"),
+        ("nyx.json", json.dumps(v2(name="")), "the card has no name"),
+        ("notes.json", '{"title": "not a card"}', 'not a character card (no "spec"'),
+        ("notes.txt", "Nyx keeps the lighthouse.", "not valid JSON"),
+    ],
+)
+async def test_check_config_says_only_what_is_wrong_with_the_card(
+    tmp_path: Path, name: str, content: str | None, why: str
+) -> None:
+    if content is not None:
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    config = _config(tmp_path, "http://127.0.0.1:9", f'card = "{name}"')
+    code, out, err = await echo_bot("--config", str(config), "check-config")
+    assert (code, out) == (2, "")  # no "OK" before the error
+    [line] = err.splitlines()
+    assert line.startswith(f"echo-bot: {config}: character.card: {tmp_path / name}: "), line
+    assert why in line
 
 
 def test_card_show_and_import(
@@ -332,6 +355,18 @@ def _world_info() -> dict[str, Any]:
     }}  # fmt: skip
 
 
+async def test_lore_import_of_a_card_says_to_import_the_card(tmp_path: Path) -> None:
+    config = str(_config(tmp_path, "http://127.0.0.1:9"))
+    card = png(tmp_path / "nyx.png", {"chara": v2()})
+    code, out, err = await echo_bot("--config", config, "lore", "import", str(card))
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [
+        f"echo-bot: {card}: a PNG (a character card's picture), not a lorebook: its lorebook "
+        f"is imported with `echo-bot card import {card}`"
+    ]
+    assert not (tmp_path / "echo.sqlite3").exists()  # nothing stored
+
+
 def test_a_lorebook_is_named_as_one_and_imported_on_its_own(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -355,8 +390,46 @@ def test_a_lorebook_is_named_as_one_and_imported_on_its_own(
     fired = activate(everyone, ["Where is the Sky Spire?"], depth=4, character="Écho")
     [shown] = lore_blocks(fired, user_name="Marie", character="Écho")
     assert shown.text.endswith("Écho was born under the Sky Spire.")
-    assert main(["--config", config, "lore", "import", str(book), "--character", "Nyx"]) == 0
-    assert "2 entries stored, only while 'Nyx' plays" in capsys.readouterr().out
-    nyx = _stored_lore(tmp_path / "echo.sqlite3")
-    assert len(nyx) == 2 and {e.character for e in nyx} == {"nyx"}  # replaced, not added
-    assert activate(nyx, ["Eldoria"], depth=4, character="Écho") == []
+    # Écho alone, key "default": its name works as well as its key.
+    assert main(["--config", config, "lore", "import", str(book), "--character", "écho"]) == 0
+    assert "2 entries stored, only while 'Écho' plays" in capsys.readouterr().out
+    echo = _stored_lore(tmp_path / "echo.sqlite3")
+    assert len(echo) == 2 and {e.character for e in echo} == {"echo"}  # replaced, not added
+    assert activate(echo, ["Eldoria"], depth=4, character="Nyx") == []
+    assert len(activate(echo, ["Eldoria"], depth=4, character="Écho")) == 1
+
+
+CAST = """
+[[characters]]
+key = "nyx"
+name = "Nyx"
+persona = "Tu es Nyx."
+[[characters]]
+key = "lune"
+name = "Lune"
+persona = "Tu es Lune."
+"""
+
+
+async def test_lore_import_for_a_character_nobody_plays_is_refused(tmp_path: Path) -> None:
+    book = tmp_path / "Eldoria.json"
+    book.write_text(json.dumps(_world_info()), encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[storage]\npath = "echo.sqlite3"\n{CAST}', encoding="utf-8")
+    code, out, err = await echo_bot(
+        "--config", str(config), "lore", "import", str(book), "--character", "Bogus"
+    )
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"echo-bot: lore import --character 'Bogus': no such character in {config}; give one "
+        "of its keys: nyx (Nyx), lune (Lune); nothing imported"
+    ]
+    assert not (tmp_path / "echo.sqlite3").exists()  # nothing stored
+    for given, name in (("lune", "Lune"), ("Nyx", "Nyx")):
+        code, out, err = await echo_bot(
+            "--config", str(config), "lore", "import", str(book), "--character", given
+        )
+        assert code == 0, err
+        assert f"only while '{name}' plays" in out
+    entries = await asyncio.to_thread(_stored_lore, tmp_path / "echo.sqlite3")
+    assert {e.character for e in entries} == {"nyx"}  # the last import replaced the first

@@ -7,11 +7,13 @@ import contextlib
 import json
 import os
 import sqlite3
+import stat
 import sys
 from pathlib import Path
 
 import pytest
 
+from bot.terminal.chat import terminal_user_id
 from tests.bot.cli_runner import echo_bot
 from tests.bot.terminal.test_e2e import _chat, _config, _script
 from tests.fakes.ollama import FakeOllama
@@ -120,6 +122,20 @@ async def test_a_server_that_is_down_is_one_fail_line_naming_the_variable_that_s
     assert "FAIL chat backend" not in out
 
 
+async def test_a_base_url_ending_in_v1_reaches_the_server(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    # What OpenAI-compatible docs give: http://host:port/v1. The clients add the path.
+    config = _config(tmp_path, ollama.url)
+    given = {
+        "ECHO_LLM__BASE_URL": f"{ollama.url}/v1",
+        "ECHO_LLM__EMBEDDING_BASE_URL": f"{ollama.url}/v1/",
+    }
+    _, out, _ = await _run("doctor", "--config", str(config), **given)
+    assert "unreachable" not in out and "FAIL chat backend" not in out
+    assert any(line.startswith("OK   chat model llama3.1:8b") for line in out.splitlines()), out
+
+
 async def test_a_missing_chat_model_is_not_contradicted_by_a_structured_output_line(
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
@@ -139,9 +155,22 @@ async def test_export_then_import_moves_a_persons_memories(
     config = _config(tmp_path, ollama.url)
     await _chat(config, ["J'ai un chat roux qui s'appelle Félix."])
     dump = tmp_path / "marie.json"
-    code, _, _ = await _run("export", "--config", str(config), "--user", "Marie", str(dump))
+    dump.write_text("{}", encoding="utf-8")
+    dump.chmod(0o644)  # a file there before, readable by everyone
+    code, out, err = await _run("export", "--config", str(config), "--user", "Marie", str(dump))
     data = json.loads(dump.read_text())
     assert code == 0 and [m["text"] for m in data["memories"]] == ["A un chat roux nommé Félix"]
+    marie = terminal_user_id("Marie")
+    assert (out, err) == (
+        f"Wrote 1 memory, 1 message with their replies about 'Marie' (user id {marie}) to "
+        f"{dump} (readable by you only).\n",
+        "",
+    )
+    assert stat.S_IMODE(dump.stat().st_mode) == 0o600
+    # To stdout: the data alone there, the line on stderr.
+    code, out, err = await _run("export", "--config", str(config), "--user-id", str(marie))
+    assert code == 0 and json.loads(out)["memories"] == data["memories"]
+    assert err == f"Exported 1 memory, 1 message with their replies about user id {marie}.\n"
 
     code, out, _ = await _run("import", "--config", str(config), "--user-id", "42", str(dump))
     assert code == 0 and out == "Imported 1 memory: 1 new memory.\n"

@@ -209,3 +209,27 @@ def test_a_password_in_a_server_url_is_one_of_the_secrets() -> None:
     )  # fmt: skip
     said = settings.secrets().redact("password hunter2hunter2 refused; embed/pass-42 too")
     assert "hunter2" not in said and "embed/pass" not in said
+
+
+@pytest.mark.parametrize(
+    ("given", "used"),
+    [
+        ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080"),
+        ("http://127.0.0.1:8080/v1/", "http://127.0.0.1:8080"),
+        ("https://example.org/api/v1", "https://example.org/api"),
+        ("http://127.0.0.1:8080/v1/v1", "http://127.0.0.1:8080/v1"),  # once
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
+        ("http://127.0.0.1:8080/v10", "http://127.0.0.1:8080/v10"),
+    ],
+)
+def test_a_trailing_v1_is_dropped_from_the_server_addresses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str, used: str
+) -> None:
+    # The clients add /v1/chat/completions, /v1/embeddings (and Ollama's /api/...) themselves.
+    path = tmp_path / "c.toml"
+    path.write_text(f'[llm]\nbackend = "openai"\nbase_url = "{given}"\n')
+    settings = load_settings(path)
+    assert (settings.llm.base_url, settings.llm.embeddings_url) == (used, used)
+    monkeypatch.setenv("ECHO_LLM__EMBEDDING_BASE_URL", given.replace("8080", "8081"))
+    settings = load_settings(path)
+    assert settings.llm.embedding_base_url == used.replace("8080", "8081")

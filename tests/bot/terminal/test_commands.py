@@ -8,6 +8,7 @@ import asyncio
 import io
 import json
 import random
+import stat
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,6 +25,8 @@ from tests.bot.terminal.test_e2e import _config
 from tests.bot.terminal.test_live import _script
 from tests.bot.test_cli import _run
 from tests.fakes.ollama import Chaos, FakeOllama
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @asynccontextmanager
@@ -54,11 +57,40 @@ async def test_export_in_the_terminal_writes_the_file(tmp_path: Path, ollama: Fa
     async with _runtime(tmp_path, ollama) as runtime:
         out = await _typed(runtime, "Marie", ["Mon mot est phare.", f"/export {target}"])
     assert "Unknown command" not in out
-    said = f"Everything stored about you is in {target} (1 memory, 1 message with their replies)."
+    said = (
+        f"Everything stored about you is in {target} (1 memory, 1 message with their replies), "
+        "readable by you only."
+    )
     assert said in out
     data = json.loads(target.read_text(encoding="utf-8"))
     assert [m["text"] for m in data["memories"]] == ["Son mot est phare"]
     assert data["user_id"] == terminal_user_id("Marie")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+async def test_export_without_a_file_goes_beside_the_database_not_here(
+    tmp_path: Path, ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "checkout"  # where the chat was started: a git checkout, often
+    here.mkdir()
+    monkeypatch.chdir(here)
+    async with _runtime(tmp_path, ollama) as runtime:
+        out = await _typed(runtime, "Marie", ["/remember Aime le thé", "/export"])
+    assert list(here.iterdir()) == []
+    folder = tmp_path / "exports"  # beside echo.sqlite3
+    written = folder / f"echo-export-{terminal_user_id('Marie')}.json"
+    assert (
+        f"Everything stored about you is in {written} (1 memory, 0 messages with their replies), "
+        "readable by you only." in out
+    )
+    assert stat.S_IMODE(written.stat().st_mode) == 0o600
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert json.loads(written.read_text(encoding="utf-8"))["memories"][0]["text"] == "Aime le thé"
+
+
+def test_git_ignores_the_exports_folder() -> None:
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert "exports/" in ignored and "data/" in ignored
 
 
 async def test_names_that_differ_by_case_or_spaces_are_one_person(

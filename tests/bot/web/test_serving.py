@@ -5,11 +5,13 @@ markup and chart helpers; a degraded turn's reason on the overview."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import logging
 import re
 import socket
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -25,6 +27,8 @@ from bot.web.html import el, esc
 from bot.web.server import TOKEN_FILE, if_enabled, resolve_token, serving
 from memory import Incoming
 from memory.store import Store
+from tests.bot.terminal.test_e2e import _chat as chat
+from tests.bot.terminal.test_e2e import _config as chat_config
 from tests.fakes.ollama import FakeOllama
 from tests.web_script import engine
 
@@ -144,14 +148,67 @@ async def test_the_page_runs_beside_the_bot_only_when_enabled(tmp_path: Path, st
             assert (await client.get(f"http://127.0.0.1:{port}/")).status_code == 401
 
 
-async def test_a_port_in_use_is_said_in_one_line(tmp_path: Path, store: Store) -> None:
+# The default ports of the LLM servers people run: llama.cpp, vLLM, LM Studio, Ollama,
+# text-generation-webui, KoboldCpp.
+LLM_SERVER_PORTS = {8080, 8000, 1234, 11434, 5000, 7860, 5001}
+
+
+def test_the_page_does_not_default_to_an_llm_servers_port() -> None:
+    assert WebSettings().port == 8765
+    assert WebSettings().port not in LLM_SERVER_PORTS
+
+
+@contextlib.contextmanager
+def _taken() -> Iterator[int]:
+    """A port another program listens on."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        settings = _settings(tmp_path, port=taken.getsockname()[1])
-        with pytest.raises(ConfigError, match=r"cannot listen on 127\.0\.0\.1"):
+        yield int(taken.getsockname()[1])
+
+
+async def test_a_port_in_use_is_said_in_one_line_naming_the_setting(
+    tmp_path: Path, store: Store
+) -> None:
+    with _taken() as port:
+        settings = _settings(tmp_path, port=port)
+        with pytest.raises(ConfigError) as refused:
             async with serving(settings, store):
                 pass
+    assert str(refused.value) == (
+        f"[web] port {port} is taken: another program listens on 127.0.0.1:{port}; "
+        "set [web] port to a free one"
+    )
+
+
+def test_echo_bot_web_on_a_taken_port_says_so_in_one_line_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "config.toml"
+    with _taken() as port:
+        config.write_text(f'[storage]\npath = "echo.sqlite3"\n[web]\nport = {port}\n')
+        assert cli.main(["--config", str(config), "web"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"echo-bot: {config}: [web] port {port} is taken: another program listens on "
+        f"127.0.0.1:{port}; set [web] port to a free one"
+    ]
+
+
+async def test_the_chat_runs_without_the_page_when_its_port_is_taken(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    config = chat_config(tmp_path, ollama.url)
+    with _taken() as port:
+        with config.open("a", encoding="utf-8") as more:
+            more.write(f"[web]\nenabled = true\nport = {port}\n")
+        out, err = await chat(config, ["Bonjour"])
+    said = [line for line in err.splitlines() if "[web]" in line]
+    assert said == [
+        f"echo-bot: [web] port {port} is taken: another program listens on 127.0.0.1:{port}; "
+        "set [web] port to a free one; running without the operator's page"
+    ]
+    assert out.startswith("Écho: "), out  # it answered
 
 
 async def test_a_degraded_turn_is_counted_with_its_reason(

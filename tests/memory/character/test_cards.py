@@ -150,9 +150,9 @@ def test_lorebook_entries_activate_in_a_conversation() -> None:
     [
         (b"{not json", "not valid JSON"),
         (json.dumps(v2(name="  ")).encode(), "has no name"),
-        (json.dumps({"spec": "chara_card_v9", "data": {}}).encode(), "unsupported card spec"),
+        (json.dumps({"spec": "chara_card_v9", "data": {}}).encode(), "'chara_card_v9', where"),
         (json.dumps({"spec": "chara_card_v2"}).encode(), "without its 'data' object"),
-        (b"[1, 2]", "not a JSON object"),
+        (b"[1, 2]", "its JSON is not an object"),
         (b"\xff\xfe\x00garbage", "neither a PNG image nor UTF-8 JSON text"),
     ],
 )
@@ -164,6 +164,48 @@ def test_malformed_json_cards_say_what_is_wrong(
     with pytest.raises(CardError, match=message) as caught:
         load_card(path)
     assert str(caught.value).startswith(str(path))
+    if "data' object" not in message and "no name" not in message:  # not a card at all
+        assert str(caught.value).endswith(": give a Character Card V2/V3 file (.json, or a .png "
+                                          "with the card inside)")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "document", [{"title": "my notes"}, {"spec": None, "data": {"name": "Nyx"}}, {}]
+)
+def test_a_json_file_that_is_not_a_card_says_what_was_expected(
+    tmp_path: Path, document: dict[str, object]
+) -> None:
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(CardError) as caught:
+        load_card(path)
+    assert str(caught.value) == (
+        f'{path}: not a character card (no "spec": "chara_card_v2" or "chara_card_v3", and no '
+        '"name"): give a Character Card V2/V3 file (.json, or a .png with the card inside)'
+    )
+    assert "None" not in str(caught.value)
+
+
+def test_a_card_given_to_lore_import_says_to_use_card_import(tmp_path: Path) -> None:
+    picture = png(tmp_path / "nyx.png", {"chara": v2()})
+    with pytest.raises(CardError) as caught:
+        load_lorebook(picture)
+    assert str(caught.value) == (
+        f"{picture}: a PNG (a character card's picture), not a lorebook: its lorebook is "
+        f"imported with `echo-bot card import {picture}`"
+    )
+    card = tmp_path / "nyx.json"
+    card.write_text(json.dumps(v2()), encoding="utf-8")
+    with pytest.raises(CardError) as caught:
+        load_lorebook(card)
+    assert str(caught.value) == (
+        f"{card}: a character card, not a lorebook: its lorebook is imported with "
+        f"`echo-bot card import {card}`"
+    )
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Eldoria is a realm.", encoding="utf-8")
+    with pytest.raises(CardError, match=r"not valid JSON \(.*\): give a lorebook \.json file"):
+        load_lorebook(notes)
 
 
 def test_malformed_png_cards_say_what_is_wrong(tmp_path: Path) -> None:
