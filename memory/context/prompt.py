@@ -335,13 +335,14 @@ def memory_blocks(
     zone: tzinfo = UTC,
 ) -> list[Block]:
     """One block per selected memory, in rank; a person's "rules" first, as their wishes.
-    Given `now`, each says when it was said ("12 Nov, three weeks ago")."""
+    Given `now`, each says when its wording was said ("12 Nov, three weeks ago")."""
     out = []
     notes = sorted(selected, key=lambda s: s.reason is not Reason.RULE)
     for rank, s in enumerate(notes):
         m = s.memory
         what = WISH if s.reason is Reason.RULE else m.kind.value
-        when = said_on(m.created_at, now, zone) if now is not None else ""
+        # The current wording's date: an edited or replaced memory says when it became so.
+        when = said_on(max(m.created_at, m.updated_at), now, zone) if now is not None else ""
         what += f"; {when}" if when else ""
         kept = s.reason in (Reason.PINNED, Reason.RULE)
         out.append(

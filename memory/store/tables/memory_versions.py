@@ -105,13 +105,13 @@ async def supersede(
     exchange_id: str,
     now: float,
     score: float = 1.0,
-    brought_back: int | None = None,
 ) -> Memory:
     """Make `text` the current wording of `memory`, keeping the wording it had as an earlier
     version, valid until `now`; `exchange_id` (a conversation's, or the person's manual one)
     is recorded as the new wording's source (with `score`, the dedup's for a merge). The only
-    way a memory's wording changes. `brought_back`: the earlier version `text` is (a restore),
-    which leaves the history before it is bounded. Return the memory as it is now."""
+    way a memory's wording changes; every wording it had keeps its span in the history (a
+    restored one too: it held then, and holds again from now). Return the memory as it is
+    now."""
     if ended_by not in ENDED_BY:
         raise ValueError(f"unknown change of a memory: {ended_by!r}")
     valid_from = await current_since(tx, memory)
@@ -140,25 +140,32 @@ async def supersede(
     )
     # The new wording is this exchange's words: forgetting it takes them out (erasure's rule).
     await applied_exchanges.record_event(tx, memory.id, exchange_id, "merged", score, now=now)
-    if brought_back is not None:
-        # Out before the bound: a restore trades one wording for another, and a full history
-        # loses none of its versions to it.
-        await tx.execute(
-            "DELETE FROM memory_versions WHERE id = ? AND memory_id = ?", (brought_back, memory.id)
-        )
-    await bound(tx, memory)
+    await bound(tx, current)
     return current
 
 
 async def bound(tx: Tx, memory: Memory, *, dropped: int = 0) -> None:
-    """Drop the memory's oldest versions past MAX_VERSIONS, counting them, and `dropped` more
-    (those an imported memory's first database had dropped)."""
+    """Drop the memory's versions past MAX_VERSIONS, counting them, and `dropped` more (those
+    an imported memory's first database had dropped). The first to go are the oldest spans of
+    a wording held again later (restores back and forth), then the oldest: a restore on a full
+    history costs a span of a wording still there, never the person's first wording."""
     rows = await tx.fetchall(
-        "SELECT id FROM memory_versions WHERE memory_id = ? AND user_id = ?"
-        " ORDER BY valid_until DESC, id DESC",
+        "SELECT id, text FROM memory_versions WHERE memory_id = ? AND user_id = ?"
+        " ORDER BY valid_until, id",
         (memory.id, memory.user_id),
     )
-    extra = [int(r[0]) for r in rows[MAX_VERSIONS:]]
+    over = len(rows) - MAX_VERSIONS
+    extra: list[int] = []
+    if over > 0:
+        later = [memory.text]  # the wordings held after each row: the current one, then back
+        repeated = []
+        for row in reversed(rows):
+            if str(row[1]) in later:
+                repeated.append(int(row[0]))
+            later.append(str(row[1]))
+        oldest_repeated = list(reversed(repeated))[:over]
+        rest = [int(r[0]) for r in rows if int(r[0]) not in oldest_repeated]
+        extra = oldest_repeated + rest[: over - len(oldest_repeated)]
     if extra:
         await tx.execute(
             f"DELETE FROM memory_versions WHERE id IN ({', '.join('?' * len(extra))})", extra
@@ -219,7 +226,6 @@ async def restore(tx: Tx, user_id: int, memory_id: int, *, now: float) -> Memory
         ended_by="restore",
         exchange_id=source,
         now=now,
-        brought_back=back.id,
     )
     return current
 

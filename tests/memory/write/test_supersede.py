@@ -120,11 +120,11 @@ async def test_a_move_replaces_the_old_home_which_stays_as_history(
         "SELECT id FROM memories WHERE user_id = ? AND text LIKE '%Lyon%'", (ALICE,)
     )
     assert hits == []
-    # Undone: Lyon is current again, Paris kept as history.
+    # Undone: Lyon is current again, Paris kept as history, and Lyon's first span too.
     restored = await manage_versions.restore(store, ALICE, now.id)
     assert restored.text == "Habite à Lyon"
     chain = [v.text for v in await memory_versions.history(store, ALICE, now.id)]
-    assert chain == ["Vient d'emménager à Paris"]
+    assert chain == ["Habite à Lyon", "Vient d'emménager à Paris"]
 
 
 async def test_proposals_the_code_refuses_are_counted_and_the_new_memory_kept(
