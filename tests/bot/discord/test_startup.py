@@ -343,7 +343,13 @@ async def test_the_service_log_says_one_line_per_login_try(tmp_path: Path) -> No
         proc.kill()
         await proc.wait()
     tries = [line for line in seen if "cannot reach Discord" in line]
-    others = [line for line in seen if "cannot reach Discord" not in line]
+    # A stalled event loop is said whenever it happens (a loaded machine, at start-up): a
+    # report of the machine, not a line the start-up says.
+    others = [
+        line
+        for line in seen
+        if "cannot reach Discord" not in line and not line.startswith("WARNING memory.looplag")
+    ]
     assert len(tries) == TRIES and all(
         line.startswith("WARNING bot.discord.startup") for line in tries
     )
