@@ -268,7 +268,7 @@ class Engine:
         real = message
         message, playing = self.as_played(message)
         derived = self._derived(real, message)
-        context, greetings = self.contexts[playing.key], self.all_greetings[playing.key]
+        greetings = self.all_greetings[playing.key]
         if self.exchanges.waiting:  # what a refusing database left behind, written meanwhile
             self.exchanges.flush_soon()
         started = time.monotonic()
@@ -294,6 +294,25 @@ class Engine:
                 greetings.due(message, greeting)
                 if on_greeting is not None:
                     await on_greeting(greeting)
+        stored_id = message.source_id if before_id is not None else ""
+        return await self._reply(
+            replace(message, text=text), playing, before_id, stored_id, started, on_text
+        )
+
+    async def _reply(
+        self,
+        message: Incoming,
+        playing: Character,
+        before_id: int | None,
+        exchange_id: str,
+        started: float,
+        on_text: OnText | None,
+    ) -> Reply:
+        """The rest of a turn once its (played) message is stored, or could not be: recall
+        and plan with the history before it, the reply, the exchange written with its
+        reflection queued, the greeting it carries. `exchange_id` "": the message is not
+        stored (the database refused it), nothing recorded under it."""
+        context, greetings = self.contexts[playing.key], self.all_greetings[playing.key]
         recalled, plan = await prepare(
             self.recaller,
             context,
@@ -301,9 +320,9 @@ class Engine:
             user_name=message.user_name,
             story_id=message.story_id,
             origin=message.origin,
-            text=text,
+            text=message.text,
             before_id=before_id,
-            exchange_id=message.source_id if before_id is not None else "",
+            exchange_id=exchange_id,
         )
         answer, cut, interrupted = await self.replier.reply(
             message.source_id, plan, message.story_id, context, on_text
@@ -316,7 +335,7 @@ class Engine:
             message.story_id,
             message.origin,
             message.user_name,
-            text,
+            message.text,
             answer,
             playing.name,
         )
@@ -371,35 +390,6 @@ class Engine:
                 raise Settled("the answers to this message can no longer change")
             _, key = await cast_store.owner(self.store, cast_store.STORY, asked.story_id)
             playing = self.characters.playing(key or self.characters.home)
-            context = self.contexts[playing.key]
-            started = time.monotonic()
-            recalled, plan = await prepare(
-                self.recaller,
-                context,
-                user_id=asked.user_id,
-                user_name=asked.user_name,
-                story_id=asked.story_id,
-                origin=asked.origin,
-                text=asked.text,
-                before_id=asked.message_row,
-                exchange_id=asked.exchange_id,
-            )
-            answer, cut, interrupted = await self.replier.reply(
-                asked.exchange_id, plan, asked.story_id, context, on_text
-            )
-            exchange = Exchange(
-                asked.exchange_id,
-                asked.user_id,
-                asked.story_id,
-                asked.origin,
-                asked.user_name,
-                asked.text,
-                answer,
-                playing.name,
-            )
-            if await self.exchanges.write(exchange):
-                latency_ms = (time.monotonic() - started) * 1000.0
-                await record_timing(self.store, recalled, plan, latency_ms, now=self.clock())
             said = Incoming(
                 asked.exchange_id,
                 asked.user_id,
@@ -409,9 +399,10 @@ class Engine:
                 asked.text,
                 playing.key,
             )
-            greeting = await self.all_greetings[playing.key].deliver(said)
-            log.info("exchange %s answered on a retry after its turn failed", asked.exchange_id)
-            return Reply(answer, asked.exchange_id, recalled, greeting, cut, interrupted)
+            log.info("exchange %s: answering after its turn failed", asked.exchange_id)
+            return await self._reply(
+                said, playing, asked.message_row, asked.exchange_id, time.monotonic(), on_text
+            )
 
     async def swipe(self, exchange_id: str, index: int) -> Answer:
         """Show version `index` (0-based) of the answers to this exchange (Answers.swipe)."""
