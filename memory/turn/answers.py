@@ -22,6 +22,17 @@ from memory.turn.values import Answer, AnswerSet, MemoryConfig, OnText, Reply
 log = logging.getLogger(__name__)
 
 
+# Said when the answers to a message can no longer change (reflected, erased, not stored).
+SETTLED = "the answers to this message can no longer change"
+
+
+def kept(asked: reply_versions.Asked, *, now: float, hours: float) -> reply_versions.Asked:
+    """`asked`, unless it is older than its answers are kept (`versions_hours`): Settled."""
+    if now - asked.said_at > hours * 3600:
+        raise Settled("this message is older than its answers are kept")
+    return asked
+
+
 class Answers:
     """The versions of the engine's reply_versions. `config`, `clock` and `settle` are read at each
     use: the engine's, which may be replaced while it runs."""
@@ -74,10 +85,8 @@ class Answers:
         """The stored message of an exchange whose answers may still change, or Settled."""
         asked = await reply_versions.asked(self.store, exchange_id)
         if asked is None or not asked.pending:
-            raise Settled("the answers to this message can no longer change")
-        if self.clock() - asked.said_at > self.config().versions_hours * 3600:
-            raise Settled("this message is older than its answers are kept")
-        return asked
+            raise Settled(SETTLED)
+        return kept(asked, now=self.clock(), hours=self.config().versions_hours)
 
     async def _again(
         self,
@@ -117,7 +126,7 @@ class Answers:
             )
         )
         if stored is None:  # reflected or erased while it was being written
-            raise Settled("the answers to this message can no longer change")
+            raise Settled(SETTLED)
         log.info("exchange %s answered again (%d versions)", asked.exchange_id, len(stored))
         return Reply(answer, asked.exchange_id, recalled, None, cut, interrupted)
 

@@ -36,7 +36,7 @@ from memory.store.tables import characters as cast_store
 from memory.store.tables import outbox, reply_versions
 from memory.text import clean, clean_message
 from memory.turn.admission import Admission, bound_of
-from memory.turn.answers import Answers
+from memory.turn.answers import SETTLED, Answers, kept
 from memory.turn.exchanges import ExchangeWriter
 from memory.turn.greetings import Greetings
 from memory.turn.replying import Replier, prepare
@@ -372,22 +372,20 @@ class Engine:
         retried, not typed again into the history."""
         if self.chat is None:
             raise RuntimeError("this engine has no chat backend")
-        if await reply_versions.unanswered(self.store, exchange_id) is not None:
-            return await self._answer_stored(exchange_id, on_text)
+        failed = await reply_versions.unanswered(self.store, exchange_id)
+        if failed is not None:
+            return await self._answer_stored(failed, on_text)
         return await self.answers.regenerate(exchange_id, without=without, on_text=on_text)
 
-    async def _answer_stored(self, exchange_id: str, on_text: OnText | None) -> Reply:
+    async def _answer_stored(self, first: reply_versions.Asked, on_text: OnText | None) -> Reply:
         """The first answer to a stored message whose turn failed, in the person's line there,
         as its turn would have answered it; Settled when it was answered or forgotten since."""
-        first = await reply_versions.unanswered(self.store, exchange_id)
-        if first is None:
-            raise Settled("the answers to this message can no longer change")
-        if self.clock() - first.said_at > self.config.versions_hours * 3600:
-            raise Settled("this message is older than its answers are kept")
+        kept(first, now=self.clock(), hours=self.config.versions_hours)
         async with self.admission.turn(first.user_id, first.story_id):
-            asked = await reply_versions.unanswered(self.store, exchange_id)
+            # Read again in the line: a turn before it may have answered or erased it.
+            asked = await reply_versions.unanswered(self.store, first.exchange_id)
             if asked is None:
-                raise Settled("the answers to this message can no longer change")
+                raise Settled(SETTLED)
             _, key = await cast_store.owner(self.store, cast_store.STORY, asked.story_id)
             playing = self.characters.playing(key or self.characters.home)
             said = Incoming(

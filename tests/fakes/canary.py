@@ -121,8 +121,7 @@ def prompts(ollama: FakeOllama) -> list[str]:
 def in_files(folder: Path, canary: str) -> int:
     """How many times a canary appears, in any case, in the files of a folder (the database,
     its WAL and shared memory): the keyword index stores words in lower case."""
-    needle = canary.casefold().encode()
-    return sum(p.read_bytes().lower().count(needle) for p in folder.iterdir() if p.is_file())
+    return _files_text(folder).count(canary.casefold().encode())
 
 
 async def rows_text(store: Store) -> str:
@@ -154,6 +153,4 @@ async def stored(store: Store, folder: Path, canary: str) -> int:
     """How many times a canary is still stored: on SQLite, in the bytes of the files of the
     database's folder (`in_files`, which also sees free pages and the WAL); on PostgreSQL,
     whose files a test cannot read as one, in every column of every live row (`rows_text`)."""
-    if store.dialect == "sqlite":
-        return in_files(folder, canary)
-    return (await rows_text(store)).count(canary.lower())
+    return (await stored_each(store, folder, [canary]))[canary]

@@ -154,18 +154,17 @@ async def bound(tx: Tx, memory: Memory, *, dropped: int = 0) -> None:
         " ORDER BY valid_until, id",
         (memory.id, memory.user_id),
     )
-    over = len(rows) - MAX_VERSIONS
     extra: list[int] = []
-    if over > 0:
-        later = [memory.text]  # the wordings held after each row: the current one, then back
-        repeated = []
+    if len(rows) > MAX_VERSIONS:
+        held_after = {memory.text}  # the wordings held after a row: the current one, then back
+        repeated: set[int] = set()
         for row in reversed(rows):
-            if str(row[1]) in later:
-                repeated.append(int(row[0]))
-            later.append(str(row[1]))
-        oldest_repeated = list(reversed(repeated))[:over]
-        rest = [int(r[0]) for r in rows if int(r[0]) not in oldest_repeated]
-        extra = oldest_repeated + rest[: over - len(oldest_repeated)]
+            if str(row[1]) in held_after:
+                repeated.add(int(row[0]))
+            held_after.add(str(row[1]))
+        # Oldest first within each group (the sort is stable): repeated wordings go first.
+        order = sorted((int(r[0]) for r in rows), key=lambda i: i not in repeated)
+        extra = order[: len(rows) - MAX_VERSIONS]
     if extra:
         await tx.execute(
             f"DELETE FROM memory_versions WHERE id IN ({', '.join('?' * len(extra))})", extra
