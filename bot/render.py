@@ -23,6 +23,7 @@ from memory import (
     HeldAnchor,
     HistoryMessage,
     IndexerStatus,
+    Kind,
     LoreEntry,
     Memory,
     Reason,
@@ -77,6 +78,16 @@ WISH_NOTE = (
     "Kept as your wish about how I talk to you, used in every conversation where the memory "
     "can be; the character's own rules come from its operator."
 )
+
+
+def remembered(memory_id: int | None, action: str, stored: str, *, kind: Kind, typed: str) -> str:
+    """The answer to /remember: the memory's number, what was done, and its wording `stored`
+    when it is not what the person typed (put in the third person, or merged into one they
+    had)."""
+    said = f"Memory #{memory_id}: {action}."
+    if stored and stored != " ".join(typed.split()):
+        said += f" It reads: {excerpt(stored, 200)}"
+    return f"{said} {WISH_NOTE}" if kind is Kind.RULE else said
 
 
 def cannot_answer(name: str, error: EchoError, *, base_url: str) -> str:

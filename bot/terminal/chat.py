@@ -487,8 +487,11 @@ class Terminal:
             scope=Scope(chosen.get("scope", Scope.GLOBAL.value)),
             builder=self.runtime.worker.builder,
         )
-        said = f"Memory #{outcome.memory_id}: {outcome.action}."
-        self.say(f"{said} {render.WISH_NOTE}" if kind is Kind.RULE else said)
+        self.say(
+            render.remembered(
+                outcome.memory_id, outcome.action, outcome.text, kind=kind, typed=text
+            )
+        )
 
     async def cmd_summary(self, arg: str) -> None:
         self.say(render.render_summary(await story.summary(self.runtime.store, self.story_id)))

@@ -64,6 +64,8 @@ class Outcome:
     reason: str = ""
     memory_id: int | None = None
     score: float | None = None
+    # The memory's wording after it (/remember says what it stored); "" when not told.
+    text: str = ""
 
 
 @dataclass(frozen=True, slots=True)

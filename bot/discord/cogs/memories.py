@@ -355,10 +355,12 @@ class MemoryCommands(commands.Cog):
             scope=Scope(scope),
             builder=self.bot.runtime.worker.builder,
         )
-        said = f"Memory #{outcome.memory_id}: {outcome.action}."
-        if kind == "rule":
-            said += f" {render.WISH_NOTE}"
-        await send_ephemeral(interaction, said)
+        await send_ephemeral(
+            interaction,
+            render.remembered(
+                outcome.memory_id, outcome.action, outcome.text, kind=Kind(kind), typed=text
+            ),
+        )
 
 
 async def setup(bot: EchoBot) -> None:
