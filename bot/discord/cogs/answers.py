@@ -30,6 +30,7 @@ from memory import (
     Regenerating,
     Settled,
     Turn,
+    manage,
     unexpected,
 )
 
@@ -199,6 +200,68 @@ class AnotherAnswer(
                 posted(interaction.client, self.exchange_id, interaction.message)
         except Exception as exc:
             await answer_error(interaction, exc, "another answer")
+
+
+def retry_view(exchange_id: str) -> discord.ui.View:
+    """The button under the line saying a message could not be answered."""
+    view = discord.ui.View(timeout=None)
+    view.add_item(TryAgain(exchange_id))
+    return view
+
+
+class TryAgain(discord.ui.DynamicItem[discord.ui.Button[Any]], template=rf"echo:retry:{_EXCHANGE}"):
+    """Under "I can't reach my language model": answer that message now (the server is back),
+    the line edited to the reply with its buttons. The message is in the history once: nothing
+    to type again."""
+
+    def __init__(self, exchange_id: str) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label="Try again",
+                style=discord.ButtonStyle.primary,
+                custom_id=f"echo:retry:{exchange_id}",
+            )
+        )
+        self.exchange_id = exchange_id
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any], match: Any, /
+    ) -> TryAgain:
+        return cls(match["exchange"])
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        try:
+            engine = interaction.client.runtime.engine
+            try:
+                versions: AnswerSet = await engine.versions(self.exchange_id)
+            except NotFound:
+                await send_ephemeral(interaction, GONE)
+                return
+            if not _may_change(interaction, versions):
+                await send_ephemeral(interaction, NOT_YOURS)
+                return
+            await interaction.response.defer()  # the answer takes longer than Discord waits
+            # A message answered since (another press, a restart's replay) is Settled: the
+            # line then shows that answer.
+            answered = await _again(interaction, self.exchange_id, frozenset())
+            if answered is None:
+                return
+            content, files = shown_on(answered, interaction.message)
+            await interaction.edit_original_response(
+                content=content,
+                attachments=files,
+                view=reply_view(answered),
+                allowed_mentions=_NONE,
+            )
+            if interaction.message is not None:
+                posted(interaction.client, self.exchange_id, interaction.message)
+                store = interaction.client.runtime.store
+                await manage.record_sent(store, self.exchange_id, [interaction.message.id])
+            # Learned from as a turn's reply is: the reflection, after its answers settle.
+            await interaction.client.after_turns()
+        except Exception as exc:
+            await answer_error(interaction, exc, "try again")
 
 
 class Swipe(
@@ -376,5 +439,5 @@ class Answers(commands.Cog):
 
 
 async def setup(bot: EchoBot) -> None:
-    bot.add_dynamic_items(AnotherAnswer, Swipe, Without)
+    bot.add_dynamic_items(AnotherAnswer, TryAgain, Swipe, Without)
     await bot.add_cog(Answers(bot))

@@ -33,7 +33,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-UNAVAILABLE = "I can't reach my language model right now — please try again in a moment."
+UNAVAILABLE = (
+    "I can't reach my language model right now — press *Try again* once it is back, no need "
+    "to write your message again."
+)
 SLOW_DOWN = (
     "You're writing faster than I can answer: I'm still on your earlier messages, so I'll let "
     "the newest ones pass. Give me a moment."
@@ -153,8 +156,10 @@ class Conversation(commands.Cog):
                     AnswerSet(reply.exchange_id, (first,), 0, incoming.user_id)
                 )
                 return await streamed.finish(render.reply_chunks(reply), view), reply
-        # What was posted of a failed turn stays; the pacing task stopped with the block.
-        return [await speaker.post(UNAVAILABLE, first=not streamed.posted)], None
+        # What was posted of a failed turn stays; the pacing task stopped with the block. The
+        # line's button answers the message once the server is back (no need to type it again).
+        view = answers.retry_view(incoming.source_id)
+        return [await speaker.post(UNAVAILABLE, first=not streamed.posted, view=view)], None
 
 
 _NONE = discord.AllowedMentions.none()
