@@ -403,6 +403,7 @@ class Settings(BaseSettings):
     discord: DiscordSettings = Field(default_factory=DiscordSettings)
     character: CharacterSettings = Field(default_factory=CharacterSettings)
     # Several characters ([[characters]] tables); without any, [character] alone, key "default".
+    # Both: [character] is one of them, key "default", first, and the default unless a table is.
     characters: tuple[CastSettings, ...] = ()
     # Whether `characters` is [character] alone (then read from it again: it may be changed).
     _alone: bool = PrivateAttr(False)
@@ -434,7 +435,18 @@ class Settings(BaseSettings):
             self.characters = self.tables()
             return self
         if self.character.model_fields_set:
-            raise ValueError("set [character] or [[characters]] tables, not both")
+            # [character] kept beside the tables: the character a config had before it got
+            # several, with its key and so its memories; the default unless a table says so.
+            if any(c.key == DEFAULT_KEY for c in self.characters):
+                raise ValueError(
+                    f"characters: the key {DEFAULT_KEY!r} is [character]'s; give that table "
+                    "another key, or move [character]'s settings into it"
+                )
+            kept = CastSettings(
+                **self.character.model_dump(exclude_unset=True),
+                default=not any(c.default for c in self.characters),
+            )
+            self.characters = (kept, *self.characters)
         keys = [c.key for c in self.characters]
         if twice := sorted({k for k in keys if keys.count(k) > 1}):
             raise ValueError(f"characters: the key {twice[0]!r} names two characters")
