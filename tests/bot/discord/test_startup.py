@@ -221,7 +221,7 @@ async def test_configured_channels_the_bot_cannot_use_are_named_once(
     assert not any(str(OPEN) in line for line in warned)
 
 
-async def test_doctor_tests_the_route_to_discord(
+async def test_doctor_tests_the_route_and_the_token_with_discord(
     tmp_path: Path, ollama: FakeOllama, discord_api: FakeDiscord, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def settings(api_url: str) -> Settings:
@@ -233,7 +233,8 @@ async def test_doctor_tests_the_route_to_discord(
 
     await doctor(settings(discord_api.api_url), "config.toml")
     out = capsys.readouterr().out
-    assert f"OK   Discord API {discord_api.api_url} is reachable" in out.splitlines()
+    [said] = [line for line in out.splitlines() if line.startswith("OK   Discord accepts")]
+    assert said.endswith(f"at {discord_api.api_url}")
     closed = f"http://127.0.0.1:{_free_port()}/api/v10"
     code = await doctor(settings(closed), "config.toml")
     out = capsys.readouterr().out
