@@ -147,6 +147,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         verbose=args.verbose,
         file=logs.chat_log(settings.storage.path, settings.discord.file_tag) if chat else None,
         screen=sys.stderr,  # the stream now, not the one there when bot.logs was imported
+        # Doctor's lines are its report: what it learns on the way (a server's structured-output
+        # mode) is one of them, not a log line between them.
+        warnings_only=args.command == "doctor",
     )
     try:
         return asyncio.run(_dispatch(args, settings))

@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 
 from bot import files
-from bot.config import ConfigError, Settings, value_source
+from bot.config import ConfigError, Settings, token_source, value_source
 from bot.runtime import (
     backends,
     character_lines,
@@ -31,6 +31,7 @@ from memory import (
     BackendError,
     EchoError,
     LanguageReport,
+    Secrets,
     calibrate,
     now_line,
     ollama_health,
@@ -132,8 +133,13 @@ async def doctor(
             )
         )
     else:
-        results.append((True, "Discord token is set"))
-        results.append(await _check_discord(settings.discord.api_url))
+        read_from = token_source(
+            config_path,
+            secrets_dir=secrets_dir,
+            environ=os.environ if environ is None else environ,
+        )
+        token = settings.discord.token.get_secret_value()
+        results.append(await _check_discord(settings.discord.api_url, token, read_from))
     secrets = settings.secrets()
     for status, line in results:
         # Its lines name the servers as configured: a user:password in a URL is not shown,
@@ -202,23 +208,59 @@ async def _learned_lines(path: Path | str, settings: Settings) -> list[tuple[boo
     ]
 
 
-async def _check_discord(api_url: str) -> tuple[bool | None, str]:
-    """Reach Discord's API as `run` will (the token is not sent: only the route is tested)."""
-    url = api_url.rstrip("/") + "/gateway"
+async def _check_discord(api_url: str, token: str, read_from: str) -> tuple[bool | None, str]:
+    """Ask Discord who the token belongs to, as `run` does first: a token Discord refuses is a
+    FAIL here rather than at the bot's start. The token is in the request only; the line is
+    redacted by the caller, a server quoting the token back included."""
+    url = api_url.rstrip("/") + "/users/@me"
     try:
         # trust_env=False: discord.py's aiohttp ignores HTTPS_PROXY, so the test does too.
         timeout = httpx.Timeout(DISCORD_DEADLINE)
         async with httpx.AsyncClient(timeout=timeout, trust_env=False) as http:
-            response = await http.get(url)
+            response = await http.get(url, headers={"Authorization": f"Bot {token}"})
     except httpx.HTTPError as exc:
         reason = str(exc) or type(exc).__name__
         return False, (
             f"Discord API {api_url} unreachable ({reason}) → check the network, DNS "
-            "and firewall; `run` retries until it answers"
+            "and firewall; `run` retries until it answers (the token is not checked)"
         )
-    if response.status_code >= 500:
-        return None, f"Discord API {api_url} answered {response.status_code} → Discord may be down"
-    return True, f"Discord API {api_url} is reachable"
+    status = response.status_code
+    if status == 401:
+        return False, (
+            f"Discord refuses this token (read from {read_from}) → reset it in the Developer "
+            f"Portal, Bot page, and put the new one in {read_from}"
+        )
+    if status >= 500:
+        return None, (
+            f"Discord API {api_url} answered {status}: the token is not checked → Discord may "
+            "be down; `run` retries until it answers"
+        )
+    bot = _bot_user(response, token) if status == 200 else None
+    if bot is None:
+        return None, (
+            f"Discord API {api_url} answered {status} to /users/@me: the token is not checked "
+            "→ is [discord] api_url Discord's API (or a proxy in front of it)?"
+        )
+    return True, f"Discord accepts the token: the bot is {bot} at {api_url}"
+
+
+# Discord's user names are at most 32 characters; a longer one is cut, not trusted.
+_NAME_CHARS = 32
+
+
+def _bot_user(response: httpx.Response, token: str) -> str | None:
+    """The bot's user name and id from /users/@me, made one plain line (None: not a user)."""
+    try:
+        user = response.json()
+    except ValueError:
+        return None
+    if not isinstance(user, dict) or not str(user.get("id", "")).isdigit():
+        return None
+    # Printed on the operator's terminal: no control character or line break from the server,
+    # and the token taken out before the name is cut (a part of it would escape redaction).
+    name = Secrets.of(token).remove(str(user.get("username", "")))
+    name = " ".join("".join(c if c.isprintable() else " " for c in name).split())
+    return f"{name[:_NAME_CHARS]} (id {user['id']})"
 
 
 async def calibration(
