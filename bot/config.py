@@ -54,6 +54,7 @@ from memory import (
     RELATIVE_SD,
     ContextConfig,
     Kind,
+    Language,
     MemoryConfig,
     Secrets,
 )
@@ -145,6 +146,9 @@ class CharacterSettings(_Section):
     # Where the character lives (an IANA name): the day and time its prompt says, the dates
     # of memories. Unset: the machine's zone.
     timezone: str | None = Field(None, min_length=1, max_length=64)
+    # The language of the dates its prompt says (the day and time, when a memory was said, a
+    # silence in the history) and of the date its reflection is told: "en" or "fr".
+    language: Language = "en"
 
     @field_validator("timezone")
     @classmethod

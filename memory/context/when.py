@@ -177,12 +177,6 @@ _WORDS: dict[str, _Words] = {"en": _ENGLISH, "fr": _FRENCH}
 GAP_SECONDS = 86_400.0
 
 
-def language_of(tag: str) -> Language:
-    """The language dates are written in for a locale tag ("fr", "fr-CA", "fr_FR.UTF-8"):
-    French for French, English for anything else."""
-    return "fr" if re.split(r"[-_.@]", tag.strip().lower(), maxsplit=1)[0] == "fr" else "en"
-
-
 def _words(lang: Language) -> _Words:
     return _WORDS[lang]
 

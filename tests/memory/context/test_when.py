@@ -15,7 +15,6 @@ from memory.context.when import (
     Language,
     exchange_line,
     gap_line,
-    language_of,
     long_date,
     now_line,
     said_on,
@@ -204,8 +203,3 @@ def test_a_month_is_abbreviated_with_a_dot_unless_it_is_short_already(
         full = long_date(day, "fr").split(" ")[2]
         assert month == (full if len(full) <= 4 else month.rstrip(".") + ".")
         assert month.islower() and full.startswith(month.rstrip("."))
-
-
-def test_a_locale_tag_picks_french_or_else_english() -> None:
-    assert [language_of(t) for t in ("fr", "fr-CA", "fr_FR.UTF-8", "FR", " fr@euro")] == ["fr"] * 5
-    assert [language_of(t) for t in ("en-US", "de", "", "C", "frisian", "es-ES")] == ["en"] * 6
