@@ -369,6 +369,14 @@ class ConversationSettings(_Section):
     settle_seconds: float = Field(SETTLE_SECONDS, ge=0, le=86_400)
 
 
+class TerminalSettings(_Section):
+    """The terminal chat (`echo-bot chat`, or `make run` without a Discord token)."""
+
+    # The language of the dates its commands show (/why, /memories, /positions, /anchors):
+    # "en" or "fr"; the rest of their text stays English.
+    language: Language = "en"
+
+
 # A token anyone could guess in a few tries protects nothing.
 MIN_WEB_TOKEN = 16
 
@@ -418,6 +426,7 @@ class Settings(BaseSettings):
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    terminal: TerminalSettings = Field(default_factory=TerminalSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -48,6 +48,7 @@ ELSEWHERE = {
     "privacy": {"history_days", "follow_deletions"},  # the retention job; cogs.following
     "web": {"enabled", "host", "port", "token"},  # bot.web, the operator's page
     "conversation": {"settle_seconds"},  # runtime: the Engine's settle
+    "terminal": {"language"},  # bot.terminal.chat: the dates its commands show
 }  # fmt: skip
 # Engine fields no setting sets: the card's lorebook budgets come from the card.
 ENGINE_ONLY = {"source_budgets"}
