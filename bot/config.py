@@ -54,6 +54,7 @@ from memory import (
     RELATIVE_SD,
     ContextConfig,
     Kind,
+    Language,
     MemoryConfig,
     Secrets,
 )
@@ -145,6 +146,9 @@ class CharacterSettings(_Section):
     # Where the character lives (an IANA name): the day and time its prompt says, the dates
     # of memories. Unset: the machine's zone.
     timezone: str | None = Field(None, min_length=1, max_length=64)
+    # The language of the dates its prompt says (the day and time, when a memory was said, a
+    # silence in the history) and of the date its reflection is told: "en" or "fr".
+    language: Language = "en"
 
     @field_validator("timezone")
     @classmethod
@@ -365,6 +369,14 @@ class ConversationSettings(_Section):
     settle_seconds: float = Field(SETTLE_SECONDS, ge=0, le=86_400)
 
 
+class TerminalSettings(_Section):
+    """The terminal chat (`echo-bot chat`, or `make run` without a Discord token)."""
+
+    # The language of the dates its commands show (/why, /memories, /positions, /anchors):
+    # "en" or "fr"; the rest of their text stays English.
+    language: Language = "en"
+
+
 # A token anyone could guess in a few tries protects nothing.
 MIN_WEB_TOKEN = 16
 
@@ -415,6 +427,7 @@ class Settings(BaseSettings):
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    terminal: TerminalSettings = Field(default_factory=TerminalSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -154,7 +154,8 @@ def _zone_line(settings: Settings, config_path: str) -> str:
         where = "the machine's ([character] timezone unset)"
     else:
         where = value_source(settings, config_path, "character", "timezone")
-    return f"time zone from {where}: {now_line(time.time(), settings.default_character.zone())}"
+    c = settings.default_character
+    return f"time zone from {where}: {now_line(time.time(), c.zone(), c.language)}"
 
 
 async def _check_database(path: Path | str, settings: Settings) -> tuple[bool | None, str]:

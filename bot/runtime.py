@@ -198,6 +198,7 @@ def character(
             persona=c.persona,
             rules=tuple(c.rules),
             zone=c.zone(),
+            language=c.language,
             key=key,
         )
     given = c.model_fields_set
@@ -210,6 +211,7 @@ def character(
         examples=card.examples,
         greetings=card.greetings,
         zone=c.zone(),
+        language=c.language,
         key=key,
         avatar=card.picture,
     )

@@ -36,6 +36,7 @@ from memory import (
     Incoming,
     InvalidInput,
     Kind,
+    Language,
     Memory,
     NotFound,
     Regenerating,
@@ -347,7 +348,11 @@ class Terminal:
         told = await self._told(used)
         self.say(
             render.render_why(
-                turn, everywhere=await self._everywhere(), told=told, replaced=replaced
+                turn,
+                everywhere=await self._everywhere(),
+                told=told,
+                replaced=replaced,
+                language=self.language,
             )
         )
 
@@ -360,7 +365,7 @@ class Terminal:
                 raise InvalidInput("write /memories history:ID alone, or /memories TEXT")
             number = _id(chosen.get("history") or rest)
             chain = await versions.history(self.runtime.store, self.user_id, number)
-            self.say(render.render_versions(chain))
+            self.say(render.render_versions(chain, language=self.language))
             return
         store, never = self.runtime.store, arg == "never"
         found = await manage.list_memories(
@@ -386,6 +391,7 @@ class Terminal:
                 everywhere=await self._everywhere(),
                 told=await self._told(found),
                 replaced=replaced,
+                language=self.language,
             )
         )
 
@@ -528,7 +534,7 @@ class Terminal:
             raise InvalidInput("write /positions, or /positions drop ID REASON")
         else:
             found = await story.positions(store, self.story_id)
-            self.say(render.render_positions(found, name=self._name))
+            self.say(render.render_positions(found, name=self._name, language=self.language))
 
     async def cmd_anchors(self, arg: str) -> None:
         """/anchors · /anchors add TEXT · /anchors drop ID REASON."""
@@ -545,7 +551,12 @@ class Terminal:
             raise InvalidInput("write /anchors, /anchors add TEXT, or /anchors drop ID REASON")
         else:
             found_anchors = await story.anchors(store, self.story_id)
-            self.say(render.render_anchors(found_anchors, name=self._name))
+            self.say(render.render_anchors(found_anchors, name=self._name, language=self.language))
+
+    @property
+    def language(self) -> Language:
+        """The language dates are shown in here: [terminal] language."""
+        return self.runtime.settings.terminal.language
 
     def _name(self, user_id: int) -> str:
         # Only the terminal's person moderates their story.

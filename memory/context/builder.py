@@ -181,14 +181,14 @@ class ContextBuilder:
         }
         lore, over = await self._lore(estimator, origin, current, kept, user_name)
         excluded += over
-        now, zone = self.clock(), self.character.zone
-        silence = gap_line(messages[-1].created_at, now, zone) if messages else ""
+        now, zone, language = self.clock(), self.character.zone, self.character.language
+        silence = gap_line(messages[-1].created_at, now, zone, language) if messages else ""
         blocks = [
             *persona_blocks(self.character, selected, user_name=user_name, now=now),
             *story_blocks(story_context(story)),
-            *memory_blocks(selected, relevance, now=now, zone=zone),
+            *memory_blocks(selected, relevance, now=now, zone=zone, language=language),
             *lore,
-            *history_blocks(kept, zone=zone),
+            *history_blocks(kept, zone=zone, language=language),
             _input(user_name, text, silence),
         ]
         c = self.config

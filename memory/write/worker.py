@@ -37,6 +37,7 @@ from memory.backends.chat import ChatBackend
 from memory.backends.redact import NO_SECRETS, Secrets
 from memory.cache import CacheBudget
 from memory.character.cast import Characters
+from memory.context.when import Language
 from memory.errors import BackendError, StoreError, unexpected
 from memory.lexicon.dates import machine_zone
 from memory.store import Store, Tx
@@ -110,12 +111,15 @@ class ReflectionWorker:
         self.indexes = IndexCache(caches)
         self.builder = IndexBuilder()
 
-    async def _name_in(self, story_id: int) -> str:
-        """The name of the character whose story this is."""
-        if self.characters is None or len(self.characters) == 1:
-            return self.character_name
+    async def _character_in(self, story_id: int) -> tuple[str, Language]:
+        """The name of the character whose story this is, and the language of its dates."""
+        if self.characters is None:
+            return self.character_name, "en"
+        if len(self.characters) == 1:
+            return self.character_name, self.characters.default.language
         _, key = await cast_store.owner(self.store, cast_store.STORY, story_id)
-        return self.characters.playing(key or self.characters.home).name
+        playing = self.characters.playing(key or self.characters.home)
+        return playing.name, playing.language
 
     async def close(self) -> None:
         """Stop the reflections under way, wait until their rows are given back, and stop the
@@ -203,7 +207,7 @@ class ReflectionWorker:
         exchange = row.exchange
         try:
             story = exchange.story_id
-            character_name = await self._name_in(story)
+            character_name, language = await self._character_in(story)
             said, said_at = await history.summary_dated(self.store, story)
             held = await summary.active(self.store, story)
             positions = await stances.for_story(self.store, story)
@@ -226,6 +230,7 @@ class ReflectionWorker:
                 memories=[(m.id, m.text) for m in used],
                 said_at=at,
                 zone=self.zone or machine_zone(at),
+                language=language,
             )
             result = await self.chat.chat(
                 messages, schema=reflection.json_schema(), deadline=self.deadline

@@ -434,11 +434,13 @@ def interaction(
     permissions: int = 0,
     autocomplete: bool = False,
     guild_id: int = GUILD_ID,
+    locale: str = "en-US",
 ) -> discord.Interaction[Any]:
-    """A chat-input (or autocomplete) interaction for the command `name`, as Discord sends it."""
+    """A chat-input (or autocomplete) interaction for the command `name`, as Discord sends it,
+    from a person whose Discord is set to `locale` ("fr": French)."""
     data: dict[str, Any] = {
         "id": str(next(_ids)), "application_id": str(BOT_ID), "type": 4 if autocomplete else 2,
-        "token": "token", "version": 1, "channel_id": str(channel_id), "locale": "en-US",
+        "token": "token", "version": 1, "channel_id": str(channel_id), "locale": locale,
         "app_permissions": "0", "entitlements": [], "authorizing_integration_owners": {},
         "attachment_size_limit": 8_388_608,
         "data": {"id": str(next(_ids)), "name": name, "type": 1, "options": options or []},

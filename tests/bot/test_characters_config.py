@@ -90,3 +90,20 @@ def test_a_bad_cast_is_one_line_naming_the_setting(tmp_path: Path, body: str, sa
     line = str(refused.value)
     assert "\n" not in line and said in line, line
     assert line.startswith(f"{config}: ")
+
+
+def test_each_character_says_its_dates_in_its_own_language(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        '[[characters]]\nkey = "nyx"\n[[characters]]\nkey = "sel"\nlanguage = "fr"\n'
+        'timezone = "Europe/Paris"\n',
+        encoding="utf-8",
+    )
+    characters, _ = cast(load_settings(config))
+    assert [(c.key, c.language) for c in characters] == [("nyx", "en"), ("sel", "fr")]
+    alone = tmp_path / "alone.toml"
+    alone.write_text('[character]\nlanguage = "fr"\n', encoding="utf-8")
+    assert cast(load_settings(alone))[0].default.language == "fr"
+    alone.write_text('[character]\nlanguage = "de"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"character\.language: Input should be 'en' or 'fr'"):
+        load_settings(alone)

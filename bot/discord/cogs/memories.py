@@ -21,13 +21,14 @@ from bot.discord.ui import (
     EchoView,
     Interaction,
     answer_error,
+    language_of,
     origin_of,
     person_here,
     send_ephemeral,
     story_here,
     whose_memories,
 )
-from memory import Kind, Memory, Scope, Store, manage
+from memory import Kind, Language, Memory, Scope, Store, manage
 from memory.manage import forgetting, privacy, story, versions
 
 if TYPE_CHECKING:
@@ -123,10 +124,13 @@ class MemoryPages(EchoView):
         everywhere: bool = False,
         told: render.Told | None = None,
         replaced: Mapping[int, float] | None = None,
+        language: Language = "en",
     ) -> None:
         super().__init__(timeout=600)
         self.owner_id = owner_id
         self.everywhere = everywhere
+        # The owner's language, the only one who may turn the pages.
+        self.language = language
         self.told = told
         self.replaced = replaced or {}
         self.pages = render.paginate(items)
@@ -145,6 +149,7 @@ class MemoryPages(EchoView):
             everywhere=self.everywhere,
             told=self.told,
             replaced=self.replaced,
+            language=self.language,
         )
 
     def _update_buttons(self) -> None:
@@ -241,7 +246,13 @@ class MemoryCommands(commands.Cog):
             self.store, person_here(interaction), [m.id for m in used]
         )
         told = await self.told(interaction, used)
-        text = render.render_why(turn, everywhere=everywhere, told=told, replaced=replaced)
+        text = render.render_why(
+            turn,
+            everywhere=everywhere,
+            told=told,
+            replaced=replaced,
+            language=language_of(interaction),
+        )
         text = whose_memories(interaction) + text
         if not used or turn is None:
             return text, None
@@ -262,7 +273,7 @@ class MemoryCommands(commands.Cog):
             chain = await versions.history(self.store, person_here(interaction), history)
             await send_ephemeral(
                 interaction,
-                render.render_versions(chain),
+                render.render_versions(chain, language=language_of(interaction)),
                 view=Editable(interaction.user.id, [chain.memory]),
             )
             return
@@ -282,6 +293,7 @@ class MemoryCommands(commands.Cog):
             everywhere=await self.served_everywhere(interaction),
             told=await self.told(interaction, found),
             replaced=replaced,
+            language=language_of(interaction),
         )
         await interaction.response.send_message(
             render.defang(whose_memories(interaction) + view.text()),
