@@ -88,7 +88,9 @@ async def test_the_first_screen_is_the_conversation_and_ctrl_c_ends_it(
     async with _session(_config(tmp_path, ollama.url)) as chat:
         await chat.sees(PROMPT)  # the commands, then the prompt
         await chat.answer("J'ai un chat roux qui s'appelle Félix.")
-        assert chat.screen.endswith(f"\n> Écho: Félix ! Quel joli nom.{PROMPT}")
+        # "Écho is writing…" showed until the reply, then was cleared in place.
+        writing = f"\n> Écho is writing…\r\x1b[KÉcho: Félix ! Quel joli nom.{PROMPT}"
+        assert chat.screen.endswith(writing)
         # The reflection runs in the background: ask until its memory is there.
         async with asyncio.timeout(HANG):
             while "A un chat roux nommé Félix" not in chat.screen:
