@@ -257,11 +257,15 @@ class _StructuredChat:
             except EmptyStream:
                 if received:
                     raise
-                # Asked again whole, once: its answer says what went wrong (llama-cpp-python
-                # refuses so a prompt longer than its context, with the context in its words).
-                left = max(0.001, end - loop.time())
-                async for piece in self._whole(out, sent, left, max_tokens):
-                    yield piece
+                # Asked again whole: its answer says what went wrong (llama-cpp-python refuses
+                # so a prompt longer than its context, with the context in its words).
+                result = await self._after_empty(sent, end, max_tokens)
+                out.prompt_tokens, out.completion_tokens = (
+                    result.prompt_tokens,
+                    result.completion_tokens,
+                )
+                out.streamed = False
+                yield result.content
                 return
             except BackendResponseError as exc:
                 await self._learn_refusal(exc)
@@ -282,6 +286,25 @@ class _StructuredChat:
                 out.counted = await self.counter.count(text)
 
         return ChatStream(pieces)
+
+    async def _after_empty(
+        self, messages: Sequence[Message], end: float, max_tokens: int | None
+    ) -> ChatResult:
+        """The whole answer, after a stream that ended before its first event. The server may
+        close the connection that stream came on as the next request takes it (llama-cpp-python
+        does): a request dropped so is sent once more."""
+        loop = asyncio.get_running_loop()
+        for attempt in (1, 2):
+            try:
+                return await self._send(messages, None, max(0.001, end - loop.time()), max_tokens)
+            except BackendUnavailable as exc:
+                cause = exc.__cause__
+                dropped = isinstance(cause, httpx.TransportError) and not isinstance(
+                    cause, httpx.TimeoutException
+                )
+                if attempt == 2 or not dropped:
+                    raise
+        raise AssertionError("unreachable")
 
     async def _whole(
         self,

@@ -17,9 +17,10 @@ bytes, so a line or a UTF-8 character cut between network chunks is whole again 
 decoded. A stream that ends before its last line or event, or a line that is not JSON, is a
 BackendError raised where it happens: the text already yielded stays the caller's.
 
-A stream that ends before its first line or event is an `EmptyStream`: a server that fails a
-request after answering 200 ends so (llama-cpp-python, asked to stream a prompt longer than its
-context), and the client asks it again whole, once, to read its words.
+A stream that ends before its first line or event, or whose connection breaks then, is an
+`EmptyStream`: a server that fails a request after answering 200 ends so (llama-cpp-python,
+asked to stream a prompt longer than its context, closes the connection), and the client asks
+it again whole, once, to read its words.
 
 A server that answers in another media type (application/json: one block) has not streamed: the
 block is read as the non-streamed answer is, and `ChatStream.streamed` says so, for the
@@ -209,7 +210,8 @@ async def streamed(
                 yield text
                 return
             finished = started = False
-            async for piece in _pieces(chunks, kind == EVENT_STREAM, parse, url, secrets):
+            pieces = _pieces(chunks, kind == EVENT_STREAM, parse, url, secrets)
+            async for piece in _started(pieces, url, secrets):
                 started = True
                 if piece.prompt_tokens is not None or piece.completion_tokens is not None:
                     out.prompt_tokens, out.completion_tokens = (
@@ -232,6 +234,27 @@ async def streamed(
             )
         finally:
             await response.aclose()
+
+
+async def _started(
+    pieces: AsyncIterator[Piece], url: str, secrets: Secrets
+) -> AsyncIterator[Piece]:
+    """The pieces; a connection that breaks before the first is an EmptyStream (llama-cpp-python
+    closes it so when it refuses a streamed prompt too long for its context)."""
+    first = True
+    try:
+        async for piece in pieces:
+            first = False
+            yield piece
+    except httpx.TimeoutException:
+        raise
+    except httpx.HTTPError as exc:
+        if not first:
+            raise
+        reason = f"{type(exc).__name__}: {exc}"
+        raise EmptyStream(
+            secrets.redact(f"{url}: the answer ended before its first event ({reason})")
+        ) from exc
 
 
 async def _pieces(

@@ -18,11 +18,11 @@ schema with big maxLength/maxItems.
 `context` gives the server a context, in the fake's tokens (`fake_tokens`): a prompt that does
 not fit is refused in the words of `context_words` (llama_cpp_python_words, llama_server_words,
 vllm_words, each as the real server words it), a streamed one by llama-cpp-python with a 200
-that ends before its first event (observed against 0.3.36). `says_context` is where the server
-says it: "props" (llama.cpp's GET /props), "models" (vLLM's `max_model_len` in /v1/models) or
-None (llama-cpp-python says it nowhere). `stream_usage` False: a stream that reports no usage
-and starts with the role alone (llama-cpp-python's, whatever `stream_options` asks); `counts`:
-POST /extras/tokenize/count answers (llama-cpp-python's).
+whose connection closes before its first event (observed against 0.3.36). `says_context` is
+where the server says it: "props" (llama.cpp's GET /props), "models" (vLLM's `max_model_len` in
+/v1/models) or None (llama-cpp-python says it nowhere). `stream_usage` False: a stream that
+reports no usage and starts with the role alone (llama-cpp-python's, whatever `stream_options`
+asks); `counts`: POST /extras/tokenize/count answers (llama-cpp-python's).
 
 `delay` holds every chat answer that many seconds. A request with "stream": true is answered in
 one block unless `stream` (a StreamScript) says to stream it, as server-sent events at its pace.
@@ -207,7 +207,12 @@ class FakeOpenAI:
         self.prompts.append(tokens)
         if self.context is not None and tokens >= self.context:
             if payload.get("stream") is True and self.stream.on:
-                return await self.stream.send(request, "text/event-stream", [], [], bytes)
+                # llama-cpp-python: the event stream's headers, then the connection closed.
+                response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+                await response.prepare(request)
+                assert request.transport is not None
+                request.transport.close()
+                return response
             words = self.context_words(self.context, tokens, int(payload.get("max_tokens") or 0))
             return web.json_response(words, status=400)
         mode = mode_of(payload)
