@@ -32,7 +32,6 @@ from memory import (
     BackendError,
     EchoError,
     LanguageReport,
-    ask_context,
     calibrate,
     now_line,
     ollama_health,
@@ -229,15 +228,10 @@ async def _context_line(
     a warning with the value to set when [context] context_length is larger."""
     llm, configured = settings.llm, settings.context.context_length
     where = f"chat server {llm.base_url} ({llm.chat_model})"
-    headers = {"Authorization": f"Bearer {llm.api_key.get_secret_value()}"} if llm.api_key else {}
+    key = llm.api_key.get_secret_value() if llm.api_key else None
     try:
-        said = await ask_context(
-            http,
-            llm.backend,
-            llm.base_url,
-            llm.chat_model,
-            headers=headers,
-            secrets=settings.secrets(),
+        said = await setup.server_context(
+            http, llm.backend, llm.base_url, llm.chat_model, api_key=key, secrets=settings.secrets()
         )
     except BackendError as exc:
         return None, f"{where}: its context could not be asked ({exc})"

@@ -24,7 +24,6 @@ memory.recall, memory.context, memory.write, memory.vectors, memory.store, memor
 from memory import jobs, manage
 from memory.assembly import Echo, Options, Server, open, server_backends, with_prefixes
 from memory.backends.chat import ChatBackend, Embedder, ollama_health
-from memory.backends.context_size import ask_context
 from memory.backends.redact import Secrets, redact
 from memory.backends.structured import Mode, Negotiator
 from memory.character.cards import Card, load_card, load_lorebook
@@ -156,7 +155,6 @@ __all__ = [
     "Store",
     "StoreError",
     "Turn",
-    "ask_context",
     "calibrate",
     "guild_origin",
     "jobs",

@@ -151,6 +151,10 @@ class _StructuredChat:
     headers: Mapping[str, str]
     secrets: Secrets
     counter: TokenCounter | None = None
+    # A stream that ended before its first event is asked again whole (OpenAI-compatible
+    # servers: llama-cpp-python refuses a prompt over its context so); an Ollama stream that
+    # breaks there fails, as a server that went down.
+    whole_after_empty = False
 
     async def context_size(self) -> int | None:
         """The context this server takes for the model (None: it says none, and has refused
@@ -255,7 +259,7 @@ class _StructuredChat:
                         await self.modes.learn_streams(self.base_url, self.model, out.streamed)
                     yield piece
             except EmptyStream:
-                if received:
+                if received or not self.whole_after_empty:
                     raise
                 # Asked again whole: its answer says what went wrong (llama-cpp-python refuses
                 # so a prompt longer than its context, with the context in its words).
@@ -470,6 +474,7 @@ class OpenAIChat(_StructuredChat):
 
     server_modes = OPENAI_MODES
     kind: Literal["ollama", "openai"] = "openai"
+    whole_after_empty = True
 
     def _format(self, mode: Mode, schema: Mapping[str, Any]) -> dict[str, Any] | str | None:
         return response_format(mode, schema)

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
-from memory.backends.context_size import ContextSizes, Source
-from memory.backends.redact import redact
+import httpx
+
+from memory.backends.context_size import ContextSizes, Source, ask_context
+from memory.backends.redact import Secrets, redact
 from memory.backends.structured import Mode, Negotiator
 from memory.store import Store
 from memory.store.tables import structured_output
@@ -62,6 +64,21 @@ async def learned_contexts(store: Store) -> dict[tuple[str, str], tuple[int, Sou
     for key, (tokens, source) in (await structured_output.load_context(store)).items():
         out[key] = (tokens, "server" if source == "server" else "refusal")
     return out
+
+
+async def server_context(
+    http: httpx.AsyncClient,
+    backend: Literal["ollama", "openai"],
+    base_url: str,
+    model: str,
+    *,
+    api_key: str | None,
+    secrets: Secrets,
+) -> int | None:
+    """The context this chat server says it takes for the model (None: it says none);
+    BackendError when it could not be asked."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    return await ask_context(http, backend, base_url, model, headers=headers, secrets=secrets)
 
 
 async def learned_context(store: Store, server: str, model: str) -> tuple[int, Source] | None:

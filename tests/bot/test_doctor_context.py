@@ -50,7 +50,6 @@ async def test_a_server_smaller_than_context_length_is_a_warning_with_the_value(
 
 async def test_a_server_large_enough_is_ok(tmp_path: Path) -> None:
     async with serve_fake_ollama() as ollama:
-        ollama.trained_context = 131072
         config = _config(tmp_path, ollama.url, "ollama", "llama3.1:8b")
         _, out, _ = await _run("doctor", "--config", str(config))
     assert _context_line(out) == (

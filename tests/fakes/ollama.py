@@ -1,7 +1,7 @@
 """A real HTTP server on loopback that speaks the Ollama API, scripted by each test.
 
 Endpoints: /api/chat, /api/embed, /api/tags, /api/version, /api/show (its `model_info` holds
-`llama.context_length` = `trained_context` when set, as Ollama's does).
+`llama.context_length` = `trained_context`, as Ollama's does).
 
 Each endpoint has a behaviour that a test sets: "ok", "hang", "slow" (delay then ok), "500",
 "badjson", "error" ({"error": ...}), "drip" (headers at once, then the body one byte at a
@@ -99,7 +99,8 @@ class FakeOllama:
     pause: Callable[[dict[str, Any]], Awaitable[None]] | None = None
     # How a streamed request is answered (by default: in one block, as a server that cannot).
     stream: StreamScript = field(default_factory=StreamScript)
-    trained_context: int | None = None
+    # llama3.1's, as /api/show says it (None: a model_info without it).
+    trained_context: int | None = 131072
 
     def set(self, endpoint: str, mode: str, delay: float = 0.0) -> None:
         self.behaviours[endpoint] = Behaviour(mode, delay)

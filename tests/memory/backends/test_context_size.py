@@ -92,9 +92,9 @@ async def test_llama_cpp_python_says_nothing_of_its_context(http: httpx.AsyncCli
 async def test_ollama_says_the_models_trained_context(
     ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
-    assert await ask_context(http, "ollama", ollama.url, "llama3.1:8b") is None
-    ollama.trained_context = 131072
     assert await ask_context(http, "ollama", ollama.url, "llama3.1:8b") == 131072
+    ollama.trained_context = None
+    assert await ask_context(http, "ollama", ollama.url, "llama3.1:8b") is None
     assert [p for path, p in ollama.calls if path == "/api/show"][-1] == {"model": "llama3.1:8b"}
 
 
