@@ -1,6 +1,7 @@
 """What `echo-bot doctor` checks, one line each with its fix: the database, the chat and
-embedding models, the calibration (also `echo-bot calibrate`), the context strategies, the
-structured-output mode, the route to Discord.
+embedding models, the context the chat server takes against [context] context_length, the
+calibration (also `echo-bot calibrate`), the context strategies, the structured-output mode,
+the route to Discord.
 
 Apart from bot/cli.py, which parses the command line and runs each command, because these
 checks reach outside (the database, the model servers, Discord) and say what to do about each
@@ -94,6 +95,9 @@ async def doctor(
             named=source("chat_model"),
         )
         results.append(chat.line)
+        if chat.reached:
+            learned = await _learned_context(settings.storage.database, settings)
+            results.append(await _context_line(settings, http, learned))
         if chat.reached or llm.embeddings_url != llm.base_url:
             embedding = await _check_model(
                 http,
@@ -207,6 +211,59 @@ async def _learned_lines(path: Path | str, settings: Settings) -> list[tuple[boo
             ),
         )
     ]
+
+
+async def _learned_context(path: Path | str, settings: Settings) -> tuple[int, str] | None:
+    """The context the bot learned its chat server takes, from the database (read only)."""
+    llm = settings.llm
+    try:
+        password = settings.storage.database_password()
+        if isinstance(path, Path) and not files.database_exists(path):
+            return None
+        async with await open_store(path, migrate_to=0, password=password) as store:
+            if await store.schema_version() < setup.CONTEXT_SCHEMA:
+                return None
+            return await setup.learned_context(store, llm.base_url, llm.chat_model)
+    except (EchoError, OSError):  # said by the database line already
+        return None
+
+
+async def _context_line(
+    settings: Settings, http: httpx.AsyncClient, learned: tuple[int, str] | None
+) -> tuple[bool | None, str]:
+    """The context the chat server says it takes (or the bot learned from its refusal), and
+    a warning with the value to set when [context] context_length is larger."""
+    llm, configured = settings.llm, settings.context.context_length
+    where = f"chat server {llm.base_url} ({llm.chat_model})"
+    key = llm.api_key.get_secret_value() if llm.api_key else None
+    try:
+        said = await setup.server_context(
+            http, llm.backend, llm.base_url, llm.chat_model, api_key=key, secrets=settings.secrets()
+        )
+    except BackendError as exc:
+        return None, f"{where}: its context could not be asked ({exc})"
+    if said is not None:
+        size, how = said, "it says so"
+    elif learned is not None:
+        size, how = learned[0], "learned when it refused a longer prompt"
+    else:
+        return None, (
+            f"{where} does not say its context (llama-cpp-python's server does not): a prompt "
+            f"over it is refused, then Écho keeps within it → make sure the server was started "
+            f"with a context of at least [context] context_length = {configured} (--n_ctx), or "
+            "set context_length to the server's"
+        )
+    if configured <= size:
+        return True, (
+            f"{where} takes {size:,} tokens of context ({how}); [context] context_length "
+            f"{configured:,} fits"
+        )
+    return None, (
+        f"{where} takes {size:,} tokens of context ({how}), fewer than [context] "
+        f"context_length = {configured:,}: Écho keeps its prompts and replies within "
+        f"{size:,} → set [context] context_length = {size}, or start the server with a "
+        "larger context"
+    )
 
 
 async def _check_discord(api_url: str, token: str, read_from: str) -> tuple[bool | None, str]:

@@ -23,7 +23,7 @@ from memory.backends.chat import ChatBackend, Embedder
 from memory.cache import MIB, CacheBudget
 from memory.character.cast import Characters
 from memory.context.budget import ContextPlan
-from memory.context.builder import ContextBuilder, ContextConfig
+from memory.context.builder import ContextBuilder, ContextConfig, ServerContext
 from memory.context.prompt import Character
 from memory.context.strategies import Registry
 from memory.errors import Overloaded, Settled, StoreError
@@ -75,6 +75,7 @@ class Engine:
         loop_lag: LoopLag | None = None,
         zone: tzinfo | None = None,
         settle: float = 0.0,
+        server_context: ServerContext | None = None,
     ) -> None:
         self.store = store
         # Seconds a reply's versions are left to settle before its reflection is due: after the
@@ -118,6 +119,7 @@ class Engine:
                 config=context,
                 registry=strategies,
                 clock=clock,
+                server_context=server_context,
             )
             for c in self.characters
         }

@@ -11,6 +11,7 @@ from memory.backends.chat import ChatBackend, stream_of
 from memory.context.budget import ContextPlan
 from memory.context.builder import ContextBuilder
 from memory.context.story_view import read_story
+from memory.context.tokens import counted_messages
 from memory.errors import BackendError, BackendResponseError, unexpected
 from memory.recall.recaller import Recaller
 from memory.text import well_formed
@@ -116,7 +117,7 @@ class Replier:
             chat,
             plan.messages,
             deadline=config.chat_deadline,
-            max_tokens=context.config.response_tokens,
+            max_tokens=plan.budget.response_tokens,
         )
         async with stream:
             try:
@@ -140,6 +141,9 @@ class Replier:
                     "reply to %s interrupted after %d characters: %s", source_id, len(content), exc
                 )
                 return content, None, True
+        if stream.prompt_tokens is None and stream.counted is not None:
+            # The server counted the texts (its stream reported no count): calibrates as well.
+            return "".join(pieces), counted_messages(plan.messages, stream.counted), False
         return "".join(pieces), stream.prompt_tokens, False
 
 
