@@ -11,12 +11,12 @@ async def modes(store: Store) -> list[tuple[int, str, int | None, float]]:
     rows = await store.fetchall(
         "SELECT channel_id, mode, set_by, set_at FROM channel_modes ORDER BY channel_id"
     )
-    return [
-        (int(r[0]), str(r[1]), None if r[2] is None else int(r[2]), float(r[3])) for r in rows
-    ]
+    return [(int(r[0]), str(r[1]), None if r[2] is None else int(r[2]), float(r[3])) for r in rows]
 
 
-async def set_mode(tx: Tx, channel_id: int, mode: str | None, *, by: int | None, now: float) -> None:
+async def set_mode(
+    tx: Tx, channel_id: int, mode: str | None, *, by: int | None, now: float
+) -> None:
     """Record a channel's mode (None: back to the configured default)."""
     if mode is None:
         await tx.execute("DELETE FROM channel_modes WHERE channel_id = ?", (channel_id,))
