@@ -37,7 +37,9 @@ async def _mode(echo: Any, user: int, mode: str | None = None, **kw: Any) -> Non
 
 def _posts_in(rec: fakes.Recorder, channel_id: int) -> list[fakes.Sent]:
     """The messages the bot posted in a channel or thread."""
-    return [s for s in rec.sent if s.method == "POST" and s.path == f"/channels/{channel_id}/messages"]
+    return [
+        s for s in rec.sent if s.method == "POST" and s.path == f"/channels/{channel_id}/messages"
+    ]
 
 
 async def test_a_mention_in_a_thread_channel_opens_a_thread_answered_there_without_mentions(
