@@ -467,9 +467,11 @@ def interaction(
     autocomplete: bool = False,
     guild_id: int = GUILD_ID,
     locale: str = "en-US",
+    group_dm: bool = False,
 ) -> discord.Interaction[Any]:
     """A chat-input (or autocomplete) interaction for the command `name`, as Discord sends it,
-    from a person whose Discord is set to `locale` ("fr": French)."""
+    from a person whose Discord is set to `locale` ("fr": French); `group_dm`: in a group DM
+    the bot is not in, through the app the person installed on their account."""
     data: dict[str, Any] = {
         "id": str(next(_ids)), "application_id": str(BOT_ID), "type": 4 if autocomplete else 2,
         "token": "token", "version": 1, "channel_id": str(channel_id), "locale": locale,
@@ -488,6 +490,14 @@ def interaction(
             "user": user_payload(user_id), "roles": [], "joined_at": "2026-01-01T00:00:00+00:00",
             "deaf": False, "mute": False, "permissions": str(permissions), "flags": 0,
         }  # fmt: skip
+    elif group_dm:
+        people = [user_payload(user_id), user_payload(user_id + 1)]
+        data["channel"] = {"id": str(channel_id), "type": 3, "name": None, "icon": None,
+                           "owner_id": str(user_id), "last_message_id": None,
+                           "recipients": people}  # fmt: skip
+        data["user"] = user_payload(user_id)
+        data["context"] = 2
+        data["authorizing_integration_owners"] = {"1": str(user_id)}
     else:
         data["channel"] = {"id": str(channel_id), "type": 1, "recipients": [user_payload(user_id)]}
         data["user"] = user_payload(user_id)
