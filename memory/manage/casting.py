@@ -16,6 +16,9 @@ from memory.store.tables import characters as cast_store
 
 __all__ = ["ChannelMode"]
 
+# The first schema with channel modes (a reader of an older database finds none).
+MODES_SCHEMA = 32
+
 
 async def load(store: Store, cast: Characters) -> None:
     """Give the cast its home character (recorded at the first start: the default one then;

@@ -18,6 +18,7 @@ from bot.discord.places import THREAD_NAME_LIMIT, thread_name
 from memory.manage import casting
 from memory.store.tables import history
 from tests.bot import discord_fakes as fakes
+from tests.bot.cli_runner import echo_bot
 from tests.bot.discord.test_context import MANAGE_CHANNELS, _sub
 from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with, _opt, _say
 from tests.fakes.ollama import Chaos, FakeOllama
@@ -201,3 +202,23 @@ async def test_many_people_mentioning_at_once_each_get_their_own_thread(
             stored = await history.by_source(echo.runtime.store, f"discord:{thread_id}")
             assert stored is not None and stored.story_id == thread_id
             assert stored.user_id == person
+
+
+async def test_check_config_lists_the_modes_set(tmp_path: Path, ollama: FakeOllama) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'[storage]\npath = "{tmp_path / "echo.sqlite3"}"\n', encoding="utf-8")
+    code, out, _ = await echo_bot("--config", str(config), "check-config")
+    assert code == 0 and "mode" not in out  # no database yet: none created, nothing said
+    assert not (tmp_path / "echo.sqlite3").exists()
+    async with _bot_with(tmp_path, ollama) as (echo, _):
+        await _mode(echo, ALICE, "thread", permissions=MANAGE_CHANNELS)
+        await _mode(echo, BOB, "mention", permissions=MANAGE_CHANNELS, channel_id=CHANNEL)
+    code, out, _ = await echo_bot("--config", str(config), "check-config")
+    modes = [line for line in out.splitlines() if line.startswith("Channel ")]
+    assert code == 0 and len(modes) == 2
+    assert modes[0].startswith(
+        f"Channel {CHANNEL} is in 'mention' mode (/channel mode, by user {BOB} on "
+    )
+    assert modes[1].startswith(
+        f"Channel {ROOM} is in 'thread' mode (/channel mode, by user {ALICE} on "
+    )
