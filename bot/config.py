@@ -117,6 +117,9 @@ class DiscordSettings(_Section):
     # In a scene (several characters in a channel): how many times a character's message may
     # make another answer before a person speaks again there; 0, never.
     scene_chain: int = Field(0, ge=0, le=20)
+    # Whether people may also install the app on their own account, for the personal commands
+    # in their DMs and group DMs (bot.discord.installs).
+    user_install: bool = False
 
     @model_validator(mode="after")
     def _shards_agree(self) -> DiscordSettings:

@@ -16,7 +16,8 @@ the set and to stop it. Both front ends (the Discord bot and the interactive ter
     warm-up    once, at start                                the caches of the places active
                                                              lately, built before they speak
     casting    every CASTING_EVERY (30 s)                    the characters chosen per channel
-                                                             and DM in another process are read
+                                                             and DM, and the channel modes set,
+                                                             in another process are read
 
 Not here, because they are not periodic memory work: the reflection a front end starts as soon
 as it has replied (it calls `reflect`, or the worker's `reflect_now`, at once); the heartbeat file
@@ -56,7 +57,8 @@ REFLECT_EVERY = 5.0
 # How often an erasure a reader kept pending is tried again, and the retention rules applied.
 ERASURE_EVERY = 30.0
 RETENTION_EVERY = 3600.0
-# How often the choices of /character made in other processes (shards) are read again.
+# How often the choices of /character and /channel mode made in other processes (shards) are
+# read again.
 CASTING_EVERY = 30.0
 
 

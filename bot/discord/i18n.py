@@ -146,6 +146,19 @@ FRENCH: dict[str, str] = {
     "Only what this character stores (default: every one)": (
         "Seulement ce que ce personnage garde (par défaut : tous)"
     ),
+    "channel": "salon",
+    "How the character answers in this channel": "Comment le personnage répond dans ce salon",
+    "mode": "mode",
+    "Which messages are answered here; set it with Manage Channels": (
+        "Quels messages ont une réponse ici ; à changer avec Gérer les salons"
+    ),
+    "open: every message; mention: mentions and replies; thread: a thread each": (
+        "ouvert : chaque message ; mention : mentions et réponses ; fil : un fil pour chacun"
+    ),
+    "open": "ouvert",
+    "mention": "mention",
+    "thread": "fil",
+    "default": "par défaut",
 }
 
 

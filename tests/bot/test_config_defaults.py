@@ -30,6 +30,7 @@ ELSEWHERE = {
         "shard_count", "shard_ids",  # bot.discord.app.make_bot
         "answer_edits",  # bot.discord.cogs.following
         "scene_chain",  # bot.discord.scenes
+        "user_install",  # bot.discord.installs
         "edit_interval",  # the conversation cog's streaming pace
     },
     "character": {

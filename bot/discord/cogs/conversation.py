@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import discord
@@ -15,6 +16,7 @@ from bot import render
 from bot.discord import faces, streaming
 from bot.discord.cogs import answers
 from bot.discord.faces import Faces, face_of
+from bot.discord.places import Places, thread_name
 from bot.discord.scenes import Scenes
 from memory import (
     Answer,
@@ -27,6 +29,7 @@ from memory import (
     manage,
     unexpected,
 )
+from memory.manage.casting import ChannelMode
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot
@@ -44,11 +47,14 @@ SLOW_DOWN = (
 
 
 class Conversation(commands.Cog):
-    """Answers in configured channels, in DMs, and where it is mentioned or replied to."""
+    """Answers in DMs, where it is mentioned or replied to, and every message in the channels
+    whose mode is `open` (bot.discord.places); in a `thread` channel, in a thread it opens."""
 
     def __init__(self, bot: EchoBot) -> None:
         self.bot = bot
+        # Open by default ([discord] channels); a mode set per channel wins (Places).
         self.channels = set(bot.runtime.settings.discord.channels)
+        self.places = Places(bot, self.channels)
         self._background: set[asyncio.Task[object]] = set()
         self.faces = Faces(bot)
         self.scenes = Scenes(
@@ -64,9 +70,7 @@ class Conversation(commands.Cog):
             return False
         if message.guild is None:
             return True
-        channel = message.channel
-        parent = getattr(channel, "parent_id", None)
-        if channel.id in self.channels or parent in self.channels:
+        if self.places.mode_of(message.channel) is ChannelMode.OPEN:
             return True
         if any(user.id == me.id for user in message.mentions):
             return True
@@ -94,11 +98,13 @@ class Conversation(commands.Cog):
             text = faces.body(text).strip()
         if not text:
             return  # empty or attachment-only: nothing to say, no LLM call
+        # In a `thread` channel the story is the thread's, whose id is the message's.
+        threaded = self.places.opens_thread(message)
         incoming = Incoming(
             source_id=f"discord:{message.id}",
             user_id=message.author.id,
             user_name=message.author.display_name,
-            story_id=message.channel.id,
+            story_id=message.id if threaded else message.channel.id,
             origin=guild_origin(message.guild.id if message.guild else None),
             text=text,
             character=character.key,
@@ -113,7 +119,12 @@ class Conversation(commands.Cog):
                 # after this one, on Discord as in the history. The last part carries the
                 # buttons for another answer (bot.discord.cogs.answers).
                 face = face_of(character, named=self.scenes.several())
-                sent, reply = await self._answer(message, incoming, face)
+                where: discord.abc.Messageable = message.channel
+                if threaded:
+                    name = thread_name(text, fallback=character.name)
+                    where = await self.places.open_thread(message, name) or message.channel
+                    incoming = replace(incoming, story_id=getattr(where, "id", 0))
+                sent, reply = await self._answer(message, incoming, face, where)
                 if reply is not None and sent:
                     answers.posted(self.bot, incoming.source_id, sent[-1])
                     exchange, ids = reply.exchange_id, [m.id for m in sent]
@@ -129,14 +140,20 @@ class Conversation(commands.Cog):
         task.add_done_callback(self._background.discard)
 
     async def _answer(
-        self, message: discord.Message, incoming: Incoming, face: faces.Face
+        self,
+        message: discord.Message,
+        incoming: Incoming,
+        face: faces.Face,
+        where: discord.abc.Messageable,
     ) -> tuple[list[discord.Message], Reply | None]:
-        """Post the reply as it is written, as `face` (its webhook, or the bot), left as the
-        whole reply is sent (the greeting, the cut line) with its buttons; the unavailable line
-        when the turn failed; nothing for a message with nothing to answer. Return the
-        messages posted, and the reply (None: none)."""
-        speaker = await self.faces.speaker(message.channel, message, face)
-        async with streaming.Streamed(message, self.pace, self.streams, speaker) as streamed:
+        """Post the reply in `where` (the message's channel, or the thread opened from it) as
+        it is written, as `face` (its webhook, or the bot), left as the whole reply is sent
+        (the greeting, the cut line) with its buttons; the unavailable line when the turn
+        failed; nothing for a message with nothing to answer. Return the messages posted, and
+        the reply (None: none)."""
+        speaker = await self.faces.speaker(where, message, face)
+        streamed_reply = streaming.Streamed(message, self.pace, self.streams, speaker, where=where)
+        async with streamed_reply as streamed:
             try:
                 reply = await self.bot.runtime.engine.turn(
                     incoming, admitted=True, on_text=streamed.on_text

@@ -45,6 +45,7 @@ from memory.store.migrations import (
     v30_truthful_versions,
     v31_chat_one_at_a_time,
     v32_chat_context,
+    v33_channel_modes,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -79,6 +80,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (30, v30_truthful_versions.SQL),
     (31, v31_chat_one_at_a_time.SQL),
     (32, v32_chat_context.SQL),
+    (33, v33_channel_modes.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]
