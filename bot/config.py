@@ -117,6 +117,9 @@ class DiscordSettings(_Section):
     # In a scene (several characters in a channel): how many times a character's message may
     # make another answer before a person speaks again there; 0, never.
     scene_chain: int = Field(0, ge=0, le=20)
+    # Whether a character for adults plays in DMs (elsewhere: only in channels Discord marks
+    # age-restricted).
+    adult_in_dms: bool = False
 
     @model_validator(mode="after")
     def _shards_agree(self) -> DiscordSettings:
@@ -149,6 +152,9 @@ class CharacterSettings(_Section):
     # The language of the dates its prompt says (the day and time, when a memory was said, a
     # silence in the history) and of the date its reflection is told: "en" or "fr".
     language: Language = "en"
+    # For adults only (then it plays only where Discord marks the channel age-restricted):
+    # true, false, or "auto", as its card's tags say (memory.character.cards.ADULT_TAGS).
+    adult: bool | Literal["auto"] = "auto"
 
     @field_validator("timezone")
     @classmethod
