@@ -40,6 +40,7 @@ EXTENSIONS = (
     "bot.discord.cogs.erasure",
     "bot.discord.cogs.following",
     "bot.discord.cogs.characters",
+    "bot.discord.cogs.off_record",
 )
 
 
