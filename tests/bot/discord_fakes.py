@@ -88,6 +88,10 @@ class Recorder:
     refuse_edits: list[int] = field(default_factory=list)
     # The clock `Sent.at` is read from.
     clock: Callable[[], float] = lambda: 0.0
+    # People whose DMs are closed to the bot (a message there: 403, code 50007), and the DM
+    # channels opened so far, by channel id: whose they are.
+    closed_dms: set[int] = field(default_factory=set)
+    dms: dict[int, int] = field(default_factory=dict)
 
     def messages(self) -> list[dict[str, Any]]:
         """Channel messages and interaction answers (callbacks and followups), in order; a
@@ -144,6 +148,15 @@ class Recorder:
         if route.path == "/channels/{channel_id}/webhooks":
             await self.lag()
             return self._channel_webhooks(route, payload)
+        if route.path == "/users/@me/channels":
+            channel_id = next(_ids)
+            self.dms[channel_id] = int(payload["recipient_id"])
+            return {"id": str(channel_id), "type": 1, "last_message_id": None,
+                    "recipients": [user_payload(self.dms[channel_id])]}  # fmt: skip
+        if route.method == "POST" and self.dms.get(int(route.channel_id or 0)) in self.closed_dms:
+            refusal = {"code": 50007, "message": "Cannot send messages to this user"}
+            self.sent[-1].refused = 403
+            raise discord.Forbidden(_Response(403), refusal)  # type: ignore[arg-type]
         if route.method == "POST" and route.path.endswith("/messages"):
             made = _message_payload(int(route.channel_id), payload.get("content", ""))
             self.sent[-1].made = int(made["id"])
@@ -350,9 +363,11 @@ def allow_webhooks(client: discord.Client, *, guild_id: int = GUILD_ID) -> None:
         g._add_member(member)
 
 
-def thread(client: discord.Client, thread_id: int, parent_id: int) -> discord.Thread:
-    """A public thread under the text channel `parent_id`."""
-    parent = text_channel(client, parent_id)
+def thread(
+    client: discord.Client, thread_id: int, parent_id: int, *, nsfw: bool = False
+) -> discord.Thread:
+    """A public thread under the text channel `parent_id` (`nsfw`: age-restricted)."""
+    parent = text_channel(client, parent_id, nsfw=nsfw)
     made = discord.Thread(
         guild=parent.guild, state=client._connection,
         data={"id": str(thread_id), "guild_id": str(parent.guild.id), "parent_id": str(parent_id),
@@ -367,13 +382,14 @@ def thread(client: discord.Client, thread_id: int, parent_id: int) -> discord.Th
 
 
 def text_channel(
-    client: discord.Client, channel_id: int, *, guild_id: int = GUILD_ID
+    client: discord.Client, channel_id: int, *, guild_id: int = GUILD_ID, nsfw: bool = False
 ) -> discord.TextChannel:
+    """A text channel; `nsfw`: one Discord marks age-restricted."""
     g = guild(client, guild_id=guild_id)
     channel = discord.TextChannel(
         state=client._connection, guild=g,
         data={"id": str(channel_id), "type": 0, "name": f"c{channel_id}", "position": 0,
-              "guild_id": str(guild_id), "permission_overwrites": [], "nsfw": False,
+              "guild_id": str(guild_id), "permission_overwrites": [], "nsfw": nsfw,
               "parent_id": None},  # type: ignore[typeddict-item]
     )  # fmt: skip
     g._add_channel(channel)
