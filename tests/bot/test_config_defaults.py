@@ -30,10 +30,11 @@ ELSEWHERE = {
         "shard_count", "shard_ids",  # bot.discord.app.make_bot
         "answer_edits",  # bot.discord.cogs.following
         "scene_chain",  # bot.discord.scenes
+        "adult_in_dms",  # bot.discord.adults, the conversation cog
         "edit_interval",  # the conversation cog's streaming pace
     },
     "character": {
-        "name", "persona", "rules", "card", "timezone", "language",
+        "name", "persona", "rules", "card", "timezone", "language", "adult",
     },  # runtime.character()
     "llm": {
         "backend", "base_url", "chat_model", "embedding_base_url", "embedding_model",
@@ -41,7 +42,8 @@ ELSEWHERE = {
     },  # runtime.backends(), the reflection worker
     "storage": {"path", "url", "password"},  # open_store, the heartbeat and log files
     "characters": {
-        "name", "persona", "rules", "card", "timezone", "language", "key", "channels", "default",
+        "name", "persona", "rules", "card", "timezone", "language", "adult", "key", "channels",
+        "default",
     },  # runtime.cast()
     "memory": {"reindex_interval", "shared_between_characters"},  # the indexer, runtime.cast()
     "limits": {"max_concurrent_chats"},  # BoundedChat

@@ -6,9 +6,14 @@ PostgreSQL, in no column of any row). Real discord.py channels and messages, the
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
+from bot import runtime
+from bot.config import Settings
 from bot.discord import adults
+from memory import Card
+from memory.character.cards import parse_card
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with, _say
 from tests.fakes import canary
@@ -88,3 +93,27 @@ async def test_many_people_at_once_in_both_kinds_of_channel(
         found = await canary.stored_each(echo.runtime.store, tmp_path, codes)
         assert [n for i, n in enumerate(found.values()) if not i % 2] == [0] * 10
         assert all(n > 0 for i, n in enumerate(found.values()) if i % 2)
+
+
+def _card(tags: object) -> Card:
+    return parse_card(json.dumps({
+        "spec": "chara_card_v2", "spec_version": "2.0",
+        "data": {"name": "Nyx", "description": "A librarian.", "tags": tags},
+    }))  # fmt: skip
+
+
+def test_a_cards_tags_or_the_operator_say_whether_it_is_for_adults(tmp_path: Path) -> None:
+    assert _card(["Fantasy", "NSFW"]).adult and _card([" adult "]).adult and _card(["18+"]).adult
+    assert not _card(["SFW", "fantasy"]).adult and not _card("nsfw").adult
+    auto = Settings()
+    assert runtime.character(auto, _card(["nsfw"])).adult
+    assert not runtime.character(auto, _card(["sfw"])).adult
+    off = Settings(character={"adult": False})  # type: ignore[arg-type]
+    assert not runtime.character(off, _card(["nsfw"])).adult
+    on = Settings(character={"adult": True})  # type: ignore[arg-type]
+    assert runtime.character(on).adult
+    # What check-config and doctor say of it.
+    line = runtime.describe_character(on, None, tmp_path / "config.toml")
+    assert line.endswith("; for adults (adult = true): plays only in age-restricted channels, "
+                         "not in DMs")  # fmt: skip
+    assert "adults" not in runtime.describe_character(auto, None, tmp_path / "config.toml")
