@@ -120,6 +120,9 @@ class DiscordSettings(_Section):
     # Whether people may also install the app on their own account, for the personal commands
     # in their DMs and group DMs (bot.discord.installs).
     user_install: bool = False
+    # Whether a character for adults plays in DMs (elsewhere: only in channels Discord marks
+    # age-restricted).
+    adult_in_dms: bool = False
 
     @model_validator(mode="after")
     def _shards_agree(self) -> DiscordSettings:
@@ -152,6 +155,9 @@ class CharacterSettings(_Section):
     # The language of the dates its prompt says (the day and time, when a memory was said, a
     # silence in the history) and of the date its reflection is told: "en" or "fr".
     language: Language = "en"
+    # For adults only (then it plays only where Discord marks the channel age-restricted):
+    # true, false, or "auto", as its card's tags say (memory.character.cards.ADULT_TAGS).
+    adult: bool | Literal["auto"] = "auto"
 
     @field_validator("timezone")
     @classmethod

@@ -42,6 +42,7 @@ EXTENSIONS = (
     "bot.discord.cogs.following",
     "bot.discord.cogs.characters",
     "bot.discord.cogs.channels",
+    "bot.discord.cogs.off_record",
 )
 
 

@@ -89,6 +89,11 @@ FRENCH: dict[str, str] = {
     "Exclude from context": "Exclure du contexte",
     "Include in context": "Inclure dans le contexte",
     "Forget this message": "Oublier ce message",
+    "Don't remember this": "Ne retiens pas ça",
+    "receipts": "recus",
+    "A DM when I store something from your message": (
+        "Un MP quand je retiens quelque chose de ton message"
+    ),
     "forget-me": "oublie-moi",
     "Erase everything I store about you, everywhere": (
         "Effacer tout ce que je garde sur toi, partout"

@@ -45,6 +45,8 @@ class Character:
     key: str = "default"
     # The card's PNG picture (the face a front end may show), None without one.
     avatar: bytes | None = field(default=None, repr=False, compare=False)
+    # For adults only: a front end plays it only where its platform allows adult content.
+    adult: bool = False
 
 
 # Where a character card says {{user}}: the speaker's display name, filled in at prompt time

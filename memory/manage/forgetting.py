@@ -29,8 +29,17 @@ from memory.store import Store, Tx
 from memory.store.queries import erasure, provenance, retention
 from memory.store.queries.erasure import Erased, Target
 from memory.store.queries.provenance import Derived, Leftovers
+from memory.store.tables import (
+    applied_exchanges,
+    counters,
+    history,
+    memories,
+    off_record,
+    outbox,
+    reply_versions,
+    sent_messages,
+)
 from memory.store.tables import characters as cast_store
-from memory.store.tables import counters, history, memories, reply_versions, sent_messages
 from memory.store.tables.history import HistoryMessage
 from memory.text import clean_message
 from memory.turn.engine import Engine
@@ -173,7 +182,12 @@ async def forget_person(
                 ),
             )
     if character is None and origin is None:
-        await store.transact(lambda tx: cast_store.forget_person(tx, user_id))
+
+        async def choices(tx: Tx) -> None:
+            await cast_store.forget_person(tx, user_id)
+            await off_record.forget_person(tx, user_id)
+
+        await store.transact(choices)
     return _together(reports)
 
 
@@ -385,6 +399,59 @@ async def follow_edit(
             )
     await _settle(store, erasure_ids)
     return done
+
+
+@dataclass(frozen=True, slots=True)
+class OffRecord:
+    """What keeping a message off the record did."""
+
+    new: bool  # False: it was already
+    # What had been learned from it and was taken back (None: nothing had been learned yet).
+    taken_back: erasure.Erased | None = None
+    complete: bool = True
+
+
+async def keep_off_record(store: Store, source_id: str, *, user_id: int) -> OffRecord:
+    """Keep a person's message out of memory, before or after it is answered: it stays in the
+    history for the conversation and is never reflected; what was already learned from it is
+    taken back as an edit takes back an old wording. `user_id`: its author, as the front end
+    knows them (who may ask is the front end's to check)."""
+    now = time.time()
+
+    async def run(tx: Tx) -> OffRecord:
+        # First: a reflection of it commits before this reads whether it was reflected (then
+        # taken back here), or after this commits (then finds the mark and writes nothing).
+        await tx.serialize("erasure")
+        new = await off_record.mark(tx, source_id, user_id, now=now)
+        await outbox.set_aside(tx, source_id)
+        if not await applied_exchanges.was_applied(tx, source_id):
+            return OffRecord(new)
+        erased = await erasure.take_back(
+            tx,
+            source_id,
+            now=now,
+            bounds=_BOUNDS,
+            words=filters.content_words,
+            carries=filters.carries,
+        )
+        await counters.bump(tx, "kept_off_record")
+        return OffRecord(new, erased)
+
+    done = await store.transact(run)
+    if done.new and done.taken_back is None:
+        await store.transact(lambda tx: counters.bump(tx, "kept_off_record"))
+    if done.taken_back is None:
+        log.info("exchange %s kept off the record before its reflection", source_id)
+        return done
+    e = done.taken_back
+    log.info(
+        "exchange %s kept off the record: erasure %d took back %d memories, %d derived",
+        source_id,
+        e.erasure_id,
+        e.memories,
+        e.derived.total,
+    )
+    return OffRecord(done.new, e, await _settle(store, [e.erasure_id]))
 
 
 async def _erase(store: Store, target: Target) -> ErasureReport:

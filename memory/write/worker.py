@@ -40,10 +40,11 @@ from memory.character.cast import Characters
 from memory.context.when import Language
 from memory.errors import BackendError, StoreError, unexpected
 from memory.lexicon.dates import machine_zone
+from memory.model import Exchange
 from memory.store import Store, Tx
 from memory.store.queries import provenance
 from memory.store.tables import characters as cast_store
-from memory.store.tables import counters, history, memory_versions, outbox
+from memory.store.tables import counters, history, memory_versions, off_record, outbox
 from memory.write import reflection, stances, summary
 from memory.write.apply import ShownErased, WriteReport, apply_reflection
 from memory.write.dedup_index import IndexCache
@@ -110,6 +111,9 @@ class ReflectionWorker:
         # Bounded with the engine's caches when given its budget (`engine.caches`).
         self.indexes = IndexCache(caches)
         self.builder = IndexBuilder()
+        # Told of each reflection that wrote something (a front end's receipts); called
+        # after the commit, never awaited: each returns at once.
+        self.listeners: list[Callable[[Exchange, WriteReport], None]] = []
 
     async def _character_in(self, story_id: int) -> tuple[str, Language]:
         """The name of the character whose story this is, and the language of its dates."""
@@ -206,6 +210,8 @@ class ReflectionWorker:
         row = lease.row
         exchange = row.exchange
         try:
+            if await off_record.marked(self.store, exchange.exchange_id):
+                return await self._set_aside(lease)
             story = exchange.story_id
             character_name, language = await self._character_in(story)
             said, said_at = await history.summary_dated(self.store, story)
@@ -287,7 +293,32 @@ class ReflectionWorker:
             await self._give_back(lease)
             raise
         self._asked_again.pop(exchange.exchange_id, None)
-        return None if report.stale else report
+        if report.stale:
+            return None
+        if report.outcomes and not (report.erased or report.off_record):
+            self._tell(exchange, report)
+        return report
+
+    def _tell(self, exchange: Exchange, report: WriteReport) -> None:
+        for listener in self.listeners:
+            try:
+                listener(exchange, report)
+            except Exception as exc:  # a front end's bug must not fail the reflection
+                log.error("a reflection listener raised %s", unexpected(exc))
+
+    async def _set_aside(self, lease: outbox.Lease) -> WriteReport:
+        """Mark the row of an exchange kept off the record done without asking the model:
+        its texts leave the outbox, nothing is learned."""
+        exchange_id = lease.row.exchange.exchange_id
+
+        async def run(tx: Tx) -> None:
+            if await outbox.holds(tx, lease):
+                await outbox.mark_done(tx, lease.row.id)
+                await counters.bump(tx, "reflection_skipped_off_record")
+
+        await self.store.transact(run)
+        log.info("exchange %s is off the record: not reflected", exchange_id)
+        return WriteReport(exchange_id, off_record=True)
 
     async def _give_back(self, lease: outbox.Lease | asyncio.Future[outbox.Lease | None]) -> None:
         """Give a row back in a task of its own, which `close` waits for: a second

@@ -96,6 +96,10 @@ class Recorder:
     threads: dict[int, dict[str, Any]] = field(default_factory=dict)
     # Answer thread openings with this HTTP status (403: the permission was taken).
     refuse_threads: int | None = None
+    # People whose DMs are closed to the bot (a message there: 403, code 50007), and the DM
+    # channels opened so far, by channel id: whose they are.
+    closed_dms: set[int] = field(default_factory=set)
+    dms: dict[int, int] = field(default_factory=dict)
 
     def messages(self) -> list[dict[str, Any]]:
         """Channel messages and interaction answers (callbacks and followups), in order; a
@@ -154,6 +158,15 @@ class Recorder:
             return self._channel_webhooks(route, payload)
         if route.method == "POST" and route.path.endswith("/messages/{message_id}/threads"):
             return self._open_thread(int(route.channel_id or 0), route.url, payload)
+        if route.path == "/users/@me/channels":
+            channel_id = next(_ids)
+            self.dms[channel_id] = int(payload["recipient_id"])
+            return {"id": str(channel_id), "type": 1, "last_message_id": None,
+                    "recipients": [user_payload(self.dms[channel_id])]}  # fmt: skip
+        if route.method == "POST" and self.dms.get(int(route.channel_id or 0)) in self.closed_dms:
+            refusal = {"code": 50007, "message": "Cannot send messages to this user"}
+            self.sent[-1].refused = 403
+            raise discord.Forbidden(_Response(403), refusal)  # type: ignore[arg-type]
         if route.method == "POST" and route.path.endswith("/messages"):
             made = _message_payload(int(route.channel_id), payload.get("content", ""))
             self.sent[-1].made = int(made["id"])
@@ -375,11 +388,16 @@ def allow(client: discord.Client, permissions: int, *, guild_id: int = GUILD_ID)
 
 
 def thread(
-    client: discord.Client, thread_id: int, parent_id: int, *, owner_id: int = 1
+    client: discord.Client,
+    thread_id: int,
+    parent_id: int,
+    *,
+    owner_id: int = 1,
+    nsfw: bool = False,
 ) -> discord.Thread:
-    """A public thread under the text channel `parent_id`, opened by `owner_id`, as the gateway
-    brings it (THREAD_CREATE: kept in the guild's cache)."""
-    parent = text_channel(client, parent_id)
+    """A public thread under the text channel `parent_id` (`nsfw`: age-restricted), opened by
+    `owner_id`, as the gateway brings it (THREAD_CREATE: kept in the guild's cache)."""
+    parent = text_channel(client, parent_id, nsfw=nsfw)
     data = thread_payload(thread_id, parent_id, owner_id=owner_id, name=f"t{thread_id}")
     made = discord.Thread(guild=parent.guild, state=client._connection, data=data)  # type: ignore[arg-type]
     parent.guild._add_thread(made)
@@ -399,13 +417,14 @@ def thread_payload(
 
 
 def text_channel(
-    client: discord.Client, channel_id: int, *, guild_id: int = GUILD_ID
+    client: discord.Client, channel_id: int, *, guild_id: int = GUILD_ID, nsfw: bool = False
 ) -> discord.TextChannel:
+    """A text channel; `nsfw`: one Discord marks age-restricted."""
     g = guild(client, guild_id=guild_id)
     channel = discord.TextChannel(
         state=client._connection, guild=g,
         data={"id": str(channel_id), "type": 0, "name": f"c{channel_id}", "position": 0,
-              "guild_id": str(guild_id), "permission_overwrites": [], "nsfw": False,
+              "guild_id": str(guild_id), "permission_overwrites": [], "nsfw": nsfw,
               "parent_id": None},  # type: ignore[typeddict-item]
     )  # fmt: skip
     g._add_channel(channel)

@@ -31,10 +31,11 @@ ELSEWHERE = {
         "answer_edits",  # bot.discord.cogs.following
         "scene_chain",  # bot.discord.scenes
         "user_install",  # bot.discord.installs
+        "adult_in_dms",  # bot.discord.adults, the conversation cog
         "edit_interval",  # the conversation cog's streaming pace
     },
     "character": {
-        "name", "persona", "rules", "card", "timezone", "language",
+        "name", "persona", "rules", "card", "timezone", "language", "adult",
     },  # runtime.character()
     "llm": {
         "backend", "base_url", "chat_model", "embedding_base_url", "embedding_model",
@@ -42,7 +43,8 @@ ELSEWHERE = {
     },  # runtime.backends(), the reflection worker
     "storage": {"path", "url", "password"},  # open_store, the heartbeat and log files
     "characters": {
-        "name", "persona", "rules", "card", "timezone", "language", "key", "channels", "default",
+        "name", "persona", "rules", "card", "timezone", "language", "adult", "key", "channels",
+        "default",
     },  # runtime.cast()
     "memory": {"reindex_interval", "shared_between_characters"},  # the indexer, runtime.cast()
     "limits": {"max_concurrent_chats"},  # BoundedChat

@@ -13,7 +13,7 @@ import discord
 from discord.ext import commands
 
 from bot import render
-from bot.discord import faces, streaming
+from bot.discord import adults, faces, streaming
 from bot.discord.cogs import answers
 from bot.discord.faces import Faces, face_of
 from bot.discord.places import Places, thread_name
@@ -98,6 +98,11 @@ class Conversation(commands.Cog):
             text = faces.body(text).strip()
         if not text:
             return  # empty or attachment-only: nothing to say, no LLM call
+        in_dms = self.bot.runtime.settings.discord.adult_in_dms
+        if character.adult and not adults.allowed(message.channel, in_dms=in_dms):
+            if not message.author.bot:  # declined before anything is stored
+                await message.reply(adults.DECLINE, mention_author=False, allowed_mentions=_NONE)
+            return
         # In a `thread` channel the story is the thread's, whose id is the message's.
         threaded = self.places.opens_thread(message)
         incoming = Incoming(

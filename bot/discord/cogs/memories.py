@@ -44,11 +44,14 @@ async def memory_choices(interaction: Interaction, current: str) -> list[app_com
 
 class EditMemory(discord.ui.Modal, title="Edit a memory"):
     """The memory's text, prefilled; what is submitted becomes its new version (the old one kept
-    as history). The memory is looked up with the submitter's id: another's answers as missing."""
+    as history). The memory is looked up with the submitter's id: another's answers as missing.
+    `person_id`: the id it is kept under, when the form opens away from where it was learned
+    (a receipt's Edit, in DMs), its owner checked by the caller."""
 
-    def __init__(self, memory: Memory) -> None:
+    def __init__(self, memory: Memory, *, person_id: int | None = None) -> None:
         super().__init__(timeout=600)
         self.memory_id = memory.id
+        self.person_id = person_id
         self.text: discord.ui.TextInput[EditMemory] = discord.ui.TextInput(
             label=f"Memory #{memory.id}",
             style=discord.TextStyle.paragraph,
@@ -61,7 +64,7 @@ class EditMemory(discord.ui.Modal, title="Edit a memory"):
         runtime = interaction.client.runtime
         edited = await versions.edit(
             runtime.store,
-            person_here(interaction),
+            self.person_id if self.person_id is not None else person_here(interaction),
             self.memory_id,
             self.text.value,
             builder=runtime.worker.builder,

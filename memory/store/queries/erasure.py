@@ -233,6 +233,31 @@ async def edit(
     return Edit(erased, reflected, requeued, erased.messages > 0)
 
 
+async def take_back(
+    tx: Tx,
+    exchange_id: str,
+    *,
+    now: float,
+    bounds: Mapping[str, tuple[float, float]],
+    words: provenance.Words = _all_words,
+    carries: provenance.Carries = _always,
+) -> Erased | None:
+    """Take out what was learned from a stored message as `edit` takes out an old wording,
+    the message and its reply kept in the history as they are (its author keeps it off the
+    record), and its reflection not queued again. None when the message is not stored."""
+    row = await tx.fetchone(
+        "SELECT user_id, story_id, content FROM messages WHERE source_id = ? AND role = 'user'",
+        (exchange_id,),
+    )
+    if row is None:
+        return None
+    target = Target.edited(exchange_id, user_id=int(row[0]), story_id=int(row[1]), text=str(row[2]))
+    erased = await erase(tx, target, now=now, bounds=bounds, words=words, carries=carries)
+    # Not a tombstone: the exchange lives on in the history; the mark keeps it unreflected.
+    await tx.execute("DELETE FROM erased_exchanges WHERE erasure_id = ?", (erased.erasure_id,))
+    return erased
+
+
 async def drop_reply(tx: Tx, *, exchange_id: str, now: float) -> int | None:
     """Take the character's reply to an exchange out of the history (a post of it was deleted
     where it was said): the row, the condensed sentences taken from it, its text in a
