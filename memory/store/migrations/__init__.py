@@ -44,6 +44,7 @@ from memory.store.migrations import (
     v29_chat_streaming,
     v30_truthful_versions,
     v31_chat_one_at_a_time,
+    v32_joined_lines,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -77,6 +78,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (29, v29_chat_streaming.SQL),
     (30, v30_truthful_versions.SQL),
     (31, v31_chat_one_at_a_time.SQL),
+    (32, v32_joined_lines.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]
