@@ -33,6 +33,7 @@ from memory.store.tables import (
     applied_exchanges,
     counters,
     history,
+    joined_lines,
     memories,
     off_record,
     outbox,
@@ -128,6 +129,16 @@ async def forget_message(
         engine.drop_waiting(exchange_id=exchange_id)
     answers = await _answers_to(store, exchange_id)
     report = await _erase(store, target)
+    # A quick line answered with a later message: that turn read it. Looked up after the line's
+    # erasure, so a reply written meanwhile either saw it erased or is found here.
+    reader = await joined_lines.reader_of(store, exchange_id)
+    if reader is not None:
+        await _settle(
+            store,
+            await _erased(
+                store, reader, user_id=person or 0, story_id=message.story_id, engine=engine
+            ),
+        )
     for m in answers:  # another character's answers to the reply (a scene's chain)
         await _settle(
             store,
@@ -344,6 +355,16 @@ async def _answers_to(store: Store, exchange_id: str) -> list[HistoryMessage]:
 EDIT_QUIET = 30.0
 
 
+async def _forget_reader(store: Store, source_id: str, held: HistoryMessage) -> None:
+    """Forget the exchange that read this quick line with its own message, if one did."""
+    reader = await joined_lines.reader_of(store, source_id)
+    if reader is not None:
+        erasure_ids = await _erased(
+            store, reader, user_id=held.user_id or 0, story_id=held.story_id, engine=None
+        )
+        await _settle(store, erasure_ids)
+
+
 async def follow_edit(
     store: Store, source_id: str, text: str, *, quiet: float | None = None
 ) -> erasure.Edit | None:
@@ -361,7 +382,11 @@ async def follow_edit(
             store, source_id, user_id=held.user_id or 0, story_id=held.story_id, engine=None
         )
         await _settle(store, erasure_ids)
+        await _forget_reader(store, source_id, held)
         return None
+    # A quick line another turn answered with its message: that turn read the old wording,
+    # and is forgotten as its message would be (its reply and what was learned from them).
+    await _forget_reader(store, source_id, held)
     now = time.time()
     wait = EDIT_QUIET if quiet is None else quiet
 

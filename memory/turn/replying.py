@@ -34,11 +34,13 @@ async def prepare(
     record: bool = True,
     exchange_id: str = "",
     without: frozenset[int] = frozenset(),
+    query: str | None = None,
 ) -> tuple[Recall, ContextPlan]:
     """Recall for a message and plan its prompt with the character's `context`. The story is
     read once, for the conversation query and the prompt: the history before the message's own
     row `before_id` (None: all stored so far). `record`, `exchange_id` and `without` go to the
-    recall (Recaller.recall)."""
+    recall (Recaller.recall); `query` is what is recalled for (None: `text`; quick lines
+    answered together: all of them)."""
     story = await read_story(
         recaller.store,
         story_id,
@@ -49,7 +51,7 @@ async def prepare(
         user_id=user_id,
         story_id=story_id,
         origin=origin,
-        text=text,
+        text=text if query is None else query,
         record=record,
         earlier=recaller.earlier(user_id, story),
         exchange_id=exchange_id,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import discord
 from discord.ext import commands
@@ -15,7 +15,7 @@ from discord.ext import commands
 from bot import render
 from bot.discord import adults, faces, streaming
 from bot.discord.cogs import answers
-from bot.discord.faces import Faces, face_of
+from bot.discord.faces import Faces, Playing, face_of
 from bot.discord.places import Places, thread_name
 from bot.discord.scenes import Scenes
 from memory import (
@@ -46,6 +46,37 @@ SLOW_DOWN = (
 )
 
 
+# Quick lines: a person's lines here that come while the answer to the one before has not
+# begun to show are answered as one turn, once QUICK_PAUSE seconds pass with no other line (a
+# lone message waits for nothing); at most QUICK_LINES lines, and no line waits once
+# QUICK_WAIT seconds have passed since the second.
+QUICK_PAUSE = 2.0
+QUICK_LINES = 6
+QUICK_WAIT = 10.0
+
+
+@dataclass(slots=True)
+class _Burst:
+    """A person's quick lines in one place: those not answered yet, and the answer running."""
+
+    lines: list[Incoming]
+    task: asyncio.Task[Any] | None = None
+    # Stopped by a quick line after it (its answer is then given with that line's).
+    stopped: bool = False
+    streamed: streaming.Streamed | None = None
+    # When the second line came (None: one line so far): the wait is bounded from there.
+    joined_at: float | None = None
+    # The model's answer is whole (Engine.turn's on_answer): past this, it is stored and shown.
+    answered: bool = False
+
+    def shown(self) -> bool:
+        """Whether the running answer is whole or began to show (then it is not stopped)."""
+        return self.answered or (self.streamed is not None and self.streamed.posted)
+
+    def done(self) -> None:
+        self.answered = True
+
+
 class Conversation(commands.Cog):
     """Answers in DMs, where it is mentioned or replied to, and every message in the channels
     whose mode is `open` (bot.discord.places); in a `thread` channel, in a thread it opens."""
@@ -62,6 +93,8 @@ class Conversation(commands.Cog):
         )
         self.pace = streaming.Pace(interval=bot.runtime.settings.discord.edit_interval)
         self.streams = streaming.StreamCounts()
+        # By (author, channel): the quick lines being answered.
+        self._bursts: dict[tuple[int, int], _Burst] = {}
 
     def should_answer(self, message: discord.Message) -> bool:
         """Tell whether this message is for the character."""
@@ -114,22 +147,88 @@ class Conversation(commands.Cog):
             text=text,
             character=character.key,
         )
+        if message.author.bot or threaded:
+            # A scene's chain (one character answering another), or a mention that opens a
+            # thread (its own story): answered alone, as always.
+            await self._respond(message, incoming, character, wait=False, threaded=threaded)
+            return
+        key = (message.author.id, message.channel.id)
+        burst = self._bursts.get(key)
+        now = self.pace.clock()
+        wait = False
+        if (
+            burst is not None
+            and not burst.shown()
+            and len(burst.lines) < QUICK_LINES
+            and burst.lines[-1].character == character.key
+        ):
+            # A quick line: the answer to the lines before stops before a word of it shows,
+            # and this turn answers them all.
+            if burst.task is not None:
+                burst.stopped = True
+                burst.task.cancel()
+            log.info("message %d answered with %d line(s) before it", message.id, len(burst.lines))
+            burst.joined_at = burst.joined_at if burst.joined_at is not None else now
+            incoming = replace(incoming, joined=tuple(burst.lines))
+            line = replace(incoming, joined=())
+            # A mention or a reply to the character is answered at once; otherwise the next
+            # line may still come, within the bound.
+            wait = not self._summoned(message) and now - burst.joined_at < QUICK_WAIT
+            burst = _Burst([*burst.lines, line], joined_at=burst.joined_at)
+        else:
+            burst = _Burst([incoming])
+        self._bursts[key] = burst
+        # The handler's own task is the one a quick line after this one stops (no task of its
+        # own: the turn runs where it always ran).
+        burst.task = asyncio.current_task()
+        try:
+            await self._respond(message, incoming, character, wait, burst)
+        except asyncio.CancelledError:
+            if not burst.stopped or burst.task is None:
+                raise  # not stopped for a quick line: the bot is closing
+            burst.task.uncancel()
+        finally:
+            if self._bursts.get(key) is burst:
+                del self._bursts[key]
+
+    def _summoned(self, message: discord.Message) -> bool:
+        """Whether the message names the character or replies to it: answered without a wait."""
+        me = self.bot.user
+        if me is not None and any(user.id == me.id for user in message.mentions):
+            return True
+        return message.reference is not None
+
+    async def _respond(
+        self,
+        message: discord.Message,
+        incoming: Incoming,
+        character: Playing,
+        wait: bool,
+        burst: _Burst | None = None,
+        *,
+        threaded: bool = False,
+    ) -> None:
+        """Answer the message (after the quick lines' pause when `wait`), as one turn with the
+        lines it joined; `threaded`: in a thread opened from it."""
         try:
             # Admitted first (a refusal is decided before any await): a flood shows no
             # "typing…" for the messages turned away, which would spend the bot's rate limit.
             async with self.bot.runtime.engine.admit(incoming) as fresh:
                 if not fresh:
                     return  # a replay of a message already answered, or waiting in line
+                if wait:
+                    # In the person's line: a deletion or an edit of the lines comes after.
+                    await self.pace.sleep(QUICK_PAUSE)
                 # Posted before the line is released: this person's next message is answered
                 # after this one, on Discord as in the history. The last part carries the
                 # buttons for another answer (bot.discord.cogs.answers).
                 face = face_of(character, named=self.scenes.several())
                 where: discord.abc.Messageable = message.channel
                 if threaded:
-                    name = thread_name(text, fallback=character.name)
+                    name = thread_name(incoming.text, fallback=character.name)
                     where = await self.places.open_thread(message, name) or message.channel
                     incoming = replace(incoming, story_id=getattr(where, "id", 0))
-                sent, reply = await self._answer(message, incoming, face, where)
+                sent, reply = await self._answer(message, incoming, face, where, burst)
                 if reply is not None and sent:
                     answers.posted(self.bot, incoming.source_id, sent[-1])
                     exchange, ids = reply.exchange_id, [m.id for m in sent]
@@ -150,6 +249,7 @@ class Conversation(commands.Cog):
         incoming: Incoming,
         face: faces.Face,
         where: discord.abc.Messageable,
+        burst: _Burst | None = None,
     ) -> tuple[list[discord.Message], Reply | None]:
         """Post the reply in `where` (the message's channel, or the thread opened from it) as
         it is written, as `face` (its webhook, or the bot), left as the whole reply is sent
@@ -159,9 +259,14 @@ class Conversation(commands.Cog):
         speaker = await self.faces.speaker(where, message, face)
         streamed_reply = streaming.Streamed(message, self.pace, self.streams, speaker, where=where)
         async with streamed_reply as streamed:
+            if burst is not None:
+                burst.streamed = streamed
             try:
                 reply = await self.bot.runtime.engine.turn(
-                    incoming, admitted=True, on_text=streamed.on_text
+                    incoming,
+                    admitted=True,
+                    on_text=streamed.on_text,
+                    on_answer=burst.done if burst is not None else None,
                 )
             except EchoError as exc:
                 log.warning("no reply to message %d: %s", message.id, type(exc).__name__)

@@ -48,6 +48,7 @@ from memory.store.migrations import (
     v32_chat_context,
     v33_channel_modes,
     v34_off_the_record,
+    v35_joined_lines,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -84,6 +85,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (32, v32_chat_context.SQL),
     (33, v33_channel_modes.SQL),
     (34, v34_off_the_record.SQL),
+    (35, v35_joined_lines.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]

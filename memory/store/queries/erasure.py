@@ -164,6 +164,9 @@ async def erase(
         await tx.execute(
             f"DELETE FROM sent_messages WHERE exchange_id IN ({_ERASED})", (erasure_id,)
         )
+    # By the reading exchange only: a line's row outlives the line's own erasure, so that the
+    # forgetting finds, after it, the turn that read it (memory.manage.forgetting).
+    await tx.execute(f"DELETE FROM joined_lines WHERE exchange_id IN ({_ERASED})", (erasure_id,))
     turns = await _turns(tx, target, stories)
     if erased or others or earlier:  # a replaced wording may linger in old segments
         await purge_keyword_segments(tx)
