@@ -18,6 +18,7 @@ from memory.manage import forgetting
 from memory.store.tables import history
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with
+from tests.bot.discord.test_following import _delete
 from tests.bot.discord.test_streaming import VirtualClock
 from tests.fakes import canary as canaries
 from tests.fakes.ollama import FakeOllama
@@ -188,3 +189,44 @@ async def test_people_writing_quick_lines_at_once_each_get_one_reply(
         stored = [m.content for m in await history.recent(echo.runtime.store, CHANNEL, limit=60)]
         for person in people:
             assert stored.count(f"attends {person}") == 1 and stored.count(f"fin {person}") == 1
+
+
+async def test_the_last_line_deleted_before_its_turn_leaves_the_others_answered(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Deleted during the pause (before its turn stored it): nothing of it is kept, and the
+    line before it is answered all the same."""
+    secret = "QX7PAPILLON"
+    deleted = asyncio.Event()
+    _answers(ollama, asyncio.Event())
+
+    async def pause(payload: dict[str, Any]) -> None:
+        if "format" not in payload:
+            await deleted.wait()  # the first answer is still being written then
+
+    ollama.pause = pause
+    async with _bot_with(tmp_path, ollama) as (echo, rec):
+        clock = VirtualClock()
+        channel = fakes.text_channel(echo, CHANNEL)
+        cog: Any = echo.get_cog("Conversation")
+        second = fakes.message(echo, channel, author_id=ALICE, content=f"mon code : {secret}")
+
+        async def sleep(seconds: float) -> None:
+            if seconds == QUICK_PAUSE and not deleted.is_set():  # the second line waits
+                await _delete(echo, second.id)
+                deleted.set()
+            await clock.sleep(seconds)
+
+        cog.pace = streaming.Pace(interval=1.0, first_wait=0.5, clock=clock, sleep=sleep)
+
+        async def then_deleted() -> None:
+            await clock.sleep(0.5)
+            await cog.on_message(second)
+
+        await clock.run(_line(echo, clock, 0, ALICE, "attends"), then_deleted())
+        [reply] = _replies(rec)
+        assert reply["content"] == "réponse à : attends"
+        stored = [m.content for m in await history.recent(echo.runtime.store, CHANNEL, limit=10)]
+        assert stored == ["attends", "réponse à : attends"]
+        await _reflected(echo)
+        assert await canaries.stored(echo.runtime.store, tmp_path, secret) == 0
