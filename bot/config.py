@@ -107,6 +107,10 @@ class DiscordSettings(_Section):
     # Seconds between two edits of one message while a reply streams in (Discord allows about
     # one a second per message).
     edit_interval: float = Field(1.0, ge=0.5, le=60)
+    # Quick lines (the conversation cog): seconds with no other line before a person's lines
+    # that came while the answer to the first had not begun to show are answered as one turn;
+    # 0: every message is a turn of its own.
+    quick_pause: float = Field(2.0, ge=0, le=30)
     # Sharding (bot.shards): the number of shards across every process, and this process's
     # own; unset, one connection without shards.
     shard_count: int | None = Field(None, ge=1, le=100_000)

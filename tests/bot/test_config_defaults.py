@@ -33,6 +33,7 @@ ELSEWHERE = {
         "user_install",  # bot.discord.installs
         "adult_in_dms",  # bot.discord.adults, the conversation cog
         "edit_interval",  # the conversation cog's streaming pace
+        "quick_pause",  # the conversation cog's quick lines
     },
     "character": {
         "name", "persona", "rules", "card", "timezone", "language", "adult",

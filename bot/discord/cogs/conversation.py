@@ -47,10 +47,9 @@ SLOW_DOWN = (
 
 
 # Quick lines: a person's lines here that come while the answer to the one before has not
-# begun to show are answered as one turn, once QUICK_PAUSE seconds pass with no other line (a
-# lone message waits for nothing); at most QUICK_LINES lines, and no line waits once
-# QUICK_WAIT seconds have passed since the second.
-QUICK_PAUSE = 2.0
+# begun to show are answered as one turn, once `[discord] quick_pause` seconds pass with no
+# other line (a lone message waits for nothing); at most QUICK_LINES lines, and no line waits
+# once QUICK_WAIT seconds have passed since the second.
 QUICK_LINES = 6
 QUICK_WAIT = 10.0
 
@@ -168,8 +167,10 @@ class Conversation(commands.Cog):
         stopping: asyncio.Task[Any] | None = None
         now = self.pace.clock()
         wait = False
+        pause = self.bot.runtime.settings.discord.quick_pause
         if (
-            burst is not None
+            pause > 0
+            and burst is not None
             and not burst.shown()
             and len(burst.lines) < QUICK_LINES
             and burst.lines[-1].character == character.key
@@ -233,7 +234,7 @@ class Conversation(commands.Cog):
                     return  # a replay of a message already answered, or waiting in line
                 if wait:
                     # In the person's line: a deletion or an edit of the lines comes after.
-                    await self.pace.sleep(QUICK_PAUSE)
+                    await self.pace.sleep(self.bot.runtime.settings.discord.quick_pause)
                 # Posted before the line is released: this person's next message is answered
                 # after this one, on Discord as in the history. The last part carries the
                 # buttons for another answer (bot.discord.cogs.answers).

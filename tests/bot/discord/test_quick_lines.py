@@ -12,7 +12,6 @@ from typing import Any
 
 from bot.discord import streaming
 from bot.discord.app import EchoBot
-from bot.discord.cogs.conversation import QUICK_PAUSE
 from memory import manage
 from memory.manage import forgetting
 from memory.store.tables import history
@@ -22,6 +21,9 @@ from tests.bot.discord.test_following import _delete
 from tests.bot.discord.test_streaming import VirtualClock
 from tests.fakes import canary as canaries
 from tests.fakes.ollama import FakeOllama
+
+# `[discord] quick_pause`'s default.
+QUICK_PAUSE = 2.0
 
 
 def _answers(ollama: FakeOllama, held: asyncio.Event) -> list[dict[str, Any]]:
@@ -90,7 +92,7 @@ async def test_three_quick_lines_get_one_reply_to_the_last(
         # The reflection read the three lines as one message.
         await _reflected(echo)
         assert [g["user_message"] for g in given] == ["\n".join(lines)]
-        # Answered QUICK_PAUSE after the last line, never before.
+        # Answered the quick pause after the last line, never before.
         assert clock.now >= 1.5 + QUICK_PAUSE
 
 
