@@ -400,6 +400,15 @@ def render_stats(
         replies = count(f.get("deleted_replies_followed", 0), "deleted reply", "deleted replies")
         edits = count(f.get("edits_followed", 0), "edit")
         lines.append(f"Followed on Discord: {deleted} forgotten · {replies} dropped · {edits}")
+    if stats.kept:
+        k = stats.kept
+        marked = count(k.get("kept_off_record", 0), "message")
+        skipped = count(k.get("reflection_skipped_off_record", 0), "reflection")
+        sent = count(k.get("receipts_sent", 0), "receipt")
+        lines.append(
+            f"Off the record: {marked} marked · {skipped} skipped · {sent} sent,"
+            f" {k.get('receipts_undelivered', 0)} undelivered (DMs closed)"
+        )
     if engine is not None:
         a = engine.admission
         lines.append(

@@ -199,10 +199,14 @@ class Stats:
     # What was followed of what people did on Discord: messages deleted and forgotten, replies
     # deleted and dropped from the history, edits followed.
     followed: Mapping[str, int] = field(default_factory=dict)
+    # Messages kept off the record, reflections skipped for it, receipts sent or not delivered.
+    kept: Mapping[str, int] = field(default_factory=dict)
 
 
 # The counters of `Stats.followed` (memory.manage.forgetting bumps them).
 FOLLOWED = ("deletions_followed", "deleted_replies_followed", "edits_followed")
+# The counters of `Stats.kept` (forgetting, the write path, receipts bump them).
+KEPT = ("kept_off_record", "reflection_skipped_off_record", "receipts_sent", "receipts_undelivered")
 
 
 async def stats(store: Store) -> Stats:
@@ -243,6 +247,7 @@ async def stats(store: Store) -> Stats:
             if k.startswith("supersession_refused:")
         },
         followed={k: named[k] for k in FOLLOWED if k in named},
+        kept={k: named[k] for k in KEPT if k in named},
     )
 
 

@@ -262,3 +262,5 @@ async def test_closed_dms_get_no_receipt_and_are_counted(
         figures = await counters.read_all(echo.runtime.store, "receipts_undelivered")
         assert figures == {"receipts_undelivered": 1}
         assert await _memories(echo, ALICE) == ["Aime jardiner"]  # the reflection stands
+        await _command(echo, "stats", fakes.OWNER_ID)  # the operator sees it counted
+        assert "0 receipts sent, 1 undelivered (DMs closed)" in rec.contents()[-1]
