@@ -119,8 +119,12 @@ def posted(client: discord.Client, exchange_id: str, message: discord.Message) -
         cog.posted_at(exchange_id, message)
 
 
-async def _versions(interaction: discord.Interaction[Any], exchange_id: str) -> AnswerSet | None:
-    """The answers to the exchange, if this person may change them; otherwise say why."""
+async def _versions(
+    interaction: discord.Interaction[Any], exchange_id: str, *, settled: bool = False
+) -> AnswerSet | None:
+    """The answers to the exchange, if this person may change them; otherwise say why.
+    `settled`: settled answers are taken too (a failed turn's message has none to settle: the
+    engine says whether it can still be answered)."""
     try:
         versions: AnswerSet = await interaction.client.runtime.engine.versions(exchange_id)
     except NotFound:
@@ -129,10 +133,26 @@ async def _versions(interaction: discord.Interaction[Any], exchange_id: str) -> 
     if not _may_change(interaction, versions):
         await send_ephemeral(interaction, NOT_YOURS)
         return None
-    if versions.settled:
+    if versions.settled and not settled:
         await send_ephemeral(interaction, SETTLED)
         return None
     return versions
+
+
+async def _shown_in_place(
+    interaction: discord.Interaction[Any], exchange_id: str, versions: AnswerSet
+) -> None:
+    """Edit the pressed message (after a deferred press) to the answer shown, with the reply's
+    buttons, and remember it as where the exchange's reply is."""
+    content, files = shown_on(versions, interaction.message)
+    await interaction.edit_original_response(
+        content=content,
+        attachments=files,
+        view=reply_view(versions),
+        allowed_mentions=_NONE,
+    )
+    if interaction.message is not None:
+        posted(interaction.client, exchange_id, interaction.message)
 
 
 async def _again(
@@ -187,17 +207,8 @@ class AnotherAnswer(
                 return
             await interaction.response.defer()  # the answer takes longer than Discord waits
             versions = await _again(interaction, self.exchange_id, frozenset())
-            if versions is None:
-                return
-            content, files = shown_on(versions, interaction.message)
-            await interaction.edit_original_response(
-                content=content,
-                attachments=files,
-                view=reply_view(versions),
-                allowed_mentions=_NONE,
-            )
-            if interaction.message is not None:
-                posted(interaction.client, self.exchange_id, interaction.message)
+            if versions is not None:
+                await _shown_in_place(interaction, self.exchange_id, versions)
         except Exception as exc:
             await answer_error(interaction, exc, "another answer")
 
@@ -232,30 +243,16 @@ class TryAgain(discord.ui.DynamicItem[discord.ui.Button[Any]], template=rf"echo:
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         try:
-            engine = interaction.client.runtime.engine
-            try:
-                versions: AnswerSet = await engine.versions(self.exchange_id)
-            except NotFound:
-                await send_ephemeral(interaction, GONE)
-                return
-            if not _may_change(interaction, versions):
-                await send_ephemeral(interaction, NOT_YOURS)
+            if await _versions(interaction, self.exchange_id, settled=True) is None:
                 return
             await interaction.response.defer()  # the answer takes longer than Discord waits
             # A message answered since (another press, a restart's replay) is Settled: the
-            # line then shows that answer.
+            # presser is told privately, and the line stays as it is.
             answered = await _again(interaction, self.exchange_id, frozenset())
             if answered is None:
                 return
-            content, files = shown_on(answered, interaction.message)
-            await interaction.edit_original_response(
-                content=content,
-                attachments=files,
-                view=reply_view(answered),
-                allowed_mentions=_NONE,
-            )
+            await _shown_in_place(interaction, self.exchange_id, answered)
             if interaction.message is not None:
-                posted(interaction.client, self.exchange_id, interaction.message)
                 store = interaction.client.runtime.store
                 await manage.record_sent(store, self.exchange_id, [interaction.message.id])
             # Learned from as a turn's reply is: the reflection, after its answers settle.
