@@ -31,6 +31,7 @@ from typing import Any, Protocol
 import discord
 from discord.utils import MISSING
 
+from bot.discord import streaming
 from bot.render import DISCORD_LIMIT, split_message
 from memory import CardError, portrait, valid_name
 
@@ -220,9 +221,7 @@ class Faces:
             if beside:
                 sent.append(await channel.send(part, allowed_mentions=_NONE, **extra))
                 continue
-            sent.append(
-                await reply_to.reply(part, mention_author=False, allowed_mentions=_NONE, **extra)
-            )
+            sent.append(await streaming.reply(reply_to, part, **extra))
         return sent
 
     async def _webhook(

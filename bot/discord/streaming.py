@@ -33,6 +33,16 @@ _LAST_SPACE = re.compile(r"\s\S*\Z")
 _NONE = discord.AllowedMentions.none()
 
 
+async def reply(message: discord.Message, text: str, **extra: Any) -> discord.Message:
+    """Post `text` as a reply to `message`, or as a plain message when it is gone by then (a
+    person deleted the line being answered): Discord refuses a reply to a deleted message
+    unless told not to, and the answer would be lost with it. Never pings anyone."""
+    reference = message.to_reference(fail_if_not_exists=False)
+    return await message.channel.send(
+        text, reference=reference, mention_author=False, allowed_mentions=_NONE, **extra
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Pace:
     """How fast a streamed reply is posted and edited; the clock and sleep are parameters."""
@@ -125,9 +135,7 @@ class AsBot:
         self, text: str, *, first: bool, view: discord.ui.View | None = None
     ) -> discord.Message:
         extra: dict[str, Any] = {} if view is None else {"view": view}
-        return await self._message.reply(
-            text, mention_author=False, allowed_mentions=_NONE, **extra
-        )
+        return await reply(self._message, text, **extra)
 
     async def edit(
         self, message: discord.Message, text: str, *, view: discord.ui.View | None = None

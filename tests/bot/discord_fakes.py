@@ -100,13 +100,19 @@ class Recorder:
     # channels opened so far, by channel id: whose they are.
     closed_dms: set[int] = field(default_factory=set)
     dms: dict[int, int] = field(default_factory=dict)
+    # Messages deleted on Discord (the raw events the tests send): a reply to one is refused
+    # (400, code 50035) unless it says `fail_if_not_exists: false`, as Discord does.
+    gone: set[int] = field(default_factory=set)
 
     def messages(self) -> list[dict[str, Any]]:
         """Channel messages and interaction answers (callbacks and followups), in order; a
-        channel message as it was left (its edits folded in, gone once deleted)."""
+        channel message as it was left (its edits folded in, gone once deleted; never one
+        Discord refused)."""
         out: list[dict[str, Any]] = []
         posted: dict[int, dict[str, Any]] = {}
         for s in self.sent:
+            if s.refused:
+                continue  # Discord refused it: nobody saw it
             body = s.payload.get("data", s.payload) if "/callback" in s.path else s.payload
             if (edited := _CHANNEL_MESSAGE.fullmatch(s.path)) and int(edited[1]) in posted:
                 if s.method == "DELETE":
@@ -168,6 +174,13 @@ class Recorder:
             self.sent[-1].refused = 403
             raise discord.Forbidden(_Response(403), refusal)  # type: ignore[arg-type]
         if route.method == "POST" and route.path.endswith("/messages"):
+            reference = payload.get("message_reference") or {}
+            if int(reference.get("message_id", 0)) in self.gone and reference.get(
+                "fail_if_not_exists", True
+            ):
+                self.sent[-1].refused = 400
+                refusal = {"code": 50035, "message": "Invalid Form Body: Unknown message"}
+                raise discord.HTTPException(_Response(400), refusal)  # type: ignore[arg-type]
             made = _message_payload(int(route.channel_id), payload.get("content", ""))
             self.sent[-1].made = int(made["id"])
             return made
@@ -344,6 +357,12 @@ async def install(client: discord.Client, recorder: Recorder) -> None:
     state = client._connection
     state.user = discord.ClientUser(state=state, data=user_payload(BOT_ID, "Echo", bot=True))  # type: ignore[arg-type]
     state.application_id = BOT_ID  # as login() learns it from the application's info
+
+
+def recorder_of(client: discord.Client) -> Recorder | None:
+    """The recorder `install` routed the client's REST calls to, if any."""
+    owner = getattr(client.http.request, "__self__", None)
+    return owner if isinstance(owner, Recorder) else None
 
 
 def guild(

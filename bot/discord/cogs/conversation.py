@@ -144,7 +144,7 @@ class Conversation(commands.Cog):
         in_dms = self.bot.runtime.settings.discord.adult_in_dms
         if character.adult and not adults.allowed(message.channel, in_dms=in_dms):
             if not message.author.bot:  # declined before anything is stored
-                await message.reply(adults.DECLINE, mention_author=False, allowed_mentions=_NONE)
+                await streaming.reply(message, adults.DECLINE)
             return
         # In a `thread` channel the story is the thread's, whose id is the message's.
         threaded = self.places.opens_thread(message)
@@ -252,7 +252,7 @@ class Conversation(commands.Cog):
         except Overloaded as exc:
             # Counted by the engine; the notice itself is rate-limited per person.
             if exc.notify:
-                await message.reply(SLOW_DOWN, mention_author=False, allowed_mentions=_NONE)
+                await streaming.reply(message, SLOW_DOWN)
             return
         # The reflection runs after the reply is out, in the background.
         task = asyncio.create_task(self.bot.after_turns())
@@ -303,9 +303,6 @@ class Conversation(commands.Cog):
         # line's button answers the message once the server is back (no need to type it again).
         view = answers.retry_view(incoming.source_id)
         return [await speaker.post(UNAVAILABLE, first=not streamed.posted, view=view)], None
-
-
-_NONE = discord.AllowedMentions.none()
 
 
 async def setup(bot: EchoBot) -> None:

@@ -70,12 +70,16 @@ async def _gateway(echo: EchoBot, parse: Callable[[Any], None], data: dict[str, 
 
 
 async def _delete(echo: EchoBot, message_id: int, channel_id: int = CHANNEL) -> None:
+    if (rec := fakes.recorder_of(echo)) is not None:
+        rec.gone.add(message_id)
     await _gateway(echo, echo._connection.parse_message_delete, {
         "id": str(message_id), "channel_id": str(channel_id), "guild_id": str(fakes.GUILD_ID),
     })  # fmt: skip
 
 
 async def _bulk_delete(echo: EchoBot, ids: list[int], channel_id: int = CHANNEL) -> None:
+    if (rec := fakes.recorder_of(echo)) is not None:
+        rec.gone.update(ids)
     await _gateway(echo, echo._connection.parse_message_delete_bulk, {
         "ids": [str(i) for i in ids], "channel_id": str(channel_id),
         "guild_id": str(fakes.GUILD_ID),

@@ -66,7 +66,9 @@ async def _reflected(echo: EchoBot) -> None:
 
 
 def _replies(rec: fakes.Recorder) -> list[dict[str, Any]]:
-    return [s.payload for s in rec.sent if s.method == "POST" and s.path.endswith("/messages")]
+    """The replies Discord took (not one it refused)."""
+    posts = [s for s in rec.sent if s.method == "POST" and s.path.endswith("/messages")]
+    return [s.payload for s in posts if not s.refused]
 
 
 async def test_three_quick_lines_get_one_reply_to_the_last(
@@ -226,8 +228,10 @@ async def test_the_last_line_deleted_before_its_turn_leaves_the_others_answered(
             await cog.on_message(second)
 
         await clock.run(_line(echo, clock, 0, ALICE, "attends"), then_deleted())
+        # Posted though the line it would answer is gone (a reply to it would be refused).
         [reply] = _replies(rec)
         assert reply["content"] == "réponse à : attends"
+        assert second.id in rec.gone
         stored = [m.content for m in await history.recent(echo.runtime.store, CHANNEL, limit=10)]
         assert stored == ["attends", "réponse à : attends"]
         await _reflected(echo)
