@@ -102,6 +102,7 @@ class Conversation(commands.Cog):
             bot, bot.runtime, self.faces, chain=bot.runtime.settings.discord.scene_chain
         )
         self.pace = streaming.Pace(interval=bot.runtime.settings.discord.edit_interval)
+        self.declines = adults.Declines(lambda: self.pace.clock())
         self.streams = streaming.StreamCounts()
         # By (author, channel): the quick lines being answered.
         self._bursts: dict[tuple[int, int], _Burst] = {}
@@ -143,7 +144,8 @@ class Conversation(commands.Cog):
             return  # empty or attachment-only: nothing to say, no LLM call
         in_dms = self.bot.runtime.settings.discord.adult_in_dms
         if character.adult and not adults.allowed(message.channel, in_dms=in_dms):
-            if not message.author.bot:  # declined before anything is stored
+            # Declined before anything is stored; said once in a while, not to every line.
+            if not message.author.bot and self.declines.tell(message.author.id, message.channel.id):
                 await streaming.reply(message, adults.DECLINE)
             return
         # In a `thread` channel the story is the thread's, whose id is the message's.

@@ -8,10 +8,11 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 from bot import runtime
 from bot.config import Settings
-from bot.discord import adults
+from bot.discord import adults, streaming
 from memory import Card
 from memory.character.cards import parse_card
 from tests.bot import discord_fakes as fakes
@@ -44,6 +45,36 @@ async def test_an_adult_character_declines_outside_age_restricted_channels_stori
         for table in ("messages", "outbox", "turns", "applied_exchanges", "memories"):
             row = await echo.runtime.store.fetchone(f"SELECT count(*) FROM {table}")
             assert row is not None and row[0] == 0, table
+
+
+async def test_the_decline_is_said_once_per_person_and_place_in_ten_minutes(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """In an open channel every line of a person would get the same decline: they are told
+    once per place in DECLINE_EVERY (on the cog's clock, virtual here), and nothing is asked
+    or stored in between."""
+    canary.script(ollama)
+    discord = {"channels": [CHANNEL, 32]}
+    async with _bot_with(tmp_path, ollama, discord=discord, **ADULT) as (echo, rec):
+        now = [0.0]
+        cog: Any = echo.get_cog("Conversation")
+        cog.pace = streaming.Pace(clock=lambda: now[0])
+        here, there = fakes.text_channel(echo, CHANNEL), fakes.text_channel(echo, 32)
+        for text in ("un", "deux", "trois"):
+            await _say(echo, here, ALICE, text)
+        assert rec.contents() == [adults.DECLINE]
+        await _say(echo, here, BOB, "moi aussi")
+        await _say(echo, there, ALICE, "et ici ?")
+        assert rec.contents() == [adults.DECLINE] * 3
+        now[0] = adults.DECLINE_EVERY - 1
+        await _say(echo, here, ALICE, "toujours là")
+        assert len(rec.contents()) == 3
+        now[0] = adults.DECLINE_EVERY + 1
+        await _say(echo, here, ALICE, "et maintenant ?")
+        assert rec.contents() == [adults.DECLINE] * 4
+        assert _asked(ollama) == 0
+        row = await echo.runtime.store.fetchone("SELECT count(*) FROM messages")
+        assert row is not None and row[0] == 0
 
 
 async def test_an_adult_character_plays_in_age_restricted_channels_and_their_threads(
