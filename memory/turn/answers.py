@@ -160,11 +160,13 @@ class Answers:
         )
         stored = await reply_versions.listed(self.store, exchange_id)
         # Whose message it was: the person, not the id a character keeps them under.
-        person, _ = await cast_store.owner(self.store, cast_store.PERSON, asked.user_id)
+        person, key = await cast_store.owner(self.store, cast_store.PERSON, asked.user_id)
         if not stored:
-            return AnswerSet(exchange_id, (Answer(0, asked.reply),), 0, person, settled)
+            answer = (Answer(0, asked.reply),)
+            return AnswerSet(exchange_id, answer, 0, person, settled, character=key or "")
         shown = next((i for i, v in enumerate(stored) if v.shown), len(stored) - 1)
-        return replace(_versions(exchange_id, stored, shown), user_id=person, settled=settled)
+        found = _versions(exchange_id, stored, shown)
+        return replace(found, user_id=person, settled=settled, character=key or "")
 
 
 def _versions(exchange_id: str, stored: Sequence[reply_versions.Stored], shown: int) -> AnswerSet:

@@ -128,6 +128,8 @@ class AnswerSet:
     # change (reflected, or past the time they are kept).
     user_id: int = 0
     settled: bool = False
+    # The character who answered (its key; "": the home character, who keeps real ids).
+    character: str = ""
 
     @property
     def count(self) -> int:

@@ -20,7 +20,7 @@ import discord
 from discord.ext import commands
 
 from bot import render
-from bot.discord import faces
+from bot.discord import adults, faces
 from bot.discord.ui import answer_error, send_ephemeral
 from memory import (
     AnswerSet,
@@ -136,7 +136,19 @@ async def _versions(
     if versions.settled and not settled:
         await send_ephemeral(interaction, SETTLED)
         return None
+    if not _may_play_here(interaction, versions):
+        await send_ephemeral(interaction, adults.DECLINE)
+        return None
     return versions
+
+
+def _may_play_here(interaction: discord.Interaction[Any], versions: AnswerSet) -> bool:
+    """Whether the character who answered may answer again where the button is: one for adults
+    only where Discord allows it (the channel's mark may have been taken off since)."""
+    characters = interaction.client.runtime.characters
+    playing = characters.playing(versions.character or characters.home)
+    in_dms = interaction.client.runtime.settings.discord.adult_in_dms
+    return not playing.adult or adults.allowed(interaction.channel, in_dms=in_dms)
 
 
 async def _shown_in_place(

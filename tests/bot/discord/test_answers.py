@@ -11,6 +11,7 @@ from typing import Any
 
 import discord
 
+from bot.discord import adults
 from bot.discord.app import EchoBot
 from memory.store.tables import history
 from tests.bot import discord_fakes as fakes
@@ -148,6 +149,31 @@ async def test_only_the_person_answered_or_a_moderator_may_ask_again(
         ]
         mark = len(rec.sent)
         await _press(echo, reply, "Another answer", BOB, permissions=MANAGE_MESSAGES)
+        [edit] = _edits(rec, mark)
+        assert edit["content"] == "answer 2 to: hello there"
+
+
+async def test_a_character_for_adults_answers_again_only_where_it_may_play(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Answered in an age-restricted channel whose mark was taken off since: *Another answer*
+    declines privately and asks the model nothing; with the mark back it answers again."""
+    _numbered(ollama)
+    adult = {"character": {"adult": True}, "discord": {"channels": [CHANNEL]}}
+    async with _bot_with(tmp_path, ollama, **SETTLING, **adult) as (echo, rec):
+        await _say(echo, fakes.text_channel(echo, CHANNEL, nsfw=True), ALICE, "hello there")
+        reply = _posted(rec)
+        assert reply["content"] == "answer 1 to: hello there"
+        fakes.text_channel(echo, CHANNEL, nsfw=False)  # the channel's mark taken off
+        asked = len(ollama.calls)
+        mark = len(rec.sent)
+        await _press(echo, reply, "Another answer", ALICE)
+        assert _edits(rec, mark) == []
+        assert _private(rec, mark) == [adults.DECLINE]
+        assert len(ollama.calls) == asked
+        fakes.text_channel(echo, CHANNEL, nsfw=True)
+        mark = len(rec.sent)
+        await _press(echo, reply, "Another answer", ALICE)
         [edit] = _edits(rec, mark)
         assert edit["content"] == "answer 2 to: hello there"
 
