@@ -14,7 +14,7 @@ from memory.errors import InvalidInput, NotFound, Regenerating, Settled
 from memory.recall.recaller import Recaller
 from memory.store import Store
 from memory.store.tables import characters as cast_store
-from memory.store.tables import reply_versions
+from memory.store.tables import history, joined_lines, reply_versions
 from memory.turn.admission import Admission
 from memory.turn.replying import Replier, prepare
 from memory.turn.values import Answer, AnswerSet, MemoryConfig, OnText, Reply
@@ -105,6 +105,7 @@ class Answers:
             story_id=asked.story_id,
             origin=asked.origin,
             text=asked.text,
+            query=await self._read_with(asked),
             before_id=asked.message_row,
             exchange_id=asked.exchange_id,
             without=without,
@@ -129,6 +130,18 @@ class Answers:
             raise Settled(SETTLED)
         log.info("exchange %s answered again (%d versions)", asked.exchange_id, len(stored))
         return Reply(answer, asked.exchange_id, recalled, None, cut, interrupted)
+
+    async def _read_with(self, asked: reply_versions.Asked) -> str:
+        """What the first answer recalled for: the message, after the person's quick lines its
+        turn read with it (those still stored), as the turn joined them."""
+        lines = await history.among(
+            self.store, await joined_lines.read_by(self.store, asked.exchange_id)
+        )
+        earlier = sorted(
+            (m for m in lines if m.role == "user" and m.story_id == asked.story_id),
+            key=lambda m: m.id,
+        )
+        return "\n".join([*(m.content for m in earlier), asked.text])
 
     async def swipe(self, exchange_id: str, index: int) -> Answer:
         """Show version `index` (0-based) of the answers to this exchange; Settled when they

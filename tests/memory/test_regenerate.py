@@ -7,6 +7,7 @@ import asyncio
 import json
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +194,19 @@ async def test_a_swipe_during_the_reflection_has_it_done_again_from_the_kept_ver
     ]  # fmt: skip
     [memory] = await manage.list_memories(store, 1)
     assert memory.text == "Was told: answer 1 to hello"
+
+
+async def test_another_answer_to_quick_lines_recalls_for_them_all(store: Store) -> None:
+    """Two quick lines answered as one turn: the first names a time, the last does not. The
+    answer again recalls for both lines, as the first answer did (same window of time)."""
+    chat, clock = Chat(), Clock()
+    engine = _engine(store, chat, clock)
+    asked = _message(1, "what did I tell you yesterday?", 1)
+    joined = replace(_message(1, "be quick", 2), joined=(asked,))
+    first = await engine.turn(joined)
+    assert first is not None and first.recall.window is not None
+    again = await engine.regenerate(first.exchange_id)
+    assert again.recall.window == first.recall.window
 
 
 async def test_an_answer_without_a_memory_never_sees_it(store: Store) -> None:

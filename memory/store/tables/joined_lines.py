@@ -23,3 +23,11 @@ async def reader_of(store: Store | Tx, source_id: str) -> str | None:
         "SELECT exchange_id FROM joined_lines WHERE source_id = ?", (source_id,)
     )
     return str(row[0]) if row else None
+
+
+async def read_by(store: Store | Tx, exchange_id: str) -> list[str]:
+    """The earlier lines this exchange's turn read with its own message (their source ids)."""
+    rows = await store.fetchall(
+        "SELECT source_id FROM joined_lines WHERE exchange_id = ?", (exchange_id,)
+    )
+    return [str(r[0]) for r in rows]
