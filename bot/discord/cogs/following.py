@@ -27,6 +27,8 @@ from memory import EchoError, manage
 from memory.manage import casting, forgetting
 
 if TYPE_CHECKING:
+    from discord.abc import MessageableChannel
+
     from bot.discord.app import EchoBot
     from bot.discord.cogs.conversation import Conversation
 
@@ -114,7 +116,7 @@ class Following(commands.Cog):
             # Its turn may still run here: the edit waits in the person's line behind the turns
             # already in it, so it finds the exchange written. It takes no turn's place and is
             # never refused: a full line would have let 26 of 30 edits at once pass.
-            async with engine.settled(message.author.id, message.channel.id):
+            async with engine.settled(message.author.id, _answered_in(message).id):
                 followed = await forgetting.follow_edit(runtime.store, source_id, text)
         if followed is not None and followed.requeued and runtime.settings.discord.answer_edits:
             await self._answer_again(message, source_id)
@@ -122,7 +124,7 @@ class Following(commands.Cog):
     async def _answer_again(self, message: discord.Message, exchange_id: str) -> None:
         """Answer the edited message again: the reply's posts are edited to the new answer
         (the greeting's stay), a longer one continues in new posts, a shorter one deletes the
-        posts it no longer needs."""
+        posts it no longer needs; in the thread the message opened, when it opened one."""
         store = self.bot.runtime.store
         try:
             reply = await self.bot.runtime.engine.regenerate(exchange_id)
@@ -135,11 +137,12 @@ class Following(commands.Cog):
         posts = (await manage.posts_of(store, exchange_id))[skip:]
         face = await self._face_of(exchange_id)
         faces = cast("Conversation", self.bot.get_cog("Conversation")).faces
-        more, surplus = await faces.edit_posts(message.channel, message, posts, chunks, face)
+        where = _answered_in(message)
+        more, surplus = await faces.edit_posts(where, message, posts, chunks, face)
         await manage.record_sent(store, exchange_id, [m.id for m in more])
         if surplus:  # forgotten first: their deletion is not a moderator's
             await manage.forget_posts(store, surplus)
-            await faces.delete_posts(message.channel, surplus, face)
+            await faces.delete_posts(where, surplus, face)
 
     async def _face_of(self, exchange_id: str) -> Face:
         """Who answered an exchange: the character whose story it is stored in."""
@@ -181,6 +184,13 @@ class Following(commands.Cog):
             )
         rest = [s for s in sources if s not in racing]
         await forgetting.forget_deleted(runtime.store, rest, message_ids, engine=engine)
+
+
+def _answered_in(message: discord.Message) -> MessageableChannel:
+    """Where the message was answered: the thread opened from it (in a `thread` channel; the
+    thread's id is the message's, and its story), else its channel."""
+    thread = message.guild.get_thread(message.id) if message.guild is not None else None
+    return thread if thread is not None else message.channel
 
 
 def _without_mention(text: str, me: int) -> str:

@@ -16,11 +16,12 @@ import pytest
 
 from bot.discord.places import THREAD_NAME_LIMIT, thread_name
 from memory.manage import casting
-from memory.store.tables import history
+from memory.store.tables import history, sent_messages
 from tests.bot import discord_fakes as fakes
 from tests.bot.cli_runner import echo_bot
 from tests.bot.discord.test_context import MANAGE_CHANNELS, _sub
 from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with, _opt, _say
+from tests.bot.discord.test_following import _edit
 from tests.fakes.ollama import Chaos, FakeOllama
 
 ROOM = 20  # not in [discord] channels: `mention` until a moderator says otherwise
@@ -82,6 +83,26 @@ async def test_a_mention_in_a_thread_channel_opens_a_thread_answered_there_witho
         theirs = fakes.thread(echo, 4242, ROOM, owner_id=BOB)
         await _say(echo, theirs, ALICE, "no mention here")
         assert _posts_in(rec, 4242) == []
+
+
+async def test_an_edit_of_the_message_that_opened_a_thread_is_answered_in_the_thread(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """With `answer_edits`, the reply edited to the new answer is the one in the thread (an edit
+    in the channel would be refused: the post is not there); the turn's line is the thread's."""
+    ollama.chat_reply = lambda payload: f"Réponse à {str(payload['messages'][-1]['content'])[-6:]}"
+    async with _bot_with(tmp_path, ollama, discord={"answer_edits": True}) as (echo, rec):
+        await _mode(echo, ALICE, "thread", permissions=MANAGE_CHANNELS)
+        fakes.allow(echo, ALLOWED)
+        room = fakes.text_channel(echo, ROOM)
+        asked = await _say(echo, room, ALICE, f"{MENTION} un phare", mentions=[fakes.BOT_ID])
+        await echo.runtime.worker.run_due()
+        fakes.thread(echo, asked.id, ROOM, owner_id=fakes.BOT_ID)  # THREAD_CREATE, cached
+        [post] = await sent_messages.of_exchange(echo.runtime.store, f"discord:{asked.id}")
+        await _edit(echo, asked, f"{MENTION} un moulin")
+        [edited] = [s for s in rec.sent if s.method == "PATCH"]
+        assert edited.path == f"/channels/{asked.id}/messages/{post}"
+        assert edited.payload["content"] == "Réponse à moulin"
 
 
 def test_a_threads_name_is_one_inert_line_within_discords_limit() -> None:
