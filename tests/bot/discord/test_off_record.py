@@ -120,6 +120,37 @@ async def test_a_zipper_after_the_reply_takes_back_what_was_learned(
         assert figures == {"kept_off_record": 1}
 
 
+async def test_a_zipper_while_the_reflection_is_asked_keeps_nothing_it_answers(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """The 🤐 comes while the model is writing the message's reflection: what it answers is
+    not applied (0 bytes of what it learned), and the message stays in the history."""
+    canary.script(ollama)
+    asked, go = asyncio.Event(), asyncio.Event()
+
+    async def pause(payload: dict[str, Any]) -> None:
+        request = canary.reflection_request(payload)
+        if request is not None and request["user_message"] == GARDEN:
+            asked.set()
+            await go.wait()
+
+    ollama.pause = pause
+    async with _bot_with(tmp_path, ollama, database=database) as (echo, _):
+        channel = fakes.text_channel(echo, CHANNEL)
+        garden = await _say(echo, channel, ALICE, GARDEN)
+        reflecting = asyncio.create_task(_reflect(echo))
+        await asyncio.wait_for(asked.wait(), 30)
+        await _zip(echo, garden, ALICE)
+        go.set()
+        await reflecting
+        await _reflect(echo)
+
+        assert _reflected(ollama).count(GARDEN) == 1
+        assert await _memories(echo, ALICE) == []
+        assert await _learned(echo, tmp_path) == dict.fromkeys(LEARNED, 0)
+        assert (f"discord:{garden.id}", GARDEN) in await _history(echo)
+
+
 async def test_a_zipper_before_the_reply_means_it_is_never_reflected(
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
