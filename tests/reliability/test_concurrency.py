@@ -21,7 +21,7 @@ from bot.discord.app import EchoBot
 from bot.discord.cogs.conversation import SLOW_DOWN, UNAVAILABLE
 from memory.model import Exchange
 from memory.store import Store
-from memory.store.tables import outbox
+from memory.store.tables import joined_lines, outbox
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import CHANNEL, OTHER_CHANNEL, _bot_with
 from tests.fakes.ollama import Chaos, FakeOllama
@@ -110,6 +110,67 @@ async def test_two_people_in_two_places_at_the_same_moment_both_get_a_reply(
         assert sorted(tuple(r) for r in rows) == [
             (f"discord:{alice.id}", "done"), (f"discord:{bob.id}", "done"),
         ]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [3, 4])
+async def test_twenty_people_writing_quick_lines_all_at_once(
+    tmp_path: Path, ollama: FakeOllama, caplog: pytest.LogCaptureFixture, seed: int
+) -> None:
+    """The flood above with quick lines on (each person's lines joined while the answer is
+    unseen; the pause shortened, its length is tested elsewhere): every message is in the
+    history once, none gets two answers, each person's last line in each place gets one, the
+    answers are theirs, and no quick line is left waiting once all is answered."""
+    caplog.set_level(logging.WARNING)
+    ollama.chat_reply = _llm
+    ollama.chaos = Chaos(seed, max_delay=0.05, failure_rate=0.1)
+    rng = random.Random(seed)
+    async with _bot_with(tmp_path, ollama, limits={"turn_queue": MESSAGES_EACH}) as (echo, rec):
+        cog: Any = echo.get_cog("Conversation")
+        cog.pace = dataclasses.replace(cog.pace, sleep=lambda s: asyncio.sleep(min(s, 0.01)))
+        sent: dict[int, tuple[int, str]] = {}
+        arrived: dict[tuple[int, int], list[int]] = {}  # (person, place) -> lines, in order
+        work = []
+        for user in PEOPLE:
+            for n in range(MESSAGES_EACH):
+                channel, prefix = rng.choice(_places(echo, user)[::2])  # channel or DM
+                said = f"{prefix}Mon chat s'appelle {_tag(user, n)}"
+                msg = fakes.message(echo, channel, author_id=user, content=said)
+                sent[msg.id] = (user, _tag(user, n))
+
+                async def later(msg: Any = msg) -> None:
+                    await asyncio.sleep(rng.uniform(0, 0.05))
+                    arrived.setdefault((msg.author.id, msg.channel.id), []).append(msg.id)
+                    await cog.on_message(msg)
+
+                work.append(later())
+        await asyncio.wait_for(asyncio.gather(*work), 120)
+        await asyncio.gather(*cog._background)
+
+        answers = _answers(rec)
+        assert all(len(a) == 1 for a in answers.values()), answers
+        assert set(answers) <= set(sent) and len(answers) < len(sent)  # lines were joined
+        for lines in arrived.values():
+            assert lines[-1] in answers  # each person's last line in each place is answered
+            for n, line in enumerate(lines):
+                # A line without its own answer was read by the next answer there.
+                after = next(m for m in lines[n:] if m in answers)
+                if line != after and answers[after] != [UNAVAILABLE]:
+                    read_by = await joined_lines.reader_of(echo.runtime.store, f"discord:{line}")
+                    assert read_by == f"discord:{after}"
+        for message_id, [answer] in answers.items():
+            found = TAG.search(answer)  # a tag of the lines it answers: its author's
+            assert answer == UNAVAILABLE or (found and int(found[1]) == sent[message_id][0])
+        stored = await echo.runtime.store.fetchall(
+            "SELECT source_id FROM messages WHERE role = 'user'"
+        )
+        assert sorted(str(r[0]) for r in stored) == sorted(f"discord:{m}" for m in sent)
+        assert cog._bursts == {}
+        await _drain(echo, ollama)
+        rows = await echo.runtime.store.fetchall("SELECT user_id, text FROM memories")
+        owner = {tag: user for user, tag in sent.values()}
+        assert rows and all(owner[TAG.search(str(r[1])).group(0)] == int(r[0]) for r in rows)  # type: ignore[union-attr]
+        assert [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info] == []
 
 
 @pytest.mark.slow
