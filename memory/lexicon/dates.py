@@ -13,7 +13,13 @@ annotations again, for the dedup's carriers (memory.write.dedup). What cannot be
 few days", "every Monday") is left as it is: the memory keeps the date it was said.
 
 Reading: `window` gives the [start, end) a message names ("yesterday", « la semaine
-dernière », "in March", "mid-November", « il y a deux jours »), or None.
+dernière », "in March", "mid-November", « il y a deux jours »), or None. `ahead` gives the days
+to come a message asks about ("what do I have tomorrow?", « j'ai quoi ce week-end »), from the
+day asked on at the earliest, or None: only in a sentence that asks (a question mark, an asking
+word) and does not suppose ("if", « si », "imagine"). Known false positives there: a statement
+and a question in one sentence ("I have an exam tomorrow, what should I eat?" asks about
+tomorrow), "what" or « quoi » in a statement ("that's what I'm doing tomorrow"); known misses:
+named days ("christmas"), "my week".
 
 A bare weekday goes where its sentence's tense points: the nearest mark of the past ("went",
 "-ed", "did", "was"; « a mangé », « est rentrée », « c'était ») or of a plan ("will", "'d", "is
