@@ -55,6 +55,7 @@ _REASON_TITLES = {
     Reason.SEMANTIC: "Recalled by meaning or keywords",
     Reason.CONVERSATION: "Recalled by what you said just before (cos: to those messages)",
     Reason.TIME: "From the time you asked about",
+    Reason.DATED: "Dated in the time to come you asked about",
     Reason.QUOTA: "Kind quota",
     Reason.FALLBACK: "Fallback (by rank)",
     Reason.RULE: "How you ask to be talked to",
@@ -79,6 +80,9 @@ class _Glue:
     on: str  # the day something was done: "dropped by … on 2026-12-03"
     at: str  # the same after a comma: "(added by …, 2026-12-03)"
     reanchored: str  # the day a position was last supported
+    dated: str  # the days a memory means: "dated 8 Dec", "dated 12 Dec – 13 Dec"
+    one_day: str  # a single day after `dated`
+    asked: str  # the words a message named a time to come with
 
 
 _GLUE: dict[str, _Glue] = {
@@ -90,6 +94,9 @@ _GLUE: dict[str, _Glue] = {
         on="on {}",
         at="{}",
         reanchored="re-anchored {}",
+        dated="dated {}",
+        one_day="{}",
+        asked="asked about “{}”",
     ),
     "fr": _Glue(
         said="dit {}",
@@ -99,6 +106,9 @@ _GLUE: dict[str, _Glue] = {
         on="le {}",
         at="le {}",
         reanchored="réancrée le {}",
+        dated="datée {}",
+        one_day="du {}",
+        asked="demandé pour « {} »",
     ),
 }
 
@@ -233,10 +243,12 @@ def memory_line(
     told: Told | None = None,
     replaced: Mapping[int, float] | None = None,
     language: Language = "en",
+    note: str = "",
 ) -> str:
-    """One memory on one line: id, kind, scope, pin, why recalled, counters, where it can be
-    used (when the person's privacy choice is given), when it was said (`told`), text; and, from
-    `replaced` (memory id -> when its last earlier version ended), that it replaces one."""
+    """One memory on one line: id, kind, scope, pin, why recalled (with `note`, a reason's own
+    words), counters, where it can be used (when the person's privacy choice is given), when it
+    was said (`told`), text; and, from `replaced` (memory id -> when its last earlier version
+    ended), that it replaces one."""
     flags = " 📌" if memory.pinned else ""
     if everywhere is not None:
         where = _where_in_terminal if in_terminal() else served_where
@@ -244,6 +256,8 @@ def memory_line(
     cosine = f" · cos {score:.2f}" if score is not None else ""
     if matched:
         cosine += " · words: " + ", ".join(matched)
+    if note:
+        cosine += f" · {note}"
     counts = f"{memory.candidate_count}/{memory.served_count}/{memory.semantic_count}"
     said = told.of(memory, language) if told is not None else ""
     replaces = _replaces(memory.id, replaced, language)
@@ -251,6 +265,24 @@ def memory_line(
         f"`#{memory.id}` {memory.kind.value}·{memory.scope.value}{flags}{cosine}"
         f" · c/s/sem {counts}{said} — {defang(memory.text)}{replaces}"
     )
+
+
+def dated_note(matched: Sequence[str], *, asked_on: float, language: Language = "en") -> str:
+    """What /why says of a memory dated in the time to come a message asked about, from what
+    the turn recorded (its days, ISO, then the words that named that time): "dated 8 Dec,
+    asked about “tomorrow”"; "" once the words are erased with their message."""
+    if not matched:
+        return ""
+    glue, (days, *words) = _GLUE[language], matched
+    today = datetime.datetime.fromtimestamp(asked_on).date() if asked_on > 0 else None
+    first, _, last = days.partition("/")
+    shown = [
+        short_date(datetime.date.fromisoformat(d), today=today, language=language)
+        for d in (first, last or first)
+    ]
+    span = glue.one_day.format(shown[0]) if shown[0] == shown[1] else glue.held.format(*shown)
+    said = glue.dated.format(span)
+    return f"{said}, {glue.asked.format(defang(' '.join(words)))}" if words else said
 
 
 def _replaces(memory_id: int, replaced: Mapping[int, float] | None, language: Language) -> str:
@@ -331,11 +363,14 @@ def render_why(
                 memory_line(
                     s.memory,
                     score=s.score,
-                    matched=s.matched,
+                    matched=() if reason is Reason.DATED else s.matched,
                     everywhere=everywhere,
                     told=told,
                     replaced=replaced,
                     language=language,
+                    note=dated_note(s.matched, asked_on=turn.created_at, language=language)
+                    if reason is Reason.DATED
+                    else "",
                 )
                 for s in group
             )

@@ -33,6 +33,9 @@ class Reason(enum.StrEnum):
     CONVERSATION = "conversation"
     # Said in the time the message named ("what did I say yesterday?", memory.lexicon.dates).
     TIME = "time"
+    # Dated in the time to come the message asked about ("what do I have tomorrow?"): its
+    # `matched` holds the days it means there (ISO) then the words that named that time.
+    DATED = "dated"
     QUOTA = "quota"
     FALLBACK = "fallback"
     RULE = "rule"

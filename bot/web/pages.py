@@ -439,6 +439,7 @@ REASON_TITLES = {
     Reason.SEMANTIC: "recalled by meaning or keywords",
     Reason.CONVERSATION: "recalled by what they said just before",
     Reason.TIME: "from the time they asked about",
+    Reason.DATED: "dated in the time to come they asked about",
     Reason.QUOTA: "kind quota",
     Reason.FALLBACK: "fallback (by rank)",
     Reason.RULE: "how they ask to be talked to",

@@ -13,7 +13,13 @@ annotations again, for the dedup's carriers (memory.write.dedup). What cannot be
 few days", "every Monday") is left as it is: the memory keeps the date it was said.
 
 Reading: `window` gives the [start, end) a message names ("yesterday", « la semaine
-dernière », "in March", "mid-November", « il y a deux jours »), or None.
+dernière », "in March", "mid-November", « il y a deux jours »), or None. `ahead` gives the days
+to come a message asks about ("what do I have tomorrow?", « j'ai quoi ce week-end »), from the
+day asked on at the earliest, or None: only in a sentence that asks (a question mark, an asking
+word) and does not suppose ("if", « si », "imagine"). Known false positives there: a statement
+and a question in one sentence ("I have an exam tomorrow, what should I eat?" asks about
+tomorrow), "what" or « quoi » in a statement ("that's what I'm doing tomorrow"); known misses:
+named days ("christmas"), "my week".
 
 A bare weekday goes where its sentence's tense points: the nearest mark of the past ("went",
 "-ed", "did", "was"; « a mangé », « est rentrée », « c'était ») or of a plan ("will", "'d", "is
@@ -924,3 +930,104 @@ def _midnight(day: date, zone: tzinfo) -> float:
     """The instant `day` starts in `zone` (where midnight is skipped by a DST change, the
     instant the wall clock reads it anyway: the first hour of that day)."""
     return datetime(day.year, day.month, day.day, tzinfo=zone).timestamp()
+
+
+# --- reading: a time to come asked about ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Ahead:
+    """A time to come a message asks about: its days (from the day asked on at the earliest)
+    and the words that named it, as typed."""
+
+    span: Span
+    words: str
+
+
+_ASKING_RE = re.compile(_B + _alt(_phrases("ASKING")) + _E)
+# Only before a word: « j'ai rien de prévu ce soir si ? » asks.
+_SUPPOSING_RE = re.compile(_B + _alt(_phrases("SUPPOSING")) + r"(?=\s+[^\W\d_])")
+_QUESTION_END = re.compile(r"[.!?…]+")
+
+
+def _asks(t: _Text, start: int, end: int) -> bool:
+    """Whether the sentence holding `start`:`end` asks (its end mark is a question mark, or it
+    holds an asking word) and does not suppose ("if", « si », "imagine")."""
+    ends = [m.start() for m in _SENTENCE_END.finditer(t.shadow)]
+    before, after = _around(ends, start, end, len(t.shadow))
+    sentence = t.shadow[before:after]
+    if _SUPPOSING_RE.search(sentence):
+        return False
+    mark = _QUESTION_END.match(t.shadow, after)
+    return (mark is not None and "?" in mark.group()) or _ASKING_RE.search(sentence) is not None
+
+
+def _coming_day(m: re.Match[str], today: date, t: _Text) -> Span | None:
+    """A day word ahead ("tomorrow"), or today unless the sentence is past ("what did you do
+    today?")."""
+    offset = _DAY_OFFSETS[_key(m["d"])]
+    if offset < 0 or (offset == 0 and t.tense(m.start(), m.end()) == PAST):
+        return None
+    return _day(today + timedelta(days=offset))
+
+
+def _coming_period(m: re.Match[str], today: date, t: _Text) -> Span | None:
+    """A period ahead ("next week"), or the one under way unless the sentence is past."""
+    unit, offset = _PERIODS[_key(m["p"])]
+    if offset < 0 or (offset == 0 and t.tense(m.start(), m.end()) == PAST):
+        return None
+    return _period(today, unit, offset)
+
+
+def _coming_part(m: re.Match[str], today: date, t: _Text) -> Span | None:
+    """Part of a period under way or ahead ("at the end of the month"), not of one gone."""
+    unit, offset, part = _PERIOD_PARTS[_key(m["p"])]
+    if offset < 0 or part == "sofar" or t.tense(m.start(), m.end()) == PAST:
+        return None
+    return _part(_period(today, unit, offset), part, today)
+
+
+def _coming_month(m: re.Match[str], today: date, t: _Text) -> Span | None:
+    """A month named ("in January"): the next one of that name, this one from today."""
+    if t.tense(m.start(), m.end()) == PAST:
+        return None
+    month = _MONTHS[_key(m["m"])]
+    year = today.year if month >= today.month else today.year + 1
+    whole = _period(date(year, month, 1), "month", 0)
+    part = _MONTH_PARTS.get(_key(m["pre"]))
+    return whole if part is None else _part(whole, part, today)
+
+
+def _coming_weekday(m: re.Match[str], today: date, t: _Text) -> Span | None:
+    """A weekday ahead: as the write side dates it ("next friday", a bare one in a sentence
+    that is not past); one gone asks nothing here."""
+    direction = _weekday_direction(m, t)
+    if direction not in ("next", AHEAD):
+        return None
+    this = direction == AHEAD and bool(m["pre"]) and _key(m["pre"]) in _THIS
+    return _ahead(today, _WEEKDAYS[_key(m["w"])], this)
+
+
+_AHEAD_RULES: tuple[_Rule, ...] = (
+    (_PERIOD_PART_RE, _coming_part),
+    (_DURATION_RE, lambda m, t, _: _day(t + timedelta(days=_DURATIONS[_key(m["d"])]))),
+    (_IN_UNITS_RE, _in_units),
+    (_PERIOD_RE, _coming_period),
+    (_DAY_RE, _coming_day),
+    (_MONTH_RE, _coming_month),
+    (_WEEKDAY_RE, _coming_weekday),
+)
+
+
+def ahead(text: str, now: float, zone: tzinfo) -> Ahead | None:
+    """Return the time to come the message asks about (its first such phrase in a sentence
+    that asks and does not suppose), or None: "what do I have tomorrow?", « j'ai quoi ce
+    week-end », not "I have an exam tomorrow" (it tells) nor "what did I do yesterday?"."""
+    today = local_day(now, zone)
+    hits, t = _found(text, _AHEAD_RULES)
+    for match, meaning in hits:
+        span = meaning(match, today, t)
+        if span is None or span.last < today or not _asks(t, match.start(), match.end()):
+            continue
+        return Ahead(Span(max(span.first, today), span.last), text[match.start() : match.end()])
+    return None

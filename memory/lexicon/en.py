@@ -634,6 +634,9 @@ PERIOD_PARTS = {
     "at the start of last month": ("month", -1, "start"),
     "at the end of last month": ("month", -1, "end"),
     "at the end of the month": ("month", 0, "end"),
+    # Without "at": "what's on for the end of the month?" (a time to come asked about).
+    "the end of the month": ("month", 0, "end"),
+    "end of the month": ("month", 0, "end"),
     "at the start of the week": ("week", 0, "start"),
     "at the beginning of the week": ("week", 0, "start"),
     "earlier this week": ("week", 0, "sofar"),
@@ -674,6 +677,41 @@ MONTH_PART_BEFORE = {
     "at the end of": "end",
     "towards the end of": "end",
 }
+
+# A message asks about the time it names (read side: a time to come) when its sentence ends
+# with "?" or holds one of these: a question word anywhere ("what do i have tmrw"), a verb
+# before its subject ("do I have work on saturday", "is there something i need to do this
+# week"), a request ("remind me what's on monday"). Not "when" ("when I get home tomorrow I'll
+# call you" tells), nor "how" alone ("how I spend tomorrow is up to me"). Known false positive:
+# "what" in a statement ("that's what I'm doing tomorrow").
+ASKING = frozenset(
+    """
+    what whats what's wat wut anything remind where where's wheres how's hows
+    """.split()
+) | frozenset(
+    {
+        "do i",
+        "do you",
+        "do we",
+        "am i",
+        "are you",
+        "are we",
+        "r u",
+        "is there",
+        "is it",
+        "will it",
+        "will i",
+        "will you",
+        "should i",
+        "can you",
+        "could you",
+        "have i",
+        "tell me",
+    }
+)
+# A sentence with one of these supposes rather than asks: "if I quit my job tomorrow would you
+# still talk to me?", "imagine we went to paris next week", "what if I skipped class tomorrow?".
+SUPPOSING = frozenset({"if", "imagine", "suppose", "supposing", "pretend"})
 
 # What a memory is about, for a replacement the reflection proposes (memory/write/supersede.py):
 # what a person has one of at a time (one home, one job, one partner, one course of studies, a

@@ -740,6 +740,33 @@ MONTH_PART_BEFORE = {
     "en fin d'": "end",
 }
 
+# A message asks about the time it names (read side: a time to come) when its sentence ends
+# with « ? » or holds one of these: « quoi » (« jai quoi demain », « demain c'est quoi le
+# plan »), « qu'est-ce », « est-ce que », « quel », a request (« rappelle-moi », « dis-moi »).
+# Not « quand » alone (« quand je rentre demain je t'appelle » tells), only « c'est quand ».
+# Known false positive: « quoi » in a statement (« je sais pas quoi faire demain »).
+ASKING = frozenset(
+    {
+        "quoi",
+        "qu'est-ce",
+        "est-ce que",
+        "quel",
+        "quelle",
+        "quels",
+        "quelles",
+        "combien",
+        "c'est quand",
+        "rappelle",
+        "rappelle-moi",
+        "rappeler",
+        "dis-moi",
+    }
+)
+# A sentence with one of these supposes rather than asks: « si demain c'était la fin du monde »,
+# « imagine on part à Rome la semaine pro ». « si » only before a word: « j'ai rien de prévu ce
+# soir si ? » asks (see memory.lexicon.dates).
+SUPPOSING = frozenset({"si", "imagine", "imaginons", "supposons", "admettons"})
+
 # What a memory is about, for a replacement the reflection proposes (memory/write/supersede.py):
 # what a person has one of at a time (un seul logement, un seul emploi, un seul couple, un seul
 # cursus, un régime, une voiture…), so a new one replaces the old even with no word in common

@@ -26,7 +26,7 @@ from memory.recall import conversation, lexical, scoring, selection
 from memory.recall.semantic import VectorCache
 from memory.store import Store
 from memory.store.queries.story_snapshot import StorySnapshot
-from memory.store.tables import memories, privacy, turns
+from memory.store.tables import memories, memory_dates, privacy, turns
 from memory.text import words
 from memory.turn.values import MemoryConfig, Recall
 from memory.vectors import calibrate
@@ -202,8 +202,15 @@ class Recaller:
                 unfit=lambda: self._unfit_for(text),
             )
         now = self.clock()
-        found = dates.window(text, now, self.zone or dates.machine_zone(now))
+        zone = self.zone or dates.machine_zone(now)
+        found = dates.window(text, now, zone)
         asked = (found.start, found.end) if found else None
+        coming = dates.ahead(text, now, zone)
+        dated = (
+            await memory_dates.meeting(self.store, user_id, coming.span.first, coming.span.last)
+            if coming is not None
+            else None
+        )
         chosen = selection.select(
             candidates,
             scored.scores,
@@ -217,6 +224,8 @@ class Recaller:
             conversation=scored.heard,
             conversation_slots=config.conversation_slots,
             window=asked,
+            dated=dated,
+            asked=coming.words if coming is not None else "",
         )
         degraded, why_degraded = bool(scored.degraded), scored.degraded
         if not record:

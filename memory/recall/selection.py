@@ -13,7 +13,8 @@ The passes, filling `limit` places:
      these places, the last ones, when the message did not already recall them; then, when
      every candidate has a vector, the message's cosine top `limit` not yet chosen takes the
      places past recall's (`spare`); when the message names a time (`window`), memories said
-     in it take up to `time_slots` of recall's places, after the message's best;
+     in it take up to `time_slots` of recall's places, after the message's best; when it asks
+     about a time to come (`dated`), memories dated in it take up to `dated_slots`;
   4. a quota per kind (the kind's total in the selection, counting earlier passes);
   5. fallback: what remains, by rank (pinned, story-specific, kind, confidence, recency).
 Rules never compete: every rule comes back with Reason.RULE, outside the limit.
@@ -26,6 +27,7 @@ import itertools
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +56,12 @@ CONVERSATION_SLOTS = 1
 # yesterday?"): a quarter of SEMANTIC_SLOTS, so the message's own best recall keeps three
 # quarters. Not read off a measurement: no corpus of questions about a time exists yet.
 TIME_SLOTS = 4
+
+# Places of recall that memories dated in the time to come a message asks about may take ("what
+# do I have next week?"): half of SEMANTIC_SLOTS, so a week of plans fits and the message's own
+# best recall keeps the other half. Not read off a measurement: no corpus of a person's dated
+# memories per week exists yet.
+DATED_SLOTS = 8
 
 # Cosine from which a memory is eligible for the semantic pass, read on the original deployment's
 # model. It must be read again for another model (see memory.recall.semantic).
@@ -235,6 +243,9 @@ def select(
     decisive: Collection[int] | None = None,
     window: tuple[float, float] | None = None,
     time_slots: int = TIME_SLOTS,
+    dated: Mapping[int, tuple[date, date]] | None = None,
+    asked: str = "",
+    dated_slots: int = DATED_SLOTS,
 ) -> list[Selected]:
     """Return the rules, then up to `limit` memories, each with the reason it was selected.
 
@@ -246,8 +257,11 @@ def select(
     (see spare_places). `decisive`: the keyword hits that may displace the message's cosine top
     `limit` (None: all of them; see recall.DECISIVE_DF). `window`: the [start, end) the message
     names, if any; memories created in it take up to `time_slots` of recall's places (served
-    as Reason.TIME, those the message recalls first, then the latest said). `memories` may be a
-    prebuilt RankedPool.
+    as Reason.TIME, those the message recalls first, then the latest said). `dated`: the
+    memories whose days meet the time to come the message asks about, each with the days it
+    means there, `asked` the words that named that time; they take up to `dated_slots` of
+    recall's places (served as Reason.DATED, its days and `asked` as what matched: those the
+    message recalls first, then the soonest). `memories` may be a prebuilt RankedPool.
     """
     pool = memories if isinstance(memories, RankedPool) else RankedPool.build(memories)
     rules = [Selected(m, Reason.RULE) for m in pool.rules]
@@ -260,6 +274,13 @@ def select(
     chosen: dict[int, Selected] = {}
 
     def add(memory: Memory, reason: Reason) -> None:
+        if reason is Reason.DATED:
+            first, last = coming[memory.id]
+            days = first.isoformat() if first == last else f"{first.isoformat()}/{last.isoformat()}"
+            chosen[memory.id] = Selected(
+                memory, reason, scores.get(memory.id), (days, *asked.split())
+            )
+            return
         if reason is Reason.CONVERSATION:
             chosen[memory.id] = Selected(memory, reason, heard[memory.id])
             return
@@ -302,6 +323,11 @@ def select(
     kept_for_conversation = max(0, min(conversation_slots, semantic_slots, len(said)))
     in_window = _said_in(pool, window, scores)
     kept_for_time = max(0, min(time_slots, semantic_slots - kept_for_conversation, len(in_window)))
+    coming = {i: days for i, days in (dated or {}).items() if i in pool.position}
+    in_days = _dated_in(pool, coming, scores)
+    kept_for_dated = max(
+        0, min(dated_slots, semantic_slots - kept_for_conversation - kept_for_time, len(in_days))
+    )
     from_message = iter(recalled)
     taken = 0
 
@@ -315,7 +341,14 @@ def select(
                 add(memory, Reason.SEMANTIC)
                 taken += 1
 
-    recall_until(semantic_slots - kept_for_conversation - kept_for_time)
+    recall_until(semantic_slots - kept_for_conversation - kept_for_time - kept_for_dated)
+    dated_taken = 0
+    for memory in in_days:
+        if dated_taken >= kept_for_dated or room() <= 0:
+            break
+        if memory.id not in chosen:
+            add(memory, Reason.DATED)
+            dated_taken += 1
     time_taken = 0
     for memory in in_window:
         if time_taken >= kept_for_time or room() <= 0:
@@ -330,7 +363,7 @@ def select(
         if memory_id not in chosen:
             add(pool.ordered[pool.position[memory_id]], Reason.CONVERSATION)
             heard_taken += 1
-    recall_until(semantic_slots - heard_taken - time_taken)
+    recall_until(semantic_slots - heard_taken - time_taken - dated_taken)
 
     # Pass 3b: what plain cosine would serve in `limit` places takes the spare places.
     if spare > 0:
@@ -378,6 +411,22 @@ def _said_in(
             m.id not in scores,
             -scores.get(m.id, 0.0),
             -_finite(m.created_at),
+            pool.position[m.id],
+        ),
+    )
+
+
+def _dated_in(
+    pool: RankedPool, coming: Mapping[int, tuple[date, date]], scores: Mapping[int, float]
+) -> list[Memory]:
+    """The candidates dated in the time asked about: those the message recalls by meaning
+    first, best first, then the soonest."""
+    return sorted(
+        (pool.ordered[pool.position[i]] for i in coming),
+        key=lambda m: (
+            m.id not in scores,
+            -scores.get(m.id, 0.0),
+            coming[m.id],
             pool.position[m.id],
         ),
     )

@@ -92,6 +92,29 @@ def test_why_groups_by_reason_and_says_when_degraded() -> None:
     assert render_why(None).startswith("No turn of yours here yet")
 
 
+def test_why_says_the_days_a_dated_memory_means_and_the_words_that_asked() -> None:
+    interview = Memory(id=4, user_id=1, text="Has a job interview tomorrow (2026-12-08)",
+                       kind=Kind.PROMISE, scope=Scope.GLOBAL)  # fmt: skip
+    trip = Memory(id=5, user_id=1, text="Au ski ce week-end (2026-12-12/2026-12-13)",
+                  kind=Kind.PROMISE, scope=Scope.GLOBAL)  # fmt: skip
+    asked_on = datetime(2026, 12, 7, 15, tzinfo=UTC).timestamp()
+    turn = Turn(id=1, user_id=1, story_id=2, created_at=asked_on, selected=(
+        Selected(interview, Reason.DATED, None, ("2026-12-08", "@everyone", "tmrw")),
+        Selected(trip, Reason.DATED, None, ("2026-12-12/2026-12-13", "ce", "we")),
+    ))  # fmt: skip
+    text = render_why(turn)
+    assert "**Dated in the time to come you asked about** (2)" in text
+    assert "dated 8 Dec, asked about “@\u200beveryone tmrw”" in text
+    assert "dated 12 Dec – 13 Dec, asked about “ce we”" in text
+    assert "words:" not in text
+    french = render_why(turn, language="fr")
+    assert "datée du 12 déc. au 13 déc., demandé pour « ce we »" in french
+    # The words erased with their message: the reason stays, without them.
+    erased = Turn(id=1, user_id=1, story_id=2, selected=(Selected(interview, Reason.DATED),))
+    assert "**Dated in the time to come you asked about** (1)" in render_why(erased)
+    assert "asked about" not in render_why(erased).split("(1)", 1)[1]
+
+
 def test_anchors_and_positions_say_their_days_in_the_readers_language() -> None:
     """The dates of /anchors and /positions (and their glue) follow the reader's language;
     the rest stays English."""

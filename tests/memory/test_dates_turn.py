@@ -1,5 +1,6 @@
 """Dates through real turns: a memory "interview tomorrow" said on a Monday is stored as
-Tuesday's, and "what did I say yesterday?" on the Tuesday recalls it by time, as /why shows.
+Tuesday's, "what did I say yesterday?" on the Tuesday recalls it by time, and "what do I have
+tomorrow?" on the Monday by the day it means, as /why shows.
 The chat model is a loopback Ollama answering turns and reflections as a capable model would;
 the twin runs many people in many places at once, with random latencies."""
 
@@ -134,3 +135,87 @@ async def test_many_people_dating_and_asking_at_once_each_get_their_own(
 
     for person, selected in await asyncio.gather(*(ask(p) for p in people)):
         assert selected == [(person, Reason.TIME)], person
+
+
+async def test_what_do_i_have_tomorrow_recalls_what_is_dated_then_and_why_says_so(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    _chat(ollama)
+    clock = Clock(MONDAY)
+    chat = OllamaChat(http, ollama.url, "m")
+    engine = Engine(store, embedder=None, chat=chat, clock=clock, zone=PARIS)
+    worker = ReflectionWorker(store, chat, character_name="Écho", clock=clock, zone=PARIS)
+    said = [
+        (1, "I have a job interview tomorrow!"),
+        (1, "and the dentist next Friday"),
+        (2, "I have a job interview tomorrow too"),  # someone else's tomorrow
+    ]
+    for n, (person, text) in enumerate(said):
+        await engine.turn(Incoming(f"t:{n}", person, f"p{person}", 10, "111", text))
+    clock.now += 120
+    while await worker.run_due():
+        pass
+    mine = {m.text: m.id for m in await memories.list_for_user(store, 1)}
+    assert set(mine) == {
+        "Has a job interview tomorrow (2026-12-08)",
+        "Has a dentist appointment next Friday (2026-12-11)",
+    }
+    interview = mine["Has a job interview tomorrow (2026-12-08)"]
+
+    clock.now += 3600
+    told = await engine.turn(Incoming("t:9", 1, "Sam", 10, "111", "I have a meeting tomorrow"))
+    assert all(s.reason is not Reason.DATED for s in told.recall.selected)
+    asked = await engine.turn(Incoming("t:10", 1, "Sam", 10, "111", "what do I have tmrw?"))
+    reasons = {s.memory.id: s.reason for s in asked.recall.selected}
+    assert {s.memory.user_id for s in asked.recall.selected} == {1}
+    assert [i for i, r in reasons.items() if r is Reason.DATED] == [interview]
+    shown = render_why(await manage.why(store, 1, 10))
+    assert "Dated in the time to come you asked about" in shown
+    assert "dated 8 Dec, asked about “tmrw”" in shown
+
+
+async def test_many_people_asking_about_their_own_days_at_once_each_get_their_own(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    rng = random.Random(42)
+    people = range(1, 13)
+
+    async def slow(payload: dict[str, Any]) -> None:
+        await asyncio.sleep(rng.uniform(0, 0.03))
+
+    _chat(ollama)
+    ollama.pause = slow
+    clock = Clock(MONDAY)
+    chat = OllamaChat(http, ollama.url, "m")
+    engine = Engine(store, embedder=None, chat=chat, clock=clock, zone=PARIS)
+    worker = ReflectionWorker(store, chat, character_name="Écho", clock=clock, zone=PARIS)
+
+    def place(person: int) -> tuple[int, str]:
+        return 100 + person % 3, str(900 + person % 2)  # stories and servers shared by several
+
+    async def say(person: int) -> None:
+        story, origin = place(person)
+        text = "I have a job interview tomorrow" if person % 2 else "Je déménage dans trois jours"
+        await engine.turn(Incoming(f"t:{person}:1", person, f"p{person}", story, origin, text))
+
+    await asyncio.gather(*(say(p) for p in people))
+    clock.now += 120
+    while await worker.run_due():
+        pass
+    clock.now += 3600
+
+    async def ask(person: int) -> tuple[int, list[tuple[int, Reason]]]:
+        story, origin = place(person)
+        # Tuesday (tomorrow) for the interviews, Thursday (in three days) for the moves, in
+        # words the memories do not hold (no keyword recalls them); the third asks about a day
+        # nobody's plan falls on.
+        text = ["anything on tuesday?", "j'ai quoi jeudi ?", "anything on saturday?"][person % 3]
+        reply = await engine.turn(
+            Incoming(f"t:{person}:2", person, f"p{person}", story, origin, text)
+        )
+        return person, [(s.memory.user_id, s.reason) for s in reply.recall.selected]
+
+    for person, selected in await asyncio.gather(*(ask(p) for p in people)):
+        meets = (person % 3, person % 2) in ((0, 1), (1, 0))
+        ((owner, reason),) = selected
+        assert owner == person and (reason is Reason.DATED) == meets, (person, reason)
