@@ -139,14 +139,15 @@ class FollowUps:
         # This process's claims: a token per claim starts with it.
         self._me = uuid.uuid4().hex[:12]
 
-    async def run(self, deliver: Deliverer) -> int:
-        """Plan what is due, then send it (PER_RUN at most); return how many were sent."""
+    async def run(self, deliver: Deliverer, *, only: int | None = None) -> int:
+        """Plan what is due, then send it (PER_RUN at most; `only`: this person's alone);
+        return how many were sent."""
         if not self.policy.enabled:
             return 0
         await self.plan()
         sent = 0
         for _ in range(PER_RUN):
-            outcome = await self.send_next(deliver)
+            outcome = await self.send_next(deliver, only=only)
             if outcome is None:
                 break
             sent += outcome is Outcome.SENT
@@ -198,7 +199,9 @@ class FollowUps:
             log.info("%d follow-ups planned", added)
         return added
 
-    async def send_next(self, deliver: Deliverer) -> Outcome | Skip | None:
+    async def send_next(
+        self, deliver: Deliverer, *, only: int | None = None
+    ) -> Outcome | Skip | None:
         """Claim the follow-up due first and carry it through; None when none is due."""
         now = self.clock()
         holder = f"{self._me}:{uuid.uuid4().hex[:8]}"
@@ -207,7 +210,7 @@ class FollowUps:
             if await table.settle_stale(tx, now=now):
                 log.warning("a follow-up's post was not confirmed: counted sent")
             return await table.claim(
-                tx, holder=holder, now=now, today=self.hours.day(now), lease=LEASE
+                tx, holder=holder, now=now, today=self.hours.day(now), lease=LEASE, only=only
             )
 
         lease = await self.store.transact(claim)

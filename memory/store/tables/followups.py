@@ -262,11 +262,14 @@ async def drop(tx: Tx, user_id: int, followup_id: int, *, reason: str) -> bool:
     return await tx.changes() > 0
 
 
-async def claim(tx: Tx, *, holder: str, now: float, today: date, lease: float) -> Lease | None:
+async def claim(
+    tx: Tx, *, holder: str, now: float, today: date, lease: float, only: int | None = None
+) -> Lease | None:
     """Claim the follow-up due first for `holder` until `now + lease`, or None.
 
     Claimable: planned, due, no live lease on it, and nothing else of its person's being sent
     (a live lease, or posting) or sent `today` (the character's day): one a day to a person.
+    `only`: this person's alone (the terminal shows its own person's).
     Serialised across processes like the outbox's claims (`Tx.serialize`); a row taken over
     from an expired lease counts an attempt (its holder died or hung)."""
     await tx.serialize("followups")
@@ -276,8 +279,9 @@ async def claim(tx: Tx, *, holder: str, now: float, today: date, lease: float) -
         " AND NOT EXISTS (SELECT 1 FROM followups o WHERE o.user_id = f.user_id AND o.id <> f.id"
         " AND (o.sent_day = ?2 OR o.status = 'posting'"
         " OR (o.status = 'planned' AND o.lease_until > ?1)))"
-        " ORDER BY due_at, id LIMIT 1",
-        (now, today.isoformat()),
+        + ("" if only is None else " AND f.user_id = ?3")
+        + " ORDER BY due_at, id LIMIT 1",
+        (now, today.isoformat()) + (() if only is None else (only,)),
     )
     if row is None:
         return None
