@@ -41,7 +41,7 @@ from memory import (
     said_on,
     short_date,
 )
-from memory.manage import Learned, ServerStats, Stats
+from memory.manage import Learned, ServerStats, Stats, followups
 from memory.manage.forgetting import ErasureReport, Forgotten
 from memory.manage.privacy import served_where
 from memory.manage.story import Positions, Summary
@@ -862,3 +862,62 @@ def render_erasure(report: ErasureReport, *, heading: str) -> str:
     if not report.complete:
         lines.append(ERASURE_PENDING)
     return "\n".join(lines)
+
+
+FOLLOWUPS_ABOUT = (
+    "When you tell me about something coming on a date (an interview, an exam, a "
+    "trip), I ask how it went the day after, once, where you told me, never in the quiet hours, "
+    "at most one a day."
+)
+
+
+def followups_set(on: bool, dropped: int) -> str:
+    """What /followups on|off answers."""
+    if on:
+        return (
+            f"Follow-ups: on. {FOLLOWUPS_ABOUT[len('Follow-ups: ') :]} `/followups off` stops them."
+        )
+    gone = f" ({count(dropped, 'planned one')} dropped)" if dropped else ""
+    return f"Follow-ups: off{gone}. I will not come back to what you tell me on my own."
+
+
+def render_followups(
+    planned: Sequence[followups.Planned],
+    *,
+    chosen: bool | None,
+    zone: tzinfo,
+    where: Callable[[followups.Planned], str],
+) -> str:
+    """/followups: the person's choice, then each follow-up planned (its memory, when, where)
+    and those sent."""
+    state = {True: "on", False: "off", None: "the default of where you talk to me"}[chosen]
+    lines = [f"Follow-ups: {state}. {FOLLOWUPS_ABOUT}"]
+    waiting = [p for p in planned if p.status == "planned"]
+    done = [p for p in planned if p.status != "planned"]
+    if not waiting:
+        lines.append("Nothing planned.")
+    for p in waiting:
+        due = datetime.datetime.fromtimestamp(p.due_at, zone)
+        lines.append(
+            f"• #{p.id} about memory #{p.memory_id} ({why_followup(p, zone)}): "
+            f"{short_date(due.date())} {due:%H:%M}, in {where(p)}"
+        )
+    for p in done[:5]:
+        lines.append(f"• #{p.id} about memory #{p.memory_id}: sent, in {where(p)}")
+    if waiting:
+        lines.append("`/followups drop ID` drops one; `/followups off` drops them all.")
+    return "\n".join(lines)
+
+
+def why_followup(p: followups.Planned, zone: tzinfo) -> str:
+    """Why a follow-up: "said 7 Dec: about 8 Dec"."""
+    said = datetime.datetime.fromtimestamp(p.said_at, zone).date()
+    return f"said {short_date(said)}: about {short_date(p.event_day)}"
+
+
+def render_followup_why(p: followups.Planned, zone: tzinfo) -> str:
+    """/why on a follow-up: which memory, and why now."""
+    return (
+        f"My last message here was a follow-up of memory #{p.memory_id} "
+        f"({why_followup(p, zone)}): you told me it was coming, and its day has passed."
+    )

@@ -39,6 +39,7 @@ from memory.character.cards import Card
 from memory.character.cast import Characters
 from memory.context.builder import ContextConfig
 from memory.context.strategies import Registry, load_registry
+from memory.followups.sender import Deliverer, FollowUps, Policy
 from memory.jobs import Background, Job, listed, start
 from memory.looplag import LoopLag
 from memory.manage import casting, setup
@@ -103,6 +104,9 @@ class Options:
     password: str | None = None
     # What no answer, log line or stored error holds (keys, tokens, passwords).
     secrets: Secrets = NO_SECRETS
+    # [followups]: whether the character may come back to dated events, the default for
+    # people who chose nothing, the quiet hours (memory.followups).
+    followups: Policy = field(default_factory=Policy)
     reindex_every: float = REINDEX_INTERVAL
     history_days: float = HISTORY_DAYS
 
@@ -119,6 +123,7 @@ class Echo:
     engine: Engine
     worker: ReflectionWorker
     indexer: Indexer
+    followups: FollowUps
 
     @property
     def characters(self) -> Characters:
@@ -128,19 +133,22 @@ class Echo:
     def secrets(self) -> Secrets:
         return self.options.secrets
 
-    def jobs(self) -> tuple[Job, ...]:
-        """Every background job, timed as the options say."""
+    def jobs(self, deliver: Deliverer | None = None) -> tuple[Job, ...]:
+        """Every background job, timed as the options say; the follow-ups' only with a
+        front end's `deliver` to post them through."""
         return listed(
             self.engine,
             self.worker,
             self.indexer,
             reindex_every=self.options.reindex_every,
             history_days=self.options.history_days,
+            followups=self.followups,
+            deliver=deliver,
         )
 
-    def start_jobs(self) -> Background:
+    def start_jobs(self, deliver: Deliverer | None = None) -> Background:
         """Start every background job in the running loop; the caller ends them with `stop`."""
-        return start(self.jobs())
+        return start(self.jobs(deliver))
 
 
 def http_client() -> httpx.AsyncClient:
@@ -249,8 +257,24 @@ async def open(options: Options) -> AsyncIterator[Echo]:
         )
         loop_lag.start()
         try:
+            followups = FollowUps(
+                store,
+                chat=lambda: engine.chat,
+                characters=options.characters,
+                policy=options.followups,
+                deadline=lambda: engine.config.chat_deadline,
+                clock=lambda: engine.clock(),
+            )
             yield Echo(
-                options, store, http, chat, embedder, engine, worker, Indexer(store, embedder)
+                options,
+                store,
+                http,
+                chat,
+                embedder,
+                engine,
+                worker,
+                Indexer(store, embedder),
+                followups,
             )
         finally:
             try:

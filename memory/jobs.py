@@ -18,6 +18,10 @@ the set and to stop it. Both front ends (the Discord bot and the interactive ter
     casting    every CASTING_EVERY (30 s)                    the characters chosen per channel
                                                              and DM, and the channel modes set,
                                                              in another process are read
+    followups  every FOLLOWUPS_EVERY (60 s), when a front    the follow-ups the dated memories
+               end gives a way to post them and [followups]  allow are planned; those due are
+               enabled is true                               written and posted, under a lease
+                                                             (memory.followups.sender)
 
 Not here, because they are not periodic memory work: the reflection a front end starts as soon
 as it has replied (it calls `reflect`, or the worker's `reflect_now`, at once); the heartbeat file
@@ -45,6 +49,7 @@ from typing import Any
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from memory.errors import unexpected
+from memory.followups.sender import Deliverer, FollowUps
 from memory.manage import casting, forgetting
 from memory.turn.engine import Engine
 from memory.vectors.indexer import Indexer
@@ -60,6 +65,8 @@ RETENTION_EVERY = 3600.0
 # How often the choices of /character and /channel mode made in other processes (shards) are
 # read again.
 CASTING_EVERY = 30.0
+# How often the follow-ups due are looked for: a follow-up goes out within a minute of its time.
+FOLLOWUPS_EVERY = 60.0
 
 
 @dataclass(frozen=True)
@@ -89,9 +96,17 @@ def listed(
     *,
     reindex_every: float,
     history_days: float,
+    followups: FollowUps | None = None,
+    deliver: Deliverer | None = None,
 ) -> tuple[Job, ...]:
-    """Every background job, as the module's docstring lists them."""
+    """Every background job, as the module's docstring lists them (`followups` only with
+    something to post them through, and when the operator allows them)."""
     store = engine.store
+    posting = (
+        (Job("followups", FOLLOWUPS_EVERY, functools.partial(followups.run, deliver)),)
+        if followups is not None and deliver is not None and followups.policy.enabled
+        else ()
+    )
     return (
         Job("reflect", REFLECT_EVERY, functools.partial(reflect, engine, worker)),
         Job("reindex", reindex_every, indexer.run_once),
@@ -108,6 +123,7 @@ def listed(
         ),
         Job("warm-up", None, engine.warm_up),
         Job("casting", CASTING_EVERY, functools.partial(casting.reload, store, engine.characters)),
+        *posting,
     )
 
 

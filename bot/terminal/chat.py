@@ -46,7 +46,7 @@ from memory import (
     jobs,
     manage,
 )
-from memory.manage import context, export, forgetting, privacy, story, versions
+from memory.manage import context, export, followups, forgetting, privacy, story, versions
 
 log = logging.getLogger(__name__)
 
@@ -346,6 +346,9 @@ class Terminal:
             self.runtime.store, self.user_id, [m.id for m in used]
         )
         told = await self._told(used)
+        sent = await followups.last_sent(self.runtime.store, self.person, self.story_id)
+        if sent is not None and (turn is None or (sent.sent_at or 0.0) > turn.created_at):
+            self.say(render.render_followup_why(sent, self.playing.zone))
         self.say(
             render.render_why(
                 turn,
@@ -355,6 +358,44 @@ class Terminal:
                 language=self.language,
             )
         )
+
+    async def cmd_followups(self, arg: str) -> None:
+        """/followups [on|off|drop ID]: turn them on or off, drop one, or see what is planned."""
+        text, chosen = options.parse("followups", arg)
+        word, _, rest = text.partition(" ")
+        store = self.runtime.store
+        wanted = chosen.get("set") or (word if word in ("on", "off") and not rest else "")
+        if wanted:
+            dropped = await followups.set_choice(store, self.person, wanted == "on")
+            self.say(render.followups_set(wanted == "on", dropped))
+            return
+        if "drop" in chosen or word == "drop":
+            number = _id(chosen.get("drop") or rest)
+            await followups.drop(store, self.person, number)
+            self.say(f"Follow-up #{number} dropped: I will not ask about it.")
+            return
+        if text:
+            raise InvalidInput("write /followups on, /followups off or /followups drop ID")
+        await self.runtime.echo.followups.plan()  # what the latest memories allow, listed too
+        planned = await followups.planned(store, self.person)
+        chosen_now = await followups.choice(store, self.person)
+        self.say(
+            render.render_followups(
+                planned, chosen=chosen_now, zone=self.playing.zone, where=lambda _: "our DMs"
+            )
+        )
+
+    async def _followups_due(self) -> None:
+        await self.runtime.echo.followups.run(self, only=self.person)
+
+    async def post(self, followup: followups.FollowUp) -> followups.Delivery:
+        """Say a follow-up the character sends this person (the terminal's Deliverer)."""
+        name = self.runtime.characters.playing(followup.character).name
+        self._print(f"{name}: {plain(followup.text)}")
+        return followups.Delivery(followups.Outcome.SENT)
+
+    async def retract(self, followup: followups.FollowUp, message_ids: Sequence[int]) -> None:
+        """Nothing to take back: a terminal line cannot be unsaid (none is recorded)."""
 
     async def cmd_memories(self, arg: str) -> None:
         """/memories [never|TEXT] · /memories history ID (a memory's versions)."""
@@ -680,6 +721,9 @@ class Terminal:
             # The same jobs as the Discord bot's (memory.jobs); the reflections a previous
             # session left waiting are among the first runs.
             self.jobs = start_jobs(self.runtime)
+        # The character comes back first to what this person said was coming (if they asked
+        # for follow-ups and one is due): a terminal shows its own person's, as the chat opens.
+        await self._guarded("followups", self._followups_due)
         try:
             while True:
                 if self.interactive:

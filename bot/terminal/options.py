@@ -27,6 +27,7 @@ CONTEXT: Choices = {"full": ["true", "false"]}
 PRIVACY: Choices = {"memories": ["where_learned", "everywhere", "default"]}
 # An option whose value is one of the person's memories, or a character's key.
 MEMORY: Choices = {"memory": []}
+FOLLOWUPS: Choices = {"set": ["on", "off"], "drop": []}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,7 @@ USAGES: Mapping[str, Usage] = {
     "forget-message": Usage(rest="ID"),
     "forget-me": Usage({"character": []}),
     "character": Usage(rest="show"),
+    "followups": Usage(FOLLOWUPS, rest="on|off|drop ID"),
 }
 # The names some command takes as an option: at the end of another's line, a mistake.
 OPTION_NAMES = frozenset(name for usage in USAGES.values() for name in usage.options)
@@ -82,6 +84,7 @@ Commands: /why · /memories [never|TEXT|history ID] · /pin ID · /unpin ID · /
           /strategy [NAME] · /history [PAGE] · /exclude ID · /include ID · /export [FILE]
           /lore list|add KEYWORDS | CONTENT|remove ID · /forget-message ID
           /forget-me [character:KEY] · /character (who you talk to) · /help
+          /followups [on|off|drop ID] (the character asks how your dated plans went)
           /quit (or Ctrl-D, Ctrl-C)
 Options go last, named as in Discord: /remember Call me Sam kind:rule, /pin memory:3 (or
 /pin 3). To end a text with such a word, put a backslash before it: /remember I like

@@ -47,6 +47,9 @@ class Character:
     avatar: bytes | None = field(default=None, repr=False, compare=False)
     # For adults only: a front end plays it only where its platform allows adult content.
     adult: bool = False
+    # Whether it comes back to what a person said was coming (memory.followups); a character's
+    # table may forbid it ([[characters]] followups = false).
+    followups: bool = True
 
 
 # Where a character card says {{user}}: the speaker's display name, filled in at prompt time

@@ -50,6 +50,8 @@ LOCKS = {
     # An erasure (and the retention's prune) holds it alone; the writes of what may copy erased
     # words (a reflection, the condensed history) share it: see erasure.erase.
     "erasure": 0x45_63_68_6F_00_05,
+    # The follow-ups' claims (memory.store.tables.followups.claim), as the outbox's.
+    "followups": 0x45_63_68_6F_00_06,
 }
 
 # The tables that hold a person's words, vacuumed after an erasure (see checkpoint): with
