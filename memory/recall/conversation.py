@@ -71,7 +71,11 @@ async def embed_with_conversation(
     prefix = prefixes_of(embedder).query
     texts = [prefix + query] + ([prefix + conversation] if conversation else [])
     try:
-        embedded = await asyncio.wait_for(embedder.embed(texts, deadline=timeout), timeout)
+        # asyncio.timeout, not wait_for: Python 3.11's wait_for returns the result when the
+        # embedding ends as the turn is cancelled, and the cancellation is lost (a stopped
+        # quick line's answer then runs to its end).
+        async with asyncio.timeout(timeout):
+            embedded = await embedder.embed(texts, deadline=timeout)
     except TimeoutError:
         log.warning("turn embedding timed out after %.1f s: degraded turn", timeout)
         return None

@@ -56,9 +56,11 @@ QUICK_WAIT = 10.0
 
 async def _stopped(task: asyncio.Task[Any]) -> None:
     """Wait until the stopped answer has ended, asking again while it runs: a cancellation
-    can be lost in a wait that ends at the same moment it comes (seen about once in ten runs of
-    eight people's quick lines at once, the answer then going on to its end behind the line
-    that stopped it); asked again, it stops at its next wait."""
+    can be lost in a wait that ends at the same moment it comes. Python 3.11's asyncio.wait_for
+    does that (the turn's embedding used it; it now uses asyncio.timeout), and a library's wait
+    may too; asked again, the answer stops at its next wait. Seen in the quick-lines flood
+    (tests/reliability/test_concurrency.py): a stopped answer still in its streamed reply's
+    cleanup after 50 ms, asked again harmlessly."""
     while not task.done():
         await asyncio.wait({task}, timeout=0.05)
         if not task.done():
