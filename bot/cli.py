@@ -24,6 +24,7 @@ from bot.runtime import (
     Runtime,
     cast,
     character_lines,
+    followups_line,
     open_runtime,
     played_as,
     start_jobs,
@@ -190,7 +191,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             f"{args.config}: OK (context strategy {settings.context.strategy!r} of "
             f"{', '.join(registry.names())})"
         )
-        for line in characters + await _mode_lines(settings):
+        for line in [*characters, followups_line(settings), *await _mode_lines(settings)]:
             print(line)
         return 0
     if command == "doctor":

@@ -58,10 +58,12 @@ from memory import (
     MemoryConfig,
     Secrets,
 )
+from memory.manage.followups import Policy
 
 # The engine's defaults, read once: every setting that feeds the engine takes its default here.
 _MEMORY = MemoryConfig()
 _CONTEXT = ContextConfig()
+_FOLLOWUPS = Policy()
 
 # The smallest prompt budget that holds a persona, the rules and a message.
 MIN_PROMPT_TOKENS = 256
@@ -162,6 +164,8 @@ class CharacterSettings(_Section):
     # For adults only (then it plays only where Discord marks the channel age-restricted):
     # true, false, or "auto", as its card's tags say (memory.character.cards.ADULT_TAGS).
     adult: bool | Literal["auto"] = "auto"
+    # Whether it comes back to a dated event a person mentioned ([followups]); false: never.
+    followups: bool = True
 
     @field_validator("timezone")
     @classmethod
@@ -390,6 +394,31 @@ class TerminalSettings(_Section):
     language: Language = "en"
 
 
+class FollowupSettings(_Section):
+    """Follow-ups (memory.followups): the character asking, once, how a dated event a person
+    mentioned went. The person chooses with /followups; these are the operator's bounds."""
+
+    # Whether any character may follow up at all (false: never, whatever people chose).
+    enabled: bool = _FOLLOWUPS.enabled
+    # For people who chose nothing: on everywhere (DMs too), or only in these servers (ids).
+    on_by_default: bool = _FOLLOWUPS.default
+    servers_on: list[int] = Field(default_factory=list)
+    # The quiet hours, in the default character's time zone: none is sent from `quiet_from`
+    # o'clock until `quiet_until` o'clock (across midnight when from > until; equal: none).
+    quiet_from: int = Field(_FOLLOWUPS.quiet_from, ge=0, le=23)
+    quiet_until: int = Field(_FOLLOWUPS.quiet_until, ge=0, le=23)
+
+    def policy(self) -> Policy:
+        """The section as the sender takes it."""
+        return Policy(
+            enabled=self.enabled,
+            default=self.on_by_default,
+            servers_on=frozenset(str(s) for s in self.servers_on),
+            quiet_from=self.quiet_from,
+            quiet_until=self.quiet_until,
+        )
+
+
 # A token anyone could guess in a few tries protects nothing.
 MIN_WEB_TOKEN = 16
 
@@ -439,6 +468,7 @@ class Settings(BaseSettings):
     limits: LimitSettings = Field(default_factory=LimitSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
+    followups: FollowupSettings = Field(default_factory=FollowupSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     terminal: TerminalSettings = Field(default_factory=TerminalSettings)
 

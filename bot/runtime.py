@@ -33,6 +33,7 @@ from memory import (
     valid_name,
 )
 from memory.manage import setup
+from memory.manage.followups import Deliverer
 
 
 @dataclass
@@ -201,6 +202,7 @@ def character(
             language=c.language,
             key=key,
             adult=c.adult is True,
+            followups=c.followups,
         )
     given = c.model_fields_set
     return Character(
@@ -216,6 +218,7 @@ def character(
         key=key,
         avatar=card.picture,
         adult=card.adult if c.adult == "auto" else c.adult,
+        followups=c.followups,
     )
 
 
@@ -310,6 +313,32 @@ def character_lines(settings: Settings, config_path: str | Path) -> list[str]:
     return lines
 
 
+def followups_line(settings: Settings) -> str:
+    """What check-config says of follow-ups: allowed or not, for whom by default, the quiet
+    hours and their time zone, and the characters that never follow up."""
+    f = settings.followups
+    if not f.enabled:
+        return "Follow-ups: never ([followups] enabled = false)"
+    if f.on_by_default:
+        default = "on for people who chose nothing"
+    elif f.servers_on:
+        servers = ", ".join(str(s) for s in f.servers_on)
+        default = f"off for people who chose nothing, except in servers {servers}"
+    else:
+        default = "off until a person turns them on (/followups on)"
+    zone = settings.default_character.zone()
+    if f.quiet_from == f.quiet_until:
+        quiet = "no quiet hours"
+    else:
+        name = getattr(zone, "key", None) or str(zone)
+        quiet = f"none sent {f.quiet_from:02d}:00-{f.quiet_until:02d}:00 ({name})"
+    line = f"Follow-ups: allowed, {default}; {quiet}"
+    silent = [c.key for c in settings.tables() if not c.followups]
+    if silent:
+        line += f"; never by {', '.join(repr(k) for k in silent)} (followups = false)"
+    return line
+
+
 def with_prefixes(settings: Settings, embedder: Embedder) -> memory.Prefixed:
     """The embedder with its task prefixes: [llm] query_prefix and document_prefix, each one
     left unset taken from the model's family."""
@@ -352,6 +381,8 @@ def options(settings: Settings) -> Options:
         # [conversation] settle_seconds: a reply's answers settle before it is reflected.
         settle=settings.conversation.settle_seconds,
         secrets=settings.secrets(),
+        # [followups]: whether characters follow up, the default, the quiet hours.
+        followups=settings.followups.policy(),
         reindex_every=settings.memory.reindex_interval,
         history_days=settings.privacy.history_days,
     )
@@ -370,12 +401,13 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         yield Runtime(settings, echo)
 
 
-def listed_jobs(runtime: Runtime) -> tuple[memory.jobs.Job, ...]:
-    """The memory's background jobs (memory.jobs), timed as the settings say."""
-    return runtime.echo.jobs()
+def listed_jobs(runtime: Runtime, deliver: Deliverer | None = None) -> tuple[memory.jobs.Job, ...]:
+    """The memory's background jobs (memory.jobs), timed as the settings say; the follow-ups'
+    only with a front end's `deliver` to post them through."""
+    return runtime.echo.jobs(deliver)
 
 
-def start_jobs(runtime: Runtime) -> memory.jobs.Background:
+def start_jobs(runtime: Runtime, deliver: Deliverer | None = None) -> memory.jobs.Background:
     """Start every background job in the running loop; the caller ends them with `stop`. Both
-    front ends start theirs here."""
-    return runtime.echo.start_jobs()
+    front ends start theirs here (the Discord bot with its way of posting follow-ups)."""
+    return runtime.echo.start_jobs(deliver)

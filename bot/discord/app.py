@@ -43,6 +43,7 @@ EXTENSIONS = (
     "bot.discord.cogs.characters",
     "bot.discord.cogs.channels",
     "bot.discord.cogs.off_record",
+    "bot.discord.cogs.followups",
 )
 
 
@@ -113,6 +114,8 @@ class EchoBot(EchoClient):
         self.background = background
         # The memory's background jobs (memory.jobs), while this client runs.
         self.jobs: jobs.Background | None = None
+        # What the follow-ups job posts through: the conversation cog's, once it is loaded.
+        self.followups = None
         self.channels_checked = False
 
     async def setup_hook(self) -> None:
@@ -121,7 +124,7 @@ class EchoBot(EchoClient):
             await self.load_extension(name)
         installs.mark(self.tree, user_install=self.runtime.settings.discord.user_install)
         if self.background:
-            self.jobs = start_jobs(self.runtime)
+            self.jobs = start_jobs(self.runtime, self.followups)
         if self.sync is not Sync.NEVER:
             await self.sync_commands(force=self.sync is Sync.ALWAYS)
         elif self.sharding is not None and not self.sharding.sends_commands:

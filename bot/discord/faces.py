@@ -180,6 +180,45 @@ class Faces:
             channel, reply_to, chunks, face, why, named=named, view=view
         )
 
+    async def post(
+        self, channel: discord.abc.Messageable, chunks: Sequence[str], face: Face
+    ) -> list[discord.Message]:
+        """Post a message of `face`'s own, answering none (a follow-up): through its webhook
+        where the bot may, else as the bot, named in bold when several characters play; return
+        the messages posted. A refused webhook call loses nothing: the rest goes out as the
+        bot. An error of the bot's own post (a DM refused) is raised."""
+        if not chunks:
+            return []
+        hook, why = await self._webhook(channel, face, posting=True)
+        sent: list[discord.Message] = []
+        if hook is not None:
+            thread = channel if isinstance(channel, discord.Thread) else MISSING
+            for part in chunks:
+                try:
+                    posted = await hook.send(
+                        part,
+                        username=safe_name(face.name),
+                        wait=True,
+                        allowed_mentions=_NONE,
+                        thread=thread,
+                    )
+                except discord.HTTPException as exc:
+                    why = f"webhook refused ({exc.status})"
+                    self._refused_post(channel, hook, face, exc)
+                    break
+                sent.append(posted)
+            if sent:
+                self._took(channel, face)
+            if len(sent) == len(chunks):
+                return sent
+        self.fallbacks[why] += 1
+        rest = list(chunks[len(sent) :])
+        if not sent and face.named:
+            rest = _headed(rest, name_heading(face))
+        for part in rest:
+            sent.append(await channel.send(part, allowed_mentions=_NONE))
+        return sent
+
     async def speaker(
         self, channel: discord.abc.Messageable, reply_to: discord.Message, face: Face
     ) -> FaceSpeaker:

@@ -164,6 +164,12 @@ FRENCH: dict[str, str] = {
     "mention": "mention",
     "thread": "fil",
     "default": "par défaut",
+    "followups": "relances",
+    "Whether I ask how your dated plans went, and what is planned": (
+        "Si je te demande comment se sont passés tes projets datés, et ce qui est prévu"
+    ),
+    "On or off (off drops what is planned)": "Activées ou non (non : retire ce qui est prévu)",
+    "A planned follow-up's number, to drop it": "Le numéro d'une relance prévue, pour la retirer",
 }
 
 

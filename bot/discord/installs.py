@@ -19,7 +19,18 @@ from discord import app_commands
 
 # The commands about the person's own memories and data, whatever the place.
 PERSONAL = frozenset(
-    {"memories", "pin", "unpin", "forget", "restore", "remember", "forget-me", "export", "privacy"}
+    {
+        "memories",
+        "pin",
+        "unpin",
+        "forget",
+        "restore",
+        "remember",
+        "forget-me",
+        "export",
+        "privacy",
+        "followups",
+    }
 )
 
 

@@ -23,6 +23,7 @@ from memory import (
     guild_origin,
     unexpected,
 )
+from memory.manage.followups import Deliverer
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,8 @@ class EchoClient(commands.Bot):
     which imports this module for its tree."""
 
     runtime: Runtime
+    # How the follow-ups job posts (bot.discord.followups, made by the conversation cog).
+    followups: Deliverer | None
 
 
 Interaction = discord.Interaction[EchoClient]

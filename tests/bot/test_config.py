@@ -233,3 +233,22 @@ def test_a_trailing_v1_is_dropped_from_the_server_addresses(
     monkeypatch.setenv("ECHO_LLM__EMBEDDING_BASE_URL", given.replace("8080", "8081"))
     settings = load_settings(path)
     assert settings.llm.embedding_base_url == used.replace("8080", "8081")
+
+
+def test_check_config_says_what_the_followups_settings_come_to(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(
+        '[character]\ntimezone = "Europe/Paris"\nfollowups = false\n'
+        "[followups]\nservers_on = [42, 43]\nquiet_from = 22\nquiet_until = 7\n"
+    )
+    assert main(["--config", str(path), "check-config"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        "Follow-ups: allowed, off for people who chose nothing, except in servers 42, 43; "
+        "none sent 22:00-07:00 (Europe/Paris); never by 'default' (followups = false)"
+    ) in lines
+    path.write_text("[followups]\nenabled = false\n")
+    assert main(["--config", str(path), "check-config"]) == 0
+    assert "Follow-ups: never ([followups] enabled = false)" in capsys.readouterr().out

@@ -12,9 +12,11 @@ from typing import Any, Literal, get_args, get_origin
 import pytest
 from pydantic import BaseModel
 
+from bot import runtime
 from bot.config import Settings, load_settings
 from memory import MemoryConfig
 from memory.context.builder import ContextConfig
+from memory.manage.followups import Policy
 from memory.turn import admission
 from memory.vectors import indexer
 from memory.write import worker
@@ -36,7 +38,7 @@ ELSEWHERE = {
         "quick_pause",  # the conversation cog's quick lines
     },
     "character": {
-        "name", "persona", "rules", "card", "timezone", "language", "adult",
+        "name", "persona", "rules", "card", "timezone", "language", "adult", "followups",
     },  # runtime.character()
     "llm": {
         "backend", "base_url", "chat_model", "embedding_base_url", "embedding_model",
@@ -45,13 +47,16 @@ ELSEWHERE = {
     "storage": {"path", "url", "password"},  # open_store, the heartbeat and log files
     "characters": {
         "name", "persona", "rules", "card", "timezone", "language", "adult", "key", "channels",
-        "default",
+        "default", "followups",
     },  # runtime.cast()
     "memory": {"reindex_interval", "shared_between_characters"},  # the indexer, runtime.cast()
     "limits": {"max_concurrent_chats"},  # BoundedChat
     "privacy": {"history_days", "follow_deletions"},  # the retention job; cogs.following
     "web": {"enabled", "host", "port", "token"},  # bot.web, the operator's page
     "conversation": {"settle_seconds"},  # runtime: the Engine's settle
+    "followups": {
+        "enabled", "on_by_default", "servers_on", "quiet_from", "quiet_until",
+    },  # runtime.options(): the follow-ups sender's Policy
     "terminal": {"language"},  # bot.terminal.chat: the dates its commands show
 }  # fmt: skip
 # Engine fields no setting sets: the card's lorebook budgets come from the card.
@@ -95,6 +100,7 @@ def test_the_defaults_read_outside_the_engine_configs_are_the_engines_constants(
     assert settings.limits.max_concurrent_chats == admission.MAX_CHATS
     assert settings.memory.reindex_interval == indexer.REINDEX_INTERVAL
     assert settings.llm.reflection_timeout == worker.REFLECTION_DEADLINE
+    assert settings.followups.policy() == Policy()
 
 
 def _another(default: Any, annotation: Any) -> Any:
@@ -176,3 +182,19 @@ def test_every_setting_appears_in_the_example_set_or_commented_out() -> None:
         shown[header[1]] = set(_KEY_LINE.findall(body))
     expected = {section: set(model.model_fields) for section, model in _sections()}
     assert shown == expected
+
+
+def test_the_followups_section_and_a_characters_rule_reach_the_sender() -> None:
+    """What the operator writes is what the sender obeys: a server on by default, other quiet
+    hours, one character that never follows up."""
+    settings = Settings(
+        followups={"servers_on": [42], "quiet_from": 22, "quiet_until": 7},  # type: ignore[arg-type]
+        characters=[{"key": "nyx", "followups": False}, {"key": "lou"}],  # type: ignore[list-item]
+    )
+    options = runtime.options(settings)
+    policy = options.followups
+    assert (policy.quiet_from, policy.quiet_until) == (22, 7)
+    assert policy.wanted(None, "42") and not policy.wanted(None, "43")
+    assert not policy.wanted(None, "dm") and policy.wanted(True, "dm")
+    assert not Settings(followups={"enabled": False}).followups.policy().wanted(True, "dm")  # type: ignore[arg-type]
+    assert [(c.key, c.followups) for c in options.characters] == [("nyx", False), ("lou", True)]

@@ -16,6 +16,7 @@ from bot import render
 from bot.discord import adults, faces, streaming
 from bot.discord.cogs import answers
 from bot.discord.faces import Faces, Playing, face_of
+from bot.discord.followups import DiscordFollowUps
 from bot.discord.places import Places, thread_name
 from bot.discord.scenes import Scenes
 from memory import (
@@ -103,6 +104,8 @@ class Conversation(commands.Cog):
         self.scenes = Scenes(
             bot, bot.runtime, self.faces, chain=bot.runtime.settings.discord.scene_chain
         )
+        # The follow-ups are posted through the same faces, where the same characters play.
+        bot.followups = DiscordFollowUps(bot, self.faces, self.scenes)
         self.pace = streaming.Pace(interval=bot.runtime.settings.discord.edit_interval)
         self.declines = adults.Declines(lambda: self.pace.clock())
         self.streams = streaming.StreamCounts()

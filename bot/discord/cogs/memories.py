@@ -24,12 +24,13 @@ from bot.discord.ui import (
     language_of,
     origin_of,
     person_here,
+    playing_here,
     send_ephemeral,
     story_here,
     whose_memories,
 )
-from memory import Kind, Language, Memory, Scope, Store, manage
-from memory.manage import forgetting, privacy, story, versions
+from memory import Kind, Language, Memory, Scope, Store, Turn, manage
+from memory.manage import followups, forgetting, privacy, story, versions
 
 if TYPE_CHECKING:
     from bot.discord.app import EchoBot
@@ -256,12 +257,20 @@ class MemoryCommands(commands.Cog):
             replaced=replaced,
             language=language_of(interaction),
         )
-        text = whose_memories(interaction) + text
+        text = whose_memories(interaction) + await self.followup_line(interaction, turn) + text
         if not used or turn is None:
             return text, None
         view = Editable(interaction.user.id, used)
         line = without_buttons(view, turn)
         return (f"{text}\n{line}" if line else text), view
+
+    async def followup_line(self, interaction: Interaction, turn: Turn | None) -> str:
+        """The line naming the memory a follow-up came from, when the character's last message
+        here was one (sent after the last turn /why explains), else ""."""
+        sent = await followups.last_sent(self.store, interaction.user.id, story_here(interaction))
+        if sent is None or (turn is not None and (sent.sent_at or 0.0) <= turn.created_at):
+            return ""
+        return render.render_followup_why(sent, playing_here(interaction).zone) + "\n"
 
     @app_commands.command(name=_("memories"), description=_("Your memories, page by page"))
     @app_commands.describe(
