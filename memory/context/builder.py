@@ -287,9 +287,9 @@ class ContextBuilder:
             await self.store.transact(lambda tx: self.learn_in(tx, lesson))
         except StoreError as exc:
             log.warning("context state of story %d not stored (%s)", story_id, exc)
-            self.learned(lesson, stored=False)
+            self.learned(lesson, saved=False)
             return
-        self.learned(lesson, stored=True)
+        self.learned(lesson, saved=True)
 
     async def lesson(self, story_id: int, plan: ContextPlan, reported: int | None) -> Lesson:
         """What the reply to `plan` teaches: the backend's token count of its prompt
@@ -337,12 +337,12 @@ class ContextBuilder:
             await stored.set_condensed(tx, lesson.story_id, lesson.condensed, now=self.clock())
         lesson.learned = learned
 
-    def learned(self, lesson: Lesson, *, stored: bool) -> None:
-        """Keep what `lesson` taught once its transaction ended: as saved (`stored`), or
+    def learned(self, lesson: Lesson, *, saved: bool) -> None:
+        """Keep what `lesson` taught once its transaction ended: as saved (`saved`), or
         learned here alone when the database refused it (both are derived: the next turn
         condenses again, the next report recalibrates)."""
         assert self._estimator is not None
-        if stored and lesson.learned is not None:
+        if saved and lesson.learned is not None:
             updated, observation = lesson.learned
             # A later turn's save may have been kept already (its commit came first).
             if updated.samples + updated.rejected >= (

@@ -463,7 +463,7 @@ class Engine:
         # Written before the turn ends, so this person's next message, waiting in their line,
         # comes after this reply in the history.
         written = await self.exchanges.write(exchange, also=rest)
-        context.learned(lesson, stored=written)
+        context.learned(lesson, saved=written)
         if not written:  # the database refused the exchange: the reply must not wait on it twice
             log.info("timing of the turn on %s not recorded", message.source_id)
         greeting = await greetings.deliver(message)
