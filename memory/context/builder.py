@@ -94,6 +94,20 @@ def _said_in(
     return frozenset(m.id for m in messages if start <= m.created_at < end)
 
 
+@dataclass(slots=True)
+class Lesson:
+    """What the reply to a planned prompt teaches the context, until it is written: the raw
+    estimate of the prompt, the backend's count of it, the context it had, the condensed
+    history the plan made; then what was learned (`ContextBuilder.learn_in`)."""
+
+    story_id: int
+    raw: int
+    reported: int | None
+    context_length: int
+    condensed: CondensedHistory | None
+    learned: tuple[Estimator, Observation] | None = None
+
+
 class ContextBuilder:
     """Plans prompts for one character and one chat model."""
 
@@ -117,6 +131,9 @@ class ContextBuilder:
         self.registry = registry or load_registry()
         self.clock = clock
         self._estimator: Estimator | None = None
+        # (samples, rejected) of the stored calibration the estimator is, when it is one
+        # (read or saved here last; None: not known, or learned here alone since).
+        self._stored: tuple[int, int] | None = None
 
     async def estimator(self) -> Estimator:
         """The calibrated estimator of the chat model (loaded once, then kept in step)."""
@@ -130,6 +147,7 @@ class ContextBuilder:
                     if saved is None
                     else Estimator(self.chat_model, *saved)
                 )
+                self._stored = None if saved is None else (saved[2], saved[3])
         return self._estimator
 
     async def budget(self) -> Budget:
@@ -262,43 +280,85 @@ class ContextBuilder:
         return inside, over
 
     async def after_reply(self, story_id: int, plan: ContextPlan, reported: int | None) -> None:
-        """Learn from the backend's token count and keep the new condensed history.
+        """Learn from the backend's token count and keep the new condensed history, in a
+        transaction of their own (a turn writes them with its reply: `lesson`, `learn_in`)."""
+        lesson = await self.lesson(story_id, plan, reported)
+        try:
+            await self.store.transact(lambda tx: self.learn_in(tx, lesson))
+        except StoreError as exc:
+            log.warning("context state of story %d not stored (%s)", story_id, exc)
+            self.learned(lesson, saved=False)
+            return
+        self.learned(lesson, saved=True)
 
-        The count is learned on top of the stored calibration, read in the transaction that
-        saves it: every process on the database learns from every other's reports, and none
-        overwrites another's."""
-        loaded = await self.estimator()
-        raw, length = raw_messages(plan.messages), plan.budget.context_length
-        condensed = plan.condensed
+    async def lesson(self, story_id: int, plan: ContextPlan, reported: int | None) -> Lesson:
+        """What the reply to `plan` teaches: the backend's token count of its prompt
+        (`reported`), and the condensed history the plan made."""
+        await self.estimator()
+        return Lesson(
+            story_id,
+            raw_messages(plan.messages),
+            reported,
+            plan.budget.context_length,
+            plan.condensed,
+        )
 
-        async def learn(tx: Tx) -> tuple[Estimator, Observation]:
-            if condensed is not None:
-                # The erasure lock before the calibration's (set_condensed takes it): waiting
-                # for an erasure (PostgreSQL, another process) with the calibration held
-                # stalled every process's turns that condense nothing behind this one.
-                await tx.serialize("erasure", shared=True)
+    async def learn_in(self, tx: Tx, lesson: Lesson) -> None:
+        """Write what `lesson` teaches in `tx`: the calibration and the condensed history.
+
+        The count is learned on top of the stored calibration: every process on the database
+        learns from every other's reports, and none overwrites another's. When this process
+        knows the stored row (it read or wrote it last), one statement saves on top of it if it
+        is still that row; otherwise it is read, locked, in the transaction."""
+        loaded = self._estimator
+        assert loaded is not None  # lesson() loaded it
+        if lesson.condensed is not None:
+            # The erasure lock before the calibration's (set_condensed takes it): waiting
+            # for an erasure (PostgreSQL, another process) with the calibration held
+            # stalled every process's turns that condense nothing behind this one.
+            await tx.serialize("erasure", shared=True)
+        raw, reported, length = lesson.raw, lesson.reported, lesson.context_length
+        was = (loaded.samples, loaded.rejected)
+        learned = None
+        if self._stored == was and any(was):
+            updated, observation = loaded.observe(raw, reported, context_length=length)
+            if await stored.advance_calibration(
+                tx, self.chat_model, _calibration(updated), was=was, now=self.clock()
+            ):
+                learned = updated, observation
+        if learned is None:
             saved = await stored.calibration(tx, self.chat_model)
             base = loaded if saved is None else Estimator(self.chat_model, *saved)
-            updated, observation = base.observe(raw, reported, context_length=length)
-            await self._save(tx, story_id, updated, condensed)
-            return updated, observation
+            learned = base.observe(raw, reported, context_length=length)
+            await stored.save_calibration(
+                tx, self.chat_model, _calibration(learned[0]), now=self.clock()
+            )
+        if lesson.condensed is not None:
+            await stored.set_condensed(tx, lesson.story_id, lesson.condensed, now=self.clock())
+        lesson.learned = learned
 
-        try:
-            updated, observation = await self.store.transact(learn)
-        except StoreError as exc:
-            # Both are derived: the next turn condenses again, the next report recalibrates.
-            log.warning("context state of story %d not stored (%s)", story_id, exc)
-            assert self._estimator is not None
-            updated, observation = self._estimator.observe(raw, reported, context_length=length)
-        self._estimator = updated
+    def learned(self, lesson: Lesson, *, saved: bool) -> None:
+        """Keep what `lesson` taught once its transaction ended: as saved (`saved`), or
+        learned here alone when the database refused it (both are derived: the next turn
+        condenses again, the next report recalibrates)."""
+        assert self._estimator is not None
+        if saved and lesson.learned is not None:
+            updated, observation = lesson.learned
+            # A later turn's save may have been kept already (its commit came first).
+            if updated.samples + updated.rejected >= (
+                self._estimator.samples + self._estimator.rejected
+            ):
+                self._estimator = updated
+                self._stored = (updated.samples, updated.rejected)
+        else:
+            updated, observation = self._estimator.observe(
+                lesson.raw, lesson.reported, context_length=lesson.context_length
+            )
+            self._estimator = updated
+            self._stored = None  # ahead of the stored row: read it again before saving
         if not observation.accepted:  # counted in the estimator, shown by /context
             log.info("token count not learned: %s", observation.reason)
 
-    async def _save(
-        self, tx: Tx, story_id: int, estimator: Estimator, condensed: CondensedHistory | None
-    ) -> None:
-        e = estimator
-        value = (e.factor, e.recent, e.samples, e.rejected)
-        await stored.save_calibration(tx, e.model, value, now=self.clock())
-        if condensed is not None:
-            await stored.set_condensed(tx, story_id, condensed, now=self.clock())
+
+def _calibration(e: Estimator) -> stored.Calibration:
+    return e.factor, e.recent, e.samples, e.rejected

@@ -33,7 +33,7 @@ from memory.recall.recaller import WARM_DAYS, WARM_PLACES, Recaller
 from memory.recall.semantic import VectorCache
 from memory.store import Store, Tx
 from memory.store.tables import characters as cast_store
-from memory.store.tables import history, outbox, reply_versions
+from memory.store.tables import history, outbox, reply_versions, turns
 from memory.store.tables.history import HistoryMessage
 from memory.text import clean, clean_message
 from memory.turn.admission import Admission, bound_of
@@ -41,7 +41,7 @@ from memory.turn.answers import SETTLED, Answers, kept
 from memory.turn.exchanges import ExchangeWriter
 from memory.turn.greetings import Greetings
 from memory.turn.replying import Replier, prepare
-from memory.turn.timing import record_timing
+from memory.turn.timing import TurnTimings
 from memory.turn.values import (
     Answer,
     AnswerSet,
@@ -136,6 +136,7 @@ class Engine:
             settle=lambda: self.settle,
         )
         self.replier = Replier(chat=lambda: self.chat, config=lambda: self.config)
+        self.timings = TurnTimings()
         self.answers = Answers(
             store,
             recaller=self.recaller,
@@ -289,24 +290,37 @@ class Engine:
         # the database could not take it.
         before_id: int | None = None
         greeting: str | None = None
-
+        turn_id: int | None = None
         lines = [
             (self.as_played(line)[0], clean_message(line.text))
             for line in message.joined
             if line.character == real.character
         ]
 
-        async def store_message(tx: Tx) -> tuple[int | None, str | None]:
+        async def store_message(tx: Tx) -> tuple[int | None, str | None, int | None]:
+            # The erasure lock first: what the checks of an erasure find holds until the
+            # commit, and the turn's row needs it (turns.record_in).
+            await tx.serialize("erasure", shared=True)
             await cast_store.record_ids(tx, derived)
             said: str | None = None
             for line, line_text in lines:  # a quick line whose own turn stopped before it
                 if line_text:
                     said = said or (await self._store_message(tx, greetings, line, line_text))[1]
             before, greeting = await self._store_message(tx, greetings, message, text)
-            return before, greeting or said
+            if before is None:
+                return None, said, None
+            # The turn's row, with the message: "Try again" answers a message whose turn died
+            # from the two. What it selects is written with the reply.
+            opened = await turns.open_in(
+                tx,
+                turns.TurnRecord(message.user_id, message.story_id, message.origin),
+                now=self.clock(),
+                exchange_id=message.source_id,
+            )
+            return before, greeting or said, opened
 
         try:
-            before_id, greeting = await self.store.transact(store_message)
+            before_id, greeting, turn_id = await self.store.transact(store_message)
         except StoreError as exc:
             # The database is busy or full: answer anyway (a turn never waits on memory).
             log.warning("message %s not stored (%s): answering anyway", message.source_id, exc)
@@ -347,6 +361,7 @@ class Engine:
             on_text,
             earlier,
             on_answer,
+            turn_id,
         )
 
     async def _joined(self, message: Incoming) -> tuple[HistoryMessage, ...]:
@@ -378,13 +393,19 @@ class Engine:
         on_text: OnText | None,
         joined: Sequence[HistoryMessage] = (),
         on_answer: Callable[[], None] | None = None,
+        turn_id: int | None = None,
     ) -> Reply:
         """The rest of a turn once its (played) message is stored, or could not be: recall
         and plan with the history before it, the reply, the exchange written with its
         reflection queued, the greeting it carries. `exchange_id` "": the message is not
         stored (the database refused it), nothing recorded under it. `joined`: the person's
         quick lines answered with it (in the history already): recalled for together, and
-        read by the reflection with it."""
+        read by the reflection with it. `turn_id`: the turn's row, stored with the message;
+        None: the recall records the turn itself.
+
+        What the turn selected, the reply with its outbox row, the turn's figures and what
+        the reply taught the context are written in one transaction after the reply
+        (memory.turn.exchanges): with the message's, a turn writes twice."""
         context, greetings = self.contexts[playing.key], self.all_greetings[playing.key]
         said = "\n".join([*(m.content for m in joined), message.text])
         recalled, plan = await prepare(
@@ -397,15 +418,18 @@ class Engine:
             text=message.text,
             query=said,
             before_id=before_id,
+            record=turn_id is None,
             exchange_id=exchange_id,
         )
-        answer, cut, interrupted = await self.replier.reply(
+        if turn_id is not None:
+            recalled = replace(recalled, turn_id=turn_id)
+        heard = await self.replier.answer(
             message.source_id, plan, message.story_id, context, on_text
         )
         if on_answer is not None:
             on_answer()
-        if cut:
-            log.info("reply to %s cut by %d characters", message.source_id, cut)
+        if heard.cut:
+            log.info("reply to %s cut by %d characters", message.source_id, heard.cut)
         exchange = Exchange(
             message.source_id,
             message.user_id,
@@ -413,19 +437,39 @@ class Engine:
             message.origin,
             message.user_name,
             said,
-            answer,
+            heard.answer,
             playing.name,
             tuple(m.source_id for m in joined),
         )
+        lesson = await context.lesson(message.story_id, plan, heard.prompt_tokens)
+
+        async def rest(tx: Tx, kept: bool) -> None:
+            if turn_id is not None and not kept:
+                # Its message erased while it ran: a turn under way records nothing.
+                await turns.drop_in(tx, turn_id)
+            elif turn_id is not None:
+                await turns.select_in(
+                    tx,
+                    turn_id,
+                    turns.TurnRecord(message.user_id, message.story_id, message.origin),
+                    recalled.selected,
+                    degraded=recalled.degraded,
+                    opened=True,
+                )
+            latency_ms = (time.monotonic() - started) * 1000.0
+            await self.timings.record_in(tx, recalled, plan, latency_ms, now=self.clock())
+            await context.learn_in(tx, lesson)
+
         # Written before the turn ends, so this person's next message, waiting in their line,
         # comes after this reply in the history.
-        if await self.exchanges.write(exchange):
-            latency_ms = (time.monotonic() - started) * 1000.0
-            await record_timing(self.store, recalled, plan, latency_ms, now=self.clock())
-        else:  # the database refused the exchange: the reply must not wait on it twice
+        written = await self.exchanges.write(exchange, also=rest)
+        context.learned(lesson, saved=written)
+        if not written:  # the database refused the exchange: the reply must not wait on it twice
             log.info("timing of the turn on %s not recorded", message.source_id)
         greeting = await greetings.deliver(message)
-        return Reply(answer, message.source_id, recalled, greeting, cut, interrupted)
+        return Reply(
+            heard.answer, message.source_id, recalled, greeting, heard.cut, heard.interrupted
+        )
 
     async def _store_message(
         self, tx: Tx, greetings: Greetings, message: Incoming, text: str

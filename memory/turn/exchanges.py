@@ -1,14 +1,14 @@
 """Writing an exchange once the reply is known: the reply into the history and the reflection
-into the outbox, in one transaction. What a busy or full database refuses waits in memory
-(bounded, the oldest dropped and counted) for the single flush that writes it later."""
+into the outbox, in one transaction, with what the turn writes beside them (its figures, its
+calibration: `write`'s `also`). What a busy or full database refuses waits in memory (bounded,
+the oldest dropped and counted) for the single flush that writes it later, without the rest."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from memory.errors import StoreError, unexpected
 from memory.model import Exchange
@@ -21,6 +21,10 @@ log = logging.getLogger(__name__)
 # Exchanges kept in memory while the database refuses them (busy, full); past it the oldest is
 # dropped and counted. About an hour of a busy server's turns, a few MB at most.
 MAX_WAITING_EXCHANGES = 1_000
+
+# What a turn writes with its exchange, in the same transaction; told whether the exchange is
+# kept (False: erased while the reply was written, nothing of it stored).
+Also = Callable[[Tx, bool], Awaitable[None]]
 
 
 class ExchangeWriter:
@@ -55,20 +59,27 @@ class ExchangeWriter:
         """Exchanges refused by the database and not written yet."""
         return len(self._pending)
 
-    async def write(self, exchange: Exchange) -> bool:
-        """Store the reply and queue the reflection; keep the exchange for a later flush if
-        the database refuses it (then False). Never raises: the reply goes out whatever
-        happens here."""
-        stored = await self._stored(exchange)
+    async def write(self, exchange: Exchange, *, also: Also | None = None) -> bool:
+        """Store the reply and queue the reflection, and run `also` in the same transaction
+        (even when the exchange was erased meanwhile and is not stored); keep the exchange for
+        a later flush if the database refuses it (then False, and nothing of `also` is
+        written). Never raises: the reply goes out whatever happens here."""
+        stored = await self._stored(exchange, also)
         if stored is None:
             self._wait_for_database(exchange)
         return bool(stored)
 
-    async def _stored(self, exchange: Exchange) -> bool | None:
+    async def _stored(self, exchange: Exchange, also: Also | None = None) -> bool | None:
         """Write one exchange: True when written, None when the database refused it (busy,
         full: worth another try), False when a bug dropped it (counted, logged)."""
+
+        async def run(tx: Tx) -> None:
+            kept = await self._record(tx, exchange=exchange)
+            if also is not None:
+                await also(tx, kept)
+
         try:
-            await self.store.transact(functools.partial(self._record, exchange=exchange))
+            await self.store.transact(run)
         except StoreError as exc:
             log.warning("exchange %s waits for the database (%s)", exchange.exchange_id, exc)
             return None
@@ -139,25 +150,33 @@ class ExchangeWriter:
         self._pending.extend(kept)
         return dropped
 
-    async def _record(self, tx: Tx, *, exchange: Exchange) -> None:
+    async def _record(self, tx: Tx, *, exchange: Exchange) -> bool:
+        """Store the reply and queue the reflection; False when the exchange was erased
+        meanwhile (nothing stored)."""
         e = exchange
-        if await erasure.was_erased(tx, e.exchange_id):
-            return  # forgotten while the reply was being written: nothing of it is stored
+        # An erasure running commits first, and none starts until this one has: what the
+        # checks below find holds until the commit.
+        await tx.serialize("erasure", shared=True)
+        if e.joined and await erasure.was_erased(tx, e.exchange_id):
+            return False  # forgotten while the reply was being written: nothing of it is stored
         for line in e.joined:
             # A quick line forgotten while this reply was written: the reply read it, so
             # nothing of the exchange is stored (the message itself stays, unanswered).
             if await erasure.was_erased(tx, line):
-                return
+                return False
         if e.joined:
             await joined_lines.record(tx, e.exchange_id, e.joined)
-        await history.add_reply(
+        added = await history.add_reply(
             tx,
             source_id=f"{e.exchange_id}:reply",
             story_id=e.story_id,
             author_name=e.author or self.author,
             content=e.reply,
             now=self.clock(),
+            unless_erased=e.exchange_id,
         )
+        if not added and await erasure.was_erased(tx, e.exchange_id):
+            return False  # forgotten while the reply was being written: nothing of it is stored
         backlog = self.backlog()
         now = self.clock()
         dropped = await outbox.enqueue(
@@ -171,3 +190,4 @@ class ExchangeWriter:
                 dropped,
                 backlog,
             )
+        return True

@@ -46,11 +46,11 @@ class Greetings:
         the first time (the greeting is then the history the reply continues). Return the
         message's row (None: already stored, or erased meanwhile) and the greeting stored
         with it."""
-        if await erasure.was_erased(tx, message.source_id):
-            return None, None  # forgotten (deleted) before its turn stored it: nothing is kept
         greeting = None
         greetings = self.character.greetings
         if greetings and not await history.has_spoken(tx, message.story_id, message.user_id):
+            if await erasure.was_erased(tx, message.source_id):
+                return None, None  # forgotten (deleted) before its turn stored it: nothing kept
             seed = hashlib.sha256(f"{message.user_id}:{message.story_id}".encode()).digest()
             chosen = greetings[int.from_bytes(seed[:4], "big") % len(greetings)]
             greeting = fill_user(chosen, message.user_name)

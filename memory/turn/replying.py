@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from memory.backends.chat import ChatBackend, stream_of
 from memory.context.budget import ContextPlan
@@ -68,6 +69,17 @@ async def prepare(
     return recalled, plan
 
 
+@dataclass(frozen=True, slots=True)
+class Heard:
+    """The model's reply, cleaned and cut: how many characters were cut, whether its stream
+    broke midway, and the prompt tokens the backend counted (None: it said none)."""
+
+    answer: str
+    cut: int
+    interrupted: bool
+    prompt_tokens: int | None
+
+
 def _whole_pairs(text: str) -> str:
     """`text` without a last high surrogate, whose low half may come in the next piece."""
     return text[:-1] if text and "\ud800" <= text[-1] <= "\udbff" else text
@@ -95,15 +107,31 @@ class Replier:
     ) -> tuple[str, int, bool]:
         """Ask the chat backend for the reply to a planned prompt (the character's `context`),
         its pieces shown through `on_text` as they stream; return it cleaned and cut, how many
-        characters were cut, and whether the stream broke midway (then what had arrived)."""
+        characters were cut, and whether the stream broke midway (then what had arrived). What
+        the backend's count teaches the context is written at once (ContextBuilder.after_reply)."""
+        heard = await self.answer(source_id, plan, story_id, context, on_text)
+        await context.after_reply(story_id, plan, heard.prompt_tokens)
+        return heard.answer, heard.cut, heard.interrupted
+
+    async def answer(
+        self,
+        source_id: str,
+        plan: ContextPlan,
+        story_id: int,
+        context: ContextBuilder,
+        on_text: OnText | None,
+    ) -> Heard:
+        """The reply as `reply` gives it, and the backend's count of the prompt, left for the
+        caller to learn from with what it writes after the reply (ContextBuilder.lesson). An
+        empty reply teaches the context at once, before it raises BackendResponseError."""
         content, prompt_tokens, interrupted = await self._streamed(
             source_id, plan, context, on_text
         )
-        await context.after_reply(story_id, plan, prompt_tokens)
         answer, cut = cap_reply(well_formed(content).strip(), self.config().max_reply_chars)
         if not answer:
+            await context.after_reply(story_id, plan, prompt_tokens)
             raise BackendResponseError("the chat backend returned an empty reply")
-        return answer, cut, interrupted
+        return Heard(answer, cut, interrupted, prompt_tokens)
 
     async def _streamed(
         self, source_id: str, plan: ContextPlan, context: ContextBuilder, on_text: OnText | None

@@ -1,24 +1,42 @@
-"""A turn's latency and context plan, recorded for the operator's page (never failing the
-turn that records it)."""
+"""A turn's latency and context plan, recorded for the operator's page with the turn's reply
+(in the same transaction: memory.turn.exchanges)."""
 
 from __future__ import annotations
 
-import logging
-
 from memory.context.budget import ContextPlan
-from memory.errors import StoreError, unexpected
-from memory.store import Store
+from memory.store import Tx
 from memory.store.tables import timings
 from memory.turn.values import Recall
 
-log = logging.getLogger(__name__)
+
+class TurnTimings:
+    """Records each turn's latency and plan; the days past timings.TIMINGS_DAYS are deleted
+    by this process's first turn of each day (a statement the other turns of the day save)."""
+
+    def __init__(self) -> None:
+        self._pruned_day: int | None = None
+
+    async def record_in(
+        self, tx: Tx, recalled: Recall, plan: ContextPlan, latency_ms: float, *, now: float
+    ) -> None:
+        """Record the turn's latency and context plan in `tx`."""
+        day = int(now // timings.DAY)
+        # Kept even if `tx` rolls back: the next day's first turn deletes what this one left.
+        prune, self._pruned_day = day != self._pruned_day, day
+        await timings.record_in(
+            tx,
+            turn_id=recalled.turn_id,
+            latency_ms=latency_ms,
+            degraded=recalled.why_degraded,
+            plan=planned(recalled, plan, latency_ms),
+            now=now,
+            prune=prune,
+        )
 
 
-async def record_timing(
-    store: Store, recalled: Recall, plan: ContextPlan, latency_ms: float, *, now: float
-) -> None:
-    """Record the turn's latency and context plan for the operator's page; never raises."""
-    planned = timings.TurnPlan(
+def planned(recalled: Recall, plan: ContextPlan, latency_ms: float) -> timings.TurnPlan:
+    """The turn's context plan as recorded: no text, what each block was and became."""
+    return timings.TurnPlan(
         recalled.turn_id,
         latency_ms,
         plan.strategy,
@@ -31,16 +49,3 @@ async def record_timing(
             for d in plan.decisions
         ),
     )
-    try:
-        await timings.record(
-            store,
-            turn_id=recalled.turn_id,
-            latency_ms=latency_ms,
-            degraded=recalled.why_degraded,
-            plan=planned,
-            now=now,
-        )
-    except StoreError as exc:
-        log.warning("turn timing not recorded (%s)", exc)
-    except Exception as exc:
-        log.error("turn timing not recorded: %s", unexpected(exc))

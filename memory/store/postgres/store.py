@@ -26,6 +26,7 @@ from typing import cast
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
+from asyncpg.pool import PoolConnectionProxy
 
 from memory.errors import MigrationError, StoreError
 from memory.store.db import BUSY_TIMEOUT_MS, Backend, Params, Row, Store, Tx
@@ -107,7 +108,11 @@ def describe(exc: BaseException) -> str:
 
 
 class PgTx:
-    """One write transaction on a pooled PostgreSQL connection."""
+    """One write transaction on a pooled PostgreSQL connection.
+
+    Its BEGIN goes with the first request, not on its own: when that is an advisory lock, both
+    in one simple query (one round trip instead of two); a transaction that ran nothing sends
+    neither BEGIN nor COMMIT."""
 
     dialect = "postgres"
 
@@ -116,6 +121,17 @@ class PgTx:
         self._statements = statements
         self._changed_rows = 0
         self.touched = Touched()
+        self.begun = False
+        # The advisory locks this transaction holds: (job, shared).
+        self._locks: set[tuple[str, bool]] = set()
+
+    async def _begin(self, then: str = "") -> None:
+        """Send BEGIN if not sent yet, with `then` (a statement without parameters) after it."""
+        if not self.begun:
+            self.begun = True
+            await self._pg.execute(f"BEGIN; {then}" if then else "BEGIN")
+        elif then:
+            await self._pg.execute(then)
 
     def touch(
         self, user_id: int, memory_ids: Iterable[int] | None = None, *, vectors_only: bool = False
@@ -123,15 +139,21 @@ class PgTx:
         self.touched.touch(user_id, memory_ids, vectors_only=vectors_only)
 
     async def serialize(self, job: str, *, shared: bool = False) -> None:
-        """An advisory lock held to the transaction's end (LOCKS names the jobs)."""
+        """An advisory lock held to the transaction's end (LOCKS names the jobs); once: a lock
+        held already (or its exclusive form) is not asked for again."""
+        if (job, False) in self._locks or (job, shared) in self._locks:
+            return
+        self._locks.add((job, shared))
         how = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
-        await self.execute(f"SELECT {how}(?)", (LOCKS[job],))
+        # The key is one of LOCKS' integers: written in the text, it needs no parameter.
+        await self._begin(f"SELECT {how}({int(LOCKS[job])})")
 
     def for_update(self) -> str:
         return " FOR UPDATE"
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement; return the id of the row an INSERT added (0: none)."""
+        await self._begin()
         translated = translate(sql)
         query = translated.sql
         args = await self._statements.args(self._pg, query, params)
@@ -147,15 +169,18 @@ class PgTx:
 
     async def script(self, sql: str) -> None:
         """Run a script of PostgreSQL statements as written (a migration), no parameters."""
+        await self._begin()
         await self._pg.execute(sql)
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
         query = translate(sql).sql
         converted = [await self._statements.args(self._pg, query, row) for row in rows]
         if converted:
+            await self._begin()
             await self._pg.executemany(query, converted)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        await self._begin()
         query = translate(sql).sql
         args = await self._statements.args(self._pg, query, params)
         rows = await self._pg.fetch(query, *args)
@@ -172,14 +197,39 @@ class PgTx:
         return self._changed_rows
 
 
+class Sessions:
+    """The pooled connections whose session holds more than their transactions did: a session
+    advisory lock (`exclusive`, the migrations) or a setting (the vacuum's lock timeout). Only
+    those get asyncpg's reset (one round trip) when the pool takes them back; a connection that
+    ran reads and transactions only, all ended, has nothing to reset (asyncpg rolls back a
+    transaction left open itself), and a turn releases one several times."""
+
+    def __init__(self) -> None:
+        self._marked: set[int] = set()
+
+    def mark(self, conn: asyncpg.Connection | PoolConnectionProxy) -> None:
+        """Note that `conn`'s session is about to hold a lock or a setting."""
+        self._marked.add(conn.get_server_pid())
+
+    async def reset(self, conn: asyncpg.Connection) -> None:
+        """The pool's reset: asyncpg's own query, for a marked connection only."""
+        pid = conn.get_server_pid()
+        if pid in self._marked:
+            self._marked.discard(pid)
+            query = conn.get_reset_query()
+            if query:
+                await conn.execute(query)
+
+
 class PgBackend:
     """PostgreSQL: a pool of connections (the store runs this process's writes one at a time)."""
 
     dialect = "postgres"
 
-    def __init__(self, url: str, pool: asyncpg.Pool):
+    def __init__(self, url: str, pool: asyncpg.Pool, sessions: Sessions | None = None):
         self.path = redacted(url)
         self._pool = pool
+        self._sessions = sessions or Sessions()
         self._statements = Statements()
 
     @classmethod
@@ -188,6 +238,7 @@ class PgBackend:
     ) -> PgBackend:
         """Connect to the PostgreSQL database at `url` (with `password` if the URL has none),
         not migrated yet (`migrate`); `busy_timeout_ms` bounds lock waits."""
+        sessions = Sessions()
         try:
             pool = await asyncpg.create_pool(
                 url,
@@ -195,13 +246,14 @@ class PgBackend:
                 min_size=1,
                 max_size=POOL_SIZE,
                 init=prepare_connection,
+                reset=sessions.reset,
                 server_settings={"lock_timeout": str(int(busy_timeout_ms))},
             )
         except (*_PG_ERRORS, OSError, ValueError) as exc:
             raise StoreError(
                 f"cannot open the database at {redacted(url)}: {describe(exc)}"
             ) from exc
-        return cls(url, pool)
+        return cls(url, pool, sessions)
 
     async def close(self) -> None:
         """Close the pool."""
@@ -218,6 +270,7 @@ class PgBackend:
 
     async def _migrate(self, store: Store, target: int) -> None:
         async with self._pool.acquire() as conn:
+            self._sessions.mark(conn)
             # As long as the migrating process takes (at millions of rows, longer than the
             # lock timeout that bounds a turn's waits): shards started together all open.
             await conn.execute("SET lock_timeout = 0")
@@ -265,15 +318,15 @@ class PgBackend:
         except (*_PG_ERRORS, OSError) as exc:
             raise StoreError(f"cannot start a write: {describe(exc)}") from exc
         try:
-            transaction = conn.transaction()
-            await transaction.start()
             tx = PgTx(conn, self._statements)
             try:
                 yield tx
-                await transaction.commit()
+                if tx.begun:
+                    await conn.execute("COMMIT")
             except BaseException as exc:
-                with contextlib.suppress(*_PG_ERRORS):
-                    await transaction.rollback()
+                if tx.begun:
+                    with contextlib.suppress(*_PG_ERRORS):
+                        await conn.execute("ROLLBACK")
                 if isinstance(exc, _PG_ERRORS):
                     if await _moved(conn, tx):
                         raise GenerationMoved(describe(exc)) from exc
@@ -287,6 +340,7 @@ class PgBackend:
         """Hold the advisory lock of `job` while the block runs; yield False (and hold
         nothing) when another process holds it."""
         async with self._pool.acquire() as conn:
+            self._sessions.mark(conn)
             held = bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)", LOCKS[job]))
             try:
                 yield held
@@ -304,6 +358,7 @@ class PgBackend:
         started = time.time()
         try:
             async with self._pool.acquire() as conn:
+                self._sessions.mark(conn)
                 while True:
                     await conn.execute(f"SET lock_timeout = {int(patience_ms)}")
                     try:

@@ -34,10 +34,13 @@ async def add_user_message(
     content: str,
     now: float,
 ) -> int | None:
-    """Store a user's message; return its row id, or None if this source id was already stored."""
+    """Store a user's message; return its row id, or None if this source id was already stored
+    or an erasure removed it (erasure.was_erased, asked in the same statement)."""
     row_id = await tx.execute(
         "INSERT INTO messages (source_id, story_id, user_id, role, author_name, content,"
-        " created_at) VALUES (?, ?, ?, 'user', ?, ?, ?) ON CONFLICT (source_id) DO NOTHING",
+        " created_at) SELECT ?1, ?2, ?3, 'user', ?4, ?5, ?6"
+        " WHERE NOT EXISTS (SELECT 1 FROM erased_exchanges WHERE exchange_id = ?1)"
+        " ON CONFLICT (source_id) DO NOTHING",
         (source_id, story_id, user_id, author_name, content, now),
     )
     if await tx.changes() == 0:
@@ -54,14 +57,26 @@ async def has_spoken(tx: Tx, story_id: int, user_id: int) -> bool:
 
 
 async def add_reply(
-    tx: Tx, *, source_id: str, story_id: int, author_name: str, content: str, now: float
-) -> None:
-    """Store the character's reply."""
+    tx: Tx,
+    *,
+    source_id: str,
+    story_id: int,
+    author_name: str,
+    content: str,
+    now: float,
+    unless_erased: str = "",
+) -> bool:
+    """Store the character's reply; return whether it was added (False: this source id was
+    already stored, or the exchange `unless_erased` names was erased, asked in the same
+    statement)."""
     await tx.execute(
         "INSERT INTO messages (source_id, story_id, user_id, role, author_name, content,"
-        " created_at) VALUES (?, ?, NULL, 'assistant', ?, ?, ?) ON CONFLICT (source_id) DO NOTHING",
-        (source_id, story_id, author_name, content, now),
+        " created_at) SELECT ?1, ?2, NULL, 'assistant', ?3, ?4, ?5"
+        " WHERE NOT EXISTS (SELECT 1 FROM erased_exchanges WHERE exchange_id = ?6)"
+        " ON CONFLICT (source_id) DO NOTHING",
+        (source_id, story_id, author_name, content, now, unless_erased),
     )
+    return bool(await tx.changes())
 
 
 async def move_source(tx: Tx, old: str, new: str) -> None:

@@ -56,10 +56,13 @@ async def enqueue(
     of this person (their oldest, perhaps being reflected, not counted), drop the oldest of the
     others but those some process holds; return how many were dropped (never another
     person's)."""
-    await tx.execute(
+    # The person's pending rows come back with the insert: SQLite counts the new one,
+    # PostgreSQL not (its subqueries see the rows as they were before the statement).
+    inserted = await tx.fetchone(
         "INSERT INTO outbox (exchange_id, user_id, story_id, origin, user_name, user_message,"
         " reply, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT (exchange_id) DO NOTHING",
+        " ON CONFLICT (exchange_id) DO NOTHING"
+        " RETURNING (SELECT count(*) FROM outbox WHERE user_id = ?2 AND status = 'pending')",
         (
             exchange.exchange_id,
             exchange.user_id,
@@ -72,6 +75,8 @@ async def enqueue(
             now,
         ),
     )
+    if inserted is None or int(inserted[0]) < backlog:
+        return 0  # already queued, or the person's pending rows within the backlog
     # The oldest pending row is kept: the worker takes each person's oldest first, so it may be
     # reflecting on it right now (dropping it would count as lost a reflection about to land).
     await tx.execute(

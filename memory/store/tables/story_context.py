@@ -118,10 +118,14 @@ async def calibration(store: Store | Tx, model: str) -> Calibration | None:
     # what it learns on top of it: two processes never both learn from the same value. A lock
     # on the job, not on the row: before the first save there is no row to lock, and two
     # first samples at once lost one (PostgreSQL; SQLite has one writer at a time).
+    # The row locked too: a process that saves with `advance_calibration` waits for this
+    # transaction, then finds the row moved on.
+    locked = ""
     if isinstance(store, Tx):
         await store.serialize("calibration")
+        locked = store.for_update()
     row = await store.fetchone(
-        "SELECT factor, recent, samples, rejected FROM token_calibration WHERE model = ?",
+        "SELECT factor, recent, samples, rejected FROM token_calibration WHERE model = ?" + locked,
         (model,),
     )
     if row is None:
@@ -139,3 +143,20 @@ async def save_calibration(tx: Tx, model: str, value: Calibration, *, now: float
         " rejected = excluded.rejected, updated_at = excluded.updated_at",
         (model, factor, json.dumps(list(recent)), samples, rejected, now),
     )
+
+
+async def advance_calibration(
+    tx: Tx, model: str, value: Calibration, *, was: tuple[int, int], now: float
+) -> bool:
+    """Save what was learned on top of the stored calibration whose (samples, rejected) are
+    `was`, in one statement; False (nothing saved) when the row is not that one: another
+    process learned since, or nothing was saved yet (then `calibration` and
+    `save_calibration`). Each save adds one to samples or to rejected, so the pair names the
+    row's version."""
+    factor, recent, samples, rejected = value
+    await tx.execute(
+        "UPDATE token_calibration SET factor = ?, recent = ?, samples = ?, rejected = ?,"
+        " updated_at = ? WHERE model = ? AND samples = ? AND rejected = ?",
+        (factor, json.dumps(list(recent)), samples, rejected, now, model, *was),
+    )
+    return bool(await tx.changes())

@@ -63,38 +63,55 @@ async def record(
     plan: TurnPlan | None,
     now: float,
 ) -> None:
-    """Count an answered turn in its day (latency, why degraded); record its plan when the turn
-    itself was recorded."""
-
-    async def run(tx: Tx) -> None:
-        day = int(now // DAY)
-        await tx.execute(
-            "INSERT INTO turn_days (day, degraded, bucket, turns) VALUES (?, ?, ?, 1)"
-            " ON CONFLICT (day, degraded, bucket) DO UPDATE SET turns = turn_days.turns + 1",
-            (day, degraded, bucket(latency_ms)),
+    """Count an answered turn in its day, in a transaction of its own (record_in, pruning)."""
+    await store.transact(
+        lambda tx: record_in(
+            tx, turn_id=turn_id, latency_ms=latency_ms, degraded=degraded, plan=plan, now=now
         )
-        # A seek on the primary key: nothing to delete on all but one turn a day.
-        await tx.execute("DELETE FROM turn_days WHERE day < ?", (day - TIMINGS_DAYS,))
-        if plan is None or turn_id <= 0:
-            return
-        if await tx.fetchone("SELECT 1 FROM turns WHERE id = ?", (turn_id,)) is not None:
-            await tx.execute(
-                "INSERT INTO turn_plans (turn_id, latency_ms, strategy, tokens, budget, decisions)"
-                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (turn_id) DO UPDATE SET"
-                " latency_ms = excluded.latency_ms, strategy = excluded.strategy,"
-                " tokens = excluded.tokens, budget = excluded.budget,"
-                " decisions = excluded.decisions",
-                (
-                    turn_id,
-                    max(0.0, latency_ms),
-                    plan.strategy,
-                    plan.tokens,
-                    plan.budget,
-                    _blocks_json(plan.blocks),
-                ),
-            )
+    )
 
-    await store.transact(run)
+
+async def record_in(
+    tx: Tx,
+    *,
+    turn_id: int,
+    latency_ms: float,
+    degraded: str,
+    plan: TurnPlan | None,
+    now: float,
+    prune: bool = True,
+) -> None:
+    """Count an answered turn in its day (latency, why degraded); record its plan when the turn
+    itself was recorded. `prune`: delete the days older than TIMINGS_DAYS too (a turn that
+    knows it was done today already leaves it out)."""
+    day = int(now // DAY)
+    await tx.execute(
+        "INSERT INTO turn_days (day, degraded, bucket, turns) VALUES (?, ?, ?, 1)"
+        " ON CONFLICT (day, degraded, bucket) DO UPDATE SET turns = turn_days.turns + 1",
+        (day, degraded, bucket(latency_ms)),
+    )
+    if prune:
+        # A seek on the primary key.
+        await tx.execute("DELETE FROM turn_days WHERE day < ?", (day - TIMINGS_DAYS,))
+    if plan is None or turn_id <= 0:
+        return
+    # Only for a turn still recorded (its plan goes with it): asked in the same statement.
+    await tx.execute(
+        "INSERT INTO turn_plans (turn_id, latency_ms, strategy, tokens, budget, decisions)"
+        " SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM turns WHERE id = ?1)"
+        " ON CONFLICT (turn_id) DO UPDATE SET"
+        " latency_ms = excluded.latency_ms, strategy = excluded.strategy,"
+        " tokens = excluded.tokens, budget = excluded.budget,"
+        " decisions = excluded.decisions",
+        (
+            turn_id,
+            max(0.0, latency_ms),
+            plan.strategy,
+            plan.tokens,
+            plan.budget,
+            _blocks_json(plan.blocks),
+        ),
+    )
 
 
 async def count_reflection(tx: Tx, outcomes: Sequence[tuple[str, str]], *, now: float) -> None:

@@ -40,51 +40,88 @@ async def record(
     now: float,
     exchange_id: str = "",
 ) -> int:
+    """Record a turn's selection and move the counters in a transaction of its own (record_in)."""
+    return await store.transact(
+        lambda tx: record_in(
+            tx, where, selected, degraded=degraded, now=now, exchange_id=exchange_id
+        )
+    )
+
+
+async def record_in(
+    tx: Tx,
+    where: TurnRecord,
+    selected: Sequence[Selected],
+    *,
+    degraded: bool,
+    now: float,
+    exchange_id: str = "",
+) -> int:
     """Record a turn's selection and move the counters; return the turn id, or 0 when the
     turn's own message (`exchange_id`) was erased while the turn ran: nothing is recorded."""
+    if exchange_id:
+        # An erasure of the message, or of its author, that committed while this turn
+        # embedded and scored it: the turn row would keep the person's id, and its keyword
+        # hits the words of the message. After the erasure's commit (the lock, shared, on
+        # PostgreSQL: erasure.erase), or before it, and then the erasure removes the row.
+        await tx.serialize("erasure", shared=True)
+        if await erasure.was_erased(tx, exchange_id):
+            return 0
+    turn_id = await open_in(tx, where, now=now, exchange_id=exchange_id, degraded=degraded)
+    await select_in(tx, turn_id, where, selected, degraded=degraded)
+    return turn_id
 
-    async def run(tx: Tx) -> int:
-        if exchange_id:
-            # An erasure of the message, or of its author, that committed while this turn
-            # embedded and scored it: the turn row would keep the person's id, and its keyword
-            # hits the words of the message. After the erasure's commit (the lock, shared, on
-            # PostgreSQL: erasure.erase), or before it, and then the erasure removes the row.
-            await tx.serialize("erasure", shared=True)
-            if await erasure.was_erased(tx, exchange_id):
-                return 0
-        turn_id = await tx.execute(
-            "INSERT INTO turns (user_id, story_id, origin, degraded, created_at, exchange_id)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (where.user_id, where.story_id, where.origin, int(degraded), now, exchange_id),
-        )
-        await tx.executemany(
-            "INSERT INTO turn_selections (turn_id, memory_id, position, reason, score, matched)"
-            " SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
-            [
-                (
-                    turn_id,
-                    s.memory.id,
-                    i,
-                    s.reason.value,
-                    _clip(s.score),
-                    " ".join(s.matched),
-                    s.memory.id,
-                )
-                for i, s in enumerate(selected)
-            ],
-        )
-        if degraded:
-            await counters.bump(tx, "degraded_turns")
-        else:
-            await _count(tx, where, selected)
-        if turn_id % PRUNE_EVERY == 0:
-            await tx.execute(
-                "DELETE FROM turns WHERE user_id = ? AND story_id = ? AND id <= ?",
-                (where.user_id, where.story_id, turn_id - KEPT_TURNS),
-            )
-        return turn_id
 
-    return await store.transact(run)
+async def open_in(
+    tx: Tx, where: TurnRecord, *, now: float, exchange_id: str, degraded: bool = False
+) -> int:
+    """Insert a turn's row, what it selected to follow (`select_in`); return its id. Stored
+    with its message, before the recall (the erasure lock held: see `record_in`), it names
+    where the message was said when the turn dies before its reply."""
+    turn_id = await tx.execute(
+        "INSERT INTO turns (user_id, story_id, origin, degraded, created_at, exchange_id)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (where.user_id, where.story_id, where.origin, int(degraded), now, exchange_id),
+    )
+    if turn_id % PRUNE_EVERY == 0:
+        await tx.execute(
+            "DELETE FROM turns WHERE user_id = ? AND story_id = ? AND id <= ?",
+            (where.user_id, where.story_id, turn_id - KEPT_TURNS),
+        )
+    return turn_id
+
+
+async def select_in(
+    tx: Tx,
+    turn_id: int,
+    where: TurnRecord,
+    selected: Sequence[Selected],
+    *,
+    degraded: bool,
+    opened: bool = False,
+) -> None:
+    """Record what the turn `turn_id` selected and move the counters (a degraded turn counts
+    nothing). `opened`: its row was stored before the recall knew whether it ran degraded."""
+    await tx.executemany(
+        "INSERT INTO turn_selections (turn_id, memory_id, position, reason, score, matched)"
+        " SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?2)"
+        " AND EXISTS (SELECT 1 FROM turns WHERE id = ?1)",
+        [
+            (turn_id, s.memory.id, i, s.reason.value, _clip(s.score), " ".join(s.matched))
+            for i, s in enumerate(selected)
+        ],
+    )
+    if degraded:
+        if opened:
+            await tx.execute("UPDATE turns SET degraded = 1 WHERE id = ?", (turn_id,))
+        await counters.bump(tx, "degraded_turns")
+    else:
+        await _count(tx, where, selected)
+
+
+async def drop_in(tx: Tx, turn_id: int) -> None:
+    """Delete a turn's row (its message was erased before the turn selected anything)."""
+    await tx.execute("DELETE FROM turns WHERE id = ?", (turn_id,))
 
 
 def _clip(score: float | None) -> float | None:

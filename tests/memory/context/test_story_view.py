@@ -31,7 +31,7 @@ from memory.write.stances import PROMPT_POSITIONS
 from tests.fakes.ollama import Chaos, FakeOllama
 
 GUILD = "111"
-# A warm turn's statements that read the story (bench/results/statements.md: main made 10).
+# A warm turn's statements that read the story (bench/results/statements.md: read apart, 10).
 STORY_READS = 1
 # State fields whose order differs between collations (upper case, accents, underscore).
 FIELDS = ("mood", "Closeness", "énergie", "trust", "_tension", "Zèle")
@@ -218,7 +218,7 @@ async def test_a_warm_turn_reads_the_story_once(
     store: Store, ollama: FakeOllama, http: httpx.AsyncClient
 ) -> None:
     """A counter, not a timing: a warm turn on a story with everything the loops keep (a
-    condensed history included) reads the story in one statement (main: 10)."""
+    condensed history included) reads the story in one statement (read apart: 10)."""
     counts, trace = await warm_turn(store, http, ollama.url)
     assert counts.story_reads <= STORY_READS, trace.story_reads()
     seen = await read_story(store, 10, before_id=None, history_messages=200)
