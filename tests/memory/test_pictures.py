@@ -121,7 +121,7 @@ def test_a_jpeg_declaring_a_huge_frame_is_refused() -> None:
     raw = bytearray(encoded("JPEG", (8, 8)))
     at = raw.index(b"\xff\xc0")
     raw[at + 5 : at + 9] = struct.pack(">HH", 60_000, 60_000)
-    with pytest.raises(PictureError, match="3,600,000,000|over the"):
+    with pytest.raises(PictureError, match="60000x60000 pixels, over the"):
         check(bytes(raw))
 
 
@@ -157,8 +157,12 @@ async def test_many_people_posting_at_once_stay_under_the_global_bound() -> None
 
 async def test_one_person_is_read_within_their_own_bound() -> None:
     intake = Intake(per_person=2)
-    async with intake.person(1) as first, intake.person(1) as second:
-        async with intake.person(1) as third, intake.person(2) as other:
-            assert (first, second, third, other) == (True, True, False, True)
+    async with (
+        intake.person(1) as first,
+        intake.person(1) as second,
+        intake.person(1) as third,
+        intake.person(2) as other,
+    ):
+        assert (first, second, third, other) == (True, True, False, True)
     async with intake.person(1) as again:
         assert again
