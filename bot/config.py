@@ -49,6 +49,8 @@ from memory import (
     DEFAULT_KEY,
     KEY,
     MAX_CHATS,
+    MAX_PICTURE_BYTES,
+    MAX_PICTURES,
     REFLECTION_DEADLINE,
     REINDEX_INTERVAL,
     RELATIVE_SD,
@@ -382,6 +384,22 @@ class ConversationSettings(_Section):
     settle_seconds: float = Field(SETTLE_SECONDS, ge=0, le=86_400)
 
 
+_PICTURE_MB = MAX_PICTURE_BYTES / (1024 * 1024)
+
+
+class ImagesSettings(_Section):
+    """Pictures people post (memory.pictures): shown to a chat model that sees images."""
+
+    # Off: a picture is never fetched; the character is told its file name and size only.
+    enabled: bool = True
+    # Megabytes a picture may weigh to be read (Discord's own limit without Nitro is 10).
+    max_mb: float = Field(
+        MAX_PICTURE_BYTES / (1024 * 1024), gt=0, le=MAX_PICTURE_BYTES / (1024 * 1024)
+    )
+    # Pictures of one message read and shown (the rest are named only).
+    per_message: int = Field(MAX_PICTURES, ge=1, le=MAX_PICTURES)
+
+
 class TerminalSettings(_Section):
     """The terminal chat (`echo-bot chat`, or `make run` without a Discord token)."""
 
@@ -441,6 +459,7 @@ class Settings(BaseSettings):
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     terminal: TerminalSettings = Field(default_factory=TerminalSettings)
+    images: ImagesSettings = Field(default_factory=ImagesSettings)
 
     @classmethod
     def settings_customise_sources(

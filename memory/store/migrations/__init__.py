@@ -49,6 +49,7 @@ from memory.store.migrations import (
     v33_channel_modes,
     v34_off_the_record,
     v35_joined_lines,
+    v36_pictures,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -86,6 +87,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (33, v33_channel_modes.SQL),
     (34, v34_off_the_record.SQL),
     (35, v35_joined_lines.SQL),
+    (36, v36_pictures.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]
