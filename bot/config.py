@@ -49,12 +49,11 @@ from memory import (
     DEFAULT_KEY,
     KEY,
     MAX_CHATS,
-    MAX_PICTURE_BYTES,
-    MAX_PICTURES,
     REFLECTION_DEADLINE,
     REINDEX_INTERVAL,
     RELATIVE_SD,
     ContextConfig,
+    Intake,
     Kind,
     Language,
     MemoryConfig,
@@ -384,7 +383,7 @@ class ConversationSettings(_Section):
     settle_seconds: float = Field(SETTLE_SECONDS, ge=0, le=86_400)
 
 
-_PICTURE_MB = MAX_PICTURE_BYTES / (1024 * 1024)
+_PICTURE_MB = Intake.MAX_BYTES / (1024 * 1024)
 
 
 class ImagesSettings(_Section):
@@ -393,11 +392,9 @@ class ImagesSettings(_Section):
     # Off: a picture is never fetched; the character is told its file name and size only.
     enabled: bool = True
     # Megabytes a picture may weigh to be read (Discord's own limit without Nitro is 10).
-    max_mb: float = Field(
-        MAX_PICTURE_BYTES / (1024 * 1024), gt=0, le=MAX_PICTURE_BYTES / (1024 * 1024)
-    )
+    max_mb: float = Field(_PICTURE_MB, gt=0, le=_PICTURE_MB)
     # Pictures of one message read and shown (the rest are named only).
-    per_message: int = Field(MAX_PICTURES, ge=1, le=MAX_PICTURES)
+    per_message: int = Field(Intake.PER_MESSAGE, ge=1, le=Intake.PER_MESSAGE)
 
 
 class TerminalSettings(_Section):

@@ -69,7 +69,7 @@ from memory.model import (
     Turn,
     guild_origin,
 )
-from memory.pictures import MAX_PICTURE_BYTES, MAX_PICTURES, Intake, Picture
+from memory.pictures import Intake, Picture
 from memory.recall.semantic import RELATIVE_SD
 from memory.store import Store, open_store
 from memory.store.queries.moderation import HeldAnchor
@@ -97,8 +97,6 @@ __all__ = [
     "KEY",
     "MANUAL_EXCHANGE",
     "MAX_CHATS",
-    "MAX_PICTURES",
-    "MAX_PICTURE_BYTES",
     "REFLECTION_DEADLINE",
     "REINDEX_INTERVAL",
     "RELATIVE_SD",

@@ -195,6 +195,10 @@ class Intake:
     (each in a thread, the event loop free), `per_person` messages' pictures at once for one
     person (the next are refused, said to the model as not read)."""
 
+    # The caps a front end's settings stay within.
+    MAX_BYTES = MAX_PICTURE_BYTES
+    PER_MESSAGE = MAX_PICTURES
+
     def __init__(self, *, decodes: int = MAX_DECODES, per_person: int = PER_PERSON) -> None:
         self._decodes = asyncio.Semaphore(decodes)
         self.per_person = per_person
@@ -274,6 +278,11 @@ class Shelf:
         self._bytes += sum(len(p.data) for p in shown)
         while self._bytes > self.limit and self._kept:
             self.take(next(iter(self._kept)))
+
+    def get(self, exchange_id: str) -> tuple[Picture, ...]:
+        """The exchange's pictures, still kept (none: never kept, or dropped)."""
+        shelved = self._kept.get(exchange_id)
+        return shelved.pictures if shelved is not None else ()
 
     def take(self, exchange_id: str) -> tuple[Picture, ...]:
         """The exchange's pictures, no longer kept (none: never kept, or dropped)."""

@@ -67,6 +67,7 @@ USAGES: Mapping[str, Usage] = {
     "forget-message": Usage(rest="ID"),
     "forget-me": Usage({"character": []}),
     "character": Usage(rest="show"),
+    "image": Usage(rest="PATH [TEXT]"),
 }
 # The names some command takes as an option: at the end of another's line, a mistake.
 OPTION_NAMES = frozenset(name for usage in USAGES.values() for name in usage.options)
@@ -82,6 +83,7 @@ Commands: /why · /memories [never|TEXT|history ID] · /pin ID · /unpin ID · /
           /strategy [NAME] · /history [PAGE] · /exclude ID · /include ID · /export [FILE]
           /lore list|add KEYWORDS | CONTENT|remove ID · /forget-message ID
           /forget-me [character:KEY] · /character (who you talk to) · /help
+          /image PATH [TEXT] (a local picture, sent as one posted on Discord)
           /quit (or Ctrl-D, Ctrl-C)
 Options go last, named as in Discord: /remember Call me Sam kind:rule, /pin memory:3 (or
 /pin 3). To end a text with such a word, put a backslash before it: /remember I like

@@ -53,6 +53,7 @@ ELSEWHERE = {
     "web": {"enabled", "host", "port", "token"},  # bot.web, the operator's page
     "conversation": {"settle_seconds"},  # runtime: the Engine's settle
     "terminal": {"language"},  # bot.terminal.chat: the dates its commands show
+    "images": {"enabled", "max_mb", "per_message"},  # memory.open; bot.discord.pictures
 }  # fmt: skip
 # Engine fields no setting sets: the card's lorebook budgets come from the card.
 ENGINE_ONLY = {"source_budgets"}

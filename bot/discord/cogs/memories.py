@@ -255,6 +255,7 @@ class MemoryCommands(commands.Cog):
             told=told,
             replaced=replaced,
             language=language_of(interaction),
+            pictured=await manage.from_pictures(self.store, person_here(interaction), used),
         )
         text = whose_memories(interaction) + text
         if not used or turn is None:
