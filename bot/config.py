@@ -53,6 +53,7 @@ from memory import (
     REINDEX_INTERVAL,
     RELATIVE_SD,
     ContextConfig,
+    Intake,
     Kind,
     Language,
     MemoryConfig,
@@ -386,6 +387,20 @@ class ConversationSettings(_Section):
     settle_seconds: float = Field(SETTLE_SECONDS, ge=0, le=86_400)
 
 
+_PICTURE_MB = Intake.MAX_BYTES / (1024 * 1024)
+
+
+class ImagesSettings(_Section):
+    """Pictures people post (memory.pictures): shown to a chat model that sees images."""
+
+    # Off: a picture is never fetched; the character is told its file name and size only.
+    enabled: bool = True
+    # Megabytes a picture may weigh to be read (Discord's own limit without Nitro is 10).
+    max_mb: float = Field(_PICTURE_MB, gt=0, le=_PICTURE_MB)
+    # Pictures of one message read and shown (the rest are named only).
+    per_message: int = Field(Intake.PER_MESSAGE, ge=1, le=Intake.PER_MESSAGE)
+
+
 class TerminalSettings(_Section):
     """The terminal chat (`echo-bot chat`, or `make run` without a Discord token)."""
 
@@ -471,6 +486,7 @@ class Settings(BaseSettings):
     followups: FollowupSettings = Field(default_factory=FollowupSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     terminal: TerminalSettings = Field(default_factory=TerminalSettings)
+    images: ImagesSettings = Field(default_factory=ImagesSettings)
 
     @classmethod
     def settings_customise_sources(

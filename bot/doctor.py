@@ -98,6 +98,8 @@ async def doctor(
         if chat.reached:
             learned = await _learned_context(settings.storage.database, settings)
             results.append(await _context_line(settings, http, learned))
+            seen = await _learned_sight(settings.storage.database, settings)
+            results.append(await _vision_line(settings, http, seen))
         if chat.reached or llm.embeddings_url != llm.base_url:
             embedding = await _check_model(
                 http,
@@ -226,6 +228,54 @@ async def _learned_context(path: Path | str, settings: Settings) -> tuple[int, s
             return await setup.learned_context(store, llm.base_url, llm.chat_model)
     except (EchoError, OSError):  # said by the database line already
         return None
+
+
+async def _learned_sight(path: Path | str, settings: Settings) -> bool | None:
+    """Whether the bot learned that its chat model sees images, from the database (read only)."""
+    llm = settings.llm
+    try:
+        password = settings.storage.database_password()
+        if isinstance(path, Path) and not files.database_exists(path):
+            return None
+        async with await open_store(path, migrate_to=0, password=password) as store:
+            if await store.schema_version() < setup.VISION_SCHEMA:
+                return None
+            return await setup.learned_sight(store, llm.base_url, llm.chat_model)
+    except (EchoError, OSError):  # said by the database line already
+        return None
+
+
+async def _vision_line(
+    settings: Settings, http: httpx.AsyncClient, learned: bool | None
+) -> tuple[bool | None, str]:
+    """Whether the chat model sees the pictures people post: as the server says, or as the bot
+    learned it from the first picture it sent."""
+    llm = settings.llm
+    where = f"chat model {llm.chat_model}"
+    if not settings.images.enabled:
+        return None, f"{where}: pictures are off ([images] enabled = false): only named to it"
+    key = llm.api_key.get_secret_value() if llm.api_key else None
+    try:
+        said = await setup.server_sight(
+            http, llm.backend, llm.base_url, llm.chat_model, api_key=key, secrets=settings.secrets()
+        )
+    except BackendError as exc:
+        said, how = None, f"not asked ({exc})"
+    else:
+        how = "the server says so"
+    if said is None and learned is not None:
+        said, how = learned, "learned from the first picture sent"
+    if said is True:
+        return True, f"{where} sees images ({how}): pictures posted are shown to it"
+    if said is False:
+        return None, (
+            f"{where} does not see images ({how}): it is told a picture's name and size only "
+            "→ for pictures, use a vision model (docs/operating.md#pictures)"
+        )
+    return None, (
+        f"{where}: the server does not say whether it sees images; learned from the first "
+        "picture posted (see docs/operating.md#pictures)"
+    )
 
 
 async def _context_line(

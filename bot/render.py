@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 
@@ -336,6 +336,10 @@ def render_versions(chain: Chain, *, language: Language = "en") -> str:
     return "\n".join(lines)
 
 
+# After a memory /why shows that was learned from a picture the reflection saw.
+PICTURE_MARK = " 📷 learned from a picture"
+
+
 def render_why(
     turn: Turn | None,
     *,
@@ -343,8 +347,10 @@ def render_why(
     told: Told | None = None,
     replaced: Mapping[int, float] | None = None,
     language: Language = "en",
+    pictured: Collection[int] = (),
 ) -> str:
-    """The memories used for a turn, grouped by the reason they were selected."""
+    """The memories used for a turn, grouped by the reason they were selected; those learned
+    from a picture (`pictured`, by id) marked."""
     if turn is None:
         return "No turn of yours here yet: talk to me first, then ask /why."
     lines = []
@@ -372,6 +378,7 @@ def render_why(
                     if reason is Reason.DATED
                     else "",
                 )
+                + (PICTURE_MARK if s.memory.id in pictured else "")
                 for s in group
             )
     if turn.selected:  # the legend explains memory lines: none, nothing to explain

@@ -73,6 +73,11 @@ class Runtime:
         return self.echo.indexer
 
     @property
+    def intake(self) -> memory.Intake:
+        """Reads the pictures posted with a message, within their bounds."""
+        return self.echo.intake
+
+    @property
     def secrets(self) -> memory.Secrets:
         """What no answer, log line or stored error holds (the settings' keys, tokens, password)."""
         return self.echo.secrets
@@ -385,6 +390,8 @@ def options(settings: Settings) -> Options:
         followups=settings.followups.policy(),
         reindex_every=settings.memory.reindex_interval,
         history_days=settings.privacy.history_days,
+        # [images] enabled: pictures shown to a model that sees them, or only named.
+        pictures=settings.images.enabled,
     )
 
 

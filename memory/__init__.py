@@ -15,6 +15,7 @@ memory.recall, memory.context, memory.write, memory.vectors, memory.store, memor
     jobs                          every background job, started the same by each front end
     ContextConfig, Registry       the prompt's budget, the context strategies (built in, plugged in)
     Card, Character, Characters   a character card read from a file, a character, the cast
+    Picture, Intake               a picture posted with a message, read within its caps
     ChatBackend, Embedder         what a chat backend and an embedder offer (server_backends
                                   builds the server's; memory.backends has them all)
     Memory, Turn, Kind, Scope     the values a person's memories are shown and changed with
@@ -68,6 +69,7 @@ from memory.model import (
     Turn,
     guild_origin,
 )
+from memory.pictures import Intake, Picture
 from memory.recall.semantic import RELATIVE_SD
 from memory.store import Store, open_store
 from memory.store.queries.moderation import HeldAnchor
@@ -124,6 +126,7 @@ __all__ = [
     "Incoming",
     "Indexer",
     "IndexerStatus",
+    "Intake",
     "InvalidInput",
     "Kind",
     "Language",
@@ -140,6 +143,7 @@ __all__ = [
     "Options",
     "Origin",
     "Overloaded",
+    "Picture",
     "Prefixed",
     "Reason",
     "Recall",

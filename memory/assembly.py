@@ -8,6 +8,7 @@ open the memory here; the bot's configuration file is only one way of filling `O
     echo.worker       the reflection after each turn (memory.write.worker)
     echo.indexer      the re-indexing of memories' vectors
     echo.jobs()       every background job, timed as the options say (memory.jobs)
+    echo.intake       reads the pictures posted with a message, within their bounds
 
 docs/python-api.md shows it in use.
 """
@@ -30,6 +31,7 @@ from memory.backends.chat import (
     OllamaChat,
     OpenAIChat,
     context_size_of,
+    vision_of,
 )
 from memory.backends.context_size import ContextSizes
 from memory.backends.embedders import OllamaEmbedder, OpenAIEmbedder
@@ -44,6 +46,7 @@ from memory.jobs import Background, Job, listed, start
 from memory.looplag import LoopLag
 from memory.manage import casting, setup
 from memory.manage.context import sync_card_lore
+from memory.pictures import Intake, Shelf
 from memory.store import Store, open_store
 from memory.turn.admission import MAX_CHATS, BoundedChat
 from memory.turn.engine import Engine
@@ -109,6 +112,9 @@ class Options:
     followups: Policy = field(default_factory=Policy)
     reindex_every: float = REINDEX_INTERVAL
     history_days: float = HISTORY_DAYS
+    # Pictures posted with a message shown to a chat model that sees images (False: each is
+    # only named to the model, its file name and size).
+    pictures: bool = True
 
 
 @dataclass
@@ -124,6 +130,7 @@ class Echo:
     worker: ReflectionWorker
     indexer: Indexer
     followups: FollowUps
+    intake: Intake = field(default_factory=Intake)
 
     @property
     def characters(self) -> Characters:
@@ -232,6 +239,10 @@ async def open(options: Options) -> AsyncIterator[Echo]:
             on_learned=setup.on_one_at_a_time(store, server.base_url, server.chat_model),
         )
         loop_lag = LoopLag()
+        # Whether the model sees images, asked or learned; the pictures shown kept for the
+        # reflection, in memory only.
+        sight = vision_of(direct) if options.pictures else None
+        shelf = Shelf()
         engine = Engine(
             store,
             embedder=embedder,
@@ -244,6 +255,8 @@ async def open(options: Options) -> AsyncIterator[Echo]:
             zone=options.zone,
             settle=options.settle,
             server_context=context_size_of(direct),
+            sight=sight,
+            shelf=shelf,
         )
         worker = ReflectionWorker(
             store,
@@ -254,6 +267,8 @@ async def open(options: Options) -> AsyncIterator[Echo]:
             secrets=options.secrets,
             zone=engine.zone,
             characters=options.characters,
+            sight=sight,
+            shelf=shelf,
         )
         loop_lag.start()
         try:

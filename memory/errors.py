@@ -8,13 +8,15 @@
     │   ├── BackendUnavailable   connection refused, timeout, 5xx: worth retrying later
     │   └── BackendResponseError the backend answered with an error body or unusable content
     │       └── BackendRefused   it refused the request itself (4xx, or a 5xx that says so)
+    │           └── ImagesRefused the model does not see images (learned; asked again without)
     ├── Overloaded               this person already has as many turns waiting here as allowed
     ├── Regenerating             another answer to this message is being written already
     ├── Settled                  the answers to this message can no longer change
     ├── NotFound                 no such memory for this user (also for another person's id)
     ├── Forbidden                the caller may not do this (exclude someone else's message)
     ├── InvalidInput             what a person typed cannot be used (the message says why)
-    └── CardError                a character card cannot be used (the message says why)
+    ├── CardError                a character card cannot be used (the message says why)
+    └── PictureError             a posted picture cannot be read (over a cap, damaged)
 
 A degraded turn (embeddings slow or down) is not an exception: it is a counter and a log line.
 A plain ValueError is a bug, never a person's mistake: the bot logs it with its traceback.
@@ -64,6 +66,11 @@ class BackendRefused(BackendResponseError):
         self.detail = detail
 
 
+class ImagesRefused(BackendRefused):
+    """The server refused a request for its pictures: its model does not see images (learned,
+    memory.backends.vision). The same request without them may be answered."""
+
+
 class NotFound(EchoError):
     """No memory with this id belongs to this user."""
 
@@ -78,6 +85,11 @@ class InvalidInput(EchoError):
 
 class CardError(EchoError):
     """A character card cannot be read or has no usable character."""
+
+
+class PictureError(EchoError):
+    """A posted picture cannot be read: over a cap, damaged, or not an image (the message
+    says which, without the picture's bytes)."""
 
 
 class Overloaded(EchoError):

@@ -39,6 +39,7 @@ from memory import (
     Language,
     Memory,
     NotFound,
+    Picture,
     Regenerating,
     Scope,
     Settled,
@@ -174,7 +175,7 @@ class Terminal:
         await self.talk(line)
         return True
 
-    async def talk(self, text: str) -> None:
+    async def talk(self, text: str, pictures: tuple[Picture, ...] = ()) -> None:
         self._count += 1
         source = f"terminal:{self.person}:{self._session}:{self._count}"
         name = self.playing.name
@@ -193,7 +194,15 @@ class Terminal:
                 writing.show()
 
         try:
-            said = Incoming(source, self.person, self.user_name, self.person, DM_ORIGIN, text)
+            said = Incoming(
+                source,
+                self.person,
+                self.user_name,
+                self.person,
+                DM_ORIGIN,
+                text,
+                pictures=pictures,
+            )
             reply = await self.runtime.engine.turn(
                 replace(said, character=self.playing.key),
                 on_text=streamed,
@@ -336,6 +345,31 @@ class Terminal:
             log.warning("command /%s failed: %s", name, type(exc).__name__)
             self.say(f"[the database refused this: {exc}]")
 
+    async def cmd_image(self, arg: str) -> None:
+        """/image PATH [TEXT]: a local picture sent with the text, as a picture posted on
+        Discord is (read within the same caps); a path with spaces goes in quotes."""
+        words = shlex.split(arg, posix=True) if arg.startswith(("'", '"')) else arg.split()
+        if not words:
+            raise InvalidInput("/image PATH [TEXT]: which picture?")
+        given = words[0]
+        text = arg[arg.index(given) + len(given) :].lstrip("'\" ").strip()
+        path = Path(given).expanduser()
+        if not path.is_file():
+            raise InvalidInput(f"no picture at {given}")
+        await self.talk(text, pictures=(await self._picture(path),))
+
+    async def _picture(self, path: Path) -> Picture:
+        """The picture of a local file, read as a posted one is (named only when pictures are
+        off, or when the file is over [images] max_mb: it is not read then)."""
+        images = self.runtime.settings.images
+        size = path.stat().st_size
+        if not images.enabled:
+            return Picture(path.name, size)
+        if size > images.max_mb * 1024 * 1024:
+            return Picture(path.name, size, problem=f"over the {images.max_mb:g} MB cap")
+        raw = await asyncio.to_thread(path.read_bytes)
+        return await self.runtime.intake.read(path.name, raw, size=size)
+
     async def cmd_help(self, arg: str) -> None:
         self.say(HELP)
 
@@ -356,6 +390,7 @@ class Terminal:
                 told=told,
                 replaced=replaced,
                 language=self.language,
+                pictured=await manage.from_pictures(self.runtime.store, self.user_id, used),
             )
         )
 

@@ -69,6 +69,7 @@ USAGES: Mapping[str, Usage] = {
     "forget-me": Usage({"character": []}),
     "character": Usage(rest="show"),
     "followups": Usage(FOLLOWUPS, rest="on|off|drop ID"),
+    "image": Usage(rest="PATH [TEXT]"),
 }
 # The names some command takes as an option: at the end of another's line, a mistake.
 OPTION_NAMES = frozenset(name for usage in USAGES.values() for name in usage.options)
@@ -85,6 +86,7 @@ Commands: /why · /memories [never|TEXT|history ID] · /pin ID · /unpin ID · /
           /lore list|add KEYWORDS | CONTENT|remove ID · /forget-message ID
           /forget-me [character:KEY] · /character (who you talk to) · /help
           /followups [on|off|drop ID] (the character asks how your dated plans went)
+          /image PATH [TEXT] (a local picture, sent as one posted on Discord)
           /quit (or Ctrl-D, Ctrl-C)
 Options go last, named as in Discord: /remember Call me Sam kind:rule, /pin memory:3 (or
 /pin 3). To end a text with such a word, put a backslash before it: /remember I like

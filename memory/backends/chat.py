@@ -6,10 +6,11 @@ server) and sends through memory.backends.http, which bounds each call by its de
 body's size and turns every failure into the typed errors of memory.errors. A structured
 request goes through memory.backends.structured: the mode each server accepts is learned. A
 turn's reply streams (memory.backends.streaming) from a server that can, learned the same way.
-The context each server takes is asked of it once, or read in its refusal of a prompt too long
-(memory.backends.context_size); a stream that reported no prompt token count is counted by the
-server now and then (memory.backends.token_count). The embedding clients are in
-memory.backends.embedders.
+Whether each server's model sees images is asked of it or learned from its answer to the first
+picture (memory.backends.vision). The context each server takes is asked of it once, or read in
+its refusal of a prompt too long (memory.backends.context_size); a stream that reported no
+prompt token count is counted by the server now and then (memory.backends.token_count). The
+embedding clients are in memory.backends.embedders.
 
 Every message goes out with its chat-template control tokens broken (memory.text), whoever wrote
 it: Ollama and llama.cpp apply the model's template to the text and tokenize the result, so a
@@ -48,12 +49,27 @@ from memory.backends.structured import (
     response_format,
 )
 from memory.backends.token_count import TokenCounter
-from memory.errors import BackendRefused, BackendResponseError, BackendUnavailable
+from memory.backends.vision import (
+    about_images,
+    ask_vision,
+    ollama_message,
+    openai_message,
+    pictures_of,
+)
+from memory.errors import (
+    BackendError,
+    BackendRefused,
+    BackendResponseError,
+    BackendUnavailable,
+    ImagesRefused,
+)
 from memory.text import break_control_tokens
 
 log = logging.getLogger(__name__)
 
-Message = Mapping[str, str]
+# A chat message: its role and content (text), and under "pictures" (memory.backends.vision)
+# the pictures it shows, written by each dialect its own way.
+Message = Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +124,13 @@ def stream_of(
     return ChatStream(whole)
 
 
+def vision_of(backend: ChatBackend) -> Callable[[], Awaitable[bool | None]] | None:
+    """What tells whether this backend's model sees images (None: a backend that cannot say,
+    whose messages are sent without their pictures)."""
+    found: Callable[[], Awaitable[bool | None]] | None = getattr(backend, "sees_images", None)
+    return found
+
+
 def context_size_of(backend: ChatBackend) -> Callable[[], Awaitable[int | None]] | None:
     """What tells the context this backend's server takes (None: a backend that cannot say,
     as written before it could)."""
@@ -155,6 +178,44 @@ class _StructuredChat:
     # servers: llama-cpp-python refuses a prompt over its context so); an Ollama stream that
     # breaks there fails, as a server that went down.
     whole_after_empty = False
+    # The server was asked whether its model sees images, and said nothing (asked once).
+    _sight_asked = False
+
+    async def sees_images(self) -> bool | None:
+        """Whether this server's model sees images (None: not known until a picture is sent):
+        learned, or asked of the server the first time (memory.backends.vision)."""
+        known = self.modes.sees(self.base_url, self.model)
+        if known is not None or self._sight_asked:
+            return known
+        try:
+            said = await ask_vision(
+                self.http,
+                self.kind,
+                self.base_url,
+                self.model,
+                headers=self.headers,
+                secrets=self.secrets,
+            )
+        except BackendError as exc:
+            log.info("chat server %s not asked whether it sees images: %s", self.base_url, exc)
+            return None
+        self._sight_asked = True
+        if said is not None:
+            await self.modes.learn_sight(self.base_url, self.model, said, "the server says so")
+        return said
+
+    async def _sight_refused(self, messages: Sequence[Message], exc: BackendError) -> None:
+        """Raise ImagesRefused, once learned, when `exc` refused the messages' pictures."""
+        if pictures_of(messages) and about_images(exc):
+            await self.modes.learn_sight(self.base_url, self.model, False, "it refused an image")
+            detail = exc.detail if isinstance(exc, BackendRefused) else str(exc)
+            status = exc.status if isinstance(exc, BackendRefused) else 400
+            raise ImagesRefused(str(exc), status=status, detail=detail) from exc
+
+    async def _sight_taken(self, messages: Sequence[Message]) -> None:
+        """Learn that the model sees images, once it answered a request with a picture."""
+        if pictures_of(messages) and self.modes.sees(self.base_url, self.model) is None:
+            await self.modes.learn_sight(self.base_url, self.model, True, "it took an image")
 
     async def context_size(self) -> int | None:
         """The context this server takes for the model (None: it says none, and has refused
@@ -216,10 +277,15 @@ class _StructuredChat:
                 headers=self.headers,
                 secrets=self.secrets,
             )
-        except BackendResponseError as exc:
-            await self._learn_refusal(exc)
+        except BackendError as exc:
+            if isinstance(exc, BackendResponseError):
+                await self._learn_refusal(exc)
+            # Ollama refuses a picture with a 500 ("missing data required for image input").
+            await self._sight_refused(messages, exc)
             raise
-        return self._parsed(data)
+        result = self._parsed(data)
+        await self._sight_taken(messages)
+        return result
 
     def _block(self, data: Any) -> tuple[str, int | None, int | None]:
         result = self._parsed(data)
@@ -257,6 +323,7 @@ class _StructuredChat:
                     if not received:
                         received = True
                         await self.modes.learn_streams(self.base_url, self.model, out.streamed)
+                        await self._sight_taken(sent)
                     yield piece
             except EmptyStream:
                 if received or not self.whole_after_empty:
@@ -273,6 +340,8 @@ class _StructuredChat:
                 return
             except BackendResponseError as exc:
                 await self._learn_refusal(exc)
+                if not received:
+                    await self._sight_refused(sent, exc)
                 if received or not about_stream(exc, self.url):
                     raise
                 log.warning(
@@ -285,6 +354,10 @@ class _StructuredChat:
                 async for piece in self._whole(out, sent, left, max_tokens):
                     yield piece
                 return
+            except BackendUnavailable as exc:
+                if not received:
+                    await self._sight_refused(sent, exc)
+                raise
             if out.prompt_tokens is None and out.streamed and self.counter is not None:
                 text = "\n".join(m["content"] for m in sent)
                 out.counted = await self.counter.count(text)
@@ -385,7 +458,7 @@ class OllamaChat(_StructuredChat):
     ) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "model": self.model,
-            "messages": [dict(m) for m in messages],
+            "messages": [ollama_message(m) for m in messages],
             "stream": stream,
             "options": {"num_ctx": self.num_ctx},
         }
@@ -487,7 +560,10 @@ class OpenAIChat(_StructuredChat):
         *,
         stream: bool,
     ) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": [openai_message(m) for m in messages],
+        }
         if max_tokens is not None:
             payload["max_tokens"] = max_tokens
         if format_ is not None:

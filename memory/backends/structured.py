@@ -119,8 +119,8 @@ def ollama_format(mode: Mode, schema: Mapping[str, Any]) -> dict[str, Any] | str
 
 
 def prompted(
-    mode: Mode, messages: Sequence[Mapping[str, str]], schema: Mapping[str, Any]
-) -> list[dict[str, str]]:
+    mode: Mode, messages: Sequence[Mapping[str, Any]], schema: Mapping[str, Any]
+) -> list[dict[str, Any]]:
     """The messages, with the schema written into the system message when the mode does not
     send it (json_object, none)."""
     out = [dict(m) for m in messages]
@@ -143,6 +143,7 @@ def about_format(exc: BackendRefused) -> bool:
 
 Learned = Callable[[str, str, Mode], Awaitable[None]]
 StreamsLearned = Callable[[str, str, bool], Awaitable[None]]
+SightLearned = Callable[[str, str, bool], Awaitable[None]]
 Attempt = Callable[[Mode, float], Awaitable[T]]
 
 
@@ -158,6 +159,9 @@ class Negotiator:
     from its first answer to a streamed request: a server that refuses to stream or answers
     in one block is asked whole from then on. Turns that start before it is known each ask
     to stream (one refused request each at most, once: the answer is saved).
+
+    And whether each server's model sees images (memory.backends.vision), learned from what
+    the server says of the model, or from its answer to the first request with a picture.
     """
 
     def __init__(
@@ -168,6 +172,8 @@ class Negotiator:
         on_learned: Learned | None = None,
         streams: Mapping[tuple[str, str], bool] | None = None,
         on_streams: StreamsLearned | None = None,
+        sight: Mapping[tuple[str, str], bool] | None = None,
+        on_sight: SightLearned | None = None,
     ) -> None:
         self.override = override
         self._known: dict[tuple[str, str], Mode] = dict(known or {})
@@ -176,6 +182,28 @@ class Negotiator:
         self._on_learned = on_learned
         self._streams: dict[tuple[str, str], bool] = dict(streams or {})
         self._on_streams = on_streams
+        self._sight: dict[tuple[str, str], bool] = dict(sight or {})
+        self._on_sight = on_sight
+
+    def sees(self, server: str, model: str) -> bool | None:
+        """Whether this server's model sees images (None: not learned yet)."""
+        return self._sight.get(_key(server, model))
+
+    async def learn_sight(self, server: str, model: str, sees: bool, how: str) -> None:
+        """Remember whether this server's model sees images (`how`: what said it, for the
+        log); saved when it changes."""
+        key = _key(server, model)
+        if self._sight.get(key) is sees:
+            return
+        self._sight[key] = sees
+        said = "sees images" if sees else "does not see images"
+        log.info("chat server %s (model %s) %s (%s)", key[0], key[1], said, how)
+        if self._on_sight is None:
+            return
+        try:
+            await self._on_sight(key[0], key[1], sees)
+        except EchoError as exc:
+            log.warning("whether %s sees images was not saved: %s", key[0], exc)
 
     def streams(self, server: str, model: str) -> bool | None:
         """Whether this server streams replies (None: not learned yet)."""

@@ -18,7 +18,15 @@ from memory.manage import forgetting
 from memory.model import MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope, Turn
 from memory.store import Store, Tx
 from memory.store.queries import erasure, figures, provenance
-from memory.store.tables import counters, history, memories, outbox, sent_messages, turns
+from memory.store.tables import (
+    counters,
+    history,
+    memories,
+    outbox,
+    pictures,
+    sent_messages,
+    turns,
+)
 from memory.text import clean
 from memory.write.apply import Outcome, dated, merge_candidate, record_dates, with_index
 from memory.write.dedup_index import DedupIndex
@@ -107,6 +115,14 @@ async def learned(store: Store, user_id: int, found: Sequence[Memory]) -> dict[i
         else:
             out[m.id] = Learned(source[2], m.origin or "", source[1], source[0])
     return out
+
+
+async def from_pictures(store: Store, user_id: int, found: Sequence[Memory]) -> set[int]:
+    """Which of the caller's memories were learned from a message whose pictures the
+    reflection was shown (what /why marks), by memory id."""
+    sources = await provenance.learned_from(store, user_id, [m.id for m in found])
+    seen = await pictures.seen_among(store, sorted({s[0] for s in sources.values()}))
+    return {memory_id for memory_id, s in sources.items() if s[0] in seen}
 
 
 async def get(store: Store, user_id: int, memory_id: int) -> Memory:

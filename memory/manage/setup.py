@@ -14,8 +14,9 @@ import httpx
 from memory.backends.context_size import ContextSizes, Source, ask_context
 from memory.backends.redact import Secrets, redact
 from memory.backends.structured import Mode, Negotiator
+from memory.backends.vision import ask_vision
 from memory.store import Store
-from memory.store.tables import structured_output
+from memory.store.tables import pictures, structured_output
 from memory.write import reflection
 
 
@@ -25,8 +26,8 @@ def reflection_schema() -> dict[str, Any]:
 
 
 async def negotiator(store: Store, *, override: Mode | None) -> Negotiator:
-    """The structured-output modes (the override, or those learned so far) and whether each
-    server streams, saved when learned."""
+    """The structured-output modes (the override, or those learned so far), whether each
+    server streams and whether its model sees images, saved when learned."""
     known = {key: Mode(mode) for key, mode in (await structured_output.load(store)).items()}
 
     async def save(server: str, model: str, mode: Mode) -> None:
@@ -35,13 +36,42 @@ async def negotiator(store: Store, *, override: Mode | None) -> Negotiator:
     async def save_streaming(server: str, model: str, streams: bool) -> None:
         await structured_output.save_streaming(store, server, model, streams, now=time.time())
 
+    async def save_sight(server: str, model: str, sees: bool) -> None:
+        await pictures.save_sight(store, server, model, sees, now=time.time())
+
     return Negotiator(
         override=override,
         known=known,
         on_learned=save,
         streams=await structured_output.load_streaming(store),
         on_streams=save_streaming,
+        sight=await pictures.load_sight(store),
+        on_sight=save_sight,
     )
+
+
+# The schema that keeps whether each chat server's model sees images.
+VISION_SCHEMA = 38
+
+
+async def server_sight(
+    http: httpx.AsyncClient,
+    backend: Literal["ollama", "openai"],
+    base_url: str,
+    model: str,
+    *,
+    api_key: str | None,
+    secrets: Secrets,
+) -> bool | None:
+    """Whether this chat server says its model sees images (None: it says nothing);
+    BackendError when it could not be asked."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    return await ask_vision(http, backend, base_url, model, headers=headers, secrets=secrets)
+
+
+async def learned_sight(store: Store, server: str, model: str) -> bool | None:
+    """Whether this chat server's model was learned to see images (None: not learned)."""
+    return (await pictures.load_sight(store)).get((_server(server), model))
 
 
 # The schema that keeps the context each chat server takes.

@@ -15,7 +15,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import tzinfo
 
@@ -29,11 +29,12 @@ from memory.context.strategies import Registry
 from memory.errors import Overloaded, Settled, StoreError
 from memory.looplag import LoopLag
 from memory.model import Exchange
+from memory.pictures import MAX_PICTURES, Picture, Shelf
 from memory.recall.recaller import WARM_DAYS, WARM_PLACES, Recaller
 from memory.recall.semantic import VectorCache
 from memory.store import Store, Tx
 from memory.store.tables import characters as cast_store
-from memory.store.tables import history, outbox, reply_versions, turns
+from memory.store.tables import history, outbox, pictures, reply_versions, turns
 from memory.store.tables.history import HistoryMessage
 from memory.text import clean, clean_message
 from memory.turn.admission import Admission, bound_of
@@ -77,8 +78,14 @@ class Engine:
         zone: tzinfo | None = None,
         settle: float = 0.0,
         server_context: ServerContext | None = None,
+        sight: Callable[[], Awaitable[bool | None]] | None = None,
+        shelf: Shelf | None = None,
     ) -> None:
         self.store = store
+        # Whether the chat model sees images (memory.backends.vision); None: pictures are off,
+        # each is only named to the model. The shelf keeps those shown for the reflection.
+        self.sight = sight
+        self.shelf = shelf or Shelf()
         # Seconds a reply's versions are left to settle before its reflection is due: after the
         # reply and after each new answer or swipe; the person's next message here ends the
         # wait. 0 (a front end without versions): reflected at once; the bot waits
@@ -135,7 +142,9 @@ class Engine:
             backlog=lambda: self.config.reflection_backlog,
             settle=lambda: self.settle,
         )
-        self.replier = Replier(chat=lambda: self.chat, config=lambda: self.config)
+        self.replier = Replier(
+            chat=lambda: self.chat, config=lambda: self.config, sight=lambda: self.sight
+        )
         self.timings = TurnTimings()
         self.answers = Answers(
             store,
@@ -276,9 +285,11 @@ class Engine:
         # A display name is text from a person like any other (a lone surrogate in it would
         # fail every write and every request).
         message = replace(message, user_name=clean(message.user_name) or "someone")
-        text = clean_message(message.text)
+        # Its text, then a line naming each picture: a message of pictures alone is answered.
+        text = message.told()
         if not text:
             return None
+        shown = self._pictures(message)
         real = message
         message, playing = self.as_played(message)
         derived = self._derived(real, message)
@@ -292,7 +303,7 @@ class Engine:
         greeting: str | None = None
         turn_id: int | None = None
         lines = [
-            (self.as_played(line)[0], clean_message(line.text))
+            (self.as_played(line)[0], line.told())
             for line in message.joined
             if line.character == real.character
         ]
@@ -309,6 +320,8 @@ class Engine:
             before, greeting = await self._store_message(tx, greetings, message, text)
             if before is None:
                 return None, said, None
+            if shown:
+                await pictures.record(tx, message.source_id, len(shown))
             # The turn's row, with the message: "Try again" answers a message whose turn died
             # from the two. What it selects is written with the reply.
             opened = await turns.open_in(
@@ -342,6 +355,8 @@ class Engine:
                         on_text,
                         left[:-1],
                         on_answer,
+                        # The pictures of the lines left (not the forgotten one's).
+                        shown=self._pictures(replace(message, pictures=())),
                     )
             if before_id is None:
                 log.info("message %s was already answered: ignored", message.source_id)
@@ -353,7 +368,7 @@ class Engine:
         stored_id = message.source_id if before_id is not None else ""
         earlier = await self._joined(message) if stored_id else ()
         return await self._reply(
-            replace(message, text=text),
+            replace(message, text=text, pictures=()),
             playing,
             before_id,
             stored_id,
@@ -362,7 +377,14 @@ class Engine:
             earlier,
             on_answer,
             turn_id,
+            shown=shown,
         )
+
+    @staticmethod
+    def _pictures(message: Incoming) -> tuple[Picture, ...]:
+        """The pictures this turn answers: its quick lines' and its own, MAX_PICTURES at most."""
+        found = [p for line in (*message.joined, message) for p in line.pictures]
+        return tuple(found[:MAX_PICTURES])
 
     async def _joined(self, message: Incoming) -> tuple[HistoryMessage, ...]:
         """The person's earlier lines this turn answers with its message (Incoming.joined),
@@ -394,6 +416,7 @@ class Engine:
         joined: Sequence[HistoryMessage] = (),
         on_answer: Callable[[], None] | None = None,
         turn_id: int | None = None,
+        shown: Sequence[Picture] = (),
     ) -> Reply:
         """The rest of a turn once its (played) message is stored, or could not be: recall
         and plan with the history before it, the reply, the exchange written with its
@@ -401,7 +424,9 @@ class Engine:
         stored (the database refused it), nothing recorded under it. `joined`: the person's
         quick lines answered with it (in the history already): recalled for together, and
         read by the reflection with it. `turn_id`: the turn's row, stored with the message;
-        None: the recall records the turn itself.
+        None: the recall records the turn itself. `shown`: the pictures posted with them,
+        shown to a model that sees images, then kept for the reflection (the shelf, in memory
+        only).
 
         What the turn selected, the reply with its outbox row, the turn's figures and what
         the reply taught the context are written in one transaction after the reply
@@ -424,7 +449,7 @@ class Engine:
         if turn_id is not None:
             recalled = replace(recalled, turn_id=turn_id)
         heard = await self.replier.answer(
-            message.source_id, plan, message.story_id, context, on_text
+            message.source_id, plan, message.story_id, context, on_text, shown
         )
         if on_answer is not None:
             on_answer()
@@ -462,6 +487,8 @@ class Engine:
 
         # Written before the turn ends, so this person's next message, waiting in their line,
         # comes after this reply in the history.
+        if exchange_id and self.sight is not None:
+            self.shelf.keep(exchange_id, message.user_id, message.origin, tuple(shown))
         written = await self.exchanges.write(exchange, also=rest)
         context.learned(lesson, saved=written)
         if not written:  # the database refused the exchange: the reply must not wait on it twice
@@ -550,7 +577,12 @@ class Engine:
         self, *, user_id: int | None = None, origin: str | None = None, exchange_id: str = ""
     ) -> int:
         """Forget the exchanges waiting for the database that an erasure covers (one exchange,
-        or a person's, everywhere or in one server); return how many."""
+        or a person's, everywhere or in one server), and the pictures kept for their
+        reflections; return how many exchanges."""
+        if exchange_id:
+            self.shelf.take(exchange_id)
+        else:
+            self.shelf.drop(user_id=user_id, origin=origin)
         return self.exchanges.drop_waiting(user_id=user_id, origin=origin, exchange_id=exchange_id)
 
     async def preview(

@@ -5,15 +5,18 @@ shown as it streams, cleaned and cut."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from memory.backends.chat import ChatBackend, stream_of
+from memory.backends.vision import PICTURES
 from memory.context.budget import ContextPlan
 from memory.context.builder import ContextBuilder
 from memory.context.story_view import read_story
 from memory.context.tokens import counted_messages
-from memory.errors import BackendError, BackendResponseError, unexpected
+from memory.errors import BackendError, BackendResponseError, ImagesRefused, unexpected
+from memory.pictures import Picture
 from memory.recall.recaller import Recaller
 from memory.text import well_formed
 from memory.turn.reply_cap import cap_reply, sure_prefix
@@ -80,6 +83,37 @@ class Heard:
     prompt_tokens: int | None
 
 
+# Said to a model about the pictures it is not shown (it cannot see images, pictures are off, or
+# one could not be read): their lines in the message name each one, never its content.
+UNSEEN = (
+    "The person attached {count} image(s) you are not shown (the lines in [brackets] in their "
+    "message name each one): say you cannot see it rather than describe or guess it."
+)
+Sight = Callable[[], Awaitable[bool | None]]
+
+
+def pictured(
+    messages: Sequence[dict[str, str]], pictures: Sequence[Picture], *, shown: bool
+) -> list[dict[str, Any]]:
+    """The messages with the pictures the model is shown on the last one the person wrote
+    (`shown`: the model sees images), and a line in the system message for those it is not."""
+    out: list[dict[str, Any]] = [dict(m) for m in messages]
+    seen = tuple(p for p in pictures if p.seen) if shown else ()
+    mine = [m for m in out if m.get("role") == "user"]
+    if seen and mine:
+        mine[-1][PICTURES] = seen
+    unseen = len(pictures) - len(seen)
+    if unseen and out and out[0].get("role") == "system":
+        out[0]["content"] = f"{out[0]['content']}\n\n{UNSEEN.format(count=unseen)}"
+    return out
+
+
+async def sees(sight: Sight | None) -> bool:
+    """Whether pictures are sent: the model sees images or is not known not to (a refusal
+    teaches it); never when pictures are off (no `sight`)."""
+    return sight is not None and await sight() is not False
+
+
 def _whole_pairs(text: str) -> str:
     """`text` without a last high surrogate, whose low half may come in the next piece."""
     return text[:-1] if text and "\ud800" <= text[-1] <= "\udbff" else text
@@ -90,10 +124,16 @@ class Replier:
     `config` are read at each reply: the engine's, which may be replaced while it runs."""
 
     def __init__(
-        self, *, chat: Callable[[], ChatBackend | None], config: Callable[[], MemoryConfig]
+        self,
+        *,
+        chat: Callable[[], ChatBackend | None],
+        config: Callable[[], MemoryConfig],
+        sight: Callable[[], Sight | None] = lambda: None,
     ) -> None:
         self.chat = chat
         self.config = config
+        # Whether the chat model sees images (None: pictures are never shown, only named).
+        self.sight = sight
         # Replies whose stream broke midway since start-up (kept as far as they had come).
         self.interrupted = 0
 
@@ -104,12 +144,13 @@ class Replier:
         story_id: int,
         context: ContextBuilder,
         on_text: OnText | None,
+        pictures: Sequence[Picture] = (),
     ) -> tuple[str, int, bool]:
         """Ask the chat backend for the reply to a planned prompt (the character's `context`),
         its pieces shown through `on_text` as they stream; return it cleaned and cut, how many
         characters were cut, and whether the stream broke midway (then what had arrived). What
         the backend's count teaches the context is written at once (ContextBuilder.after_reply)."""
-        heard = await self.answer(source_id, plan, story_id, context, on_text)
+        heard = await self.answer(source_id, plan, story_id, context, on_text, pictures)
         await context.after_reply(story_id, plan, heard.prompt_tokens)
         return heard.answer, heard.cut, heard.interrupted
 
@@ -120,13 +161,25 @@ class Replier:
         story_id: int,
         context: ContextBuilder,
         on_text: OnText | None,
+        pictures: Sequence[Picture] = (),
     ) -> Heard:
         """The reply as `reply` gives it, and the backend's count of the prompt, left for the
         caller to learn from with what it writes after the reply (ContextBuilder.lesson). An
-        empty reply teaches the context at once, before it raises BackendResponseError."""
-        content, prompt_tokens, interrupted = await self._streamed(
-            source_id, plan, context, on_text
-        )
+        empty reply teaches the context at once, before it raises BackendResponseError. The
+        message's `pictures` go with it when the model sees images; a model that refuses them
+        is asked again without, told they were there."""
+        shown = bool(pictures) and await sees(self.sight())
+        messages = pictured(plan.messages, pictures, shown=shown)
+        try:
+            content, prompt_tokens, interrupted = await self._streamed(
+                source_id, plan, messages, on_text
+            )
+        except ImagesRefused:
+            log.info("reply to %s: the model does not see images, asked without", source_id)
+            messages = pictured(plan.messages, pictures, shown=False)
+            content, prompt_tokens, interrupted = await self._streamed(
+                source_id, plan, messages, on_text
+            )
         answer, cut = cap_reply(well_formed(content).strip(), self.config().max_reply_chars)
         if not answer:
             await context.after_reply(story_id, plan, prompt_tokens)
@@ -134,7 +187,11 @@ class Replier:
         return Heard(answer, cut, interrupted, prompt_tokens)
 
     async def _streamed(
-        self, source_id: str, plan: ContextPlan, context: ContextBuilder, on_text: OnText | None
+        self,
+        source_id: str,
+        plan: ContextPlan,
+        messages: Sequence[dict[str, Any]],
+        on_text: OnText | None,
     ) -> tuple[str, int | None, bool]:
         """The model's answer (its pieces as they stream, shown through `on_text`), the prompt
         tokens it reported, and whether the stream broke midway (then what had arrived)."""
@@ -145,7 +202,7 @@ class Replier:
         received = shown = ""
         stream = stream_of(
             chat,
-            plan.messages,
+            messages,
             deadline=config.chat_deadline,
             max_tokens=plan.budget.response_tokens,
         )

@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 
 from memory.cache import CACHE_MB
 from memory.model import Kind, Origin, Selected
+from memory.pictures import Picture
 from memory.recall import selection
 from memory.recall.semantic import COSINE_FLOOR, RELATIVE_SD, TURN_EMBEDDING_TIMEOUT
 from memory.store.tables import privacy
 from memory.store.tables.outbox import BACKLOG_PER_PERSON
+from memory.text import clean_message
 from memory.turn.admission import NOTICE_INTERVAL, TURN_QUEUE, AdmissionStatus
 from memory.turn.reply_cap import MAX_REPLY_CHARS
 
@@ -85,6 +87,14 @@ class Incoming:
     # turn stopped before storing them, never answered alone. The turn reads them back from
     # the history, so a line forgotten meanwhile is left out.
     joined: tuple[Incoming, ...] = ()
+    # The pictures posted with it (memory.pictures), read within their caps: shown to a model
+    # that sees images, named (file name and size) to one that does not; never stored.
+    pictures: tuple[Picture, ...] = ()
+
+    def told(self) -> str:
+        """The message as it is stored and told: its text, then a line naming each picture."""
+        notes = [p.note() for p in self.pictures]
+        return clean_message("\n".join([self.text.strip(), *notes]).strip())
 
 
 @dataclass(frozen=True, slots=True)

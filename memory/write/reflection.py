@@ -126,6 +126,17 @@ positions: what {character} thinks of a topic, as the idea in your own neutral w
 supports it in this exchange.
 Answer with JSON only, following the schema."""
 
+# Added to the system prompt when the person's message came with pictures.
+PICTURES_SHOWN = (
+    "The person's message came with the image(s) attached to it here: you may note what they "
+    "showed that is about them (their dog, their drawing, where they went) as memories, from "
+    "what you see, never from guesses."
+)
+PICTURES_UNSEEN = (
+    "The person's message came with image(s) you are not shown (the lines in [brackets] name "
+    "them): do not guess what they showed."
+)
+
 
 def build_messages(
     *,

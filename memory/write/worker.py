@@ -32,19 +32,29 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from datetime import tzinfo
 from secrets import token_hex
+from typing import Any
 
 from memory.backends.chat import ChatBackend
 from memory.backends.redact import NO_SECRETS, Secrets
+from memory.backends.vision import PICTURES
 from memory.cache import CacheBudget
 from memory.character.cast import Characters
 from memory.context.when import Language
-from memory.errors import BackendError, StoreError, unexpected
+from memory.errors import BackendError, ImagesRefused, StoreError, unexpected
 from memory.lexicon.dates import machine_zone
 from memory.model import Exchange
+from memory.pictures import Shelf
 from memory.store import Store, Tx
 from memory.store.queries import provenance
 from memory.store.tables import characters as cast_store
-from memory.store.tables import counters, history, memory_versions, off_record, outbox
+from memory.store.tables import (
+    counters,
+    history,
+    memory_versions,
+    off_record,
+    outbox,
+    pictures,
+)
 from memory.write import reflection, stances, summary
 from memory.write.apply import ShownErased, WriteReport, apply_reflection
 from memory.write.dedup_index import IndexCache
@@ -83,8 +93,14 @@ class ReflectionWorker:
         secrets: Secrets = NO_SECRETS,
         zone: tzinfo | None = None,
         characters: Characters | None = None,
+        sight: Callable[[], Awaitable[bool | None]] | None = None,
+        shelf: Shelf | None = None,
     ) -> None:
         self.store = store
+        # Whether the chat model sees images (None: pictures are off), and the pictures of the
+        # exchanges not reflected yet (the engine's shelf: in memory only).
+        self.sight = sight
+        self.shelf = shelf or Shelf()
         # The cast, when there are several: an exchange is reflected on as its character's.
         self.characters = characters
         # The character's time zone (None: the machine's): relative dates are read in it (see
@@ -238,9 +254,19 @@ class ReflectionWorker:
                 zone=self.zone or machine_zone(at),
                 language=language,
             )
-            result = await self.chat.chat(
-                messages, schema=reflection.json_schema(), deadline=self.deadline
-            )
+            base = messages[0]["content"]
+            pictured = await self._with_pictures(messages, base, exchange.exchange_id)
+            try:
+                result = await self.chat.chat(
+                    messages, schema=reflection.json_schema(), deadline=self.deadline
+                )
+            except ImagesRefused:
+                pictured = await self._with_pictures(
+                    messages, base, exchange.exchange_id, refused=True
+                )
+                result = await self.chat.chat(
+                    messages, schema=reflection.json_schema(), deadline=self.deadline
+                )
             parsed = reflection.parse(result.content)
             if not parsed.candidates and any(w == "payload" for w, _ in parsed.dropped):
                 raise _Unusable(parsed.dropped[0][1])
@@ -293,11 +319,46 @@ class ReflectionWorker:
             await self._give_back(lease)
             raise
         self._asked_again.pop(exchange.exchange_id, None)
+        if pictured and not (report.stale or report.erased or report.off_record):
+            await self._seen(exchange.exchange_id)
+        self.shelf.take(exchange.exchange_id)
         if report.stale:
             return None
         if report.outcomes and not (report.erased or report.off_record):
             self._tell(exchange, report)
         return report
+
+    async def _with_pictures(
+        self,
+        messages: list[dict[str, Any]],
+        base: str,
+        exchange_id: str,
+        *,
+        refused: bool = False,
+    ) -> bool:
+        """Show the reflection the exchange's pictures when the model sees images (they are
+        still on the shelf), or tell it they were there (after `base`, the system prompt);
+        return whether they are shown."""
+        count = await pictures.count(self.store, exchange_id)
+        if not count:
+            return False
+        kept = self.shelf.get(exchange_id)
+        sees = self.sight is not None and not refused and await self.sight() is not False
+        system, asked = messages[0], messages[-1]
+        asked.pop(PICTURES, None)
+        if kept and sees:
+            asked[PICTURES] = kept
+            system["content"] = f"{base}\n{reflection.PICTURES_SHOWN}"
+        else:
+            system["content"] = f"{base}\n{reflection.PICTURES_UNSEEN}"
+        return bool(kept and sees)
+
+    async def _seen(self, exchange_id: str) -> None:
+        """Record that this exchange's reflection was shown its pictures (/why marks them)."""
+        try:
+            await self.store.transact(lambda tx: pictures.mark_seen(tx, exchange_id))
+        except StoreError as exc:
+            log.warning("exchange %s: its pictures' mark not saved: %s", exchange_id, exc)
 
     def _tell(self, exchange: Exchange, report: WriteReport) -> None:
         for listener in self.listeners:

@@ -51,14 +51,16 @@ async def test_doctor_says_ok_or_the_fix_one_line_each(tmp_path: Path, ollama: F
     await _chat(config, ["/memories"])
     code, out, _ = await _run("doctor", "--config", str(config))
     lines = out.splitlines()
-    assert [line[:4] for line in lines[:7]] == ["OK  "] * 7
+    assert [line[:4] for line in lines[:8]] == ["OK  "] * 6 + ["WARN", "OK  "]
     assert "takes 131,072 tokens of context (it says so)" in lines[5]
+    # The loopback model takes no images (its capabilities say so): said, with the way out.
+    assert "does not see images (the server says so)" in lines[6]
     # The loopback server's embeddings are bags of words: they cannot tell "afraid of flying"
     # from "air travel makes me anxious", and the doctor says so, with the fix.
-    assert lines[7].startswith("FAIL fr: nomic-embed-text does NOT separate paraphrases")
-    assert lines[8].startswith("FAIL en: ") and "no absolute threshold" in lines[8]
+    assert lines[8].startswith("FAIL fr: nomic-embed-text does NOT separate paraphrases")
+    assert lines[9].startswith("FAIL en: ") and "no absolute threshold" in lines[9]
     # Unfit for both languages: another multilingual model is not the only way out.
-    assert "check its task prefixes" in lines[9] and "multilingual" not in lines[9]
+    assert "check its task prefixes" in lines[10] and "multilingual" not in lines[10]
     assert "ECHO_DISCORD__TOKEN" in lines[-1]
 
     ollama.models = ["llama3.1:8b"]

@@ -58,6 +58,7 @@ ELSEWHERE = {
         "enabled", "on_by_default", "servers_on", "quiet_from", "quiet_until",
     },  # runtime.options(): the follow-ups sender's Policy
     "terminal": {"language"},  # bot.terminal.chat: the dates its commands show
+    "images": {"enabled", "max_mb", "per_message"},  # memory.open; bot.discord.pictures
 }  # fmt: skip
 # Engine fields no setting sets: the card's lorebook budgets come from the card.
 ENGINE_ONLY = {"source_budgets"}

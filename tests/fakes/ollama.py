@@ -1,7 +1,11 @@
 """A real HTTP server on loopback that speaks the Ollama API, scripted by each test.
 
 Endpoints: /api/chat, /api/embed, /api/tags, /api/version, /api/show (its `model_info` holds
-`llama.context_length` = `trained_context`, as Ollama's does).
+`llama.context_length` = `trained_context`, as Ollama's does, and its `capabilities` lists
+"vision" when `sees_images`; None: an Ollama before 0.6, which lists no capabilities).
+A chat request with `images` to a model that does not see them is refused as Ollama refuses it
+(HTTP 500, "this model is missing data required for image input"); a model that sees them
+answers with `vision_reply(payload)`, which a test writes as a fake vision model would.
 
 Each endpoint has a behaviour that a test sets: "ok", "hang", "slow" (delay then ok), "500",
 "badjson", "error" ({"error": ...}), "drip" (headers at once, then the body one byte at a
@@ -101,6 +105,15 @@ class FakeOllama:
     stream: StreamScript = field(default_factory=StreamScript)
     # llama3.1's, as /api/show says it (None: a model_info without it).
     trained_context: int | None = 131072
+    # Whether the model sees images, as /api/show says it and a chat request finds it.
+    sees_images: bool = False
+    says_capabilities: bool = True
+    vision_reply: Callable[[dict[str, Any]], str] | None = None
+
+    def images_sent(self) -> list[str]:
+        """Every picture (base64) the chat requests carried, in order."""
+        chats = [p for path, p in self.calls if path == "/api/chat"]
+        return [i for p in chats for m in p["messages"] for i in m.get("images", [])]
 
     def set(self, endpoint: str, mode: str, delay: float = 0.0) -> None:
         self.behaviours[endpoint] = Behaviour(mode, delay)
@@ -115,7 +128,10 @@ class FakeOllama:
         if self.trained_context is not None:
             info["llama.context_length"] = self.trained_context
         details = {"format": "gguf", "family": "llama", "parameter_size": "8.0B"}
-        return web.json_response({"parameters": "", "details": details, "model_info": info})
+        shown: dict[str, Any] = {"parameters": "", "details": details, "model_info": info}
+        if self.says_capabilities:
+            shown["capabilities"] = ["completion", "vision"] if self.sees_images else ["completion"]
+        return web.json_response(shown)
 
     def embedded_texts(self) -> list[str]:
         return [t for path, p in self.calls if path == "/api/embed" for t in p.get("input", [])]
@@ -196,7 +212,18 @@ class FakeOllama:
             await self.pause(payload)
         if payload.get("stream") is True and self.stream.refuse:
             return web.json_response({"error": "stream: not supported here"}, status=400)
-        content = self.chat_replies.pop(0) if self.chat_replies else self.chat_reply(payload)
+        pictured = any(m.get("images") for m in payload["messages"])
+        if pictured and not self.sees_images:
+            # Ollama 0.9's words, observed by its users (ha-llmvision#691).
+            error = (
+                "Failed to create new sequence: failed to process inputs: this model is "
+                "missing data required for image input"
+            )
+            return web.json_response({"error": error}, status=500)
+        if pictured and self.vision_reply is not None:
+            content = self.vision_reply(payload)
+        else:
+            content = self.chat_replies.pop(0) if self.chat_replies else self.chat_reply(payload)
         if payload.get("stream") is True and self.stream.on:
             return await self._streamed(request, payload, content)
         return web.json_response(

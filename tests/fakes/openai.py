@@ -24,6 +24,11 @@ where the server says it: "props" (llama.cpp's GET /props), "models" (vLLM's `ma
 reports no usage and starts with the role alone (llama-cpp-python's, whatever `stream_options`
 asks); `counts`: POST /extras/tokenize/count answers (llama-cpp-python's).
 
+`sees_images`: a request with `image_url` parts is answered by `vision_reply`, or refused as
+llama-server refuses it without an --mmproj (HTTP 500, "image input is not supported");
+`says_vision`: GET /props says `modalities.vision` (llama-server's, with `says_context`
+"props" or not).
+
 `delay` holds every chat answer that many seconds. A request with "stream": true is answered in
 one block unless `stream` (a StreamScript) says to stream it, as server-sent events at its pace.
 """
@@ -190,6 +195,21 @@ class FakeOpenAI:
     says_context: str | None = None
     stream_usage: bool = True
     counts: bool = False
+    sees_images: bool = False
+    says_vision: bool = False
+    vision_reply: Callable[[dict[str, Any]], str] | None = None
+
+    def images_sent(self) -> list[str]:
+        """Every picture's data: URL the chat requests carried, in order."""
+        return [
+            part["image_url"]["url"]
+            for p in self.chats()
+            for m in p["messages"]
+            if isinstance(m.get("content"), list)
+            for part in m["content"]
+            if part.get("type") == "image_url"
+        ]
+
     # The prompt tokens of each chat request, and of those the server answered.
     prompts: list[int] = field(default_factory=list)
 
@@ -215,6 +235,15 @@ class FakeOpenAI:
                 return response
             words = self.context_words(self.context, tokens, int(payload.get("max_tokens") or 0))
             return web.json_response(words, status=400)
+        pictured = any(isinstance(m.get("content"), list) for m in payload["messages"])
+        if pictured and not self.sees_images:
+            # llama-server b6139's words without an --mmproj (llama.cpp#15377).
+            words = (
+                "image input is not supported - hint: if this is unexpected, you may need to "
+                "provide the mmproj"
+            )
+            body = {"error": {"code": 500, "message": words, "type": "server_error"}}
+            return web.json_response(body, status=500)
         mode = mode_of(payload)
         refusal = self.refuses.get(mode)
         limited = keys_at_any_depth(schema_of(payload)) & LIMIT_KEYS
@@ -225,7 +254,10 @@ class FakeOpenAI:
             return web.json_response(body, status=status)
         if payload.get("stream") is True and self.stream.refuse:
             return web.json_response(STREAM_REFUSAL, status=400)
-        content = self.chat_reply(payload)
+        if pictured and self.vision_reply is not None:
+            content = self.vision_reply(payload)
+        else:
+            content = self.chat_reply(payload)
         if payload.get("stream") is True and self.stream.on:
             return await self._streamed(request, payload, content)
         return web.json_response(
@@ -283,10 +315,15 @@ class FakeOpenAI:
 
     async def props(self, request: web.Request) -> web.StreamResponse:
         self.calls.append(("/props", {}))
-        if self.says_context != "props":
+        if self.says_context != "props" and not self.says_vision:
             return web.json_response({"detail": "Not Found"}, status=404)
-        settings = {"id": 0, "n_ctx": self.context, "params": {"n_predict": -1}}
-        return web.json_response({"default_generation_settings": settings, "total_slots": 1})
+        props: dict[str, Any] = {"total_slots": 1}
+        if self.says_context == "props":
+            settings = {"id": 0, "n_ctx": self.context, "params": {"n_predict": -1}}
+            props["default_generation_settings"] = settings
+        if self.says_vision:
+            props["modalities"] = {"vision": self.sees_images, "audio": False}
+        return web.json_response(props)
 
     async def count(self, request: web.Request) -> web.StreamResponse:
         payload = await request.json()

@@ -13,7 +13,7 @@ import discord
 from discord.ext import commands
 
 from bot import render
-from bot.discord import adults, faces, streaming
+from bot.discord import adults, faces, pictures, streaming
 from bot.discord.cogs import answers
 from bot.discord.faces import Faces, Playing, face_of
 from bot.discord.followups import DiscordFollowUps
@@ -111,6 +111,8 @@ class Conversation(commands.Cog):
         self.streams = streaming.StreamCounts()
         # By (author, channel): the quick lines being answered.
         self._bursts: dict[tuple[int, int], _Burst] = {}
+        runtime = bot.runtime
+        self.pictures = pictures.Fetcher(runtime.http, runtime.intake, runtime.settings.images)
 
     def should_answer(self, message: discord.Message) -> bool:
         """Tell whether this message is for the character."""
@@ -145,8 +147,9 @@ class Conversation(commands.Cog):
             return
         if message.author.bot:  # a character's, in a scene's chain: without the bot's first line
             text = faces.body(text).strip()
-        if not text:
-            return  # empty or attachment-only: nothing to say, no LLM call
+        shown = not message.author.bot and bool(pictures.posted(message))
+        if not text and not shown:
+            return  # empty, or only files that are no pictures: nothing to say, no LLM call
         in_dms = self.bot.runtime.settings.discord.adult_in_dms
         if character.adult and not adults.allowed(message.channel, in_dms=in_dms):
             # Declined before anything is stored; said once in a while, not to every line.
@@ -155,6 +158,7 @@ class Conversation(commands.Cog):
             return
         # In a `thread` channel the story is the thread's, whose id is the message's.
         threaded = self.places.opens_thread(message)
+        posted = await self.pictures.pictures(message) if shown else ()
         incoming = Incoming(
             source_id=f"discord:{message.id}",
             user_id=message.author.id,
@@ -163,6 +167,7 @@ class Conversation(commands.Cog):
             origin=guild_origin(message.guild.id if message.guild else None),
             text=text,
             character=character.key,
+            pictures=posted,
         )
         if message.author.bot or threaded:
             # A scene's chain (one character answering another), or a mention that opens a

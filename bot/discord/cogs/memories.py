@@ -256,6 +256,7 @@ class MemoryCommands(commands.Cog):
             told=told,
             replaced=replaced,
             language=language_of(interaction),
+            pictured=await manage.from_pictures(self.store, person_here(interaction), used),
         )
         text = whose_memories(interaction) + await self.followup_line(interaction, turn) + text
         if not used or turn is None:

@@ -9,7 +9,7 @@ invalid row cannot exist whatever the code above does.
 There is no 28: the number was skipped when two changes were made side by side (v27 and v29
 landed the same day), and no module for it was ever published. Versions are compared, never
 counted, so a database at 27 goes to 29 directly. 32 to 35 were written side by side and
-land together, in that order; so do 36 and 37.
+land together, in that order; so do 36 to 38.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from memory.store.migrations import (
     v35_joined_lines,
     v36_dated_recall,
     v37_followups,
+    v38_pictures,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -90,6 +91,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (35, v35_joined_lines.SQL),
     (36, v36_dated_recall.SQL),
     (37, v37_followups.SQL),
+    (38, v38_pictures.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]

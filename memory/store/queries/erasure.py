@@ -167,6 +167,9 @@ async def erase(
     # By the reading exchange only: a line's row outlives the line's own erasure, so that the
     # forgetting finds, after it, the turn that read it (memory.manage.forgetting).
     await tx.execute(f"DELETE FROM joined_lines WHERE exchange_id IN ({_ERASED})", (erasure_id,))
+    await tx.execute(
+        f"DELETE FROM exchange_pictures WHERE exchange_id IN ({_ERASED})", (erasure_id,)
+    )
     turns = await _turns(tx, target, stories)
     if erased or others or earlier:  # a replaced wording may linger in old segments
         await purge_keyword_segments(tx)

@@ -160,11 +160,11 @@ async def test_long_replies_are_split_under_2000_characters(
     assert all(m["allowed_mentions"]["parse"] == [] for m in rec.messages())
 
 
-async def test_attachment_only_message_costs_no_llm_call(
+async def test_a_message_of_files_that_are_no_pictures_costs_no_llm_call(
     bot: tuple[EchoBot, fakes.Recorder], ollama: FakeOllama
 ) -> None:
     echo, rec = bot
-    attachment = {"id": "1", "filename": "a.png", "size": 1, "url": "u", "proxy_url": "u"}
+    attachment = {"id": "1", "filename": "notes.txt", "size": 1, "url": "u", "proxy_url": "u"}
     await _say(echo, fakes.text_channel(echo, CHANNEL), ALICE, "", attachments=[attachment])
     assert rec.messages() == [] and ollama.count("/api/chat") == 0
 

@@ -507,7 +507,8 @@ async def test_twenty_people_through_the_real_engine_each_get_their_own_reply(
 
 def test_the_edit_interval_setting_paces_the_conversation() -> None:
     settings = Settings(discord={"edit_interval": 2.5})  # type: ignore[arg-type]
-    cog = Conversation(SimpleNamespace(runtime=SimpleNamespace(settings=settings)))  # type: ignore[arg-type]
+    runtime = SimpleNamespace(settings=settings, http=None, intake=None)
+    cog = Conversation(SimpleNamespace(runtime=runtime))  # type: ignore[arg-type]
     assert cog.pace.interval == 2.5
     with pytest.raises(ValidationError):  # faster than Discord allows a message
         Settings(discord={"edit_interval": 0.1})  # type: ignore[arg-type]
