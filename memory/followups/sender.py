@@ -83,7 +83,7 @@ class FollowUp:
     @property
     def exchange_id(self) -> str:
         """The id its line is kept under in the history (and its posts)."""
-        return f"followup:{self.id}"
+        return table.exchange_id(self.id)
 
 
 class Deliverer(Protocol):

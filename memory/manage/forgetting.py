@@ -32,6 +32,7 @@ from memory.store.queries.provenance import Derived, Leftovers
 from memory.store.tables import (
     applied_exchanges,
     counters,
+    followups,
     history,
     joined_lines,
     memories,
@@ -77,7 +78,7 @@ async def forget_memory(store: Store, user_id: int, memory_id: int) -> Forgotten
         # As erasure.erase: a reflection shown the memory (another process, PostgreSQL) either
         # commits before this reads, or starts after this commits and finds it gone.
         await tx.serialize("erasure")
-        if not await memories.delete(tx, user_id, [memory_id]):
+        if not (await erasure.delete_memories(tx, user_id, [memory_id])).memories:
             return None
         await erasure.purge_keyword_segments(tx)
         return await erasure.record(tx, "memory", now=now)
@@ -197,6 +198,7 @@ async def forget_person(
         async def choices(tx: Tx) -> None:
             await cast_store.forget_person(tx, user_id)
             await off_record.forget_person(tx, user_id)
+            await followups.forget_person(tx, user_id)
 
         await store.transact(choices)
     return _together(reports)
