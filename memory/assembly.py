@@ -254,6 +254,7 @@ async def open(options: Options) -> AsyncIterator[Echo]:
             secrets=options.secrets,
             zone=engine.zone,
             characters=options.characters,
+            clock=lambda: engine.clock(),
         )
         loop_lag.start()
         try:

@@ -368,13 +368,20 @@ async def _forget_reader(store: Store, source_id: str, held: HistoryMessage) -> 
 
 
 async def follow_edit(
-    store: Store, source_id: str, text: str, *, quiet: float | None = None
+    store: Store,
+    source_id: str,
+    text: str,
+    *,
+    quiet: float | None = None,
+    now: float | None = None,
 ) -> erasure.Edit | None:
     """Follow an edit of a stored message: the history holds the new wording, what was learned
     from the old one is taken out as "Forget this message" takes it (its reply too, when it
     carries words the new wording does not say), and the exchange is reflected again on the
-    new wording, `quiet` seconds after the last edit (None: EDIT_QUIET). An edit that leaves
-    no text forgets the message as a deletion does. None: not stored, unchanged, or emptied."""
+    new wording, `quiet` seconds after the last edit (None: EDIT_QUIET), by the engine's clock
+    (`now`; None: the machine's). Its relative dates still mean what they meant when the
+    message was said. An edit that leaves no text forgets the message as a deletion does.
+    None: not stored, unchanged, or emptied."""
     text = clean_message(text)
     held = await history.by_source(store, source_id)
     if held is None or held.role != "user" or held.content == text:
@@ -389,7 +396,7 @@ async def follow_edit(
     # A quick line another turn answered with its message: that turn read the old wording,
     # and is forgotten as its message would be (its reply and what was learned from them).
     await _forget_reader(store, source_id, held)
-    now = time.time()
+    when = time.time() if now is None else now
     wait = EDIT_QUIET if quiet is None else quiet
 
     async def run(tx: Tx) -> erasure.Edit | None:
@@ -397,8 +404,8 @@ async def follow_edit(
             tx,
             source_id,
             text,
-            now=now,
-            due=now + wait,
+            now=when,
+            due=when + wait,
             bounds=_BOUNDS,
             words=filters.content_words,
             carries=filters.carries,
