@@ -207,8 +207,10 @@ class FollowUps:
         holder = f"{self._me}:{uuid.uuid4().hex[:8]}"
 
         async def claim(tx: Tx) -> table.Lease | None:
-            if await table.settle_stale(tx, now=now):
-                log.warning("a follow-up's post was not confirmed: counted sent")
+            unconfirmed = await table.settle_stale(tx, now=now)
+            if unconfirmed:
+                log.warning("%d follow-ups' posts not confirmed: counted sent", unconfirmed)
+                await counters.bump(tx, "followup_unconfirmed", unconfirmed)
             return await table.claim(
                 tx, holder=holder, now=now, today=self.hours.day(now), lease=LEASE, only=only
             )

@@ -17,6 +17,7 @@ from memory.backends.chat import OllamaChat
 from memory.character.cast import Characters
 from memory.context.prompt import Character
 from memory.followups.sender import Delivery, FollowUp, FollowUps, Outcome, Policy
+from memory.manage import followups
 from memory.store import Store
 from memory.store.tables import memories
 from memory.write.worker import ReflectionWorker
@@ -24,6 +25,7 @@ from tests.fakes.ollama import FakeOllama
 
 PARIS = ZoneInfo("Europe/Paris")
 MONDAY = datetime(2026, 12, 7, 18, 0, tzinfo=PARIS).timestamp()
+TUESDAY_NOON = datetime(2026, 12, 8, 12, 0, tzinfo=PARIS).timestamp()
 WEDNESDAY_6 = datetime(2026, 12, 9, 6, 0, tzinfo=PARIS).timestamp()
 WEDNESDAY_9 = datetime(2026, 12, 9, 9, 0, tzinfo=PARIS).timestamp()
 ASK = "So, how did the job interview go?"
@@ -118,3 +120,20 @@ class World:
         await self.worker.run_due()
         (stored,) = await memories.list_for_user(self.store, user)
         return stored.id
+
+
+async def a_morning(world: World) -> None:
+    """Four people turned follow-ups on and mentioned an interview: on Wednesday at nine, two
+    were asked how it went, one had dropped theirs, and one's is planned for Thursday."""
+    for user in (1, 2, 3, 4):
+        await followups.set_choice(world.store, user, True)
+    for user in (1, 2, 3):
+        await world.said(user, 10 * user, "I have a job interview tomorrow!")
+    world.clock.now = TUESDAY_NOON
+    await world.said(4, 40, "I have a job interview tomorrow!")
+    sender = world.process()
+    await sender.plan()
+    (dropped,) = await followups.planned(world.store, 3)
+    await followups.drop(world.store, 3, dropped.id)
+    world.clock.now = WEDNESDAY_9
+    assert await sender.run(Posted(world.clock)) == 2
