@@ -8,7 +8,8 @@ transaction that checks the lease still holds (a forgotten memory has taken its 
 nothing is sent), posted by the front end's `Deliverer`, and recorded as the character's line in
 the history, which the person's answer continues like any reply. A process killed while writing
 leaves the row to the next claim once the lease has ended; one killed after it began posting
-leaves a row counted sent and never posted again (`followups.settle_stale`).
+leaves a row counted sent, and unconfirmed, and never posted again (`followups.settle_stale`;
+tests/memory/followups/test_processes.py kills a real process at each point).
 """
 
 from __future__ import annotations
