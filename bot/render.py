@@ -424,6 +424,25 @@ def render_memories(
     return "\n".join([*lines, f"{COUNTS_LEGEND}."])
 
 
+def followup_figures(f: followups.Figures) -> str:
+    """The follow-ups in one line: planned now, then sent, refused, dropped since the start."""
+    sent = f"{f.sent + f.unconfirmed} sent" + (
+        f" ({f.unconfirmed} unconfirmed: their process stopped while posting)"
+        if f.unconfirmed
+        else ""
+    )
+    dropped = sum(f.dropped.values())
+    why = ", ".join(f"{reason} {n}" for reason, n in sorted(f.dropped.items(), key=_most_first))
+    return (
+        f"Follow-ups: {f.planned} planned · {sent} · {f.blocked} refused (DMs closed)"
+        f" · {dropped} dropped" + (f" ({why})" if why else "")
+    )
+
+
+def _most_first(item: tuple[str, int]) -> tuple[int, str]:
+    return -item[1], item[0]
+
+
 def render_stats(
     stats: Stats, indexer: IndexerStatus | None, engine: EngineStatus | None = None
 ) -> str:
@@ -451,6 +470,8 @@ def render_stats(
             f"Off the record: {marked} marked · {skipped} skipped · {sent} sent,"
             f" {k.get('receipts_undelivered', 0)} undelivered (DMs closed)"
         )
+    if stats.followups:
+        lines.append(followup_figures(stats.followups))
     if engine is not None:
         a = engine.admission
         lines.append(

@@ -269,6 +269,7 @@ async def open(options: Options) -> AsyncIterator[Echo]:
             characters=options.characters,
             sight=sight,
             shelf=shelf,
+            clock=lambda: engine.clock(),
         )
         loop_lag.start()
         try:

@@ -585,7 +585,9 @@ class Terminal:
             text=text,
             kind=kind,
             scope=Scope(chosen.get("scope", Scope.GLOBAL.value)),
+            now=self.runtime.engine.clock(),
             builder=self.runtime.worker.builder,
+            zone=self.runtime.engine.zone,  # where reflections read dates too
         )
         self.say(
             render.remembered(

@@ -175,6 +175,7 @@ async def overview(view: View, params: Mapping[str, str]) -> Html:
         _queue(o),
         _indexer(o, now),
         _calibrations(o),
+        _followups(o),
         _erasures(o),
         here="/",
     )
@@ -322,6 +323,31 @@ def _calibrations(o: board.Overview) -> Html:
 
 def _by_count(found: dict[str, int]) -> list[tuple[str, int]]:
     return sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _followups(o: board.Overview) -> Html:
+    head = el("h2", "Follow-ups")
+    f = o.followups
+    if not f:
+        return Html(
+            head
+            + empty(
+                "None yet: a person who turned follow-ups on is asked, the morning after, how "
+                "a dated event they mentioned went."
+            )
+        )
+    return Html(
+        head
+        + pairs(
+            [
+                ("planned (now)", f.planned),
+                ("sent (all time)", f.sent + f.unconfirmed),
+                ("of which unconfirmed (their process stopped while posting)", f.unconfirmed),
+                ("refused: DMs closed (all time)", f.blocked),
+                ("dropped (all time), by why", counts(dict(f.dropped))),
+            ]
+        )
+    )
 
 
 def _erasures(o: board.Overview) -> Html:

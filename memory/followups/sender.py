@@ -8,7 +8,8 @@ transaction that checks the lease still holds (a forgotten memory has taken its 
 nothing is sent), posted by the front end's `Deliverer`, and recorded as the character's line in
 the history, which the person's answer continues like any reply. A process killed while writing
 leaves the row to the next claim once the lease has ended; one killed after it began posting
-leaves a row counted sent and never posted again (`followups.settle_stale`).
+leaves a row counted sent, and unconfirmed, and never posted again (`followups.settle_stale`;
+tests/memory/followups/test_processes.py kills a real process at each point).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class FollowUp:
     @property
     def exchange_id(self) -> str:
         """The id its line is kept under in the history (and its posts)."""
-        return f"followup:{self.id}"
+        return table.exchange_id(self.id)
 
 
 class Deliverer(Protocol):
@@ -207,8 +208,10 @@ class FollowUps:
         holder = f"{self._me}:{uuid.uuid4().hex[:8]}"
 
         async def claim(tx: Tx) -> table.Lease | None:
-            if await table.settle_stale(tx, now=now):
-                log.warning("a follow-up's post was not confirmed: counted sent")
+            unconfirmed = await table.settle_stale(tx, now=now)
+            if unconfirmed:
+                log.warning("%d follow-ups' posts not confirmed: counted sent", unconfirmed)
+                await counters.bump(tx, "followup_unconfirmed", unconfirmed)
             return await table.claim(
                 tx, holder=holder, now=now, today=self.hours.day(now), lease=LEASE, only=only
             )

@@ -15,6 +15,8 @@ from datetime import tzinfo
 
 from memory.errors import InvalidInput, NotFound, StoreError
 from memory.manage import forgetting
+from memory.manage.followups import Figures
+from memory.manage.followups import figures as followup_figures
 from memory.model import MANUAL_EXCHANGE, Candidate, Kind, Memory, Scope, Turn
 from memory.store import Store, Tx
 from memory.store.queries import erasure, figures, provenance
@@ -217,6 +219,8 @@ class Stats:
     followed: Mapping[str, int] = field(default_factory=dict)
     # Messages kept off the record, reflections skipped for it, receipts sent or not delivered.
     kept: Mapping[str, int] = field(default_factory=dict)
+    # Follow-ups planned, sent, refused and dropped (memory.manage.followups.figures).
+    followups: Figures = field(default_factory=Figures)
 
 
 # The counters of `Stats.followed` (memory.manage.forgetting bumps them).
@@ -264,6 +268,7 @@ async def stats(store: Store) -> Stats:
         },
         followed={k: named[k] for k in FOLLOWED if k in named},
         kept={k: named[k] for k in KEPT if k in named},
+        followups=await followup_figures(store),
     )
 
 

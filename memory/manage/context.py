@@ -13,7 +13,7 @@ from memory.errors import Forbidden, InvalidInput, NotFound
 from memory.model import LoreEntry, LoreScope
 from memory.store import Store
 from memory.store.tables import characters as cast_store
-from memory.store.tables import history, lore_entries
+from memory.store.tables import followups, history, lore_entries
 from memory.store.tables.history import HistoryMessage
 from memory.text import clean_message
 from memory.turn.engine import Engine
@@ -46,11 +46,13 @@ async def set_excluded(
 
 
 async def reply_owner(store: Store, reply: HistoryMessage) -> int | None:
-    """The person a stored reply (or greeting) was for: its source id is their message's plus
-    ":reply" (or ":greeting")."""
+    """The person a stored reply (or greeting, or follow-up) was for: its source id is their
+    message's plus ":reply" (or ":greeting"), or a follow-up's (`followups.exchange_id`)."""
     question, _, _ = reply.source_id.rpartition(":")
     found = await history.by_source(store, question)
-    return found.user_id if found is not None else None
+    if found is not None:
+        return found.user_id
+    return await followups.person_of(store, question)
 
 
 async def message_in_story(store: Store, story_id: int, message_id: int) -> HistoryMessage | None:

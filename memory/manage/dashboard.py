@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 from memory.errors import NotFound
 from memory.manage import story as manage_story
 from memory.manage import versions
+from memory.manage.followups import Figures
+from memory.manage.followups import figures as followup_figures
 from memory.manage.story import Positions
 from memory.model import Memory, Turn
 from memory.store import Store
@@ -85,6 +87,8 @@ class Overview:
     # All-time counters: reflections given up (by why), rejected candidates (by reason).
     reflection_drops: dict[str, int]
     reflection_failures: dict[str, int]
+    # Follow-ups planned now, and sent, refused, dropped since the start.
+    followups: Figures = field(default_factory=Figures)
 
 
 async def overview(
@@ -114,6 +118,7 @@ async def overview(
         erasures_pending=len(await erasure.pending(store)),
         reflection_drops=_prefixed(named, "reflection_dropped_"),
         reflection_failures=_prefixed(named, "reflection_failed:"),
+        followups=await followup_figures(store),
     )
 
 

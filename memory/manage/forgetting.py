@@ -32,6 +32,7 @@ from memory.store.queries.provenance import Derived, Leftovers
 from memory.store.tables import (
     applied_exchanges,
     counters,
+    followups,
     history,
     joined_lines,
     memories,
@@ -77,7 +78,7 @@ async def forget_memory(store: Store, user_id: int, memory_id: int) -> Forgotten
         # As erasure.erase: a reflection shown the memory (another process, PostgreSQL) either
         # commits before this reads, or starts after this commits and finds it gone.
         await tx.serialize("erasure")
-        if not await memories.delete(tx, user_id, [memory_id]):
+        if not (await erasure.delete_memories(tx, user_id, [memory_id])).memories:
             return None
         await erasure.purge_keyword_segments(tx)
         return await erasure.record(tx, "memory", now=now)
@@ -197,6 +198,7 @@ async def forget_person(
         async def choices(tx: Tx) -> None:
             await cast_store.forget_person(tx, user_id)
             await off_record.forget_person(tx, user_id)
+            await followups.forget_person(tx, user_id)
 
         await store.transact(choices)
     return _together(reports)
@@ -366,13 +368,20 @@ async def _forget_reader(store: Store, source_id: str, held: HistoryMessage) -> 
 
 
 async def follow_edit(
-    store: Store, source_id: str, text: str, *, quiet: float | None = None
+    store: Store,
+    source_id: str,
+    text: str,
+    *,
+    quiet: float | None = None,
+    now: float | None = None,
 ) -> erasure.Edit | None:
     """Follow an edit of a stored message: the history holds the new wording, what was learned
     from the old one is taken out as "Forget this message" takes it (its reply too, when it
     carries words the new wording does not say), and the exchange is reflected again on the
-    new wording, `quiet` seconds after the last edit (None: EDIT_QUIET). An edit that leaves
-    no text forgets the message as a deletion does. None: not stored, unchanged, or emptied."""
+    new wording, `quiet` seconds after the last edit (None: EDIT_QUIET), by the engine's clock
+    (`now`; None: the machine's). Its relative dates still mean what they meant when the
+    message was said. An edit that leaves no text forgets the message as a deletion does.
+    None: not stored, unchanged, or emptied."""
     text = clean_message(text)
     held = await history.by_source(store, source_id)
     if held is None or held.role != "user" or held.content == text:
@@ -387,7 +396,7 @@ async def follow_edit(
     # A quick line another turn answered with its message: that turn read the old wording,
     # and is forgotten as its message would be (its reply and what was learned from them).
     await _forget_reader(store, source_id, held)
-    now = time.time()
+    when = time.time() if now is None else now
     wait = EDIT_QUIET if quiet is None else quiet
 
     async def run(tx: Tx) -> erasure.Edit | None:
@@ -395,8 +404,8 @@ async def follow_edit(
             tx,
             source_id,
             text,
-            now=now,
-            due=now + wait,
+            now=when,
+            due=when + wait,
             bounds=_BOUNDS,
             words=filters.content_words,
             carries=filters.carries,

@@ -24,6 +24,7 @@ from memory.store.queries import erasure, provenance
 from memory.store.tables import (
     applied_exchanges,
     counters,
+    history,
     memories,
     memory_dates,
     memory_versions,
@@ -163,7 +164,7 @@ async def apply_reflection(
         replaced: set[int] = set()
         outcomes = [Outcome("rejected", reason) for _, reason in screening.rejected]
         touched: list[Memory] = []
-        said_at = await outbox.queued_at(tx, exchange.exchange_id) or now
+        said_at = await _said_at(tx, exchange, now=now)
         amounts: Counter[str] = Counter()
         for kept in screening.kept:
             candidate, spans = dated(kept, said_at, zone)
@@ -468,11 +469,21 @@ async def _apply_story_notes(
     return amounts
 
 
+async def _said_at(tx: Tx, exchange: Exchange, *, now: float) -> float:
+    """When the exchange's message was said, its relative dates read from then: the message's
+    stored time, however late the reflection runs (a backlog, a retry the next day, an edit's
+    reflection queued again); failing that (pruned), when it was queued; failing that, `now`."""
+    said = await history.said_at(tx, exchange.exchange_id)
+    if said is None:
+        said = await outbox.queued_at(tx, exchange.exchange_id)
+    return now if said is None else said
+
+
 def dated(
     candidate: Candidate, said_at: float, zone: tzinfo | None
 ) -> tuple[Candidate, tuple[Span, ...]]:
     """The candidate with the date of each relative date it names written after it, said at
-    `said_at` (the exchange was queued then) in `zone` (None: the machine's), and those dates.
+    `said_at` (the message was said then) in `zone` (None: the machine's), and those dates.
 
     The date goes into the text, in parentheses, rather than replacing the words: the person's
     own words stay readable, the date is shown wherever the text is (the prompt, /memories, an

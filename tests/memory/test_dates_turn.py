@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -18,15 +18,18 @@ import httpx
 from bot.render import render_why
 from memory import Engine, Incoming, manage
 from memory.backends.chat import OllamaChat
+from memory.manage import forgetting
 from memory.model import Reason
 from memory.store import Store
-from memory.store.tables import memories
+from memory.store.tables import memories, memory_dates
 from memory.write.worker import ReflectionWorker
 from tests.fakes.ollama import FakeOllama
 
 PARIS = ZoneInfo("Europe/Paris")
 MONDAY = datetime(2026, 12, 7, 18, 0, tzinfo=PARIS).timestamp()
 TUESDAY = datetime(2026, 12, 8, 12, 0, tzinfo=PARIS).timestamp()
+TUESDAY_DAY = date(2026, 12, 8)
+TOLD = "I have a job interview tomorrow!"
 
 
 class Clock:
@@ -76,6 +79,50 @@ async def test_tomorrow_said_on_monday_is_tuesday_and_yesterday_recalls_it_by_ti
     reasons = {s.memory.id: s.reason for s in asked.recall.selected}
     assert reasons[stored.id] is Reason.TIME
     assert "From the time you asked about" in render_why(await manage.why(store, 1, 10))
+
+
+async def test_reflected_two_days_late_tomorrow_still_means_the_day_after_it_was_said(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    """Many people say "tomorrow" on Monday evening, half of them fix a typo on Tuesday, and
+    the reflections wait until Wednesday (a backlog, the model down): every memory means
+    Tuesday, the day after the message was said, not after the edit or the reflection."""
+    _chat(ollama)
+    clock = Clock(MONDAY)
+    chat = OllamaChat(http, ollama.url, "m")
+    engine = Engine(store, embedder=None, chat=chat, clock=clock, zone=PARIS)
+    people = range(1, 9)
+    typo = "I have a job intervew tomorrow!"
+    await asyncio.gather(
+        *(
+            engine.turn(Incoming(f"t:{p}", p, f"p{p}", 100 + p, "111", typo if p % 2 else TOLD))
+            for p in people
+        )
+    )
+    clock.now = TUESDAY
+    edited = await asyncio.gather(
+        *(
+            forgetting.follow_edit(store, f"t:{p}", TOLD, quiet=0, now=clock())
+            for p in people
+            if p % 2
+        )
+    )
+    assert all(e is not None and e.requeued for e in edited)
+    clock.now = datetime(2026, 12, 9, 12, 0, tzinfo=PARIS).timestamp()
+    workers = [
+        ReflectionWorker(store, chat, character_name="Écho", clock=clock, zone=PARIS, name=f"w{n}")
+        for n in range(2)
+    ]
+
+    async def drain(worker: ReflectionWorker) -> None:
+        while await worker.run_due():
+            pass
+
+    await asyncio.gather(*(drain(w) for w in workers))
+    for person in people:
+        (stored,) = await memories.list_for_user(store, person)
+        assert stored.text == "Has a job interview tomorrow (2026-12-08)", person
+        assert await memory_dates.of(store, stored.id) == [(TUESDAY_DAY, TUESDAY_DAY)]
 
 
 async def test_many_people_dating_and_asking_at_once_each_get_their_own(

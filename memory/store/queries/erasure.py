@@ -3,7 +3,8 @@
 `erase` runs in one transaction: it records the erasure and the exchanges it removes (ids only,
 kept a while so that a reply or a reflection already under way does not write them back), takes
 out what was derived from those exchanges (memory/store/queries/provenance.py), then the
-memories, the messages and the replies to them, the outbox rows, the records of the messages
+memories (with the lines their follow-ups left in the history: each asked about what the memory
+holds), the messages and the replies to them, the outbox rows, the records of the messages
 posted for the replies, the turns and the person's counters.
 
 The rows are gone at commit and secure_delete zeroed their bytes in the pages it wrote; the old
@@ -14,7 +15,7 @@ older snapshot prevents. The erasure stays pending until then (`pending`, `compl
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memory.model import Exchange
@@ -24,6 +25,7 @@ from memory.store.queries.provenance import Copied, Derived
 from memory.store.tables import (
     applied_exchanges,
     counters,
+    followups,
     memories,
     memory_versions,
     outbox,
@@ -75,7 +77,9 @@ class Erased:
     """What one erasure removed."""
 
     erasure_id: int
-    messages: int = 0  # history rows: the person's messages and the replies to them
+    # History rows: the person's messages, the replies to them, the follow-ups about the
+    # memories erased.
+    messages: int = 0
     memories: int = 0
     # Memories another exchange also created or confirmed: only this one's link to them went.
     memories_kept: tuple[int, ...] = ()
@@ -129,7 +133,7 @@ async def erase(
     )
     # Earlier versions made of the erased words; a memory's current words go below.
     earlier = await memory_versions.erase_from(tx, erasure_id)
-    erased, kept = await _memories(tx, erasure_id, target)
+    gone, kept = await _memories(tx, erasure_id, target)
     copied = await provenance.copied_from(
         tx,
         erasure_id,
@@ -141,7 +145,7 @@ async def erase(
         carries=carries,
     )
     own, others = await _copied_memories(tx, copied, target.user_id, carries)
-    erased += own
+    gone += own
     earlier += await memory_versions.erase_copied(tx, copied, carries)
     await tx.execute(
         f"DELETE FROM reflection_inputs WHERE exchange_id IN ({_ERASED})", (erasure_id,)
@@ -171,10 +175,17 @@ async def erase(
         f"DELETE FROM exchange_pictures WHERE exchange_id IN ({_ERASED})", (erasure_id,)
     )
     turns = await _turns(tx, target, stories)
-    if erased or others or earlier:  # a replaced wording may linger in old segments
+    if gone.memories or others or earlier:  # a replaced wording may linger in old segments
         await purge_keyword_segments(tx)
     return Erased(
-        erasure_id, len(ids), erased, kept, outbox_rows, turns, derived, others + copied.others
+        erasure_id,
+        len(ids) + gone.lines,
+        gone.memories,
+        kept,
+        outbox_rows,
+        turns,
+        derived,
+        others + copied.others,
     )
 
 
@@ -270,19 +281,27 @@ async def drop_reply(tx: Tx, *, exchange_id: str, now: float) -> int | None:
     reflection still waiting, the records of its posts. Return the erasure recorded, or None
     when no reply was stored."""
     await tx.serialize("erasure")  # as `erase`: a condensing turn sees it gone, or is erased
-    await tx.execute("DELETE FROM sent_messages WHERE exchange_id = ?", (exchange_id,))
-    row = await tx.fetchone(
-        "SELECT id, story_id FROM messages WHERE source_id = ?", (f"{exchange_id}:reply",)
-    )
-    if row is None:
+    if not await _drop_reply_line(tx, exchange_id):
         return None
-    await story_context.drop_sentences(tx, int(row[1]), {int(row[0])}, before=int(row[0]))
-    await tx.execute("DELETE FROM messages WHERE id = ?", (int(row[0]),))
     await tx.execute(
         "UPDATE outbox SET reply = '' WHERE exchange_id = ? AND status = 'pending'",
         (exchange_id,),
     )
     return await record(tx, "message", now=now)
+
+
+async def _drop_reply_line(tx: Tx, exchange_id: str) -> bool:
+    """Take an exchange's reply out of the history with the condensed sentences taken from it
+    and the records of its posts; False when no reply was stored."""
+    await tx.execute("DELETE FROM sent_messages WHERE exchange_id = ?", (exchange_id,))
+    row = await tx.fetchone(
+        "SELECT id, story_id FROM messages WHERE source_id = ?", (f"{exchange_id}:reply",)
+    )
+    if row is None:
+        return False
+    await story_context.drop_sentences(tx, int(row[1]), {int(row[0])}, before=int(row[0]))
+    await tx.execute("DELETE FROM messages WHERE id = ?", (int(row[0]),))
+    return True
 
 
 async def _rewrite(
@@ -361,17 +380,17 @@ async def _messages(tx: Tx, erasure_id: int) -> dict[int, list[int]]:
     return found
 
 
-async def _memories(tx: Tx, erasure_id: int, target: Target) -> tuple[int, tuple[int, ...]]:
+async def _memories(tx: Tx, erasure_id: int, target: Target) -> tuple[Gone, tuple[int, ...]]:
     """Erase the target's memories; for one message, those it made, unless another exchange
-    since confirmed them: then only this exchange's link goes. Return how many were erased and
-    which were kept."""
+    since confirmed them: then only this exchange's link goes. Return what went and which
+    memories were kept."""
     if target.kind != "message":
         place = "" if target.origin is None else " AND origin = ?"
         params: tuple[object, ...] = (target.user_id,)
         if target.origin is not None:
             params += (target.origin,)
         rows = await tx.fetchall(f"SELECT id FROM memories WHERE user_id = ?{place}", params)
-        return await _delete_memories(tx, target.user_id, [int(r[0]) for r in rows]), ()
+        return await delete_memories(tx, target.user_id, [int(r[0]) for r in rows]), ()
     rows = await tx.fetchall(
         "SELECT e.memory_id, e.action, e.exchange_id IN (SELECT exchange_id FROM"
         " erased_exchanges WHERE erasure_id = ?1) FROM memory_events e WHERE e.memory_id IN"
@@ -390,16 +409,17 @@ async def _memories(tx: Tx, erasure_id: int, target: Target) -> tuple[int, tuple
         " erased_exchanges WHERE erasure_id = ?)",
         (erasure_id,),
     )
-    return await _delete_memories(tx, target.user_id, doomed), kept
+    return await delete_memories(tx, target.user_id, doomed), kept
 
 
 async def _copied_memories(
     tx: Tx, copied: Copied, user_id: int, carries: provenance.Carries
-) -> tuple[int, int]:
+) -> tuple[Gone, int]:
     """Erase the memories whose wording a reflection shown the erased words wrote with one of
     them not its person's own (`carries`, by the taint of its story; as `_confirmed` judges
     erased exchanges).
-    Return how many were `user_id`'s and how many other people's."""
+    Return what went of `user_id`'s (the follow-up lines of others' too) and how many memories
+    of other people's."""
     wanted = sorted(copied.exchanges)
     events: dict[int, list[tuple[str, bool]]] = {}
     owners: dict[int, int] = {}
@@ -426,10 +446,13 @@ async def _copied_memories(
     for memory_id, history in events.items():
         if not _confirmed(history):
             doomed.setdefault(owners[memory_id], []).append(memory_id)
-    own = others = 0
+    own, others = Gone(), 0
     for owner, ids in doomed.items():
-        gone = await _delete_memories(tx, owner, ids)
-        own, others = (own + gone, others) if owner == user_id else (own, others + gone)
+        gone = await delete_memories(tx, owner, ids)
+        if owner == user_id:
+            own += gone
+        else:
+            own, others = own + Gone(lines=gone.lines), others + gone.memories
     return own, others
 
 
@@ -447,11 +470,29 @@ def _confirmed(history: list[tuple[str, bool]]) -> bool:
     return action == "created" and any(not erased for _, erased in history[wrote + 1 :])
 
 
-async def _delete_memories(tx: Tx, user_id: int, ids: list[int]) -> int:
-    erased = 0
+@dataclass(frozen=True, slots=True)
+class Gone:
+    """What erasing memories took: the memories, and the history lines of their follow-ups."""
+
+    memories: int = 0
+    lines: int = 0
+
+    def __add__(self, other: Gone) -> Gone:
+        return Gone(self.memories + other.memories, self.lines + other.lines)
+
+
+async def delete_memories(tx: Tx, user_id: int, ids: Sequence[int]) -> Gone:
+    """Erase these memories of a person (the id they are kept under), and the lines their
+    follow-ups left in the history: a follow-up asks about the event its memory holds, in words
+    that may quote it, so it goes with it (its posts' records and condensed sentences too)."""
+    gone = Gone()
     for start in range(0, len(ids), memories.ID_BATCH):
-        erased += await memories.delete(tx, user_id, ids[start : start + memories.ID_BATCH])
-    return erased
+        batch = ids[start : start + memories.ID_BATCH]
+        lines = 0
+        for followup_id in await followups.sent_of(tx, user_id, batch):
+            lines += int(await _drop_reply_line(tx, followups.exchange_id(followup_id)))
+        gone += Gone(await memories.delete(tx, user_id, batch), lines)
+    return gone
 
 
 async def _turns(tx: Tx, target: Target, stories: list[int] | None) -> int:

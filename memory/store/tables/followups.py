@@ -70,6 +70,11 @@ class Lease:
     until: float
 
 
+def exchange_id(followup_id: int) -> str:
+    """The id a sent follow-up's line is kept under in the history ("…:reply") and its posts."""
+    return f"followup:{followup_id}"
+
+
 _COLUMNS = (
     "id, memory_id, user_id, person_id, story_id, channel_id, origin, character, event_day,"
     " said_at, due_at, status, reason, attempts, sent_at"
@@ -224,6 +229,29 @@ async def plan(
         )
         added += await tx.changes()
     return added
+
+
+async def person_of(db: Store | Tx, exchange: str) -> int | None:
+    """The person a follow-up's line was for (the id their memories are kept under), by the id
+    the line is kept under (`exchange_id`); None when it names no follow-up kept."""
+    kind, _, number = exchange.partition(":")
+    if kind != "followup" or not (number.isascii() and number.isdigit()):
+        return None
+    row = await db.fetchone("SELECT person_id FROM followups WHERE id = ?", (int(number),))
+    return int(row[0]) if row else None
+
+
+async def sent_of(tx: Tx, person_id: int, memory_ids: Sequence[int]) -> list[int]:
+    """The follow-ups of these memories of a person (the id the memories are kept under) that
+    were posted, or began to be: each may have left a line in the history."""
+    if not memory_ids:
+        return []
+    rows = await tx.fetchall(
+        "SELECT id FROM followups WHERE person_id = ? AND status IN ('posting', 'sent')"
+        f" AND memory_id IN ({', '.join('?' * len(memory_ids))}) ORDER BY id",
+        [person_id, *memory_ids],
+    )
+    return [int(r[0]) for r in rows]
 
 
 async def of_person(db: Store | Tx, user_id: int) -> list[Planned]:

@@ -127,6 +127,14 @@ async def recent(
     return [_message(r) for r in reversed(rows)]
 
 
+async def said_at(db: Store | Tx, source_id: str) -> float | None:
+    """When a person's stored message was said (stored by its turn), or None."""
+    row = await db.fetchone(
+        "SELECT created_at FROM messages WHERE source_id = ? AND role = 'user'", (source_id,)
+    )
+    return float(row[0]) if row else None
+
+
 async def by_source(store: Store, source_id: str) -> HistoryMessage | None:
     """The stored message with this source id ("discord:<id>", "discord:<id>:reply")."""
     row = await store.fetchone(f"{_MESSAGE} WHERE source_id = ?", (source_id,))

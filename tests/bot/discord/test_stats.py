@@ -6,9 +6,13 @@ from __future__ import annotations
 import asyncio
 import re
 
+import httpx
+
 from bot.discord.app import EchoBot
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, MANAGE_GUILD, _opt, _say
+from tests.fakes.ollama import FakeOllama
+from tests.memory.followups.world import ASK, World, a_morning
 
 OTHER_GUILD, OTHER_CHANNEL = 222, 60
 MOD, OWNER = 1010, 1011
@@ -62,3 +66,20 @@ async def test_a_servers_stats_count_that_server_only_and_the_owner_sees_everyth
     assert "turns served before their vectors were loaded: 0" in owner
     await _stats(echo, OWNER, channel_id=41, in_guild=False)
     assert rec.contents()[-1].startswith("**Bot-wide**")
+
+
+async def test_the_owners_stats_count_follow_ups_and_show_none_of_their_words(
+    bot: Bot, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    echo, rec = bot
+    rec.owner_id = OWNER
+    await _stats(echo, OWNER, channel_id=CHANNEL)
+    assert "Follow-ups" not in rec.contents()[-1]  # none yet: no line
+    await a_morning(World(echo.runtime.store, ollama, http))
+    await _stats(echo, OWNER, channel_id=CHANNEL)
+    shown = rec.contents()[-1]
+    assert (
+        "Follow-ups: 1 planned · 2 sent · 0 refused (DMs closed) · 1 dropped (by its person 1)"
+        in shown
+    )
+    assert ASK not in shown and "interview" not in shown

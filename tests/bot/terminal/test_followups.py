@@ -20,7 +20,7 @@ from memory.manage import followups
 from tests.bot.terminal.test_commands import _typed
 from tests.bot.terminal.test_e2e import _config
 from tests.fakes.ollama import FakeOllama
-from tests.memory.followups.test_sender import ASK, PARIS, Clock, _reply
+from tests.memory.followups.world import ASK, PARIS, Clock, reply
 
 HOURS = Hours(PARIS)
 
@@ -28,7 +28,7 @@ HOURS = Hours(PARIS)
 async def test_the_terminal_shows_the_follow_up_when_the_chat_opens_and_why(
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
-    ollama.chat_reply = _reply
+    ollama.chat_reply = reply
     settings = load_settings(_config(tmp_path, ollama.url))
     settings.character.timezone = "Europe/Paris"
     clock = Clock(time.time())
@@ -63,7 +63,7 @@ async def test_the_terminal_shows_the_follow_up_when_the_chat_opens_and_why(
 async def test_many_people_opening_the_chat_at_once_each_hear_their_own_follow_up(
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
-    ollama.chat_reply = _reply
+    ollama.chat_reply = reply
     settings = load_settings(_config(tmp_path, ollama.url))
     settings.character.timezone = "Europe/Paris"
     clock = Clock(time.time())

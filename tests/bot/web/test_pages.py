@@ -22,6 +22,7 @@ from memory import Incoming, manage
 from memory.manage import context, versions
 from memory.store import Store
 from tests.fakes.ollama import FakeOllama
+from tests.memory.followups.world import ASK, World, a_morning
 from tests.web_script import MARIE, MARKUP, NEVER_SERVED, PAUL, STORY, Scripted, converse
 
 TOKEN = "a-token-of-the-right-length-0123"
@@ -395,3 +396,17 @@ async def test_the_people_page_names_each_character_a_person_talked_to(
     assert f"/stories/{story}" in stories
     status, page = await _get(client, f"/stories/{story}")
     assert status == 200 and f"Story {story} (brann's, in 9)" in _text(page), page
+
+
+async def test_the_overview_counts_follow_ups_and_shows_none_of_their_words(
+    store: Store, ollama: FakeOllama, http: httpx.AsyncClient, client: TestClient[object, object]
+) -> None:
+    status, body = await _get(client, "/")
+    assert status == 200 and "Follow-ups None yet" in " ".join(_text(body).split())
+    await a_morning(World(store, ollama, http))
+    status, body = await _get(client, "/")
+    shown = " ".join(_text(body).split())
+    assert status == 200
+    assert "planned (now) 1 sent (all time) 2" in shown
+    assert "dropped (all time), by why by its person 1" in shown
+    assert ASK not in shown and "interview" not in shown

@@ -8,107 +8,26 @@ virtual clock."""
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import httpx
 
-from memory import Engine, Incoming
-from memory.backends.chat import OllamaChat
-from memory.character.cast import Characters
-from memory.context.prompt import Character
-from memory.followups.sender import LEASE, Delivery, FollowUp, FollowUps, Outcome, Policy
+from memory import Incoming
+from memory.followups.sender import LEASE, Outcome
 from memory.manage import followups, forgetting
 from memory.store import Store
 from memory.store.tables import followups as table
-from memory.store.tables import history, memories
-from memory.write.worker import ReflectionWorker
+from memory.store.tables import history
 from tests.fakes.ollama import FakeOllama
-
-PARIS = ZoneInfo("Europe/Paris")
-MONDAY = datetime(2026, 12, 7, 18, 0, tzinfo=PARIS).timestamp()
-WEDNESDAY_6 = datetime(2026, 12, 9, 6, 0, tzinfo=PARIS).timestamp()
-WEDNESDAY_9 = datetime(2026, 12, 9, 9, 0, tzinfo=PARIS).timestamp()
-ASK = "So, how did the job interview go?"
-
-
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class Posted:
-    """A front end's deliverer: what it posted, where and when."""
-
-    def __init__(self, clock: Clock, outcome: Outcome = Outcome.SENT) -> None:
-        self.clock = clock
-        self.outcome = outcome
-        self.posts: list[tuple[FollowUp, float]] = []
-        self.retracted: list[int] = []
-
-    async def post(self, followup: FollowUp) -> Delivery:
-        if self.outcome is not Outcome.SENT:
-            return Delivery(self.outcome)
-        self.posts.append((followup, self.clock()))
-        return Delivery(Outcome.SENT, (9_000 + followup.id,))
-
-    async def retract(self, followup: FollowUp, message_ids: Sequence[int]) -> None:
-        self.retracted += message_ids
-
-
-def _reflection(payload: dict[str, Any]) -> str:
-    exchange = payload["messages"][-1]["content"]
-    texts = [
-        f"Has a job interview tomorrow ({who})"
-        for who in ("Sam", "Alex")
-        if f"job interview tomorrow, {who}" in exchange
-    ] or (["Has a job interview tomorrow"] if "job interview tomorrow" in exchange else [])
-    items = [{"text": t, "kind": "promise", "scope": "story", "confidence": 0.95} for t in texts]
-    return json.dumps({"memories": items, "summary": "They talked about plans."})
-
-
-def _reply(payload: dict[str, Any]) -> str:
-    if "format" in payload:
-        return _reflection(payload)
-    asked = payload["messages"][-1]["content"]
-    return ASK if "ask how it went" in asked else "Good luck!"
-
-
-class World:
-    def __init__(self, store: Store, ollama: FakeOllama, http: httpx.AsyncClient) -> None:
-        ollama.chat_reply = _reply
-        self.store = store
-        self.clock = Clock(MONDAY)
-        self.chat = OllamaChat(http, ollama.url, "m")
-        self.engine = Engine(store, embedder=None, chat=self.chat, clock=self.clock, zone=PARIS)
-        self.worker = ReflectionWorker(
-            store, self.chat, character_name="Écho", clock=self.clock, zone=PARIS
-        )
-
-    def process(self) -> FollowUps:
-        """The follow-ups of one process on the database."""
-        cast = Characters([Character("Écho", "A friend.", zone=PARIS)])
-        return FollowUps(
-            self.store,
-            chat=lambda: self.chat,
-            characters=cast,
-            policy=Policy(),
-            deadline=lambda: 30.0,
-            clock=self.clock,
-        )
-
-    async def said(self, user: int, story: int, text: str, n: int = 1) -> int:
-        await self.engine.turn(Incoming(f"t:{user}:{n}", user, "Sam", story, "111", text))
-        self.clock.now += 120
-        await self.worker.run_due()
-        (stored,) = await memories.list_for_user(self.store, user)
-        return stored.id
+from tests.memory.followups.world import (
+    ASK,
+    PARIS,
+    WEDNESDAY_6,
+    WEDNESDAY_9,
+    Posted,
+    World,
+)
 
 
 async def test_the_interview_is_followed_up_once_the_day_after_at_nine_where_it_was_said(
