@@ -19,7 +19,11 @@ things in it stalled every person at once (make bench-loop, measured with gc.cal
   moment (their requests, responses, futures): frozen at every small person's build, 10,000
   people of one message each kept 33 KB apiece after a full collection (issue 28). So only a
   pause that left at least FREEZE_MIN new objects alive (a large build) freezes; after a small
-  one the collector simply resumes, its walk of a small build costing next to nothing;
+  one the collector simply resumes, its walk of a small build costing next to nothing. The
+  cycles a large build's freeze still catches are given back by `Thaw`, a background job:
+  when the frozen objects have grown by THAW_GROWTH since the fewest it counted, everything is
+  thawed, collected once and frozen again, so what they hold stays bounded however long the
+  process runs;
 - the hand-over of the lock on a busy machine: a thread that never lets go keeps the loop
   waiting for the interpreter's switch interval and then for the OS to run it. Letting go every
   YIELD_EVERY items (`yielding`) measured, for a pure-Python build beside a 1 ms ticker on two
@@ -45,6 +49,10 @@ YIELD_EVERY = 500
 # frozen: a pool of 2,000 memories is about 6,000 (a Memory, its tuple and position entry);
 # the full passes that stalled the loop walked 30,000 memories' worth and more.
 FREEZE_MIN = 5_000
+# Frozen objects gained since the fewest counted after which `Thaw` collects: garbage cycles
+# frozen by large builds are then at most this many objects (a few MB), and one collection of
+# everything runs per that much growth, not per build.
+THAW_GROWTH = 50_000
 
 _lock = threading.Lock()
 _running = 0
@@ -93,3 +101,33 @@ def yielding(items: Iterable[T], every: int = YIELD_EVERY) -> Iterator[T]:
         yield item
         if count % every == 0:
             time.sleep(0)
+
+
+class Thaw:
+    """Gives back the reference cycles that freezes kept: when the frozen objects have grown by
+    `growth` since the fewest this counted, everything is thawed, collected and frozen again.
+
+    One full collection walks every object the process tracks (the event loop waits for it),
+    so it runs only when freezes kept that much more, and never while a build is paused: the
+    build would be walked with it, and it freezes its own objects when it ends.
+    """
+
+    def __init__(self, growth: int = THAW_GROWTH) -> None:
+        self.growth = growth
+        self.floor = gc.get_freeze_count()
+        self.thawed = 0
+
+    def __call__(self) -> bool:
+        """Collect what the frozen objects hold if they grew past the bound; whether it did."""
+        frozen = gc.get_freeze_count()
+        self.floor = min(self.floor, frozen)
+        with _lock:
+            building = _running > 0
+        if building or frozen - self.floor < self.growth:
+            return False
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        self.floor = gc.get_freeze_count()
+        self.thawed += 1
+        return True

@@ -17,6 +17,11 @@ the set and to stop it. Both front ends (the Discord bot and the interactive ter
                                                              lately, built before they speak
     casting    every CASTING_EVERY (30 s)                    the characters chosen per channel
                                                              and DM in another process are read
+    thaw       at start, then every THAW_EVERY (5 min)       when the objects frozen after large
+                                                             builds grew by 50,000 or more since
+                                                             the fewest counted, what they hold
+                                                             that is garbage is freed
+                                                             (memory.bulk.Thaw)
 
 Not here, because they are not periodic memory work: the reflection a front end starts as soon
 as it has replied (it calls `reflect`, or the worker's `reflect_now`, at once); the heartbeat file
@@ -36,13 +41,16 @@ import asyncio
 import contextlib
 import datetime
 import functools
+import gc
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from memory import bulk
 from memory.errors import unexpected
 from memory.manage import casting, forgetting
 from memory.turn.engine import Engine
@@ -58,6 +66,9 @@ ERASURE_EVERY = 30.0
 RETENTION_EVERY = 3600.0
 # How often the choices of /character made in other processes (shards) are read again.
 CASTING_EVERY = 30.0
+# How often the objects frozen after large builds are counted (memory.bulk.Thaw): at most one
+# full collection per period, which the event loop waits for.
+THAW_EVERY = 300.0
 
 
 @dataclass(frozen=True)
@@ -68,6 +79,17 @@ class Job:
     name: str
     every: float | None
     run: Callable[[], Awaitable[object]]
+
+
+async def thaw(thawing: bulk.Thaw) -> None:
+    """Free the garbage the frozen objects hold, when they grew past the bound."""
+    started = time.perf_counter()
+    if thawing():
+        log.debug(
+            "frozen objects collected in %.0f ms: %d frozen again",
+            1000 * (time.perf_counter() - started),
+            gc.get_freeze_count(),
+        )
 
 
 async def reflect(engine: Engine, worker: ReflectionWorker) -> None:
@@ -106,6 +128,7 @@ def listed(
         ),
         Job("warm-up", None, engine.warm_up),
         Job("casting", CASTING_EVERY, functools.partial(casting.reload, store, engine.characters)),
+        Job("thaw", THAW_EVERY, functools.partial(thaw, bulk.Thaw())),
     )
 
 

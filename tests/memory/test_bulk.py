@@ -1,7 +1,8 @@
 """Bulk builds in worker threads: the collector's full passes are paused while one runs, what
 it built is out of the collector's sight afterwards, the caches it builds hold no reference
-cycle (the only thing a frozen object could leak), and a dedup index a cache drops is freed
-in a worker thread, not on the event loop."""
+cycle (the only thing a frozen object could leak), the cycles frozen beside them are freed by
+the thaw once garbage, and a dedup index a cache drops is freed in a worker thread, not on the
+event loop."""
 
 from __future__ import annotations
 
@@ -60,20 +61,54 @@ def test_a_build_runs_without_collections_and_what_it_built_is_frozen() -> None:
     assert gc.get_freeze_count() - before >= len(built)
 
 
+class InFlight:
+    def __init__(self) -> None:
+        self.me = self  # a reference cycle, as a request and its response hold
+
+
 def test_a_small_build_freezes_nothing_and_garbage_of_others_is_still_collected() -> None:
     """What other turns have in flight during a small person's build, reference cycles that
     become garbage later, is collected: frozen, it stayed for the process's life."""
-
-    class InFlight:
-        def __init__(self) -> None:
-            self.me = self  # a reference cycle, as a request and its response hold
-
     others = [InFlight() for _ in range(50)]
     freed = [weakref.ref(o) for o in others]
     bulk.quiet(_memories)(3)
     del others
     gc.collect()
     assert all(ref() is None for ref in freed)
+
+
+def test_cycles_a_large_build_froze_are_freed_by_the_thaw_once_garbage() -> None:
+    """What other turns had in flight when a large build ended is frozen with the build; once
+    it is garbage a full collection does not see it, the thaw frees it and freezes again what
+    still lives."""
+    thaw = bulk.Thaw(growth=bulk.FREEZE_MIN)
+    others = [InFlight() for _ in range(50)]
+    freed = [weakref.ref(o) for o in others]
+    built = bulk.quiet(_memories)(bulk.FREEZE_MIN)
+    del others
+    gc.collect()
+    assert all(ref() is not None for ref in freed)  # what issue 38 measured growing
+    assert thaw()
+    assert all(ref() is None for ref in freed)
+    assert gc.get_freeze_count() >= len(built)
+
+
+def test_the_thaw_collects_only_past_its_bound_and_never_during_a_build() -> None:
+    """A full collection walks everything while the event loop waits: none while the frozen
+    objects grew less than the bound, none while a build runs, one when both allow it, and
+    none again until they grow once more."""
+    patient, thaw = bulk.Thaw(growth=10**9), bulk.Thaw(growth=bulk.FREEZE_MIN)
+    others = [InFlight() for _ in range(50)]
+    freed = [weakref.ref(o) for o in others]
+    built = bulk.quiet(_memories)(bulk.FREEZE_MIN)
+    del others
+    assert not patient()
+    with bulk.paused():
+        assert not thaw()
+    assert all(ref() is not None for ref in freed)
+    assert thaw() and all(ref() is None for ref in freed)
+    assert not thaw() and thaw.thawed == 1
+    del built
 
 
 def test_the_collector_stays_paused_until_the_last_concurrent_build_ends() -> None:
