@@ -125,6 +125,11 @@ bench-dedup: $(STAMP)
 bench-filters: $(STAMP)
 	$(PY) -m bench.filters_corpus
 
+# /remember's first person made third (memory/write/voice.py) on tests/corpora/voice.py.
+.PHONY: bench-voice
+bench-voice: $(STAMP)
+	$(PY) -m bench.voice
+
 # The relative-date resolver and the time-window parser on tests/corpora/dates_*.py (share right
 # per language, the misses listed): bench/results/dates.md.
 .PHONY: bench-time

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from bot.runtime import (
 )
 from bot.terminal.chat import Terminal, earlier_spelling, is_interactive, terminal_user_id
 from memory import EchoError, load_card, load_lorebook, open_store, redact
-from memory.manage import export
+from memory.manage import casting, export
 from memory.manage.context import same_character, sync_card_lore
 
 log = logging.getLogger(__name__)
@@ -147,6 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         verbose=args.verbose,
         file=logs.chat_log(settings.storage.path, settings.discord.file_tag) if chat else None,
         screen=sys.stderr,  # the stream now, not the one there when bot.logs was imported
+        # Doctor's lines are its report: what it learns on the way (a server's structured-output
+        # mode) is one of them, not a log line between them.
+        warnings_only=args.command == "doctor",
     )
     try:
         return asyncio.run(_dispatch(args, settings))
@@ -186,7 +190,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             f"{args.config}: OK (context strategy {settings.context.strategy!r} of "
             f"{', '.join(registry.names())})"
         )
-        for line in characters:
+        for line in characters + await _mode_lines(settings):
             print(line)
         return 0
     if command == "doctor":
@@ -292,6 +296,29 @@ async def _nobody(runtime: Runtime, args: argparse.Namespace) -> str:
     said = f"nothing is stored about {args.user!r} (user id {terminal_user_id(args.user)})"
     note = await earlier_spelling(runtime, args.user)
     return f"{said}. {note}" if note else f"{said}: no such person here"
+
+
+async def _mode_lines(settings: Settings) -> list[str]:
+    """The channel modes moderators set (/channel mode), read from the database as it is (never
+    created nor migrated here); nothing when there is none yet, or it cannot be read (doctor
+    says why)."""
+    database = settings.storage.database
+    if not files.database_exists(database):
+        return []
+    try:
+        password = settings.storage.database_password()
+        async with await open_store(database, migrate_to=0, password=password) as store:
+            if await store.schema_version() < casting.MODES_SCHEMA:
+                return []
+            found = await casting.modes_set(store)
+    except (EchoError, OSError) as exc:
+        log.debug("channel modes not read: %s", type(exc).__name__)
+        return []
+    return [
+        f"Channel {channel} is in {mode.value!r} mode (/channel mode, by user {by} on "
+        f"{time.strftime('%Y-%m-%d', time.gmtime(at))})"
+        for channel, mode, by, at in found
+    ]
 
 
 async def _card(args: argparse.Namespace, settings: Settings) -> int:

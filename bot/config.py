@@ -54,6 +54,7 @@ from memory import (
     RELATIVE_SD,
     ContextConfig,
     Kind,
+    Language,
     MemoryConfig,
     Secrets,
 )
@@ -106,6 +107,10 @@ class DiscordSettings(_Section):
     # Seconds between two edits of one message while a reply streams in (Discord allows about
     # one a second per message).
     edit_interval: float = Field(1.0, ge=0.5, le=60)
+    # Quick lines (the conversation cog): seconds with no other line before a person's lines
+    # that came while the answer to the first had not begun to show are answered as one turn;
+    # 0: every message is a turn of its own.
+    quick_pause: float = Field(2.0, ge=0, le=30)
     # Sharding (bot.shards): the number of shards across every process, and this process's
     # own; unset, one connection without shards.
     shard_count: int | None = Field(None, ge=1, le=100_000)
@@ -116,6 +121,12 @@ class DiscordSettings(_Section):
     # In a scene (several characters in a channel): how many times a character's message may
     # make another answer before a person speaks again there; 0, never.
     scene_chain: int = Field(0, ge=0, le=20)
+    # Whether people may also install the app on their own account, for the personal commands
+    # in their DMs and group DMs (bot.discord.installs).
+    user_install: bool = False
+    # Whether a character for adults plays in DMs (elsewhere: only in channels Discord marks
+    # age-restricted).
+    adult_in_dms: bool = False
 
     @model_validator(mode="after")
     def _shards_agree(self) -> DiscordSettings:
@@ -145,6 +156,12 @@ class CharacterSettings(_Section):
     # Where the character lives (an IANA name): the day and time its prompt says, the dates
     # of memories. Unset: the machine's zone.
     timezone: str | None = Field(None, min_length=1, max_length=64)
+    # The language of the dates its prompt says (the day and time, when a memory was said, a
+    # silence in the history) and of the date its reflection is told: "en" or "fr".
+    language: Language = "en"
+    # For adults only (then it plays only where Discord marks the channel age-restricted):
+    # true, false, or "auto", as its card's tags say (memory.character.cards.ADULT_TAGS).
+    adult: bool | Literal["auto"] = "auto"
 
     @field_validator("timezone")
     @classmethod
@@ -365,6 +382,14 @@ class ConversationSettings(_Section):
     settle_seconds: float = Field(SETTLE_SECONDS, ge=0, le=86_400)
 
 
+class TerminalSettings(_Section):
+    """The terminal chat (`echo-bot chat`, or `make run` without a Discord token)."""
+
+    # The language of the dates its commands show (/why, /memories, /positions, /anchors):
+    # "en" or "fr"; the rest of their text stays English.
+    language: Language = "en"
+
+
 # A token anyone could guess in a few tries protects nothing.
 MIN_WEB_TOKEN = 16
 
@@ -403,6 +428,7 @@ class Settings(BaseSettings):
     discord: DiscordSettings = Field(default_factory=DiscordSettings)
     character: CharacterSettings = Field(default_factory=CharacterSettings)
     # Several characters ([[characters]] tables); without any, [character] alone, key "default".
+    # Both: [character] is one of them, key "default", first, and the default unless a table is.
     characters: tuple[CastSettings, ...] = ()
     # Whether `characters` is [character] alone (then read from it again: it may be changed).
     _alone: bool = PrivateAttr(False)
@@ -414,6 +440,7 @@ class Settings(BaseSettings):
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    terminal: TerminalSettings = Field(default_factory=TerminalSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -434,7 +461,18 @@ class Settings(BaseSettings):
             self.characters = self.tables()
             return self
         if self.character.model_fields_set:
-            raise ValueError("set [character] or [[characters]] tables, not both")
+            # [character] kept beside the tables: the character a config had before it got
+            # several, with its key and so its memories; the default unless a table says so.
+            if any(c.key == DEFAULT_KEY for c in self.characters):
+                raise ValueError(
+                    f"characters: the key {DEFAULT_KEY!r} is [character]'s; give that table "
+                    "another key, or move [character]'s settings into it"
+                )
+            kept = CastSettings(
+                **self.character.model_dump(exclude_unset=True),
+                default=not any(c.default for c in self.characters),
+            )
+            self.characters = (kept, *self.characters)
         keys = [c.key for c in self.characters]
         if twice := sorted({k for k in keys if keys.count(k) > 1}):
             raise ValueError(f"characters: the key {twice[0]!r} names two characters")

@@ -1,6 +1,7 @@
 """What `echo-bot doctor` checks, one line each with its fix: the database, the chat and
-embedding models, the calibration (also `echo-bot calibrate`), the context strategies, the
-structured-output mode, the route to Discord.
+embedding models, the context the chat server takes against [context] context_length, the
+calibration (also `echo-bot calibrate`), the context strategies, the structured-output mode,
+the route to Discord.
 
 Apart from bot/cli.py, which parses the command line and runs each command, because these
 checks reach outside (the database, the model servers, Discord) and say what to do about each
@@ -19,7 +20,7 @@ from pathlib import Path
 import httpx
 
 from bot import files
-from bot.config import ConfigError, Settings, value_source
+from bot.config import ConfigError, Settings, token_source, value_source
 from bot.runtime import (
     backends,
     character_lines,
@@ -31,6 +32,7 @@ from memory import (
     BackendError,
     EchoError,
     LanguageReport,
+    Secrets,
     calibrate,
     now_line,
     ollama_health,
@@ -93,6 +95,9 @@ async def doctor(
             named=source("chat_model"),
         )
         results.append(chat.line)
+        if chat.reached:
+            learned = await _learned_context(settings.storage.database, settings)
+            results.append(await _context_line(settings, http, learned))
         if chat.reached or llm.embeddings_url != llm.base_url:
             embedding = await _check_model(
                 http,
@@ -132,8 +137,13 @@ async def doctor(
             )
         )
     else:
-        results.append((True, "Discord token is set"))
-        results.append(await _check_discord(settings.discord.api_url))
+        read_from = token_source(
+            config_path,
+            secrets_dir=secrets_dir,
+            environ=os.environ if environ is None else environ,
+        )
+        token = settings.discord.token.get_secret_value()
+        results.append(await _check_discord(settings.discord.api_url, token, read_from))
     secrets = settings.secrets()
     for status, line in results:
         # Its lines name the servers as configured: a user:password in a URL is not shown,
@@ -148,7 +158,8 @@ def _zone_line(settings: Settings, config_path: str) -> str:
         where = "the machine's ([character] timezone unset)"
     else:
         where = value_source(settings, config_path, "character", "timezone")
-    return f"time zone from {where}: {now_line(time.time(), settings.default_character.zone())}"
+    c = settings.default_character
+    return f"time zone from {where}: {now_line(time.time(), c.zone(), c.language)}"
 
 
 async def _check_database(path: Path | str, settings: Settings) -> tuple[bool | None, str]:
@@ -202,23 +213,112 @@ async def _learned_lines(path: Path | str, settings: Settings) -> list[tuple[boo
     ]
 
 
-async def _check_discord(api_url: str) -> tuple[bool | None, str]:
-    """Reach Discord's API as `run` will (the token is not sent: only the route is tested)."""
-    url = api_url.rstrip("/") + "/gateway"
+async def _learned_context(path: Path | str, settings: Settings) -> tuple[int, str] | None:
+    """The context the bot learned its chat server takes, from the database (read only)."""
+    llm = settings.llm
+    try:
+        password = settings.storage.database_password()
+        if isinstance(path, Path) and not files.database_exists(path):
+            return None
+        async with await open_store(path, migrate_to=0, password=password) as store:
+            if await store.schema_version() < setup.CONTEXT_SCHEMA:
+                return None
+            return await setup.learned_context(store, llm.base_url, llm.chat_model)
+    except (EchoError, OSError):  # said by the database line already
+        return None
+
+
+async def _context_line(
+    settings: Settings, http: httpx.AsyncClient, learned: tuple[int, str] | None
+) -> tuple[bool | None, str]:
+    """The context the chat server says it takes (or the bot learned from its refusal), and
+    a warning with the value to set when [context] context_length is larger."""
+    llm, configured = settings.llm, settings.context.context_length
+    where = f"chat server {llm.base_url} ({llm.chat_model})"
+    key = llm.api_key.get_secret_value() if llm.api_key else None
+    try:
+        said = await setup.server_context(
+            http, llm.backend, llm.base_url, llm.chat_model, api_key=key, secrets=settings.secrets()
+        )
+    except BackendError as exc:
+        return None, f"{where}: its context could not be asked ({exc})"
+    if said is not None:
+        size, how = said, "it says so"
+    elif learned is not None:
+        size, how = learned[0], "learned when it refused a longer prompt"
+    else:
+        return None, (
+            f"{where} does not say its context (llama-cpp-python's server does not): a prompt "
+            f"over it is refused, then Écho keeps within it → make sure the server was started "
+            f"with a context of at least [context] context_length = {configured} (--n_ctx), or "
+            "set context_length to the server's"
+        )
+    if configured <= size:
+        return True, (
+            f"{where} takes {size:,} tokens of context ({how}); [context] context_length "
+            f"{configured:,} fits"
+        )
+    return None, (
+        f"{where} takes {size:,} tokens of context ({how}), fewer than [context] "
+        f"context_length = {configured:,}: Écho keeps its prompts and replies within "
+        f"{size:,} → set [context] context_length = {size}, or start the server with a "
+        "larger context"
+    )
+
+
+async def _check_discord(api_url: str, token: str, read_from: str) -> tuple[bool | None, str]:
+    """Ask Discord who the token belongs to, as `run` does first: a token Discord refuses is a
+    FAIL here rather than at the bot's start. The token is in the request only; the line is
+    redacted by the caller, a server quoting the token back included."""
+    url = api_url.rstrip("/") + "/users/@me"
     try:
         # trust_env=False: discord.py's aiohttp ignores HTTPS_PROXY, so the test does too.
         timeout = httpx.Timeout(DISCORD_DEADLINE)
         async with httpx.AsyncClient(timeout=timeout, trust_env=False) as http:
-            response = await http.get(url)
+            response = await http.get(url, headers={"Authorization": f"Bot {token}"})
     except httpx.HTTPError as exc:
         reason = str(exc) or type(exc).__name__
         return False, (
             f"Discord API {api_url} unreachable ({reason}) → check the network, DNS "
-            "and firewall; `run` retries until it answers"
+            "and firewall; `run` retries until it answers (the token is not checked)"
         )
-    if response.status_code >= 500:
-        return None, f"Discord API {api_url} answered {response.status_code} → Discord may be down"
-    return True, f"Discord API {api_url} is reachable"
+    status = response.status_code
+    if status == 401:
+        return False, (
+            f"Discord refuses this token (read from {read_from}) → reset it in the Developer "
+            f"Portal, Bot page, and put the new one in {read_from}"
+        )
+    if status >= 500:
+        return None, (
+            f"Discord API {api_url} answered {status}: the token is not checked → Discord may "
+            "be down; `run` retries until it answers"
+        )
+    bot = _bot_user(response, token) if status == 200 else None
+    if bot is None:
+        return None, (
+            f"Discord API {api_url} answered {status} to /users/@me: the token is not checked "
+            "→ is [discord] api_url Discord's API (or a proxy in front of it)?"
+        )
+    return True, f"Discord accepts the token: the bot is {bot} at {api_url}"
+
+
+# Discord's user names are at most 32 characters; a longer one is cut, not trusted.
+_NAME_CHARS = 32
+
+
+def _bot_user(response: httpx.Response, token: str) -> str | None:
+    """The bot's user name and id from /users/@me, made one plain line (None: not a user)."""
+    try:
+        user = response.json()
+    except ValueError:
+        return None
+    if not isinstance(user, dict) or not str(user.get("id", "")).isdigit():
+        return None
+    # Printed on the operator's terminal: no control character or line break from the server,
+    # and the token taken out before the name is cut (a part of it would escape redaction).
+    name = Secrets.of(token).remove(str(user.get("username", "")))
+    name = " ".join("".join(c if c.isprintable() else " " for c in name).split())
+    return f"{name[:_NAME_CHARS]} (id {user['id']})"
 
 
 async def calibration(

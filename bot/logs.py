@@ -26,14 +26,25 @@ SCREEN_WARNINGS = (
 )
 
 
-def configure(*, verbose: bool, file: Path | None = None, screen: TextIO = sys.stderr) -> str:
+def configure(
+    *,
+    verbose: bool,
+    file: Path | None = None,
+    screen: TextIO = sys.stderr,
+    warnings_only: bool = False,
+) -> str:
     """Send the log to stderr, or to `file` with the errors and SCREEN_WARNINGS also said on
-    `screen`, each kind once; return where the log goes, as a person reads it."""
+    `screen`, each kind once; return where the log goes, as a person reads it. `warnings_only`
+    (without `verbose`) keeps the INFO lines out, and the structured-output probe's warnings: a
+    command whose own lines say what it found."""
     _quiet_libraries(verbose=verbose)
     root = logging.getLogger()
     if root.handlers:  # as logging.basicConfig: whoever set the log up first (a test) keeps it
         return "where it was set up before"
-    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    root.setLevel(logging.DEBUG if verbose else logging.WARNING if warnings_only else logging.INFO)
+    if warnings_only and not verbose:
+        # The structured-output probe's refusals are one of the command's own lines already.
+        logging.getLogger("memory.backends.structured").setLevel(logging.ERROR)
     where = "this screen"
     target: logging.Handler = _Screen(screen)
     if file is not None:

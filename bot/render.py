@@ -1,4 +1,9 @@
-"""Pure rendering: engine data -> the text a person reads (in Discord and in the terminal)."""
+"""Pure rendering: engine data -> the text a person reads (in Discord and in the terminal).
+
+Text is English; dates and ages, and the short phrases glued to them ("said …", "current
+since …"), are in the `language` a function is given (English or French, "en" by default), as
+the person reading asked for it (their Discord's language, [terminal] language).
+"""
 
 from __future__ import annotations
 
@@ -23,6 +28,8 @@ from memory import (
     HeldAnchor,
     HistoryMessage,
     IndexerStatus,
+    Kind,
+    Language,
     LoreEntry,
     Memory,
     Reason,
@@ -32,6 +39,7 @@ from memory import (
     Turn,
     redact,
     said_on,
+    short_date,
 )
 from memory.manage import Learned, ServerStats, Stats
 from memory.manage.forgetting import ErasureReport, Forgotten
@@ -60,6 +68,41 @@ _MASS = re.compile(r"@(everyone|here)", re.IGNORECASE)
 _ROLE = re.compile(r"<@&(\d+)>")
 
 
+@dataclass(frozen=True, slots=True)
+class _Glue:
+    """One language's phrases around a date ("{}" is the date), for the lists people read."""
+
+    said: str  # when a memory was said: "said 12 Nov, three weeks ago"
+    current: str  # a memory that replaced an earlier version: since when it reads so
+    now_since: str  # the current version of a memory, in its list of versions
+    held: str  # the dates an earlier version held, from … until …
+    on: str  # the day something was done: "dropped by … on 2026-12-03"
+    at: str  # the same after a comma: "(added by …, 2026-12-03)"
+    reanchored: str  # the day a position was last supported
+
+
+_GLUE: dict[str, _Glue] = {
+    "en": _Glue(
+        said="said {}",
+        current="current since {}, replacing an earlier version",
+        now_since="now, since {}",
+        held="{} – {}",
+        on="on {}",
+        at="{}",
+        reanchored="re-anchored {}",
+    ),
+    "fr": _Glue(
+        said="dit {}",
+        current="en vigueur depuis le {}, remplace une version antérieure",
+        now_since="en vigueur depuis le {}",
+        held="du {} au {}",
+        on="le {}",
+        at="le {}",
+        reanchored="réancrée le {}",
+    ),
+}
+
+
 def count(n: int, one: str, many: str | None = None) -> str:
     """`1 person`, `2 people`, `0 memories`: a number with its noun in the right form."""
     return f"{n:,} {one if n == 1 else many or one + 's'}"
@@ -77,6 +120,16 @@ WISH_NOTE = (
     "Kept as your wish about how I talk to you, used in every conversation where the memory "
     "can be; the character's own rules come from its operator."
 )
+
+
+def remembered(memory_id: int | None, action: str, stored: str, *, kind: Kind, typed: str) -> str:
+    """The answer to /remember: the memory's number, what was done, and its wording `stored`
+    when it is not what the person typed (put in the third person, or merged into one they
+    had)."""
+    said = f"Memory #{memory_id}: {action}."
+    if stored and stored != " ".join(typed.split()):
+        said += f" It reads: {excerpt(stored, 200)}"
+    return f"{said} {WISH_NOTE}" if kind is Kind.RULE else said
 
 
 def cannot_answer(name: str, error: EchoError, *, base_url: str) -> str:
@@ -154,11 +207,12 @@ class Told:
     zone: tzinfo
     learned: Mapping[int, Learned]
 
-    def of(self, memory: Memory) -> str:
+    def of(self, memory: Memory, language: Language = "en") -> str:
         learned = self.learned.get(memory.id, Learned(memory.created_at))
-        when = said_on(learned.at, self.now, self.zone)
+        when = said_on(learned.at, self.now, self.zone, language)
         url = None if in_terminal() else jump_url(learned)
-        return (f" · said {when}" if when else "") + (f" · [message]({url})" if url else "")
+        said = " · " + _GLUE[language].said.format(when) if when else ""
+        return said + (f" · [message]({url})" if url else "")
 
 
 def jump_url(learned: Learned) -> str | None:
@@ -178,6 +232,7 @@ def memory_line(
     everywhere: bool | None = None,
     told: Told | None = None,
     replaced: Mapping[int, float] | None = None,
+    language: Language = "en",
 ) -> str:
     """One memory on one line: id, kind, scope, pin, why recalled, counters, where it can be
     used (when the person's privacy choice is given), when it was said (`told`), text; and, from
@@ -190,24 +245,24 @@ def memory_line(
     if matched:
         cosine += " · words: " + ", ".join(matched)
     counts = f"{memory.candidate_count}/{memory.served_count}/{memory.semantic_count}"
-    said = told.of(memory) if told is not None else ""
+    said = told.of(memory, language) if told is not None else ""
+    replaces = _replaces(memory.id, replaced, language)
     return (
         f"`#{memory.id}` {memory.kind.value}·{memory.scope.value}{flags}{cosine}"
-        f" · c/s/sem {counts}{said} — {defang(memory.text)}{_replaces(memory.id, replaced)}"
+        f" · c/s/sem {counts}{said} — {defang(memory.text)}{replaces}"
     )
 
 
-def _replaces(memory_id: int, replaced: Mapping[int, float] | None) -> str:
+def _replaces(memory_id: int, replaced: Mapping[int, float] | None, language: Language) -> str:
     if not replaced or memory_id not in replaced:
         return ""
-    since = day(replaced[memory_id])
-    return f" (current since {since}, replacing an earlier version: /memories history {memory_id})"
+    current = _GLUE[language].current.format(day(replaced[memory_id], language))
+    return f" ({current}: /memories history {memory_id})"
 
 
-def day(at: float) -> str:
-    """A date as a person reads it in a list: "3 Dec 2026"."""
-    when = datetime.datetime.fromtimestamp(at)
-    return f"{when.day} {when:%b %Y}"
+def day(at: float, language: Language = "en") -> str:
+    """A date as a person reads it in a list: "3 Dec 2026", « 1er déc. 2026 »."""
+    return short_date(datetime.datetime.fromtimestamp(at).date(), language=language)
 
 
 def _source(exchange_id: str) -> str:
@@ -226,15 +281,15 @@ _ENDED = {
 }
 
 
-def render_versions(chain: Chain) -> str:
+def render_versions(chain: Chain, *, language: Language = "en") -> str:
     """A memory's versions, the current one first, each with its dates and where it came from."""
-    m = chain.memory
-    lines = [
-        f"`#{m.id}` now, since {day(chain.since)} ({_source(chain.source)}) — {defang(m.text)}"
-    ]
+    m, glue = chain.memory, _GLUE[language]
+    since = glue.now_since.format(day(chain.since, language))
+    lines = [f"`#{m.id}` {since} ({_source(chain.source)}) — {defang(m.text)}"]
     for v in reversed(chain.earlier):
+        held = glue.held.format(day(v.valid_from, language), day(v.valid_until, language))
         lines.append(
-            f"  {day(v.valid_from)} – {day(v.valid_until)} ({_source(v.came_from)};"
+            f"  {held} ({_source(v.came_from)};"
             f" {_ENDED.get(v.ended_by, v.ended_by)}) — {defang(v.text)}"
         )
     if chain.dropped:
@@ -255,6 +310,7 @@ def render_why(
     everywhere: bool | None = None,
     told: Told | None = None,
     replaced: Mapping[int, float] | None = None,
+    language: Language = "en",
 ) -> str:
     """The memories used for a turn, grouped by the reason they were selected."""
     if turn is None:
@@ -279,6 +335,7 @@ def render_why(
                     everywhere=everywhere,
                     told=told,
                     replaced=replaced,
+                    language=language,
                 )
                 for s in group
             )
@@ -309,6 +366,7 @@ def render_memories(
     everywhere: bool | None = None,
     told: Told | None = None,
     replaced: Mapping[int, float] | None = None,
+    language: Language = "en",
 ) -> str:
     """One page of a person's memories, with where each can be used and when it was said."""
     if not total:
@@ -316,7 +374,10 @@ def render_memories(
     head = f"Your memories — page {page_index + 1}/{pages} ({total} in all)"
     lines = [
         head,
-        *(memory_line(m, everywhere=everywhere, told=told, replaced=replaced) for m in page),
+        *(
+            memory_line(m, everywhere=everywhere, told=told, replaced=replaced, language=language)
+            for m in page
+        ),
     ]
     return "\n".join([*lines, f"{COUNTS_LEGEND}."])
 
@@ -339,6 +400,15 @@ def render_stats(
         replies = count(f.get("deleted_replies_followed", 0), "deleted reply", "deleted replies")
         edits = count(f.get("edits_followed", 0), "edit")
         lines.append(f"Followed on Discord: {deleted} forgotten · {replies} dropped · {edits}")
+    if stats.kept:
+        k = stats.kept
+        marked = count(k.get("kept_off_record", 0), "message")
+        skipped = count(k.get("reflection_skipped_off_record", 0), "reflection")
+        sent = count(k.get("receipts_sent", 0), "receipt")
+        lines.append(
+            f"Off the record: {marked} marked · {skipped} skipped · {sent} sent,"
+            f" {k.get('receipts_undelivered', 0)} undelivered (DMs closed)"
+        )
     if engine is not None:
         a = engine.admission
         lines.append(
@@ -565,8 +635,10 @@ def render_card(card: Card) -> str:
     return "\n".join(lines)
 
 
-def _day(at: float) -> str:
-    return datetime.datetime.fromtimestamp(at, datetime.UTC).date().isoformat()
+def _day(at: float, language: Language) -> str:
+    """The day (in UTC) something was done: "2026-12-03", « 3 déc. 2026 »."""
+    when = datetime.datetime.fromtimestamp(at, datetime.UTC).date()
+    return when.isoformat() if language == "en" else short_date(when, language=language)
 
 
 def mention(user_id: int) -> str:
@@ -577,9 +649,12 @@ def mention(user_id: int) -> str:
 Names = Callable[[int], str]
 
 
-def render_anchors(anchors: Sequence[HeldAnchor], *, name: Names = mention) -> str:
+def render_anchors(
+    anchors: Sequence[HeldAnchor], *, name: Names = mention, language: Language = "en"
+) -> str:
     """The held anchors with their ids and where each came from, then the last dropped ones
     with who dropped them and why."""
+    glue = _GLUE[language]
 
     def _who(user_id: int | None) -> str:
         return "a reflection" if user_id is None else name(user_id)
@@ -591,30 +666,33 @@ def render_anchors(anchors: Sequence[HeldAnchor], *, name: Names = mention) -> s
         source = f"added by {_who(a.added_by)}" if a.added_by is not None else "by a reflection"
         if a.added_by is None and a.speaker:
             source += f" on {defang(a.speaker)}'s message"
-        lines.append(f"`#{a.id}` {defang(a.text)} ({source}, {_day(a.created_at)})")
+        added = glue.at.format(_day(a.created_at, language))
+        lines.append(f"`#{a.id}` {defang(a.text)} ({source}, {added})")
     if dropped:
         lines.append(f"**Dropped** (last {len(dropped)})")
     for a in dropped:
         assert a.dropped_at is not None
+        on = glue.on.format(_day(a.dropped_at, language))
         lines.append(
-            f"`#{a.id}` {defang(a.text)} — dropped by {_who(a.dropped_by)} on "
-            f"{_day(a.dropped_at)}: {defang(a.drop_reason or '')}"
+            f"`#{a.id}` {defang(a.text)} — dropped by {_who(a.dropped_by)} {on}: "
+            f"{defang(a.drop_reason or '')}"
         )
     return "\n".join(lines)
 
 
-def render_positions(found: Positions, *, name: Names = mention) -> str:
+def render_positions(found: Positions, *, name: Names = mention, language: Language = "en") -> str:
     """The character's positions with their ids, then the last ones a moderator dropped."""
+    glue = _GLUE[language]
     lines = [] if found.held else ["No positions yet."]
     for p in found.held:
-        since = _day(p.anchored_at)
-        lines.append(f"`#{p.id}` **{defang(p.topic)}** — {defang(p.idea)} (re-anchored {since})")
+        since = glue.reanchored.format(_day(p.anchored_at, language))
+        lines.append(f"`#{p.id}` **{defang(p.topic)}** — {defang(p.idea)} ({since})")
     if found.dropped:
         lines.append(f"**Dropped** (last {len(found.dropped)})")
     for d in found.dropped:
+        on = glue.on.format(_day(d.dropped_at, language))
         lines.append(
-            f"{defang(d.topic)} — dropped by {name(d.dropped_by)} on {_day(d.dropped_at)}: "
-            f"{defang(d.reason)}"
+            f"{defang(d.topic)} — dropped by {name(d.dropped_by)} {on}: {defang(d.reason)}"
         )
     return "\n".join(lines)
 

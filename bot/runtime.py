@@ -198,7 +198,9 @@ def character(
             persona=c.persona,
             rules=tuple(c.rules),
             zone=c.zone(),
+            language=c.language,
             key=key,
+            adult=c.adult is True,
         )
     given = c.model_fields_set
     return Character(
@@ -210,8 +212,10 @@ def character(
         examples=card.examples,
         greetings=card.greetings,
         zone=c.zone(),
+        language=c.language,
         key=key,
         avatar=card.picture,
+        adult=card.adult if c.adult == "auto" else c.adult,
     )
 
 
@@ -240,6 +244,17 @@ def cast(settings: Settings) -> tuple[Characters, list[Card]]:
     )
 
 
+def _adult_note(
+    settings: Settings, playing: Character, card: Card | None, c: CharacterSettings
+) -> str:
+    """What describe_character adds of a character for adults: where it plays, and why."""
+    if not playing.adult:
+        return ""
+    why = "its card's tags" if c.adult == "auto" and card is not None else "adult = true"
+    dms = "and DMs" if settings.discord.adult_in_dms else "not in DMs"
+    return f"; for adults ({why}): plays only in age-restricted channels, {dms}"
+
+
 def describe_character(
     settings: Settings,
     card: Card | None,
@@ -262,7 +277,7 @@ def describe_character(
 
     line = (
         f"Character {playing.name!r}: name from {source('name')}, persona from {source('persona')}"
-    )
+    ) + _adult_note(settings, playing, card, c)
     if card is None:
         return line
     parts = [

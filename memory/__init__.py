@@ -18,6 +18,7 @@ memory.recall, memory.context, memory.write, memory.vectors, memory.store, memor
     ChatBackend, Embedder         what a chat backend and an embedder offer (server_backends
                                   builds the server's; memory.backends has them all)
     Memory, Turn, Kind, Scope     the values a person's memories are shown and changed with
+    said_on, short_date, Language dates in words, in English or French (memory.context.when)
     EchoError and its tree        every error raised on purpose (memory.errors draws the tree)
 """
 
@@ -34,7 +35,7 @@ from memory.context.budget import ContextPlan, Decision
 from memory.context.builder import ContextConfig
 from memory.context.prompt import BlockKind, Character
 from memory.context.strategies import Registry, Status, load_registry
-from memory.context.when import now_line, said_on
+from memory.context.when import Language, now_line, said_on, short_date
 from memory.errors import (
     BackendError,
     BackendRefused,
@@ -125,6 +126,7 @@ __all__ = [
     "IndexerStatus",
     "InvalidInput",
     "Kind",
+    "Language",
     "LanguageReport",
     "LoreEntry",
     "LoreScope",
@@ -171,6 +173,7 @@ __all__ = [
     "said_on",
     "save_calibration",
     "server_backends",
+    "short_date",
     "unexpected",
     "valid_name",
     "with_prefixes",

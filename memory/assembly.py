@@ -23,7 +23,15 @@ from typing import Literal
 
 import httpx
 
-from memory.backends.chat import ChatBackend, Deadlined, Embedder, OllamaChat, OpenAIChat
+from memory.backends.chat import (
+    ChatBackend,
+    Deadlined,
+    Embedder,
+    OllamaChat,
+    OpenAIChat,
+    context_size_of,
+)
+from memory.backends.context_size import ContextSizes
 from memory.backends.embedders import OllamaEmbedder, OpenAIEmbedder
 from memory.backends.redact import NO_SECRETS, Secrets
 from memory.backends.structured import Mode, Negotiator
@@ -63,7 +71,8 @@ class Server:
     # Where embeddings are asked for (None: base_url).
     embeddings_url: str | None = None
     api_key: str | None = None
-    # Ollama's num_ctx: the context window the chat model is loaded with.
+    # Ollama's num_ctx: the context window the chat model is loaded with. The prompts stay
+    # within the server's own when it is smaller (memory.backends.context_size).
     context_length: int = 8192
     structured_output: Mode | None = None
     # The embedding model's task prefixes (None: from the model's family).
@@ -144,16 +153,24 @@ def server_backends(
     http: httpx.AsyncClient,
     modes: Negotiator | None = None,
     *,
+    sizes: ContextSizes | None = None,
     secrets: Secrets = NO_SECRETS,
 ) -> tuple[ChatBackend, Embedder]:
     """The chat backend and the embedder (without its task prefixes) of this server."""
     modes = modes or Negotiator(override=server.structured_output)
+    sizes = sizes or ContextSizes()
     embeddings_url = server.embeddings_url or server.base_url
     if server.backend == "openai":
         key = server.api_key
         return (
             OpenAIChat(
-                http, server.base_url, server.chat_model, api_key=key, modes=modes, secrets=secrets
+                http,
+                server.base_url,
+                server.chat_model,
+                api_key=key,
+                modes=modes,
+                sizes=sizes,
+                secrets=secrets,
             ),
             OpenAIEmbedder(
                 http, embeddings_url, server.embedding_model, api_key=key, secrets=secrets
@@ -166,6 +183,7 @@ def server_backends(
             server.chat_model,
             num_ctx=server.context_length,
             modes=modes,
+            sizes=sizes,
             secrets=secrets,
         ),
         OllamaEmbedder(http, embeddings_url, server.embedding_model, secrets=secrets),
@@ -194,7 +212,8 @@ async def open(options: Options) -> AsyncIterator[Echo]:
             await sync_card_lore(store, card)
         await casting.load(store, options.characters)
         modes = await setup.negotiator(store, override=server.structured_output)
-        direct, plain = server_backends(server, http, modes, secrets=options.secrets)
+        sizes = await setup.context_sizes(store)
+        direct, plain = server_backends(server, http, modes, sizes=sizes, secrets=options.secrets)
         embedder = with_prefixes(server, plain)
         # Turns and reflections share the bound on chat calls at once; a server learned to take
         # one request at a time gets one at a time, the replies first.
@@ -216,6 +235,7 @@ async def open(options: Options) -> AsyncIterator[Echo]:
             loop_lag=loop_lag,
             zone=options.zone,
             settle=options.settle,
+            server_context=context_size_of(direct),
         )
         worker = ReflectionWorker(
             store,

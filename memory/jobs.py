@@ -16,7 +16,8 @@ the set and to stop it. Both front ends (the Discord bot and the interactive ter
     warm-up    once, at start                                the caches of the places active
                                                              lately, built before they speak
     casting    every CASTING_EVERY (30 s)                    the characters chosen per channel
-                                                             and DM in another process are read
+                                                             and DM, and the channel modes set,
+                                                             in another process are read
     thaw       at start, then every THAW_EVERY (5 min)       when the objects frozen after large
                                                              builds grew by 50,000 or more since
                                                              the fewest counted, what they hold
@@ -64,7 +65,8 @@ REFLECT_EVERY = 5.0
 # How often an erasure a reader kept pending is tried again, and the retention rules applied.
 ERASURE_EVERY = 30.0
 RETENTION_EVERY = 3600.0
-# How often the choices of /character made in other processes (shards) are read again.
+# How often the choices of /character and /channel mode made in other processes (shards) are
+# read again.
 CASTING_EVERY = 30.0
 # How often the objects frozen after large builds are counted (memory.bulk.Thaw): at most one
 # full collection per period, which the event loop waits for.

@@ -144,6 +144,9 @@ class Exchange:
     reply: str
     # The name the reply is stored under ("": the writer's character).
     author: str = ""
+    # Earlier lines of the person's the turn answered with this message (Incoming.joined);
+    # `user_message` holds their texts, then its own.
+    joined: tuple[str, ...] = ()
 
 
 MANUAL_EXCHANGE = "manual:"

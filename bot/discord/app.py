@@ -19,6 +19,7 @@ from typing import Any
 import discord
 from discord.ext import commands
 
+from bot.discord import installs
 from bot.discord.i18n import FrenchTranslator
 from bot.discord.startup import channel_warnings
 from bot.discord.ui import EchoClient, EchoTree
@@ -40,6 +41,8 @@ EXTENSIONS = (
     "bot.discord.cogs.erasure",
     "bot.discord.cogs.following",
     "bot.discord.cogs.characters",
+    "bot.discord.cogs.channels",
+    "bot.discord.cogs.off_record",
 )
 
 
@@ -116,6 +119,7 @@ class EchoBot(EchoClient):
         await self.tree.set_translator(FrenchTranslator())
         for name in EXTENSIONS:
             await self.load_extension(name)
+        installs.mark(self.tree, user_install=self.runtime.settings.discord.user_install)
         if self.background:
             self.jobs = start_jobs(self.runtime)
         if self.sync is not Sync.NEVER:

@@ -61,6 +61,8 @@ class Playing(Protocol):
     def name(self) -> str: ...
     @property
     def avatar(self) -> bytes | None: ...
+    @property
+    def adult(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,11 +210,16 @@ class Faces:
             )
         if named and face.named:
             chunks = _headed(chunks, name_heading(face))
+        # In a thread opened from the message, the thread itself begins with it: no reply.
+        beside = getattr(channel, "id", None) != reply_to.channel.id
         sent = []
         for n, part in enumerate(chunks):
             extra: dict[str, Any] = {}
             if view is not None and n == len(chunks) - 1:
                 extra["view"] = view
+            if beside:
+                sent.append(await channel.send(part, allowed_mentions=_NONE, **extra))
+                continue
             sent.append(
                 await reply_to.reply(part, mention_author=False, allowed_mentions=_NONE, **extra)
             )

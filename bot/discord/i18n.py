@@ -89,6 +89,11 @@ FRENCH: dict[str, str] = {
     "Exclude from context": "Exclure du contexte",
     "Include in context": "Inclure dans le contexte",
     "Forget this message": "Oublier ce message",
+    "Don't remember this": "Ne retiens pas ça",
+    "receipts": "recus",
+    "A DM when I store something from your message": (
+        "Un MP quand je retiens quelque chose de ton message"
+    ),
     "forget-me": "oublie-moi",
     "Erase everything I store about you, everywhere": (
         "Effacer tout ce que je garde sur toi, partout"
@@ -146,6 +151,19 @@ FRENCH: dict[str, str] = {
     "Only what this character stores (default: every one)": (
         "Seulement ce que ce personnage garde (par défaut : tous)"
     ),
+    "channel": "salon",
+    "How the character answers in this channel": "Comment le personnage répond dans ce salon",
+    "mode": "mode",
+    "Which messages are answered here; set it with Manage Channels": (
+        "Quels messages ont une réponse ici ; à changer avec Gérer les salons"
+    ),
+    "open: every message; mention: mentions and replies; thread: a thread each": (
+        "ouvert : chaque message ; mention : mentions et réponses ; fil : un fil pour chacun"
+    ),
+    "open": "ouvert",
+    "mention": "mention",
+    "thread": "fil",
+    "default": "par défaut",
 }
 
 

@@ -138,7 +138,8 @@ class AsBot:
 
 class Streamed:
     """One reply to `message`, posted and edited while it is written by a pacing task of its
-    own: every post a reply to the message, no post or edit mentioning anyone."""
+    own: every post a reply to the message, no post or edit mentioning anyone. `where`: the
+    channel "typing…" shows in (the message's, or a thread opened from it)."""
 
     def __init__(
         self,
@@ -146,8 +147,11 @@ class Streamed:
         pace: Pace,
         counts: StreamCounts,
         speaker: Speaker | None = None,
+        *,
+        where: discord.abc.Messageable | None = None,
     ) -> None:
         self._message = message
+        self._where = where or message.channel
         self._speaker: Speaker = speaker or AsBot(message)
         # The buttons the last message carries once the reply is whole (None: none).
         self._view: discord.ui.View | None = None
@@ -165,7 +169,7 @@ class Streamed:
 
     async def __aenter__(self) -> Streamed:
         try:
-            await self._typing.enter_async_context(self._message.channel.typing())
+            await self._typing.enter_async_context(self._where.typing())
         except discord.HTTPException as exc:
             # A refused indicator (rate limit, a 5xx) must not cost the reply.
             log.info("typing indicator refused (%s): answering without it", exc.status)

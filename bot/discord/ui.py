@@ -17,6 +17,7 @@ from memory import (
     Character,
     Forbidden,
     InvalidInput,
+    Language,
     NotFound,
     Origin,
     guild_origin,
@@ -142,6 +143,12 @@ def story_here(interaction: Interaction) -> int:
     """The id the character playing here keeps this channel's (or DM's) story under."""
     cast = interaction.client.runtime.characters
     return cast.story_id(playing_here(interaction).key, story_of(interaction))
+
+
+def language_of(interaction: Interaction) -> Language:
+    """The language the caller's Discord is set to, for the dates an answer shows: French for
+    French (Discord has one French, "fr"), English for any other."""
+    return "fr" if interaction.locale is discord.Locale.french else "en"
 
 
 def origin_of(interaction: Interaction) -> Origin:

@@ -36,6 +36,7 @@ from memory import (
     Incoming,
     InvalidInput,
     Kind,
+    Language,
     Memory,
     NotFound,
     Regenerating,
@@ -54,6 +55,11 @@ PROMPT = "> "
 _VERSIONS = ("/retry", "/swipe")
 # Messages per /history page: a screenful.
 HISTORY_PAGE = 20
+# Seconds without a word from the chat server before the terminal says so, once: a small model
+# on a CPU takes 20 to 60 s for its first word, and a server that is down is said at once.
+SLOW_SERVER_SECONDS = 15.0
+# Back to the start of the line, and the line cleared (ANSI): the status line gives way.
+_CLEAR_LINE = "\r\x1b[K"
 
 
 def name_key(name: str) -> str:
@@ -128,6 +134,8 @@ class Terminal:
         self._unreflected: str | None = None
         # The greetings said before their reply (an interactive chat streams).
         self._greeted: set[str] = set()
+        # How the "is writing…" line waits (a test gives its virtual clock's).
+        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
     def say(self, text: str) -> None:
         """Print a command's answer: Discord's markdown shown as the plain text it stands for."""
@@ -170,13 +178,19 @@ class Terminal:
         self._count += 1
         source = f"terminal:{self.person}:{self._session}:{self._count}"
         name = self.playing.name
-        # Interactive: the reply is printed as it arrives. Scripted: each reply on one line.
-        streamed = _Streamed(self, name) if self.interactive else None
+        # Interactive: "is writing…" until the first words, then the reply printed as it
+        # arrives. Scripted: each reply on one line.
+        writing = _Writing(self, name) if self.interactive else None
+        streamed = _Streamed(self, name, writing) if self.interactive else None
 
         async def greet(greeting: str) -> None:
             # Streamed lines cannot be reordered: the greeting is said before the reply starts.
+            if writing is not None:
+                writing.clear()
             self._print(f"{name}: {greeting}")
             self._greeted.add(greeting)
+            if writing is not None:
+                writing.show()
 
         try:
             said = Incoming(source, self.person, self.user_name, self.person, DM_ORIGIN, text)
@@ -187,6 +201,8 @@ class Terminal:
             )
         except EchoError as exc:
             log.warning("turn failed: %s", type(exc).__name__)
+            if writing is not None:
+                writing.stop()
             if streamed is not None:
                 streamed.end()
             url = self.runtime.settings.llm.base_url
@@ -194,6 +210,9 @@ class Terminal:
             self._print(render.cannot_answer(name, exc, base_url=url) + " /retry asks again.")
             self._last = source
             return
+        finally:
+            if writing is not None:
+                writing.stop()
         if reply is None:
             return
         # The character's own words as written (its *actions* are part of the role).
@@ -329,7 +348,11 @@ class Terminal:
         told = await self._told(used)
         self.say(
             render.render_why(
-                turn, everywhere=await self._everywhere(), told=told, replaced=replaced
+                turn,
+                everywhere=await self._everywhere(),
+                told=told,
+                replaced=replaced,
+                language=self.language,
             )
         )
 
@@ -342,7 +365,7 @@ class Terminal:
                 raise InvalidInput("write /memories history:ID alone, or /memories TEXT")
             number = _id(chosen.get("history") or rest)
             chain = await versions.history(self.runtime.store, self.user_id, number)
-            self.say(render.render_versions(chain))
+            self.say(render.render_versions(chain, language=self.language))
             return
         store, never = self.runtime.store, arg == "never"
         found = await manage.list_memories(
@@ -368,6 +391,7 @@ class Terminal:
                 everywhere=await self._everywhere(),
                 told=await self._told(found),
                 replaced=replaced,
+                language=self.language,
             )
         )
 
@@ -487,8 +511,11 @@ class Terminal:
             scope=Scope(chosen.get("scope", Scope.GLOBAL.value)),
             builder=self.runtime.worker.builder,
         )
-        said = f"Memory #{outcome.memory_id}: {outcome.action}."
-        self.say(f"{said} {render.WISH_NOTE}" if kind is Kind.RULE else said)
+        self.say(
+            render.remembered(
+                outcome.memory_id, outcome.action, outcome.text, kind=kind, typed=text
+            )
+        )
 
     async def cmd_summary(self, arg: str) -> None:
         self.say(render.render_summary(await story.summary(self.runtime.store, self.story_id)))
@@ -507,7 +534,7 @@ class Terminal:
             raise InvalidInput("write /positions, or /positions drop ID REASON")
         else:
             found = await story.positions(store, self.story_id)
-            self.say(render.render_positions(found, name=self._name))
+            self.say(render.render_positions(found, name=self._name, language=self.language))
 
     async def cmd_anchors(self, arg: str) -> None:
         """/anchors · /anchors add TEXT · /anchors drop ID REASON."""
@@ -524,7 +551,12 @@ class Terminal:
             raise InvalidInput("write /anchors, /anchors add TEXT, or /anchors drop ID REASON")
         else:
             found_anchors = await story.anchors(store, self.story_id)
-            self.say(render.render_anchors(found_anchors, name=self._name))
+            self.say(render.render_anchors(found_anchors, name=self._name, language=self.language))
+
+    @property
+    def language(self) -> Language:
+        """The language dates are shown in here: [terminal] language."""
+        return self.runtime.settings.terminal.language
 
     def _name(self, user_id: int) -> str:
         # Only the terminal's person moderates their story.
@@ -670,16 +702,58 @@ class Terminal:
             await asyncio.gather(*self._background, return_exceptions=True)
 
 
+class _Writing:
+    """The line an interactive chat shows while the character writes ("Écho is writing…", as
+    Discord shows typing), and once, past SLOW_SERVER_SECONDS without a word from the server,
+    that it is still waiting. It gives way to the first words of the reply, and is cleared when
+    the turn ends however it ends."""
+
+    def __init__(self, terminal: Terminal, name: str) -> None:
+        self.terminal = terminal
+        self.line = f"{name} is writing…"
+        self._shown = False
+        self._stopped = False
+        self.show()
+        self._slow = asyncio.create_task(self._wait_for_server())
+
+    async def _wait_for_server(self) -> None:
+        await self.terminal.sleep(SLOW_SERVER_SECONDS)
+        self.line += (
+            f" (no word from the server after {SLOW_SERVER_SECONDS:.0f} s: a model on a CPU"
+            " may take a minute; Ctrl-C stops)"
+        )
+        if self._shown:
+            self.clear()
+            self.show()
+
+    def show(self) -> None:
+        if not self._stopped and not self._shown:
+            self.terminal._print(self.line, end="")
+            self._shown = True
+
+    def clear(self) -> None:
+        if self._shown:
+            self.terminal._print(_CLEAR_LINE, end="")
+            self._shown = False
+
+    def stop(self) -> None:
+        """The reply begins or the turn ended: the line goes, and never comes back."""
+        self.clear()
+        self._stopped = True
+        self._slow.cancel()
+
+
 class _Streamed:
     """A reply printed as it arrives: what is new in each text is appended to its line. The
     configured secrets are taken out as for every line printed: the end of the text, where one
     may be still arriving, waits until it is known whole."""
 
-    def __init__(self, terminal: Terminal, name: str) -> None:
+    def __init__(self, terminal: Terminal, name: str, writing: _Writing | None = None) -> None:
         self.terminal = terminal
         self.name = name
         self.printed = ""
         self._open = False
+        self._writing = writing
 
     async def __call__(self, text: str) -> None:
         secrets = self.terminal.runtime.secrets
@@ -691,6 +765,8 @@ class _Streamed:
         if not text.startswith(self.printed) or text == self.printed:
             return
         if not self._open:
+            if self._writing is not None:
+                self._writing.stop()
             self.terminal._print(f"{self.name}: ", end="")
             self._open = True
         self.terminal._print(text[len(self.printed) :], end="")

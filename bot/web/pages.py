@@ -5,11 +5,25 @@ a time)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from bot.web import charts
-from bot.web.html import Html, ago, counts, el, empty, esc, link, ms, page, pairs, table, when
+from bot.web.html import (
+    Html,
+    ago,
+    counts,
+    el,
+    empty,
+    esc,
+    join,
+    link,
+    ms,
+    page,
+    pairs,
+    table,
+    when,
+)
 from memory import IndexerStatus, Memory, Reason, Selected, Store
 from memory.manage import casting
 from memory.manage import dashboard as board
@@ -49,12 +63,12 @@ def card(value: object, label: str) -> Html:
     )
 
 
-def person_link(user_id: int, names: Mapping[int, str]) -> Html:
-    """A person as the operator knows them: the name they last wrote under, the id beside it
-    ("no name" for one with no message kept, an imported person)."""
-    name = names.get(user_id)
-    shown = f"{name} · {user_id}" if name else f"no name · {user_id}"
-    return link(f"/people/{user_id}", shown)
+def person_link(user_id: int, known: Mapping[int, board.Known]) -> Html:
+    """A person as the operator knows them: the name they last wrote under, their own id
+    beside it whichever character's id this is ("no name" for one with no message kept, an
+    imported person); the link goes to this id's memories."""
+    who = known.get(user_id, board.Known(None, user_id))
+    return link(f"/people/{user_id}", f"{who.name or 'no name'} · {who.person}")
 
 
 def date(at: float | None) -> Html:
@@ -62,7 +76,11 @@ def date(at: float | None) -> Html:
     return el("span", when(at), class_="when")
 
 
-def where_learned(m: Memory) -> str:
+def where_learned(m: Memory, terminal: Collection[int] = ()) -> str:
+    """Where a memory was learned; `terminal` holds the ids of the people who talk in the
+    terminal chat (board.in_terminal), whose DMs are the terminal."""
+    if m.origin == "dm" and m.user_id in terminal:
+        return f"the terminal's story {m.story_id}" if m.scope.value == "story" else "the terminal"
     if m.scope.value == "story":
         return f"story {m.story_id}"
     return "DMs" if m.origin == "dm" else f"server {m.origin}"
@@ -387,7 +405,8 @@ async def health(view: View, params: Mapping[str, str]) -> Html:
     )
     body.append(el("h2", f"Never served, oldest first ({s.never_served})"))
     if h.never_served:
-        names = await board.names(view.store, [m.user_id for m in h.never_served])
+        names = await board.known(view.store, [m.user_id for m in h.never_served])
+        terminal = await board.in_terminal(view.store, [m.user_id for m in h.never_served])
         body.append(
             table(
                 ("memory", "person", "kind", "where learned", "created", "candidate", "text"),
@@ -396,7 +415,7 @@ async def health(view: View, params: Mapping[str, str]) -> Html:
                         f"#{m.id}",
                         person_link(m.user_id, names),
                         m.kind.value,
-                        where_learned(m),
+                        where_learned(m, terminal),
                         date(m.created_at),
                         m.candidate_count,
                         el("span", m.text, class_="memory-text"),
@@ -450,8 +469,9 @@ async def people(view: View, params: Mapping[str, str]) -> Html:
     page_no = number(params, "page", 0, 0, 1_000_000)
     found, total = await board.people(view.store, page=page_no)
     covers = (
-        "All time: everyone with a memory or a recorded turn; last turn among the turns "
-        "kept for /why (the last 20 per person and place)."
+        "All time: everyone with a memory or a recorded turn, one row each by their own id; "
+        "each character keeps their memories apart (its key opens them); last turn among the "
+        "turns kept for /why (the last 20 per person and place)."
     )
     if not total:
         return page(
@@ -462,8 +482,8 @@ async def people(view: View, params: Mapping[str, str]) -> Html:
         )
     rows = [
         (
-            link(f"/people/{p.user_id}", p.owner),
-            p.character or "—",
+            link(f"/people/{_ids(p)[0][0]}", p.user_id),
+            join((link(f"/people/{i}", key or "—") for i, key in _ids(p)), ", "),
             p.name or "—",
             p.memories,
             when(p.last_turn_at),
@@ -474,13 +494,18 @@ async def people(view: View, params: Mapping[str, str]) -> Html:
         "People",
         covers,
         table(
-            ("person id", "character", "display name last seen", "memories", "last turn"),
+            ("person id", "characters", "display name last seen", "memories", "last turn"),
             rows,
             class_="people",
         ),
         _pager("/people", page_no, len(found), total),
         here="/people",
     )
+
+
+def _ids(p: board.PersonRow) -> list[tuple[int, str | None]]:
+    """A person's ids, their own (the home character's) first."""
+    return sorted(p.ids or [(p.user_id, None)], key=lambda i: (i[0] != p.user_id, i[1] or ""))
 
 
 def _filter(params: Mapping[str, str]) -> tuple[board.MemoryFilter, int]:
@@ -510,12 +535,21 @@ def _filter(params: Mapping[str, str]) -> tuple[board.MemoryFilter, int]:
     return chosen, page_no
 
 
-def _usable(m: Memory, served: str) -> str:
+def _usable(m: Memory, served: str, terminal: Collection[int]) -> str:
     if m.scope.value == "story":
-        return f"story {m.story_id} only"
+        return f"{where_learned(m, terminal)} only"
+    if m.origin == "dm" and m.user_id in terminal and served != "everywhere":
+        return "the terminal only"
     if m.origin == "dm":
         return "DMs only"
     return "every server and DMs" if served == "everywhere" else f"server {m.origin} only"
+
+
+async def _person_title(view: View, user_id: int, name: str | None) -> str:
+    """ "Person ID (name)" by the person's own id, and the character whose id this is."""
+    person, key = await casting.owner(view.store, user_id)
+    said = f" ({name})" if name else ""
+    return f"Person {person}{said}" + (f", as {key} knows them" if key else "")
 
 
 def _ratio(m: Memory) -> str:
@@ -528,7 +562,7 @@ async def person(view: View, params: Mapping[str, str], user_id: int) -> Html:
     chosen, page_no = _filter(params)
     p = await board.person(view.store, user_id, chosen)
     served = p.served or view.memories_served
-    title = f"Person {user_id}" + (f" ({p.name})" if p.name else "")
+    title = await _person_title(view, user_id, p.name)
     covers = (
         f"All time: their memories and each one's counters since it was created. Where "
         f"usable follows their /privacy choice: {served}"
@@ -576,12 +610,13 @@ async def person(view: View, params: Mapping[str, str], user_id: int) -> Html:
             else "No memory matches these filters."
         )
         return page(title, covers, form, body, here="/people")
+    terminal = await board.in_terminal(view.store, [m.user_id for m in p.memories])
     rows = [
         (
             link(f"/people/{user_id}/memories/{m.id}", f"#{m.id}"),
             m.kind.value,
             m.scope.value,
-            _usable(m, served),
+            _usable(m, served, terminal),
             "pinned" if m.pinned else "",
             m.candidate_count,
             m.served_count,
@@ -625,12 +660,13 @@ async def person(view: View, params: Mapping[str, str], user_id: int) -> Html:
 
 async def memory(view: View, params: Mapping[str, str], user_id: int, memory_id: int) -> Html:
     chain = await board.memory(view.store, user_id, memory_id)
-    title = f"Memory #{memory_id} of person {user_id}"
+    person, _ = await casting.owner(view.store, user_id)
+    title = f"Memory #{memory_id} of person {person}"
     covers = (
         "Its wording now and since when, then each earlier one with the dates it held and "
         "what ended it: a replacement, an edit, a restore."
     )
-    back = el("p", link(f"/people/{user_id}", f"All memories of person {user_id}"))
+    back = el("p", link(f"/people/{user_id}", f"All memories of person {person}"))
     if chain is None:
         return page(
             title,
@@ -640,12 +676,13 @@ async def memory(view: View, params: Mapping[str, str], user_id: int, memory_id:
             here="/people",
         )
     m = chain.memory
+    terminal = await board.in_terminal(view.store, [m.user_id])
     now = table(
         ("kind", "where learned", "pin", "created", "this wording since", "text"),
         [
             (
                 m.kind.value,
-                where_learned(m),
+                where_learned(m, terminal),
                 "pinned" if m.pinned else "",
                 date(m.created_at),
                 date(chain.since),
@@ -706,14 +743,22 @@ async def turns(view: View, params: Mapping[str, str]) -> Html:
             ),
             here="/turns",
         )
-    names = await board.names(view.store, [t.turn.user_id for t in found])
-    shown = (_turn(t, i == 0, names) for i, t in enumerate(found))
+    names = await board.known(view.store, [t.turn.user_id for t in found])
+    terminal = await board.in_terminal(view.store, [t.turn.user_id for t in found])
+    shown = (_turn(t, i == 0, names, terminal) for i, t in enumerate(found))
     return page("Turns", covers, *shown, here="/turns")
 
 
-def _turn(recent: board.RecentTurn, first: bool, names: Mapping[int, str]) -> Html:
+def _turn(
+    recent: board.RecentTurn,
+    first: bool,
+    names: Mapping[int, board.Known],
+    terminal: Collection[int],
+) -> Html:
     t, plan = recent.turn, recent.plan
     place = "DMs" if recent.origin == "dm" else f"server {recent.origin}"
+    if recent.origin == "dm" and t.user_id in terminal:
+        place = "the terminal"
     state = el("span", "degraded", class_="tag bad") if t.degraded else ""
     latency = f" · {plan.latency_ms:,.0f} ms" if plan else ""
     summary = el(
@@ -799,7 +844,7 @@ async def stories(view: View, params: Mapping[str, str]) -> Html:
             here="/stories",
         )
     talking = await board.speakers(view.store, [s.story_id for s in found])
-    names = await board.names(view.store, [u for ids in talking.values() for u in ids])
+    names = await board.known(view.store, [u for ids in talking.values() for u in ids])
 
     def who(story_id: int) -> Html | str:
         ids = talking.get(story_id, [])
@@ -837,7 +882,7 @@ async def story(view: View, params: Mapping[str, str], story_id: int) -> Html:
 
     people = [a.added_by for a in s.anchors] + [a.dropped_by for a in s.anchors]
     people += [d.dropped_by for d in s.positions.dropped] + [c.user_id for c in s.state_changes]
-    names = await board.names(view.store, [p for p in people if p is not None])
+    names = await board.known(view.store, [p for p in people if p is not None])
 
     def who(user_id: int | None) -> Html | str:
         return "a reflection" if user_id is None else person_link(user_id, names)

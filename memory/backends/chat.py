@@ -6,7 +6,10 @@ server) and sends through memory.backends.http, which bounds each call by its de
 body's size and turns every failure into the typed errors of memory.errors. A structured
 request goes through memory.backends.structured: the mode each server accepts is learned. A
 turn's reply streams (memory.backends.streaming) from a server that can, learned the same way.
-The embedding clients are in memory.backends.embedders.
+The context each server takes is asked of it once, or read in its refusal of a prompt too long
+(memory.backends.context_size); a stream that reported no prompt token count is counted by the
+server now and then (memory.backends.token_count). The embedding clients are in
+memory.backends.embedders.
 
 Every message goes out with its chat-template control tokens broken (memory.text), whoever wrote
 it: Ollama and llama.cpp apply the model's template to the text and tokenize the result, so a
@@ -18,12 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import httpx
 
+from memory.backends.context_size import ContextSizes, ask_context, refused_context
 from memory.backends.http import (
     ACCEPT_ENCODING,
     bounded,
@@ -33,7 +37,7 @@ from memory.backends.http import (
     timeouts,
 )
 from memory.backends.redact import NO_SECRETS, Secrets, redact
-from memory.backends.streaming import ChatStream, Piece, about_stream, streamed
+from memory.backends.streaming import ChatStream, EmptyStream, Piece, about_stream, streamed
 from memory.backends.structured import (
     OLLAMA_MODES,
     OPENAI_MODES,
@@ -43,7 +47,8 @@ from memory.backends.structured import (
     prompted,
     response_format,
 )
-from memory.errors import BackendResponseError, BackendUnavailable
+from memory.backends.token_count import TokenCounter
+from memory.errors import BackendRefused, BackendResponseError, BackendUnavailable
 from memory.text import break_control_tokens
 
 log = logging.getLogger(__name__)
@@ -103,6 +108,13 @@ def stream_of(
     return ChatStream(whole)
 
 
+def context_size_of(backend: ChatBackend) -> Callable[[], Awaitable[int | None]] | None:
+    """What tells the context this backend's server takes (None: a backend that cannot say,
+    as written before it could)."""
+    found: Callable[[], Awaitable[int | None]] | None = getattr(backend, "context_size", None)
+    return found
+
+
 class Embedder(Protocol):
     model: str
 
@@ -125,16 +137,47 @@ def _int(value: object) -> int | None:
 
 class _StructuredChat:
     """What both chat clients share: a plain call, or a structured one sent in the mode this
-    server accepts, learned once (memory.backends.structured)."""
+    server accepts, learned once (memory.backends.structured); the context this server takes,
+    asked once or learned from its refusal (memory.backends.context_size)."""
 
     http: httpx.AsyncClient
     base_url: str
     url: str
     model: str
     modes: Negotiator
+    sizes: ContextSizes
+    kind: Literal["ollama", "openai"]
     server_modes: tuple[Mode, ...]
     headers: Mapping[str, str]
     secrets: Secrets
+    counter: TokenCounter | None = None
+    # A stream that ended before its first event is asked again whole (OpenAI-compatible
+    # servers: llama-cpp-python refuses a prompt over its context so); an Ollama stream that
+    # breaks there fails, as a server that went down.
+    whole_after_empty = False
+
+    async def context_size(self) -> int | None:
+        """The context this server takes for the model (None: it says none, and has refused
+        no prompt yet): asked of it the first time, then known."""
+
+        async def ask() -> int | None:
+            return await ask_context(
+                self.http,
+                self.kind,
+                self.base_url,
+                self.model,
+                headers=self.headers,
+                secrets=self.secrets,
+            )
+
+        return await self.sizes.resolve(self.base_url, self.model, ask)
+
+    async def _learn_refusal(self, exc: BackendResponseError) -> None:
+        """Learn the context a refusal names (a prompt too long for the server)."""
+        text = exc.detail if isinstance(exc, BackendRefused) else str(exc)
+        tokens = refused_context(text)
+        if tokens is not None:
+            await self.sizes.learn(self.base_url, self.model, tokens, "refusal")
 
     def _format(self, mode: Mode, schema: Mapping[str, Any]) -> dict[str, Any] | str | None:
         raise NotImplementedError
@@ -163,15 +206,19 @@ class _StructuredChat:
         max_tokens: int | None,
     ) -> ChatResult:
         payload = self._payload(messages, format_, max_tokens, stream=False)
-        data = await post_json(
-            self.http,
-            self.url,
-            payload,
-            deadline=deadline,
-            cap=MAX_CHAT_BODY,
-            headers=self.headers,
-            secrets=self.secrets,
-        )
+        try:
+            data = await post_json(
+                self.http,
+                self.url,
+                payload,
+                deadline=deadline,
+                cap=MAX_CHAT_BODY,
+                headers=self.headers,
+                secrets=self.secrets,
+            )
+        except BackendResponseError as exc:
+            await self._learn_refusal(exc)
+            raise
         return self._parsed(data)
 
     def _block(self, data: Any) -> tuple[str, int | None, int | None]:
@@ -211,7 +258,21 @@ class _StructuredChat:
                         received = True
                         await self.modes.learn_streams(self.base_url, self.model, out.streamed)
                     yield piece
+            except EmptyStream:
+                if received or not self.whole_after_empty:
+                    raise
+                # Asked again whole: its answer says what went wrong (llama-cpp-python refuses
+                # so a prompt longer than its context, with the context in its words).
+                result = await self._after_empty(sent, end, max_tokens)
+                out.prompt_tokens, out.completion_tokens = (
+                    result.prompt_tokens,
+                    result.completion_tokens,
+                )
+                out.streamed = False
+                yield result.content
+                return
             except BackendResponseError as exc:
+                await self._learn_refusal(exc)
                 if received or not about_stream(exc, self.url):
                     raise
                 log.warning(
@@ -223,8 +284,31 @@ class _StructuredChat:
                 left = max(0.001, end - loop.time())
                 async for piece in self._whole(out, sent, left, max_tokens):
                     yield piece
+                return
+            if out.prompt_tokens is None and out.streamed and self.counter is not None:
+                text = "\n".join(m["content"] for m in sent)
+                out.counted = await self.counter.count(text)
 
         return ChatStream(pieces)
+
+    async def _after_empty(
+        self, messages: Sequence[Message], end: float, max_tokens: int | None
+    ) -> ChatResult:
+        """The whole answer, after a stream that ended before its first event. The server may
+        close the connection that stream came on as the next request takes it (llama-cpp-python
+        does): a request dropped so is sent once more."""
+        loop = asyncio.get_running_loop()
+        for attempt in (1, 2):
+            try:
+                return await self._send(messages, None, max(0.001, end - loop.time()), max_tokens)
+            except BackendUnavailable as exc:
+                cause = exc.__cause__
+                dropped = isinstance(cause, httpx.TransportError) and not isinstance(
+                    cause, httpx.TimeoutException
+                )
+                if attempt == 2 or not dropped:
+                    raise
+        raise AssertionError("unreachable")
 
     async def _whole(
         self,
@@ -271,6 +355,7 @@ class OllamaChat(_StructuredChat):
         *,
         num_ctx: int = 8192,
         modes: Negotiator | None = None,
+        sizes: ContextSizes | None = None,
         secrets: Secrets = NO_SECRETS,
     ) -> None:
         self.http = http
@@ -279,9 +364,11 @@ class OllamaChat(_StructuredChat):
         self.model = model
         self.num_ctx = num_ctx
         self.modes = modes or Negotiator()
+        self.sizes = sizes or ContextSizes()
         self.secrets = secrets
 
     server_modes = OLLAMA_MODES
+    kind: Literal["ollama", "openai"] = "ollama"
 
     def _format(self, mode: Mode, schema: Mapping[str, Any]) -> dict[str, Any] | str | None:
         return ollama_format(mode, schema)
@@ -367,6 +454,7 @@ class OpenAIChat(_StructuredChat):
         *,
         api_key: str | None = None,
         modes: Negotiator | None = None,
+        sizes: ContextSizes | None = None,
         secrets: Secrets = NO_SECRETS,
     ) -> None:
         self.http = http
@@ -375,10 +463,18 @@ class OpenAIChat(_StructuredChat):
         self.model = model
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.modes = modes or Negotiator()
+        self.sizes = sizes or ContextSizes()
         # The key it sends is one even when the configuration's were not given.
         self.secrets = secrets.including(api_key)
+        # Its streams may report no prompt count (llama-cpp-python's never do): then the
+        # server counts now and then (memory.backends.token_count).
+        self.counter = TokenCounter(
+            http, self.base_url, model, headers=self.headers, secrets=self.secrets
+        )
 
     server_modes = OPENAI_MODES
+    kind: Literal["ollama", "openai"] = "openai"
+    whole_after_empty = True
 
     def _format(self, mode: Mode, schema: Mapping[str, Any]) -> dict[str, Any] | str | None:
         return response_format(mode, schema)

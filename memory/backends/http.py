@@ -55,11 +55,37 @@ async def post_json(
 ) -> Any:
     """POST `payload` and return the JSON answer; every failure is a BackendError whose text
     carries no credential (none of `secrets` either)."""
+    return await _json_answer(http, "POST", url, payload, deadline, cap, headers, secrets)
+
+
+async def get_json(
+    http: httpx.AsyncClient,
+    url: str,
+    *,
+    deadline: float,
+    cap: int,
+    headers: Mapping[str, str] | None = None,
+    secrets: Secrets = NO_SECRETS,
+) -> Any:
+    """GET `url` and return the JSON answer, bounded and its failures typed as `post_json`'s."""
+    return await _json_answer(http, "GET", url, None, deadline, cap, headers, secrets)
+
+
+async def _json_answer(
+    http: httpx.AsyncClient,
+    method: str,
+    url: str,
+    payload: Mapping[str, Any] | None,
+    deadline: float,
+    cap: int,
+    headers: Mapping[str, str] | None,
+    secrets: Secrets,
+) -> Any:
     sent = {**(headers or {}), "Accept-Encoding": ACCEPT_ENCODING}
     async with (
         bounded(url, deadline, secrets),
         http.stream(
-            "POST", url, json=payload, headers=sent, timeout=timeouts(http, deadline)
+            method, url, json=payload, headers=sent, timeout=timeouts(http, deadline)
         ) as response,
     ):
         status = response.status_code

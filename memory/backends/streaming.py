@@ -17,6 +17,11 @@ bytes, so a line or a UTF-8 character cut between network chunks is whole again 
 decoded. A stream that ends before its last line or event, or a line that is not JSON, is a
 BackendError raised where it happens: the text already yielded stays the caller's.
 
+A stream that ends before its first line or event, or whose connection breaks then, is an
+`EmptyStream`: a server that fails a request after answering 200 ends so (llama-cpp-python,
+asked to stream a prompt longer than its context, closes the connection), and the client asks
+it again whole, once, to read its words.
+
 A server that answers in another media type (application/json: one block) has not streamed: the
 block is read as the non-streamed answer is, and `ChatStream.streamed` says so, for the
 client to remember (memory.backends.structured.Negotiator keeps it per server).
@@ -47,6 +52,10 @@ _ABOUT_STREAM = re.compile(r"(?i)\bstream")
 MAX_LINE_BYTES = 256 * 1024
 
 
+class EmptyStream(BackendUnavailable):
+    """The stream ended before its first line or event: the server said nothing of why."""
+
+
 class ChatStream:
     """A reply's pieces of text as they arrive (iterate it), then what the server reported:
     the token counts (None when it gave none) and whether it streamed at all (False, known
@@ -61,6 +70,9 @@ class ChatStream:
         # The stream ended with its end mark ([DONE]) but no reply said complete: a server that
         # stops a reply when another request comes (llama-cpp-python's, by default) ends so.
         self.cut_short = False
+        # The server's tokenizer's count of the messages' texts alone, without their chat
+        # template: asked of a server whose stream reported no prompt count (`prompt_tokens`).
+        self.counted: int | None = None
         self._pieces = pieces(self)
 
     def __aiter__(self) -> ChatStream:
@@ -83,6 +95,7 @@ class ChatStream:
         self.prompt_tokens, self.completion_tokens = other.prompt_tokens, other.completion_tokens
         self.streamed = other.streamed
         self.cut_short = other.cut_short
+        self.counted = other.counted
 
 
 class Lines:
@@ -196,8 +209,10 @@ async def streamed(
                 text, out.prompt_tokens, out.completion_tokens = block(data)
                 yield text
                 return
-            finished = False
-            async for piece in _pieces(chunks, kind == EVENT_STREAM, parse, url, secrets):
+            finished = started = False
+            pieces = _pieces(chunks, kind == EVENT_STREAM, parse, url, secrets)
+            async for piece in _started(pieces, url, secrets):
+                started = True
                 if piece.prompt_tokens is not None or piece.completion_tokens is not None:
                     out.prompt_tokens, out.completion_tokens = (
                         piece.prompt_tokens,
@@ -212,11 +227,34 @@ async def streamed(
                     return
             if finished:
                 return
+            if not started:
+                raise EmptyStream(secrets.redact(f"{url}: the answer ended before its first event"))
             raise BackendUnavailable(
                 secrets.redact(f"{url}: the answer ended before the reply was complete")
             )
         finally:
             await response.aclose()
+
+
+async def _started(
+    pieces: AsyncIterator[Piece], url: str, secrets: Secrets
+) -> AsyncIterator[Piece]:
+    """The pieces; a connection that breaks before the first is an EmptyStream (llama-cpp-python
+    closes it so when it refuses a streamed prompt too long for its context)."""
+    first = True
+    try:
+        async for piece in pieces:
+            first = False
+            yield piece
+    except httpx.TimeoutException:
+        raise
+    except httpx.HTTPError as exc:
+        if not first:
+            raise
+        reason = f"{type(exc).__name__}: {exc}"
+        raise EmptyStream(
+            secrets.redact(f"{url}: the answer ended before its first event ({reason})")
+        ) from exc
 
 
 async def _pieces(

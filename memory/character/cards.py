@@ -153,6 +153,19 @@ class Card:
     extra: dict[str, Any] = field(default_factory=dict)
     # The PNG file the card came in (its picture), None for a JSON card.
     picture: bytes | None = field(default=None, repr=False, compare=False)
+    # Its tags (`data.tags`), as the card wrote them.
+    tags: tuple[str, ...] = ()
+
+    @property
+    def adult(self) -> bool:
+        """Whether its tags mark it for adults only."""
+        return any(t.strip().casefold() in ADULT_TAGS for t in self.tags)
+
+
+# The tags that mark a card for adults only, in any case. The specs define `tags` as free
+# strings; the card sites and front ends that share cards mark adult ones "NSFW" (most), and
+# some "adult" or "18+". Known miss: a card whose adult content no tag says.
+ADULT_TAGS = frozenset({"nsfw", "adult", "18+"})
 
 
 # What to do about a file that is not a card, said after what is wrong with it.
@@ -314,7 +327,15 @@ def parse_card(
         digest=digest,
         report=report,
         extra={k: v for k, v in data.items() if k not in _DATA_FIELDS},
+        tags=_tags(data.get("tags")),
     )
+
+
+def _tags(value: Any) -> tuple[str, ...]:
+    """A card's tags: its strings, in order (a card with no list has none)."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(clean(t) for t in value if isinstance(t, str) and t.strip())
 
 
 def _well_formed(value: Any) -> Any:

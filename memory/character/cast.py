@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
+from memory.character.modes import ChannelModes
 from memory.character.names import valid_name
 from memory.context.prompt import Character
 from memory.errors import InvalidInput
@@ -40,7 +41,9 @@ class Characters:
     """The cast: each character by key, the default one, and where each plays.
 
     `channels`: the configured channel of each character; `chosen`: what moderators chose per
-    channel and people per DM (persisted; see memory/store/tables/characters.py), on top of it."""
+    channel and people per DM (persisted; see memory/store/tables/characters.py), on top of it;
+    `modes`: how they answer in the channels a moderator set a mode for (memory/character/modes.py),
+    read again with the choices."""
 
     def __init__(
         self,
@@ -68,6 +71,7 @@ class Characters:
         self.changes = 0
         self.home = home or self.default.key
         self.shared = shared
+        self.modes = ChannelModes()
 
     def __iter__(self) -> Iterator[Character]:
         return iter(self._by_key.values())

@@ -48,6 +48,15 @@ class Budget:
         return self.context_length - self.response_tokens
 
 
+def within(context_length: int, response_tokens: int, server: int | None) -> Budget:
+    """The budget of the configured numbers within the server's context (None: unknown): the
+    smaller context, and the reply's room at most half of it when the server's is the smaller
+    (a configured 1,024 for the reply would leave nothing of a 512-token context)."""
+    if server is None or server >= context_length:
+        return Budget(context_length, response_tokens)
+    return Budget(server, max(1, min(response_tokens, server // 2)))
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What happened to one block, why, and its own token estimate."""

@@ -1,19 +1,20 @@
 """Gather a turn's prompt blocks and plan them under the token budget.
 
 The story's part comes from the turn's one read of it (memory.context.story_view), the lore and the
-estimator's calibration from the store. The same plan serves the turn and the `/context`
-preview (which writes nothing). After a turn, the backend's token count calibrates the
-estimator, and a new condensed history is stored.
+estimator's calibration from the store. The budget is the configured one within the context the
+chat server takes, when it says it (memory.backends.context_size). The same plan serves the turn
+and the `/context` preview (which writes nothing). After a turn, the backend's token count
+calibrates the estimator, and a new condensed history is stored.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from memory.context.budget import Budget, ContextPlan, assemble
+from memory.context.budget import Budget, ContextPlan, assemble, within
 from memory.context.lore import activate
 from memory.context.prompt import (
     Block,
@@ -54,6 +55,8 @@ LORE_DEPTH = 4
 # Share of the prompt budget lore may take; the best-ranked entries go first.
 LORE_SHARE = 0.25
 PREVIEW_INPUT = "…"
+
+ServerContext = Callable[[], Awaitable[int | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +106,11 @@ class ContextBuilder:
         config: ContextConfig | None = None,
         registry: Registry | None = None,
         clock: Callable[[], float] = time.time,
+        server_context: ServerContext | None = None,
     ) -> None:
         self.store = store
+        # The context the chat server takes (None: it says none): the budget's cap.
+        self.server_context = server_context
         self.character = character
         self.chat_model = chat_model
         self.config = config or ContextConfig()
@@ -125,6 +131,11 @@ class ContextBuilder:
                     else Estimator(self.chat_model, *saved)
                 )
         return self._estimator
+
+    async def budget(self) -> Budget:
+        """The configured budget, within the context the chat server takes when it is known."""
+        server = await self.server_context() if self.server_context is not None else None
+        return within(self.config.context_length, self.config.response_tokens, server)
 
     async def strategy_for(self, story_id: int) -> Strategy:
         return self._strategy(story_id, await stored.strategy(self.store, story_id))
@@ -167,6 +178,7 @@ class ContextBuilder:
         story as the turn read it; the messages said in `window` ([start, end), the time the
         message names) are the last history to go."""
         estimator = await self.estimator()
+        budget = await self.budget()
         messages = story.history
         kept = [m for m in messages if not m.excluded]
         excluded: list[tuple[Block, str]] = [
@@ -179,23 +191,23 @@ class ContextBuilder:
             s.memory.id: lexical_similarity(current, s.memory.text) if s.score is None else s.score
             for s in selected
         }
-        lore, over = await self._lore(estimator, origin, current, kept, user_name)
+        lore, over = await self._lore(estimator, budget, origin, current, kept, user_name)
         excluded += over
-        now, zone = self.clock(), self.character.zone
-        silence = gap_line(messages[-1].created_at, now, zone) if messages else ""
+        now, zone, language = self.clock(), self.character.zone, self.character.language
+        silence = gap_line(messages[-1].created_at, now, zone, language) if messages else ""
         blocks = [
             *persona_blocks(self.character, selected, user_name=user_name, now=now),
             *story_blocks(story_context(story)),
-            *memory_blocks(selected, relevance, now=now, zone=zone),
+            *memory_blocks(selected, relevance, now=now, zone=zone, language=language),
             *lore,
-            *history_blocks(kept, zone=zone),
+            *history_blocks(kept, zone=zone, language=language),
             _input(user_name, text, silence),
         ]
         c = self.config
-        return assemble(
+        plan = assemble(
             blocks,
             strategy=self._strategy(story.story_id, story.strategy),
-            budget=c.budget,
+            budget=budget,
             estimator=estimator,
             user_name=user_name,
             previous_condensed=story.condensed,
@@ -204,10 +216,18 @@ class ContextBuilder:
             vector_keep=c.vector_keep,
             preferred_history=_said_in(kept, window),
         )
+        if budget.context_length < c.context_length:
+            note = (
+                f"the chat server takes {budget.context_length} tokens of context, fewer than "
+                f"context_length ({c.context_length}): the prompt is kept within it"
+            )
+            plan = replace(plan, notes=(*plan.notes, note))
+        return plan
 
     async def _lore(
         self,
         estimator: Estimator,
+        budget: Budget,
         origin: str,
         text: str,
         kept: Sequence[HistoryMessage],
@@ -222,7 +242,7 @@ class ContextBuilder:
         fired = activate(
             entries, conversation, depth=self.config.lore_depth, character=self.character.name
         )
-        cap = int(self.config.budget.prompt * self.config.lore_share)
+        cap = int(budget.prompt * self.config.lore_share)
         spent: dict[str, int] = {}
         used = 0
         inside, over = [], []
@@ -248,7 +268,7 @@ class ContextBuilder:
         saves it: every process on the database learns from every other's reports, and none
         overwrites another's."""
         loaded = await self.estimator()
-        raw, length = raw_messages(plan.messages), self.config.context_length
+        raw, length = raw_messages(plan.messages), plan.budget.context_length
         condensed = plan.condensed
 
         async def learn(tx: Tx) -> tuple[Estimator, Observation]:

@@ -20,7 +20,7 @@ from enum import StrEnum
 
 from memory.context.lore import Activation, fill_char
 from memory.context.tokens import PER_MESSAGE, REPLY_PRIMING, raw_count
-from memory.context.when import gap_line, now_line, said_on
+from memory.context.when import Language, gap_line, now_line, said_on
 from memory.model import Reason, Selected
 from memory.store.tables.history import HistoryMessage
 
@@ -38,10 +38,15 @@ class Character:
     greetings: tuple[str, ...] = ()
     # Where the character lives: the prompt's day and time, and the dates of memories.
     zone: tzinfo = UTC
+    # The language its prompt's dates are written in (the day and time, when a memory was
+    # said, a silence in the history).
+    language: Language = "en"
     # The configuration's key for it ([[characters]] key): what its memories are kept under.
     key: str = "default"
     # The card's PNG picture (the face a front end may show), None without one.
     avatar: bytes | None = field(default=None, repr=False, compare=False)
+    # For adults only: a front end plays it only where its platform allows adult content.
+    adult: bool = False
 
 
 # Where a character card says {{user}}: the speaker's display name, filled in at prompt time
@@ -275,7 +280,7 @@ def persona_blocks(
     persona = fill_user(persona, PERSON_IN_INSTRUCTIONS)
     out = [block(BlockKind.PERSONA, "persona", persona, label=character.name)]
     if now is not None:
-        out.append(block(BlockKind.NOW, "now", now_line(now, character.zone)))
+        out.append(block(BlockKind.NOW, "now", now_line(now, character.zone, character.language)))
     rules = list(character.rules)
     if rules:
         text = "Rules you always follow:\n" + "\n".join(f"- {r}" for r in rules)
@@ -333,16 +338,19 @@ def memory_blocks(
     *,
     now: float | None = None,
     zone: tzinfo = UTC,
+    language: Language = "en",
 ) -> list[Block]:
     """One block per selected memory, in rank; a person's "rules" first, as their wishes.
-    Given `now`, each says when its wording was said ("12 Nov, three weeks ago")."""
+    Given `now`, each says when its wording was said ("12 Nov, three weeks ago"), in
+    `language`."""
     out = []
     notes = sorted(selected, key=lambda s: s.reason is not Reason.RULE)
     for rank, s in enumerate(notes):
         m = s.memory
         what = WISH if s.reason is Reason.RULE else m.kind.value
         # The current wording's date: an edited or replaced memory says when it became so.
-        when = said_on(max(m.created_at, m.updated_at), now, zone) if now is not None else ""
+        wording = max(m.created_at, m.updated_at)
+        when = said_on(wording, now, zone, language) if now is not None else ""
         what += f"; {when}" if when else ""
         kept = s.reason in (Reason.PINNED, Reason.RULE)
         out.append(
@@ -378,13 +386,16 @@ def lore_blocks(
     ]
 
 
-def history_blocks(messages: Sequence[HistoryMessage], *, zone: tzinfo = UTC) -> list[Block]:
+def history_blocks(
+    messages: Sequence[HistoryMessage], *, zone: tzinfo = UTC, language: Language = "en"
+) -> list[Block]:
     """One block per stored message; group channels say who spoke on each line. A message
-    that comes a day or more after the one before it starts with a line saying so."""
+    that comes a day or more after the one before it starts with a line saying so, in
+    `language`."""
     out = []
     for before, m in zip([None, *messages], messages, strict=False):
         said = m.content if m.role == "assistant" else f"{m.author_name}: {m.content}"
-        gap = gap_line(before.created_at, m.created_at, zone) if before is not None else ""
+        gap = "" if before is None else gap_line(before.created_at, m.created_at, zone, language)
         out.append(
             block(
                 BlockKind.HISTORY,

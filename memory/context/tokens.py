@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 NAME = "echo-heuristic-v1"
@@ -72,6 +72,14 @@ def raw_count(text: str) -> int:
 def raw_messages(messages: Iterable[Mapping[str, str]]) -> int:
     """The uncalibrated count of a chat prompt, template overhead included."""
     return REPLY_PRIMING + sum(raw_count(m["content"]) + PER_MESSAGE for m in messages)
+
+
+def counted_messages(messages: Sequence[Mapping[str, str]], counted: int) -> int:
+    """A prompt's count from the server's count of its texts joined by newlines (`counted`):
+    the newlines taken out and the template's tokens added as `raw_messages` assumes them, so
+    that the two compare the texts alone."""
+    joints = max(0, len(messages) - 1)
+    return REPLY_PRIMING + max(0, counted - joints) + PER_MESSAGE * len(messages)
 
 
 @dataclass(frozen=True, slots=True)

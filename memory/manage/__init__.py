@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import tzinfo
 
 from memory.errors import InvalidInput, NotFound, StoreError
@@ -24,6 +24,7 @@ from memory.write.apply import Outcome, dated, merge_candidate, record_dates, wi
 from memory.write.dedup_index import DedupIndex
 from memory.write.dedup_pool import IndexBuilder
 from memory.write.reflection import MAX_MEMORY_CHARS
+from memory.write.voice import as_memory
 
 log = logging.getLogger(__name__)
 
@@ -144,10 +145,13 @@ async def remember(
 ) -> Outcome:
     """Add a memory the person wrote themself; it goes through dedup like any other (its
     index built by `builder`, the worker's, in another process when large), its relative dates
-    dated as a reflection's are (in `zone`; None: the machine's)."""
+    dated as a reflection's are (in `zone`; None: the machine's). Written in the first person,
+    it is stored in the third, as reflections write (memory.write.voice); the outcome's `text`
+    is the wording stored."""
     text = clean(text)
     if not text or len(text) > MAX_MEMORY_CHARS:
         raise InvalidInput(f"a memory is 1 to {MAX_MEMORY_CHARS} characters")
+    text = as_memory(text, kind, limit=MAX_MEMORY_CHARS)
     when = time.time() if now is None else now
     candidate, spans = dated(
         Candidate(text=text, kind=kind, scope=scope, confidence=1.0), when, zone
@@ -166,7 +170,7 @@ async def remember(
         )
         await record_dates(tx, outcome, memory, spans)
         await counters.bump(tx, f"memories_{outcome.action}")
-        return outcome
+        return replace(outcome, text=memory.text)
 
     return await with_index(store, user_id, story_id, origin, run, builder=builder)
 
@@ -195,10 +199,14 @@ class Stats:
     # What was followed of what people did on Discord: messages deleted and forgotten, replies
     # deleted and dropped from the history, edits followed.
     followed: Mapping[str, int] = field(default_factory=dict)
+    # Messages kept off the record, reflections skipped for it, receipts sent or not delivered.
+    kept: Mapping[str, int] = field(default_factory=dict)
 
 
 # The counters of `Stats.followed` (memory.manage.forgetting bumps them).
 FOLLOWED = ("deletions_followed", "deleted_replies_followed", "edits_followed")
+# The counters of `Stats.kept` (forgetting, the write path, receipts bump them).
+KEPT = ("kept_off_record", "reflection_skipped_off_record", "receipts_sent", "receipts_undelivered")
 
 
 async def stats(store: Store) -> Stats:
@@ -239,6 +247,7 @@ async def stats(store: Store) -> Stats:
             if k.startswith("supersession_refused:")
         },
         followed={k: named[k] for k in FOLLOWED if k in named},
+        kept={k: named[k] for k in KEPT if k in named},
     )
 
 

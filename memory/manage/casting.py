@@ -1,15 +1,23 @@
 """Who plays where: a channel's character (moderators), a person's character in DMs (their own
-choice), kept in the database and held by the cast (memory.character.cast.Characters); and the
-ids a person is known by to each character, for what a person sees and forgets of themself."""
+choice), and how the characters answer in a channel (its mode, moderators), kept in the database
+and held by the cast (memory.character.cast.Characters); and the ids a person is known by to
+each character, for what a person sees and forgets of themself."""
 
 from __future__ import annotations
 
 import time
 
 from memory.character.cast import Characters, derived_id
+from memory.character.modes import ChannelMode
 from memory.context.prompt import Character
 from memory.store import Store
+from memory.store.tables import channel_modes
 from memory.store.tables import characters as cast_store
+
+__all__ = ["ChannelMode"]
+
+# The first schema with channel modes (a reader of an older database finds none).
+MODES_SCHEMA = 33
 
 
 async def load(store: Store, cast: Characters) -> None:
@@ -32,6 +40,10 @@ async def reload(store: Store, cast: Characters) -> None:
         (channels if place == cast_store.CHANNEL else people)[place_id] = key
     if cast.changes == seen:
         cast.replace_choices(channels, people)
+    modes, seen = cast.modes, cast.modes.changes
+    held = {channel: mode for channel, mode, _, _ in await channel_modes.modes(store)}
+    if modes.changes == seen:
+        modes.replace(held)
 
 
 async def set_channel(
@@ -49,6 +61,23 @@ async def set_channel(
     )
     cast.remember_channel(channel_id, key)
     return cast.for_channel(channel_id)
+
+
+async def set_mode(
+    store: Store, cast: Characters, channel_id: int, mode: ChannelMode | None, *, by: int
+) -> None:
+    """Set how the characters answer in a channel (None: back to its configured default)."""
+    await store.transact(
+        lambda tx: channel_modes.set_mode(
+            tx, channel_id, None if mode is None else mode.value, by=by, now=time.time()
+        )
+    )
+    cast.modes.remember(channel_id, mode)
+
+
+async def modes_set(store: Store) -> list[tuple[int, ChannelMode, int | None, float]]:
+    """Every channel mode set: (channel id, mode, who set it, when), for check-config."""
+    return [(c, ChannelMode(m), by, at) for c, m, by, at in await channel_modes.modes(store)]
 
 
 async def set_person(store: Store, cast: Characters, user_id: int, key: str | None) -> Character:

@@ -145,22 +145,42 @@ async def health(store: Store, *, origin: str | None = None) -> Health:
 
 
 async def people(store: Store, *, page: int = 0) -> tuple[list[PersonRow], int]:
-    """One page of people (each as one character knows them), the latest turn first; and how
-    many there are. Each row names its character (the home's key where the id is the person's)."""
+    """One page of people, one row each, the latest turn first; and how many there are. Each
+    row names the character of each of their ids (the home's key where the id is theirs)."""
     found, total = await dashboard.people(store, limit=PAGE_ROWS, offset=page * PAGE_ROWS)
     home = await cast_store.recorded_home(store)
-    return [replace(p, character=p.character or home) for p in found], total
+    return [replace(p, ids=tuple((i, key or home) for i, key in p.ids)) for p in found], total
 
 
-async def names(store: Store, user_ids: Collection[int]) -> dict[int, str]:
-    """The display name each person last wrote under; absent for those with no message kept
-    (an imported person, or one whose messages went)."""
-    return await dashboard.names(store, user_ids)
+@dataclass(frozen=True, slots=True)
+class Known:
+    """A person as the page names them: the name they last wrote under (None: no message
+    kept, an imported person or one whose messages went), and the id they are known by (their
+    own, whichever character's id they were found under)."""
+
+    name: str | None
+    person: int
+
+
+async def known(store: Store, user_ids: Collection[int]) -> dict[int, Known]:
+    """How the page names each of these ids' person."""
+    names = await dashboard.names(store, user_ids)
+    owners = await dashboard.owners(store, user_ids)
+    return {u: Known(names.get(u), owners.get(u, u)) for u in set(user_ids)}
 
 
 async def speakers(store: Store, story_ids: Collection[int]) -> dict[int, list[int]]:
     """The people with a message kept in each of these stories, by id."""
     return await dashboard.speakers(store, story_ids)
+
+
+async def in_terminal(store: Store, user_ids: Collection[int]) -> set[int]:
+    """Which of these ids (each character's) are of people who talk in the terminal chat: what
+    such a person said in a DM, they said there (a terminal id is never a Discord one)."""
+    owners = await dashboard.owners(store, user_ids)
+    people = {owners.get(u, u) for u in user_ids}
+    talking = {p for p in people if await dashboard.own_story(store, p)}
+    return {u for u in user_ids if owners.get(u, u) in talking}
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,8 +29,18 @@ from memory.store import Store, Tx
 from memory.store.queries import erasure, provenance, retention
 from memory.store.queries.erasure import Erased, Target
 from memory.store.queries.provenance import Derived, Leftovers
+from memory.store.tables import (
+    applied_exchanges,
+    counters,
+    history,
+    joined_lines,
+    memories,
+    off_record,
+    outbox,
+    reply_versions,
+    sent_messages,
+)
 from memory.store.tables import characters as cast_store
-from memory.store.tables import counters, history, memories, reply_versions, sent_messages
 from memory.store.tables.history import HistoryMessage
 from memory.text import clean_message
 from memory.turn.engine import Engine
@@ -119,6 +129,16 @@ async def forget_message(
         engine.drop_waiting(exchange_id=exchange_id)
     answers = await _answers_to(store, exchange_id)
     report = await _erase(store, target)
+    # A quick line answered with a later message: that turn read it. Looked up after the line's
+    # erasure, so a reply written meanwhile either saw it erased or is found here.
+    reader = await joined_lines.reader_of(store, exchange_id)
+    if reader is not None:
+        await _settle(
+            store,
+            await _erased(
+                store, reader, user_id=person or 0, story_id=message.story_id, engine=engine
+            ),
+        )
     for m in answers:  # another character's answers to the reply (a scene's chain)
         await _settle(
             store,
@@ -173,7 +193,12 @@ async def forget_person(
                 ),
             )
     if character is None and origin is None:
-        await store.transact(lambda tx: cast_store.forget_person(tx, user_id))
+
+        async def choices(tx: Tx) -> None:
+            await cast_store.forget_person(tx, user_id)
+            await off_record.forget_person(tx, user_id)
+
+        await store.transact(choices)
     return _together(reports)
 
 
@@ -330,6 +355,16 @@ async def _answers_to(store: Store, exchange_id: str) -> list[HistoryMessage]:
 EDIT_QUIET = 30.0
 
 
+async def _forget_reader(store: Store, source_id: str, held: HistoryMessage) -> None:
+    """Forget the exchange that read this quick line with its own message, if one did."""
+    reader = await joined_lines.reader_of(store, source_id)
+    if reader is not None:
+        erasure_ids = await _erased(
+            store, reader, user_id=held.user_id or 0, story_id=held.story_id, engine=None
+        )
+        await _settle(store, erasure_ids)
+
+
 async def follow_edit(
     store: Store, source_id: str, text: str, *, quiet: float | None = None
 ) -> erasure.Edit | None:
@@ -347,7 +382,11 @@ async def follow_edit(
             store, source_id, user_id=held.user_id or 0, story_id=held.story_id, engine=None
         )
         await _settle(store, erasure_ids)
+        await _forget_reader(store, source_id, held)
         return None
+    # A quick line another turn answered with its message: that turn read the old wording,
+    # and is forgotten as its message would be (its reply and what was learned from them).
+    await _forget_reader(store, source_id, held)
     now = time.time()
     wait = EDIT_QUIET if quiet is None else quiet
 
@@ -385,6 +424,59 @@ async def follow_edit(
             )
     await _settle(store, erasure_ids)
     return done
+
+
+@dataclass(frozen=True, slots=True)
+class OffRecord:
+    """What keeping a message off the record did."""
+
+    new: bool  # False: it was already
+    # What had been learned from it and was taken back (None: nothing had been learned yet).
+    taken_back: erasure.Erased | None = None
+    complete: bool = True
+
+
+async def keep_off_record(store: Store, source_id: str, *, user_id: int) -> OffRecord:
+    """Keep a person's message out of memory, before or after it is answered: it stays in the
+    history for the conversation and is never reflected; what was already learned from it is
+    taken back as an edit takes back an old wording. `user_id`: its author, as the front end
+    knows them (who may ask is the front end's to check)."""
+    now = time.time()
+
+    async def run(tx: Tx) -> OffRecord:
+        # First: a reflection of it commits before this reads whether it was reflected (then
+        # taken back here), or after this commits (then finds the mark and writes nothing).
+        await tx.serialize("erasure")
+        new = await off_record.mark(tx, source_id, user_id, now=now)
+        await outbox.set_aside(tx, source_id)
+        if not await applied_exchanges.was_applied(tx, source_id):
+            return OffRecord(new)
+        erased = await erasure.take_back(
+            tx,
+            source_id,
+            now=now,
+            bounds=_BOUNDS,
+            words=filters.content_words,
+            carries=filters.carries,
+        )
+        await counters.bump(tx, "kept_off_record")
+        return OffRecord(new, erased)
+
+    done = await store.transact(run)
+    if done.new and done.taken_back is None:
+        await store.transact(lambda tx: counters.bump(tx, "kept_off_record"))
+    if done.taken_back is None:
+        log.info("exchange %s kept off the record before its reflection", source_id)
+        return done
+    e = done.taken_back
+    log.info(
+        "exchange %s kept off the record: erasure %d took back %d memories, %d derived",
+        source_id,
+        e.erasure_id,
+        e.memories,
+        e.derived.total,
+    )
+    return OffRecord(done.new, e, await _settle(store, [e.erasure_id]))
 
 
 async def _erase(store: Store, target: Target) -> ErasureReport:

@@ -77,6 +77,21 @@ async def choose(
     return Privacy(stored, default)
 
 
+async def receipts(store: Store, user_id: int) -> bool:
+    """Whether the person asked for receipts: a note when a reflection stores something from
+    one of their messages (off unless they asked)."""
+    return await privacy.receipts(store, user_id)
+
+
+async def choose_receipts(
+    store: Store, user_id: int, wanted: bool, *, now: float | None = None
+) -> bool:
+    """Turn the person's receipts on or off; return the setting."""
+    when = time.time() if now is None else now
+    await store.transact(lambda tx: privacy.set_receipts(tx, user_id, wanted, now=when))
+    return wanted
+
+
 def served_where(memory: Memory, *, everywhere: bool) -> str:
     """Where this memory can be used, in a few words."""
     if memory.scope is Scope.STORY:

@@ -1,14 +1,18 @@
-"""The structured-output mode each chat server accepts and whether it streams, learned once and
-kept in the database, and the schema `doctor` probes a server with (a reflection's).
+"""The structured-output mode each chat server accepts, whether it streams and the context it
+takes, learned once and kept in the database, and the schema `doctor` probes a server with (a
+reflection's).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
-from memory.backends.redact import redact
+import httpx
+
+from memory.backends.context_size import ContextSizes, Source, ask_context
+from memory.backends.redact import Secrets, redact
 from memory.backends.structured import Mode, Negotiator
 from memory.store import Store
 from memory.store.tables import structured_output
@@ -38,6 +42,48 @@ async def negotiator(store: Store, *, override: Mode | None) -> Negotiator:
         streams=await structured_output.load_streaming(store),
         on_streams=save_streaming,
     )
+
+
+# The schema that keeps the context each chat server takes.
+CONTEXT_SCHEMA = 32
+
+
+async def context_sizes(store: Store) -> ContextSizes:
+    """The context each chat server was learned to take, saved when learned again."""
+    known = await learned_contexts(store)
+
+    async def save(server: str, model: str, tokens: int, source: Source) -> None:
+        await structured_output.save_context(store, server, model, tokens, source, now=time.time())
+
+    return ContextSizes(known=known, on_learned=save)
+
+
+async def learned_contexts(store: Store) -> dict[tuple[str, str], tuple[int, Source]]:
+    """The context each (server, model) was learned to take, and where it was learned."""
+    out: dict[tuple[str, str], tuple[int, Source]] = {}
+    for key, (tokens, source) in (await structured_output.load_context(store)).items():
+        out[key] = (tokens, "server" if source == "server" else "refusal")
+    return out
+
+
+async def server_context(
+    http: httpx.AsyncClient,
+    backend: Literal["ollama", "openai"],
+    base_url: str,
+    model: str,
+    *,
+    api_key: str | None,
+    secrets: Secrets,
+) -> int | None:
+    """The context this chat server says it takes for the model (None: it says none);
+    BackendError when it could not be asked."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    return await ask_context(http, backend, base_url, model, headers=headers, secrets=secrets)
+
+
+async def learned_context(store: Store, server: str, model: str) -> tuple[int, Source] | None:
+    """The context this chat server was learned to take for this model (None: not learned)."""
+    return (await learned_contexts(store)).get((_server(server), model))
 
 
 # The schema that keeps the chat servers learned to take one request at a time.

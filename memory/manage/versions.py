@@ -25,6 +25,7 @@ from memory.write.dedup_index import DedupIndex
 from memory.write.dedup_pool import IndexBuilder
 from memory.write.reflection import MAX_MEMORY_CHARS
 from memory.write.supersede import replace
+from memory.write.voice import as_memory
 
 # The longest text a correction may have: a memory's.
 MAX_CHARS = MAX_MEMORY_CHARS
@@ -80,7 +81,8 @@ async def edit(
     now: float | None = None,
     builder: IndexBuilder | None = None,
 ) -> Memory:
-    """Correct the caller's memory: `text` becomes its current wording, the old one history.
+    """Correct the caller's memory: `text` becomes its current wording (in the third person,
+    as /remember stores it), the old one history.
     NotFound for another's id; InvalidInput for an empty or too long text, or one that says
     what another of their memories already does."""
     text = clean(text)
@@ -89,6 +91,7 @@ async def edit(
     memory = await memories.get(store, user_id, memory_id)
     if memory is None:
         raise NotFound(f"no memory #{memory_id}")
+    text = as_memory(text, memory.kind, limit=MAX_MEMORY_CHARS)
     when = time.time() if now is None else now
     story = memory.story_id if memory.story_id is not None else 0
     origin = memory.origin or ""

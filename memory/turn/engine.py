@@ -15,7 +15,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from datetime import tzinfo
 
@@ -23,7 +23,7 @@ from memory.backends.chat import ChatBackend, Embedder
 from memory.cache import MIB, CacheBudget
 from memory.character.cast import Characters
 from memory.context.budget import ContextPlan
-from memory.context.builder import ContextBuilder, ContextConfig
+from memory.context.builder import ContextBuilder, ContextConfig, ServerContext
 from memory.context.prompt import Character
 from memory.context.strategies import Registry
 from memory.errors import Overloaded, Settled, StoreError
@@ -33,7 +33,8 @@ from memory.recall.recaller import WARM_DAYS, WARM_PLACES, Recaller
 from memory.recall.semantic import VectorCache
 from memory.store import Store, Tx
 from memory.store.tables import characters as cast_store
-from memory.store.tables import outbox, reply_versions
+from memory.store.tables import history, outbox, reply_versions
+from memory.store.tables.history import HistoryMessage
 from memory.text import clean, clean_message
 from memory.turn.admission import Admission, bound_of
 from memory.turn.answers import SETTLED, Answers, kept
@@ -75,6 +76,7 @@ class Engine:
         loop_lag: LoopLag | None = None,
         zone: tzinfo | None = None,
         settle: float = 0.0,
+        server_context: ServerContext | None = None,
     ) -> None:
         self.store = store
         # Seconds a reply's versions are left to settle before its reflection is due: after the
@@ -118,6 +120,7 @@ class Engine:
                 config=context,
                 registry=strategies,
                 clock=clock,
+                server_context=server_context,
             )
             for c in self.characters
         }
@@ -183,6 +186,7 @@ class Engine:
         admitted: bool = False,
         on_text: OnText | None = None,
         on_greeting: OnText | None = None,
+        on_answer: Callable[[], None] | None = None,
     ) -> Reply | None:
         """Answer a message: store it, recall, ask the chat backend, store the reply, queue the
         reflection. Return None for an empty message or one already answered (same source id).
@@ -202,13 +206,18 @@ class Engine:
         person's first message here, stored), before the reply starts: a front end that prints
         the reply as it streams and cannot reorder lines says the greeting first. The reply
         carries it too (`Reply.greeting`), as always.
+
+        `on_answer` is called (not awaited) once the model's answer is whole, before anything
+        of it is stored: a front end that stops a turn to answer it with the person's next
+        line stops it only before then (a cancellation after it would leave a stored reply
+        that was never shown).
         """
         if self.chat is None:
             raise RuntimeError("this engine has no chat backend")
         if admitted:
-            return await self._answer(message, on_text, on_greeting)
+            return await self._answer(message, on_text, on_greeting, on_answer)
         async with self.admit(message) as fresh:
-            return await self._answer(message, on_text, on_greeting) if fresh else None
+            return await self._answer(message, on_text, on_greeting, on_answer) if fresh else None
 
     @contextlib.asynccontextmanager
     async def admit(self, message: Incoming) -> AsyncIterator[bool]:
@@ -257,7 +266,11 @@ class Engine:
         return [(d, kind, r, key) for d, kind, r in pairs if d != r]
 
     async def _answer(
-        self, message: Incoming, on_text: OnText | None, on_greeting: OnText | None = None
+        self,
+        message: Incoming,
+        on_text: OnText | None,
+        on_greeting: OnText | None = None,
+        on_answer: Callable[[], None] | None = None,
     ) -> Reply | None:
         # A display name is text from a person like any other (a lone surrogate in it would
         # fail every write and every request).
@@ -277,9 +290,20 @@ class Engine:
         before_id: int | None = None
         greeting: str | None = None
 
+        lines = [
+            (self.as_played(line)[0], clean_message(line.text))
+            for line in message.joined
+            if line.character == real.character
+        ]
+
         async def store_message(tx: Tx) -> tuple[int | None, str | None]:
             await cast_store.record_ids(tx, derived)
-            return await self._store_message(tx, greetings, message, text)
+            said: str | None = None
+            for line, line_text in lines:  # a quick line whose own turn stopped before it
+                if line_text:
+                    said = said or (await self._store_message(tx, greetings, line, line_text))[1]
+            before, greeting = await self._store_message(tx, greetings, message, text)
+            return before, greeting or said
 
         try:
             before_id, greeting = await self.store.transact(store_message)
@@ -287,6 +311,24 @@ class Engine:
             # The database is busy or full: answer anyway (a turn never waits on memory).
             log.warning("message %s not stored (%s): answering anyway", message.source_id, exc)
         else:
+            if before_id is None and message.joined:
+                # The last quick line was forgotten (deleted) before its turn stored it: the
+                # lines before it are answered still, as the last of them.
+                left = await self._joined(message)
+                if left:
+                    last = left[-1]
+                    log.info("message %s forgotten: %s answered instead", message.source_id,
+                             last.source_id)  # fmt: skip
+                    return await self._reply(
+                        replace(message, source_id=last.source_id, text=last.content),
+                        playing,
+                        last.id,
+                        last.source_id,
+                        started,
+                        on_text,
+                        left[:-1],
+                        on_answer,
+                    )
             if before_id is None:
                 log.info("message %s was already answered: ignored", message.source_id)
                 return None
@@ -295,8 +337,35 @@ class Engine:
                 if on_greeting is not None:
                     await on_greeting(greeting)
         stored_id = message.source_id if before_id is not None else ""
+        earlier = await self._joined(message) if stored_id else ()
         return await self._reply(
-            replace(message, text=text), playing, before_id, stored_id, started, on_text
+            replace(message, text=text),
+            playing,
+            before_id,
+            stored_id,
+            started,
+            on_text,
+            earlier,
+            on_answer,
+        )
+
+    async def _joined(self, message: Incoming) -> tuple[HistoryMessage, ...]:
+        """The person's earlier lines this turn answers with its message (Incoming.joined),
+        as stored: a line forgotten or never stored is left out."""
+        if not message.joined:
+            return ()
+        found = await history.among(self.store, [line.source_id for line in message.joined])
+        return tuple(
+            sorted(
+                (
+                    m
+                    for m in found
+                    if m.role == "user"
+                    and m.user_id == message.user_id
+                    and m.story_id == message.story_id
+                ),
+                key=lambda m: m.id,
+            )
         )
 
     async def _reply(
@@ -307,12 +376,17 @@ class Engine:
         exchange_id: str,
         started: float,
         on_text: OnText | None,
+        joined: Sequence[HistoryMessage] = (),
+        on_answer: Callable[[], None] | None = None,
     ) -> Reply:
         """The rest of a turn once its (played) message is stored, or could not be: recall
         and plan with the history before it, the reply, the exchange written with its
         reflection queued, the greeting it carries. `exchange_id` "": the message is not
-        stored (the database refused it), nothing recorded under it."""
+        stored (the database refused it), nothing recorded under it. `joined`: the person's
+        quick lines answered with it (in the history already): recalled for together, and
+        read by the reflection with it."""
         context, greetings = self.contexts[playing.key], self.all_greetings[playing.key]
+        said = "\n".join([*(m.content for m in joined), message.text])
         recalled, plan = await prepare(
             self.recaller,
             context,
@@ -321,12 +395,15 @@ class Engine:
             story_id=message.story_id,
             origin=message.origin,
             text=message.text,
+            query=said,
             before_id=before_id,
             exchange_id=exchange_id,
         )
         answer, cut, interrupted = await self.replier.reply(
             message.source_id, plan, message.story_id, context, on_text
         )
+        if on_answer is not None:
+            on_answer()
         if cut:
             log.info("reply to %s cut by %d characters", message.source_id, cut)
         exchange = Exchange(
@@ -335,9 +412,10 @@ class Engine:
             message.story_id,
             message.origin,
             message.user_name,
-            message.text,
+            said,
             answer,
             playing.name,
+            tuple(m.source_id for m in joined),
         )
         # Written before the turn ends, so this person's next message, waiting in their line,
         # comes after this reply in the history.

@@ -14,7 +14,7 @@ from memory.errors import StoreError, unexpected
 from memory.model import Exchange
 from memory.store import Store, Tx
 from memory.store.queries import erasure
-from memory.store.tables import counters, history, outbox
+from memory.store.tables import counters, history, joined_lines, outbox
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +143,13 @@ class ExchangeWriter:
         e = exchange
         if await erasure.was_erased(tx, e.exchange_id):
             return  # forgotten while the reply was being written: nothing of it is stored
+        for line in e.joined:
+            # A quick line forgotten while this reply was written: the reply read it, so
+            # nothing of the exchange is stored (the message itself stays, unanswered).
+            if await erasure.was_erased(tx, line):
+                return
+        if e.joined:
+            await joined_lines.record(tx, e.exchange_id, e.joined)
         await history.add_reply(
             tx,
             source_id=f"{e.exchange_id}:reply",

@@ -11,6 +11,7 @@ from memory.backends.chat import ChatBackend, stream_of
 from memory.context.budget import ContextPlan
 from memory.context.builder import ContextBuilder
 from memory.context.story_view import read_story
+from memory.context.tokens import counted_messages
 from memory.errors import BackendError, BackendResponseError, unexpected
 from memory.recall.recaller import Recaller
 from memory.text import well_formed
@@ -33,11 +34,13 @@ async def prepare(
     record: bool = True,
     exchange_id: str = "",
     without: frozenset[int] = frozenset(),
+    query: str | None = None,
 ) -> tuple[Recall, ContextPlan]:
     """Recall for a message and plan its prompt with the character's `context`. The story is
     read once, for the conversation query and the prompt: the history before the message's own
     row `before_id` (None: all stored so far). `record`, `exchange_id` and `without` go to the
-    recall (Recaller.recall)."""
+    recall (Recaller.recall); `query` is what is recalled for (None: `text`; quick lines
+    answered together: all of them)."""
     story = await read_story(
         recaller.store,
         story_id,
@@ -48,7 +51,7 @@ async def prepare(
         user_id=user_id,
         story_id=story_id,
         origin=origin,
-        text=text,
+        text=text if query is None else query,
         record=record,
         earlier=recaller.earlier(user_id, story),
         exchange_id=exchange_id,
@@ -116,7 +119,7 @@ class Replier:
             chat,
             plan.messages,
             deadline=config.chat_deadline,
-            max_tokens=context.config.response_tokens,
+            max_tokens=plan.budget.response_tokens,
         )
         async with stream:
             try:
@@ -140,6 +143,9 @@ class Replier:
                     "reply to %s interrupted after %d characters: %s", source_id, len(content), exc
                 )
                 return content, None, True
+        if stream.prompt_tokens is None and stream.counted is not None:
+            # The server counted the texts (its stream reported no count): calibrates as well.
+            return "".join(pieces), counted_messages(plan.messages, stream.counted), False
         return "".join(pieces), stream.prompt_tokens, False
 
 

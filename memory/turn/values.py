@@ -80,6 +80,11 @@ class Incoming:
     text: str
     # The key of the character to answer as ("": the default one).
     character: str = ""
+    # The person's lines just before this one here, answered with it (quick lines: « attends »,
+    # « j'ai un truc à te dire », then the news), oldest first: stored before it when their own
+    # turn stopped before storing them, never answered alone. The turn reads them back from
+    # the history, so a line forgotten meanwhile is left out.
+    joined: tuple[Incoming, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from memory.store.tables import (
     memories,
     memory_dates,
     memory_versions,
+    off_record,
     outbox,
     timings,
 )
@@ -64,6 +65,8 @@ class Outcome:
     reason: str = ""
     memory_id: int | None = None
     score: float | None = None
+    # The memory's wording after it (/remember says what it stored); "" when not told.
+    text: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,8 @@ class WriteReport:
     already_applied: bool = False
     # The exchange was forgotten before its reflection could be written: nothing was.
     erased: bool = False
+    # Its author keeps it off the record ("Don't remember this"): nothing was written.
+    off_record: bool = False
     # Its outbox row was claimed by another worker after this one's lease expired: nothing
     # was written (that worker applies it).
     stale: bool = False
@@ -135,6 +140,11 @@ async def apply_reflection(
         if await erasure.was_erased(tx, exchange.exchange_id):
             # Forgotten while the model was reflecting on it: nothing of it is written back.
             return WriteReport(exchange.exchange_id, erased=True)
+        if await off_record.marked(tx, exchange.exchange_id):
+            # Checked here, under the erasure lock the mark takes: a mark made while the model
+            # was reflecting is seen, or its taking back erases what this commits.
+            await counters.bump(tx, "reflection_skipped_off_record")
+            return WriteReport(exchange.exchange_id, off_record=True)
         if shown is not None:
             if await provenance.shown_erased(tx, exchange.story_id, shown):
                 raise ShownErased(exchange.exchange_id)
@@ -210,6 +220,8 @@ async def apply_reflection(
         log.info(
             "exchange %s was forgotten before its reflection: nothing written", exchange.exchange_id
         )
+    elif report.off_record:
+        log.info("exchange %s is off the record: nothing written", exchange.exchange_id)
     elif not report.already_applied:
         log.info(
             "exchange %s applied: %s, %d dropped",

@@ -24,7 +24,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, Field
 
 from memory.backends.structured import grammar_friendly
-from memory.context.when import exchange_line
+from memory.context.when import Language, exchange_line
 from memory.model import Candidate, Kind, Scope
 from memory.text import clean
 from memory.write.stances import PositionChange, parse_positions
@@ -139,10 +139,11 @@ def build_messages(
     memories: Sequence[tuple[int, str]] = (),
     said_at: float | None = None,
     zone: tzinfo = UTC,
+    language: Language = "en",
 ) -> list[dict[str, str]]:
     """Return the chat messages that ask for the reflection of one exchange (`memories`: the
     person's memories the reply used, by id, which a new one may replace); `said_at`, when the
-    person's message was written, is said in the character's `zone`."""
+    person's message was written, is said in the character's `zone` and `language`."""
     # The display name is the person's to choose: it goes with their words, as data.
     exchange = {
         "person": user_name,
@@ -155,7 +156,7 @@ def build_messages(
     }
     system = SYSTEM_PROMPT.format(character=character_name)
     if said_at is not None:
-        system += "\n" + exchange_line(said_at, zone)
+        system += "\n" + exchange_line(said_at, zone, language)
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": json.dumps(exchange, ensure_ascii=False)},

@@ -37,12 +37,14 @@ from memory.backends.chat import ChatBackend
 from memory.backends.redact import NO_SECRETS, Secrets
 from memory.cache import CacheBudget
 from memory.character.cast import Characters
+from memory.context.when import Language
 from memory.errors import BackendError, StoreError, unexpected
 from memory.lexicon.dates import machine_zone
+from memory.model import Exchange
 from memory.store import Store, Tx
 from memory.store.queries import provenance
 from memory.store.tables import characters as cast_store
-from memory.store.tables import counters, history, memory_versions, outbox
+from memory.store.tables import counters, history, memory_versions, off_record, outbox
 from memory.write import reflection, stances, summary
 from memory.write.apply import ShownErased, WriteReport, apply_reflection
 from memory.write.dedup_index import IndexCache
@@ -109,13 +111,19 @@ class ReflectionWorker:
         # Bounded with the engine's caches when given its budget (`engine.caches`).
         self.indexes = IndexCache(caches)
         self.builder = IndexBuilder()
+        # Told of each reflection that wrote something (a front end's receipts); called
+        # after the commit, never awaited: each returns at once.
+        self.listeners: list[Callable[[Exchange, WriteReport], None]] = []
 
-    async def _name_in(self, story_id: int) -> str:
-        """The name of the character whose story this is."""
-        if self.characters is None or len(self.characters) == 1:
-            return self.character_name
+    async def _character_in(self, story_id: int) -> tuple[str, Language]:
+        """The name of the character whose story this is, and the language of its dates."""
+        if self.characters is None:
+            return self.character_name, "en"
+        if len(self.characters) == 1:
+            return self.character_name, self.characters.default.language
         _, key = await cast_store.owner(self.store, cast_store.STORY, story_id)
-        return self.characters.playing(key or self.characters.home).name
+        playing = self.characters.playing(key or self.characters.home)
+        return playing.name, playing.language
 
     async def close(self) -> None:
         """Stop the reflections under way, wait until their rows are given back, and stop the
@@ -202,8 +210,10 @@ class ReflectionWorker:
         row = lease.row
         exchange = row.exchange
         try:
+            if await off_record.marked(self.store, exchange.exchange_id):
+                return await self._set_aside(lease)
             story = exchange.story_id
-            character_name = await self._name_in(story)
+            character_name, language = await self._character_in(story)
             said, said_at = await history.summary_dated(self.store, story)
             held = await summary.active(self.store, story)
             positions = await stances.for_story(self.store, story)
@@ -226,6 +236,7 @@ class ReflectionWorker:
                 memories=[(m.id, m.text) for m in used],
                 said_at=at,
                 zone=self.zone or machine_zone(at),
+                language=language,
             )
             result = await self.chat.chat(
                 messages, schema=reflection.json_schema(), deadline=self.deadline
@@ -282,7 +293,32 @@ class ReflectionWorker:
             await self._give_back(lease)
             raise
         self._asked_again.pop(exchange.exchange_id, None)
-        return None if report.stale else report
+        if report.stale:
+            return None
+        if report.outcomes and not (report.erased or report.off_record):
+            self._tell(exchange, report)
+        return report
+
+    def _tell(self, exchange: Exchange, report: WriteReport) -> None:
+        for listener in self.listeners:
+            try:
+                listener(exchange, report)
+            except Exception as exc:  # a front end's bug must not fail the reflection
+                log.error("a reflection listener raised %s", unexpected(exc))
+
+    async def _set_aside(self, lease: outbox.Lease) -> WriteReport:
+        """Mark the row of an exchange kept off the record done without asking the model:
+        its texts leave the outbox, nothing is learned."""
+        exchange_id = lease.row.exchange.exchange_id
+
+        async def run(tx: Tx) -> None:
+            if await outbox.holds(tx, lease):
+                await outbox.mark_done(tx, lease.row.id)
+                await counters.bump(tx, "reflection_skipped_off_record")
+
+        await self.store.transact(run)
+        log.info("exchange %s is off the record: not reflected", exchange_id)
+        return WriteReport(exchange_id, off_record=True)
 
     async def _give_back(self, lease: outbox.Lease | asyncio.Future[outbox.Lease | None]) -> None:
         """Give a row back in a task of its own, which `close` waits for: a second

@@ -8,6 +8,8 @@ Channel webhooks are kept as Discord keeps them, in the recorder (a bot started 
 same recorder finds them): created (POST /channels/{id}/webhooks, the avatar's bytes recorded as
 a file), listed (GET), edited (PATCH /webhooks/{id}), executed and their messages edited
 (POST /webhooks/{id}/{token}, PATCH .../messages/{id}), each call recorded with its payload.
+Threads opened from a message (POST /channels/{id}/messages/{id}/threads) are answered as Discord
+answers them: a public thread with the message's id, owned by the bot, kept in `threads`.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ EPHEMERAL = 64
 MANAGE_WEBHOOKS = 1 << 29
 # View Channel and Send Messages: without them Discord grants nothing else in a channel.
 VIEW_AND_SEND = (1 << 10) | (1 << 11)
+# What opening a thread from a message and speaking in it take.
+THREADS = (1 << 35) | (1 << 38)
 
 
 def user_payload(user_id: int, name: str = "someone", *, bot: bool = False) -> dict[str, Any]:
@@ -88,6 +92,14 @@ class Recorder:
     refuse_edits: list[int] = field(default_factory=list)
     # The clock `Sent.at` is read from.
     clock: Callable[[], float] = lambda: 0.0
+    # The threads opened from messages, by id (the message's), as Discord answered them.
+    threads: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # Answer thread openings with this HTTP status (403: the permission was taken).
+    refuse_threads: int | None = None
+    # People whose DMs are closed to the bot (a message there: 403, code 50007), and the DM
+    # channels opened so far, by channel id: whose they are.
+    closed_dms: set[int] = field(default_factory=set)
+    dms: dict[int, int] = field(default_factory=dict)
 
     def messages(self) -> list[dict[str, Any]]:
         """Channel messages and interaction answers (callbacks and followups), in order; a
@@ -144,6 +156,17 @@ class Recorder:
         if route.path == "/channels/{channel_id}/webhooks":
             await self.lag()
             return self._channel_webhooks(route, payload)
+        if route.method == "POST" and route.path.endswith("/messages/{message_id}/threads"):
+            return self._open_thread(int(route.channel_id or 0), route.url, payload)
+        if route.path == "/users/@me/channels":
+            channel_id = next(_ids)
+            self.dms[channel_id] = int(payload["recipient_id"])
+            return {"id": str(channel_id), "type": 1, "last_message_id": None,
+                    "recipients": [user_payload(self.dms[channel_id])]}  # fmt: skip
+        if route.method == "POST" and self.dms.get(int(route.channel_id or 0)) in self.closed_dms:
+            refusal = {"code": 50007, "message": "Cannot send messages to this user"}
+            self.sent[-1].refused = 403
+            raise discord.Forbidden(_Response(403), refusal)  # type: ignore[arg-type]
         if route.method == "POST" and route.path.endswith("/messages"):
             made = _message_payload(int(route.channel_id), payload.get("content", ""))
             self.sent[-1].made = int(made["id"])
@@ -161,6 +184,15 @@ class Recorder:
         if route.path == "/oauth2/applications/@me":
             return _application(self.owner_id)
         return None
+
+    def _open_thread(self, channel: int, url: str, payload: dict[str, Any]) -> Any:
+        if self.refuse_threads is not None:
+            refusal = {"code": 50013, "message": "Missing Permissions"}
+            raise discord.Forbidden(_Response(self.refuse_threads), refusal)  # type: ignore[arg-type]
+        message_id = int(url.rstrip("/").split("/")[-2])
+        made = thread_payload(message_id, channel, owner_id=BOT_ID, name=payload["name"])
+        self.threads[message_id] = made
+        return made
 
     async def lag(self) -> None:
         if self.jitter is not None:
@@ -338,8 +370,13 @@ def guild(
 
 def allow_webhooks(client: discord.Client, *, guild_id: int = GUILD_ID) -> None:
     """Give the bot Manage Webhooks in the guild (its member, and everyone's permissions)."""
+    allow(client, MANAGE_WEBHOOKS | VIEW_AND_SEND, guild_id=guild_id)
+
+
+def allow(client: discord.Client, permissions: int, *, guild_id: int = GUILD_ID) -> None:
+    """Give the bot these permissions in the guild (its member, and everyone's), and only these."""
     g = guild(client, guild_id=guild_id)
-    g.default_role._permissions = MANAGE_WEBHOOKS | VIEW_AND_SEND
+    g.default_role._permissions = permissions
     if g.me is None:
         member = discord.Member(
             data={"user": user_payload(BOT_ID, "Echo", bot=True), "roles": [],
@@ -350,30 +387,44 @@ def allow_webhooks(client: discord.Client, *, guild_id: int = GUILD_ID) -> None:
         g._add_member(member)
 
 
-def thread(client: discord.Client, thread_id: int, parent_id: int) -> discord.Thread:
-    """A public thread under the text channel `parent_id`."""
-    parent = text_channel(client, parent_id)
-    made = discord.Thread(
-        guild=parent.guild, state=client._connection,
-        data={"id": str(thread_id), "guild_id": str(parent.guild.id), "parent_id": str(parent_id),
-              "owner_id": "1", "name": f"t{thread_id}", "type": 11, "last_message_id": None,
-              "rate_limit_per_user": 0, "message_count": 0, "member_count": 1,
-              "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
-                                  "archive_timestamp": "2026-11-30T00:00:00+00:00",
-                                  "locked": False}},  # type: ignore[typeddict-item]
-    )  # fmt: skip
+def thread(
+    client: discord.Client,
+    thread_id: int,
+    parent_id: int,
+    *,
+    owner_id: int = 1,
+    nsfw: bool = False,
+) -> discord.Thread:
+    """A public thread under the text channel `parent_id` (`nsfw`: age-restricted), opened by
+    `owner_id`, as the gateway brings it (THREAD_CREATE: kept in the guild's cache)."""
+    parent = text_channel(client, parent_id, nsfw=nsfw)
+    data = thread_payload(thread_id, parent_id, owner_id=owner_id, name=f"t{thread_id}")
+    made = discord.Thread(guild=parent.guild, state=client._connection, data=data)  # type: ignore[arg-type]
     parent.guild._add_thread(made)
     return made
 
 
+def thread_payload(
+    thread_id: int, parent_id: int, *, owner_id: int, name: str, guild_id: int = GUILD_ID
+) -> dict[str, Any]:
+    return {
+        "id": str(thread_id), "guild_id": str(guild_id), "parent_id": str(parent_id),
+        "owner_id": str(owner_id), "name": name, "type": 11, "last_message_id": None,
+        "rate_limit_per_user": 0, "message_count": 0, "member_count": 1,
+        "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
+                            "archive_timestamp": "2026-11-30T00:00:00+00:00", "locked": False},
+    }  # fmt: skip
+
+
 def text_channel(
-    client: discord.Client, channel_id: int, *, guild_id: int = GUILD_ID
+    client: discord.Client, channel_id: int, *, guild_id: int = GUILD_ID, nsfw: bool = False
 ) -> discord.TextChannel:
+    """A text channel; `nsfw`: one Discord marks age-restricted."""
     g = guild(client, guild_id=guild_id)
     channel = discord.TextChannel(
         state=client._connection, guild=g,
         data={"id": str(channel_id), "type": 0, "name": f"c{channel_id}", "position": 0,
-              "guild_id": str(guild_id), "permission_overwrites": [], "nsfw": False,
+              "guild_id": str(guild_id), "permission_overwrites": [], "nsfw": nsfw,
               "parent_id": None},  # type: ignore[typeddict-item]
     )  # fmt: skip
     g._add_channel(channel)
@@ -434,11 +485,15 @@ def interaction(
     permissions: int = 0,
     autocomplete: bool = False,
     guild_id: int = GUILD_ID,
+    locale: str = "en-US",
+    group_dm: bool = False,
 ) -> discord.Interaction[Any]:
-    """A chat-input (or autocomplete) interaction for the command `name`, as Discord sends it."""
+    """A chat-input (or autocomplete) interaction for the command `name`, as Discord sends it,
+    from a person whose Discord is set to `locale` ("fr": French); `group_dm`: in a group DM
+    the bot is not in, through the app the person installed on their account."""
     data: dict[str, Any] = {
         "id": str(next(_ids)), "application_id": str(BOT_ID), "type": 4 if autocomplete else 2,
-        "token": "token", "version": 1, "channel_id": str(channel_id), "locale": "en-US",
+        "token": "token", "version": 1, "channel_id": str(channel_id), "locale": locale,
         "app_permissions": "0", "entitlements": [], "authorizing_integration_owners": {},
         "attachment_size_limit": 8_388_608,
         "data": {"id": str(next(_ids)), "name": name, "type": 1, "options": options or []},
@@ -454,6 +509,14 @@ def interaction(
             "user": user_payload(user_id), "roles": [], "joined_at": "2026-01-01T00:00:00+00:00",
             "deaf": False, "mute": False, "permissions": str(permissions), "flags": 0,
         }  # fmt: skip
+    elif group_dm:
+        people = [user_payload(user_id), user_payload(user_id + 1)]
+        data["channel"] = {"id": str(channel_id), "type": 3, "name": None, "icon": None,
+                           "owner_id": str(user_id), "last_message_id": None,
+                           "recipients": people}  # fmt: skip
+        data["user"] = user_payload(user_id)
+        data["context"] = 2
+        data["authorizing_integration_owners"] = {"1": str(user_id)}
     else:
         data["channel"] = {"id": str(channel_id), "type": 1, "recipients": [user_payload(user_id)]}
         data["user"] = user_payload(user_id)

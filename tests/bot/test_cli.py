@@ -16,6 +16,7 @@ import pytest
 from bot.terminal.chat import terminal_user_id
 from tests.bot.cli_runner import echo_bot
 from tests.bot.terminal.test_e2e import _chat, _config, _script
+from tests.fakes.discord_api import serve_fake_discord
 from tests.fakes.ollama import FakeOllama
 
 
@@ -50,13 +51,14 @@ async def test_doctor_says_ok_or_the_fix_one_line_each(tmp_path: Path, ollama: F
     await _chat(config, ["/memories"])
     code, out, _ = await _run("doctor", "--config", str(config))
     lines = out.splitlines()
-    assert [line[:4] for line in lines[:6]] == ["OK  "] * 6
+    assert [line[:4] for line in lines[:7]] == ["OK  "] * 7
+    assert "takes 131,072 tokens of context (it says so)" in lines[5]
     # The loopback server's embeddings are bags of words: they cannot tell "afraid of flying"
     # from "air travel makes me anxious", and the doctor says so, with the fix.
-    assert lines[6].startswith("FAIL fr: nomic-embed-text does NOT separate paraphrases")
-    assert lines[7].startswith("FAIL en: ") and "no absolute threshold" in lines[7]
+    assert lines[7].startswith("FAIL fr: nomic-embed-text does NOT separate paraphrases")
+    assert lines[8].startswith("FAIL en: ") and "no absolute threshold" in lines[8]
     # Unfit for both languages: another multilingual model is not the only way out.
-    assert "check its task prefixes" in lines[8] and "multilingual" not in lines[8]
+    assert "check its task prefixes" in lines[9] and "multilingual" not in lines[9]
     assert "ECHO_DISCORD__TOKEN" in lines[-1]
 
     ollama.models = ["llama3.1:8b"]
@@ -85,6 +87,24 @@ async def test_doctor_names_the_time_zone_and_refuses_an_unknown_one_in_one_line
             "echo-bot: ECHO_CHARACTER__TIMEZONE: Value error, no time zone named "
             "'Europe/Pariss' (an IANA name, like Europe/Paris or America/New_York)"
         ]
+
+
+async def test_doctor_prints_its_own_lines_only(tmp_path: Path, ollama: FakeOllama) -> None:
+    """What doctor learns on the way (the chat server's structured-output mode) is said in its
+    line, not again as a log line between them."""
+    config = _config(tmp_path, ollama.url)
+    await _chat(config, ["/memories"])  # a database, so that every check runs
+    async with serve_fake_discord() as discord_api:
+        _, out, err = await _run("doctor", "--config", str(config),
+                                    ECHO_DISCORD__TOKEN="MTA5.Zq9-doctor-token-for-tests",
+                                    ECHO_DISCORD__API_URL=discord_api.api_url)  # fmt: skip
+    lines = out.splitlines()
+    assert "OK   structured output" in out and "OK   Discord accepts the token" in out
+    assert [line for line in lines if not line.startswith(("OK   ", "WARN ", "FAIL "))] == []
+    assert err == ""
+    # Asked for, the log is there: -v shows what doctor did on the way.
+    _, _, err = await _run("doctor", "-v", "--config", str(config))
+    assert "accepts structured output" in err
 
 
 def _rows(database: Path) -> list[str]:

@@ -30,22 +30,29 @@ ELSEWHERE = {
         "shard_count", "shard_ids",  # bot.discord.app.make_bot
         "answer_edits",  # bot.discord.cogs.following
         "scene_chain",  # bot.discord.scenes
+        "user_install",  # bot.discord.installs
+        "adult_in_dms",  # bot.discord.adults, the conversation cog
         "edit_interval",  # the conversation cog's streaming pace
+        "quick_pause",  # the conversation cog's quick lines
     },
-    "character": {"name", "persona", "rules", "card", "timezone"},  # runtime.character()
+    "character": {
+        "name", "persona", "rules", "card", "timezone", "language", "adult",
+    },  # runtime.character()
     "llm": {
         "backend", "base_url", "chat_model", "embedding_base_url", "embedding_model",
         "query_prefix", "document_prefix", "api_key", "reflection_timeout", "structured_output",
     },  # runtime.backends(), the reflection worker
     "storage": {"path", "url", "password"},  # open_store, the heartbeat and log files
     "characters": {
-        "name", "persona", "rules", "card", "timezone", "key", "channels", "default",
+        "name", "persona", "rules", "card", "timezone", "language", "adult", "key", "channels",
+        "default",
     },  # runtime.cast()
     "memory": {"reindex_interval", "shared_between_characters"},  # the indexer, runtime.cast()
     "limits": {"max_concurrent_chats"},  # BoundedChat
     "privacy": {"history_days", "follow_deletions"},  # the retention job; cogs.following
     "web": {"enabled", "host", "port", "token"},  # bot.web, the operator's page
     "conversation": {"settle_seconds"},  # runtime: the Engine's settle
+    "terminal": {"language"},  # bot.terminal.chat: the dates its commands show
 }  # fmt: skip
 # Engine fields no setting sets: the card's lorebook budgets come from the card.
 ENGINE_ONLY = {"source_budgets"}

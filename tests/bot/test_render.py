@@ -1,13 +1,24 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.render import DISCORD_LIMIT, defang, render_why, split_message
+from bot.render import (
+    DISCORD_LIMIT,
+    defang,
+    render_anchors,
+    render_positions,
+    render_why,
+    split_message,
+)
+from memory.manage.story import Positions
 from memory.model import Kind, Memory, Reason, Scope, Selected, Turn
+from memory.store.queries.moderation import HeldAnchor, PositionDrop
+from memory.store.tables.positions import Position
 from tests.timebox import within
 
 
@@ -79,3 +90,35 @@ def test_why_groups_by_reason_and_says_when_degraded() -> None:
     assert "Degraded turn" in text and "**Recalled by meaning or keywords** (1)" in text
     assert "cos 0.41" in text and "@everyone" not in text
     assert render_why(None).startswith("No turn of yours here yet")
+
+
+def test_anchors_and_positions_say_their_days_in_the_readers_language() -> None:
+    """The dates of /anchors and /positions (and their glue) follow the reader's language;
+    the rest stays English."""
+    first, third = (datetime(2026, 12, d, 12, tzinfo=UTC).timestamp() for d in (1, 3))
+    anchors = [
+        HeldAnchor(1, "Léa lives in Lyon", first, added_by=7),
+        HeldAnchor(2, "The boat sank", first, dropped_at=third, drop_reason="wrong", dropped_by=7),
+    ]
+    found = Positions(
+        (Position(3, "cats", "they are proud", "", first, third),),
+        (PositionDrop(4, "dogs", "rude", 7, first),),
+    )
+    assert render_anchors(anchors, language="en").splitlines()[1:] == [
+        "`#1` Léa lives in Lyon (added by <@7>, 2026-12-01)",
+        "**Dropped** (last 1)",
+        "`#2` The boat sank — dropped by <@7> on 2026-12-03: wrong",
+    ]
+    assert render_anchors(anchors, language="fr").splitlines()[1:] == [
+        "`#1` Léa lives in Lyon (added by <@7>, le 1er déc. 2026)",
+        "**Dropped** (last 1)",
+        "`#2` The boat sank — dropped by <@7> le 3 déc. 2026: wrong",
+    ]
+    assert render_positions(found) == (
+        "`#3` **cats** — they are proud (re-anchored 2026-12-03)\n**Dropped** (last 1)\n"
+        "dogs — dropped by <@7> on 2026-12-01: rude"
+    )
+    assert render_positions(found, language="fr") == (
+        "`#3` **cats** — they are proud (réancrée le 3 déc. 2026)\n**Dropped** (last 1)\n"
+        "dogs — dropped by <@7> le 1er déc. 2026: rude"
+    )

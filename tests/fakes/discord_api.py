@@ -1,7 +1,8 @@
 """A real HTTP and WebSocket server on loopback standing in for Discord, scripted by each test.
 
-HTTP (under /api/v10): GET /users/@me answers the bot user, or 401 when `token_refused`;
-GET /gateway the gateway URL;
+HTTP (under /api/v10): GET /users/@me answers the bot user, or 401 when `token_refused`; with
+`quote_token` a hostile server's answer, the Authorization header quoted back in the user's name
+(or the 401's message); with `hang` no answer until the server stops; GET /gateway the gateway URL;
 GET /oauth2/applications/@me the application; PUT .../commands an empty list. The gateway
 (/gateway) says HELLO, reads IDENTIFY, then closes with `close_code` (4014: a privileged intent
 not enabled in the Developer Portal). Every HTTP request is recorded as "METHOD path".
@@ -9,6 +10,7 @@ not enabled in the Developer Portal). Every HTTP request is recorded as "METHOD 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -47,6 +49,8 @@ def _json(data: object, status: int = 200) -> web.Response:
 class FakeDiscord:
     url: str = ""
     token_refused: bool = False
+    quote_token: bool = False
+    hang: bool = False
     close_code: int = 4014
     requests: list[str] = field(default_factory=list)
     identified: int = 0
@@ -63,9 +67,7 @@ class FakeDiscord:
         path = request.path.removeprefix(API)
         self.requests.append(f"{request.method} {path}")
         if path == "/users/@me":
-            if self.token_refused:
-                return _json({"message": "401: Unauthorized", "code": 0}, status=401)
-            return _json(_user())
+            return await self._me(request.headers.get("Authorization", ""))
         if path == "/gateway":
             return _json({"url": self.gateway_url})
         if path == "/oauth2/applications/@me":
@@ -73,6 +75,14 @@ class FakeDiscord:
         if path.endswith("/commands"):
             return _json([])
         return _json({"message": "Unknown", "code": 0}, status=404)
+
+    async def _me(self, authorization: str) -> web.Response:
+        if self.hang:
+            await asyncio.Event().wait()  # cancelled when the server stops
+        quoted = f" {authorization}" if self.quote_token else ""
+        if self.token_refused:
+            return _json({"message": f"401: Unauthorized{quoted}", "code": 0}, status=401)
+        return _json(_user() | ({"username": f"Echo{quoted}"} if quoted else {}))
 
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()

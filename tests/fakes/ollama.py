@@ -1,8 +1,11 @@
 """A real HTTP server on loopback that speaks the Ollama API, scripted by each test.
 
-Endpoints: /api/chat, /api/embed, /api/tags, /api/version. Each endpoint has a behaviour that a
-test sets: "ok", "hang", "slow" (delay then ok), "500", "badjson", "error" ({"error": ...}),
-"drip" (headers at once, then the body one byte at a time). Every request is recorded.
+Endpoints: /api/chat, /api/embed, /api/tags, /api/version, /api/show (its `model_info` holds
+`llama.context_length` = `trained_context`, as Ollama's does).
+
+Each endpoint has a behaviour that a test sets: "ok", "hang", "slow" (delay then ok), "500",
+"badjson", "error" ({"error": ...}), "drip" (headers at once, then the body one byte at a
+time). Every request is recorded.
 A request with "stream": true is answered in one block unless `stream` (a StreamScript) says
 to stream it, as NDJSON lines, at its pace.
 
@@ -96,12 +99,23 @@ class FakeOllama:
     pause: Callable[[dict[str, Any]], Awaitable[None]] | None = None
     # How a streamed request is answered (by default: in one block, as a server that cannot).
     stream: StreamScript = field(default_factory=StreamScript)
+    # llama3.1's, as /api/show says it (None: a model_info without it).
+    trained_context: int | None = 131072
 
     def set(self, endpoint: str, mode: str, delay: float = 0.0) -> None:
         self.behaviours[endpoint] = Behaviour(mode, delay)
 
     def count(self, endpoint: str) -> int:
         return sum(1 for path, _ in self.calls if path == endpoint)
+
+    async def show(self, request: web.Request) -> web.StreamResponse:
+        payload = await request.json()
+        self.calls.append(("/api/show", payload))
+        info: dict[str, Any] = {"general.architecture": "llama", "llama.block_count": 32}
+        if self.trained_context is not None:
+            info["llama.context_length"] = self.trained_context
+        details = {"format": "gguf", "family": "llama", "parameter_size": "8.0B"}
+        return web.json_response({"parameters": "", "details": details, "model_info": info})
 
     def embedded_texts(self) -> list[str]:
         return [t for path, p in self.calls if path == "/api/embed" for t in p.get("input", [])]
@@ -262,6 +276,7 @@ async def serve_fake_ollama() -> AsyncIterator[FakeOllama]:
     app.router.add_post("/api/chat", fake.chat)
     app.router.add_get("/api/tags", fake.tags)
     app.router.add_get("/api/version", fake.version)
+    app.router.add_post("/api/show", fake.show)
     async with serve(app) as fake.url:
         try:
             yield fake

@@ -129,10 +129,11 @@ def real_servers(logs: Path) -> Iterator[Servers]:
 
 
 @contextmanager
-def llama_cpp_python(logs: Path) -> Iterator[Server]:
-    """llama-cpp-python's server alone (SmolLM2) on a free loopback port; stopped on exit."""
+def llama_cpp_python(logs: Path, n_ctx: int = 8192) -> Iterator[Server]:
+    """llama-cpp-python's server alone (SmolLM2, `n_ctx` tokens of context) on a free loopback
+    port; stopped on exit."""
     port = free_port()
-    command = [_python(), "-m", "llama_cpp.server", "--model", gguf_path(), "--n_ctx", "8192",
+    command = [_python(), "-m", "llama_cpp.server", "--model", gguf_path(), "--n_ctx", str(n_ctx),
                "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
     server = Server("llama-cpp-python", command, port, logs / "llama.log")
     try:

@@ -30,6 +30,11 @@ PEOPLE = [2000 + n for n in range(20)]
 MESSAGES_EACH = 10
 TAG = re.compile(r"Tag(\d+)x(\d+)")
 
+# Each message its own turn, as these tests of the admission count them: quick lines (a
+# person's lines joined while the first answer is unseen) are tested in
+# tests/bot/discord/test_quick_lines.py.
+EACH_A_TURN = {"quick_pause": 0}
+
 
 def _tag(user: int, n: int) -> str:
     return f"Tag{user}x{n}"
@@ -116,7 +121,9 @@ async def test_twenty_people_ten_messages_each_all_at_once(
     ollama.chat_reply = _llm
     ollama.chaos = Chaos(seed, max_delay=0.05, failure_rate=0.1)
     rng = random.Random(seed)
-    async with _bot_with(tmp_path, ollama, limits={"turn_queue": MESSAGES_EACH}) as (echo, rec):
+    async with _bot_with(
+        tmp_path, ollama, limits={"turn_queue": MESSAGES_EACH}, discord=EACH_A_TURN
+    ) as (echo, rec):
         cog: Any = echo.get_cog("Conversation")
         sent: dict[int, tuple[int, str]] = {}  # message id -> (author, tag)
         work = []
@@ -201,7 +208,7 @@ async def test_twenty_people_ten_messages_each_all_at_once(
 
 async def test_a_flood_costs_the_flooder_not_the_others(tmp_path: Path, ollama: FakeOllama) -> None:
     ollama.set("/api/chat", "slow", delay=0.05)
-    async with _bot_with(tmp_path, ollama) as (echo, rec):
+    async with _bot_with(tmp_path, ollama, discord=EACH_A_TURN) as (echo, rec):
         cog: Any = echo.get_cog("Conversation")
         channel = fakes.text_channel(echo, CHANNEL)
         flood = [fakes.message(echo, channel, author_id=1, content=f"spam {n}") for n in range(50)]
@@ -323,7 +330,7 @@ async def test_a_message_delivered_again_while_it_waits_in_line_is_answered_once
     tmp_path: Path, ollama: FakeOllama
 ) -> None:
     ollama.set("/api/chat", "slow", delay=0.1)
-    async with _bot_with(tmp_path, ollama) as (echo, rec):
+    async with _bot_with(tmp_path, ollama, discord=EACH_A_TURN) as (echo, rec):
         cog: Any = echo.get_cog("Conversation")
         channel = fakes.text_channel(echo, CHANNEL)
         first = fakes.message(echo, channel, author_id=1, content="un")

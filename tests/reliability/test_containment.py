@@ -183,7 +183,9 @@ async def test_a_bug_in_a_turn_still_answers_and_is_logged_without_the_message(
 
 async def test_stats_show_what_was_turned_away(tmp_path: Path, ollama: FakeOllama) -> None:
     ollama.set("/api/chat", "slow", delay=0.05)
-    async with _bot_with(tmp_path, ollama, limits={"turn_queue": 0}) as (echo, rec):
+    async with _bot_with(
+        tmp_path, ollama, limits={"turn_queue": 0}, discord={"quick_pause": 0}
+    ) as (echo, rec):
         cog: Any = echo.get_cog("Conversation")
         channel = fakes.text_channel(echo, CHANNEL)
         await asyncio.gather(*(

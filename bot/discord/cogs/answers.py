@@ -30,6 +30,7 @@ from memory import (
     Regenerating,
     Settled,
     Turn,
+    manage,
     unexpected,
 )
 
@@ -118,8 +119,12 @@ def posted(client: discord.Client, exchange_id: str, message: discord.Message) -
         cog.posted_at(exchange_id, message)
 
 
-async def _versions(interaction: discord.Interaction[Any], exchange_id: str) -> AnswerSet | None:
-    """The answers to the exchange, if this person may change them; otherwise say why."""
+async def _versions(
+    interaction: discord.Interaction[Any], exchange_id: str, *, settled: bool = False
+) -> AnswerSet | None:
+    """The answers to the exchange, if this person may change them; otherwise say why.
+    `settled`: settled answers are taken too (a failed turn's message has none to settle: the
+    engine says whether it can still be answered)."""
     try:
         versions: AnswerSet = await interaction.client.runtime.engine.versions(exchange_id)
     except NotFound:
@@ -128,10 +133,26 @@ async def _versions(interaction: discord.Interaction[Any], exchange_id: str) -> 
     if not _may_change(interaction, versions):
         await send_ephemeral(interaction, NOT_YOURS)
         return None
-    if versions.settled:
+    if versions.settled and not settled:
         await send_ephemeral(interaction, SETTLED)
         return None
     return versions
+
+
+async def _shown_in_place(
+    interaction: discord.Interaction[Any], exchange_id: str, versions: AnswerSet
+) -> None:
+    """Edit the pressed message (after a deferred press) to the answer shown, with the reply's
+    buttons, and remember it as where the exchange's reply is."""
+    content, files = shown_on(versions, interaction.message)
+    await interaction.edit_original_response(
+        content=content,
+        attachments=files,
+        view=reply_view(versions),
+        allowed_mentions=_NONE,
+    )
+    if interaction.message is not None:
+        posted(interaction.client, exchange_id, interaction.message)
 
 
 async def _again(
@@ -186,19 +207,58 @@ class AnotherAnswer(
                 return
             await interaction.response.defer()  # the answer takes longer than Discord waits
             versions = await _again(interaction, self.exchange_id, frozenset())
-            if versions is None:
-                return
-            content, files = shown_on(versions, interaction.message)
-            await interaction.edit_original_response(
-                content=content,
-                attachments=files,
-                view=reply_view(versions),
-                allowed_mentions=_NONE,
-            )
-            if interaction.message is not None:
-                posted(interaction.client, self.exchange_id, interaction.message)
+            if versions is not None:
+                await _shown_in_place(interaction, self.exchange_id, versions)
         except Exception as exc:
             await answer_error(interaction, exc, "another answer")
+
+
+def retry_view(exchange_id: str) -> discord.ui.View:
+    """The button under the line saying a message could not be answered."""
+    view = discord.ui.View(timeout=None)
+    view.add_item(TryAgain(exchange_id))
+    return view
+
+
+class TryAgain(discord.ui.DynamicItem[discord.ui.Button[Any]], template=rf"echo:retry:{_EXCHANGE}"):
+    """Under "I can't reach my language model": answer that message now (the server is back),
+    the line edited to the reply with its buttons. The message is in the history once: nothing
+    to type again."""
+
+    def __init__(self, exchange_id: str) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label="Try again",
+                style=discord.ButtonStyle.primary,
+                custom_id=f"echo:retry:{exchange_id}",
+            )
+        )
+        self.exchange_id = exchange_id
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any], match: Any, /
+    ) -> TryAgain:
+        return cls(match["exchange"])
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        try:
+            if await _versions(interaction, self.exchange_id, settled=True) is None:
+                return
+            await interaction.response.defer()  # the answer takes longer than Discord waits
+            # A message answered since (another press, a restart's replay) is Settled: the
+            # presser is told privately, and the line stays as it is.
+            answered = await _again(interaction, self.exchange_id, frozenset())
+            if answered is None:
+                return
+            await _shown_in_place(interaction, self.exchange_id, answered)
+            if interaction.message is not None:
+                store = interaction.client.runtime.store
+                await manage.record_sent(store, self.exchange_id, [interaction.message.id])
+            # Learned from as a turn's reply is: the reflection, after its answers settle.
+            await interaction.client.after_turns()
+        except Exception as exc:
+            await answer_error(interaction, exc, "try again")
 
 
 class Swipe(
@@ -376,5 +436,5 @@ class Answers(commands.Cog):
 
 
 async def setup(bot: EchoBot) -> None:
-    bot.add_dynamic_items(AnotherAnswer, Swipe, Without)
+    bot.add_dynamic_items(AnotherAnswer, TryAgain, Swipe, Without)
     await bot.add_cog(Answers(bot))

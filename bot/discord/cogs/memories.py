@@ -21,13 +21,14 @@ from bot.discord.ui import (
     EchoView,
     Interaction,
     answer_error,
+    language_of,
     origin_of,
     person_here,
     send_ephemeral,
     story_here,
     whose_memories,
 )
-from memory import Kind, Memory, Scope, Store, manage
+from memory import Kind, Language, Memory, Scope, Store, manage
 from memory.manage import forgetting, privacy, story, versions
 
 if TYPE_CHECKING:
@@ -43,11 +44,14 @@ async def memory_choices(interaction: Interaction, current: str) -> list[app_com
 
 class EditMemory(discord.ui.Modal, title="Edit a memory"):
     """The memory's text, prefilled; what is submitted becomes its new version (the old one kept
-    as history). The memory is looked up with the submitter's id: another's answers as missing."""
+    as history). The memory is looked up with the submitter's id: another's answers as missing.
+    `person_id`: the id it is kept under, when the form opens away from where it was learned
+    (a receipt's Edit, in DMs), its owner checked by the caller."""
 
-    def __init__(self, memory: Memory) -> None:
+    def __init__(self, memory: Memory, *, person_id: int | None = None) -> None:
         super().__init__(timeout=600)
         self.memory_id = memory.id
+        self.person_id = person_id
         self.text: discord.ui.TextInput[EditMemory] = discord.ui.TextInput(
             label=f"Memory #{memory.id}",
             style=discord.TextStyle.paragraph,
@@ -60,7 +64,7 @@ class EditMemory(discord.ui.Modal, title="Edit a memory"):
         runtime = interaction.client.runtime
         edited = await versions.edit(
             runtime.store,
-            person_here(interaction),
+            self.person_id if self.person_id is not None else person_here(interaction),
             self.memory_id,
             self.text.value,
             builder=runtime.worker.builder,
@@ -123,10 +127,13 @@ class MemoryPages(EchoView):
         everywhere: bool = False,
         told: render.Told | None = None,
         replaced: Mapping[int, float] | None = None,
+        language: Language = "en",
     ) -> None:
         super().__init__(timeout=600)
         self.owner_id = owner_id
         self.everywhere = everywhere
+        # The owner's language, the only one who may turn the pages.
+        self.language = language
         self.told = told
         self.replaced = replaced or {}
         self.pages = render.paginate(items)
@@ -145,6 +152,7 @@ class MemoryPages(EchoView):
             everywhere=self.everywhere,
             told=self.told,
             replaced=self.replaced,
+            language=self.language,
         )
 
     def _update_buttons(self) -> None:
@@ -241,7 +249,13 @@ class MemoryCommands(commands.Cog):
             self.store, person_here(interaction), [m.id for m in used]
         )
         told = await self.told(interaction, used)
-        text = render.render_why(turn, everywhere=everywhere, told=told, replaced=replaced)
+        text = render.render_why(
+            turn,
+            everywhere=everywhere,
+            told=told,
+            replaced=replaced,
+            language=language_of(interaction),
+        )
         text = whose_memories(interaction) + text
         if not used or turn is None:
             return text, None
@@ -262,7 +276,7 @@ class MemoryCommands(commands.Cog):
             chain = await versions.history(self.store, person_here(interaction), history)
             await send_ephemeral(
                 interaction,
-                render.render_versions(chain),
+                render.render_versions(chain, language=language_of(interaction)),
                 view=Editable(interaction.user.id, [chain.memory]),
             )
             return
@@ -282,6 +296,7 @@ class MemoryCommands(commands.Cog):
             everywhere=await self.served_everywhere(interaction),
             told=await self.told(interaction, found),
             replaced=replaced,
+            language=language_of(interaction),
         )
         await interaction.response.send_message(
             render.defang(whose_memories(interaction) + view.text()),
@@ -355,10 +370,12 @@ class MemoryCommands(commands.Cog):
             scope=Scope(scope),
             builder=self.bot.runtime.worker.builder,
         )
-        said = f"Memory #{outcome.memory_id}: {outcome.action}."
-        if kind == "rule":
-            said += f" {render.WISH_NOTE}"
-        await send_ephemeral(interaction, said)
+        await send_ephemeral(
+            interaction,
+            render.remembered(
+                outcome.memory_id, outcome.action, outcome.text, kind=Kind(kind), typed=text
+            ),
+        )
 
 
 async def setup(bot: EchoBot) -> None:

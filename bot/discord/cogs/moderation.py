@@ -12,7 +12,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot import render
-from bot.discord.ui import Interaction, send_ephemeral, story_here
+from bot.discord.ui import Interaction, language_of, send_ephemeral, story_here
 from memory.manage import story
 
 if TYPE_CHECKING:
@@ -43,7 +43,9 @@ class Moderation(commands.Cog):
     @app_commands.check(_moderates)
     async def anchors_show(self, interaction: Interaction) -> None:
         found = await story.anchors(self.bot.runtime.store, story_here(interaction))
-        await send_ephemeral(interaction, render.render_anchors(found))
+        await send_ephemeral(
+            interaction, render.render_anchors(found, language=language_of(interaction))
+        )
 
     @anchors.command(name=_("add"), description=_("Hold a key fact no reflection can drop"))
     @app_commands.describe(text=_("The fact"))
@@ -66,7 +68,9 @@ class Moderation(commands.Cog):
     @positions.command(name=_("show"), description=_("The character's positions here"))
     async def positions_show(self, interaction: Interaction) -> None:
         found = await story.positions(self.bot.runtime.store, story_here(interaction))
-        await send_ephemeral(interaction, render.render_positions(found))
+        await send_ephemeral(
+            interaction, render.render_positions(found, language=language_of(interaction))
+        )
 
     @positions.command(
         name=_("drop"), description=_("Drop a position; the reason stays in history")

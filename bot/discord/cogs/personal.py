@@ -31,6 +31,18 @@ DELETIONS = {
     "from the old wording goes.",
 }
 
+# What /privacy says of receipts (bot.discord.cogs.off_record).
+RECEIPTS = {
+    True: "Receipts: on. When I store something from one of your messages, I DM you what, with "
+    "Undo and Edit (none if your DMs are closed).",
+    False: "Receipts: off (`/privacy receipts:on`: a DM each time I store something from one of "
+    "your messages).",
+}
+OFF_RECORD = (
+    "To keep one message out of my memory: Apps → “Don't remember this” on it, or react 🤐 "
+    "(I still answer it)."
+)
+
 
 class PersonalData(commands.Cog):
     def __init__(self, bot: EchoBot) -> None:
@@ -44,11 +56,15 @@ class PersonalData(commands.Cog):
         name=_("privacy"),
         description=_("Where your memories are used: where learned, or everywhere"),
     )
-    @app_commands.describe(memories=_("Where learned, everywhere, or the default"))
+    @app_commands.describe(
+        memories=_("Where learned, everywhere, or the default"),
+        receipts=_("A DM when I store something from your message"),
+    )
     async def privacy(
         self,
         interaction: Interaction,
         memories: Literal["where_learned", "everywhere", "default"] | None = None,
+        receipts: Literal["on", "off"] | None = None,
     ) -> None:
         store = self.bot.runtime.store
         user = interaction.user.id
@@ -56,8 +72,14 @@ class PersonalData(commands.Cog):
             found = await manage_privacy.get(store, user, default=self.default_served)
         else:
             found = await manage_privacy.choose(store, user, memories, default=self.default_served)
+        if receipts is None:
+            wanted = await manage_privacy.receipts(store, user)
+        else:
+            wanted = await manage_privacy.choose_receipts(store, user, receipts == "on")
         follows = self.bot.runtime.settings.privacy.follow_deletions
-        await send_ephemeral(interaction, f"{found.line()}\n{DELETIONS[follows]}")
+        await send_ephemeral(
+            interaction, f"{found.line()}\n{DELETIONS[follows]}\n{RECEIPTS[wanted]}\n{OFF_RECORD}"
+        )
 
     @app_commands.command(
         name=_("export"), description=_("Everything I store about you, as a file only you see")

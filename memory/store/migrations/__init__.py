@@ -8,7 +8,8 @@ invalid row cannot exist whatever the code above does.
 
 There is no 28: the number was skipped when two changes were made side by side (v27 and v29
 landed the same day), and no module for it was ever published. Versions are compared, never
-counted, so a database at 27 goes to 29 directly.
+counted, so a database at 27 goes to 29 directly. 32 to 35 were written side by side and
+land together, in that order.
 """
 
 from __future__ import annotations
@@ -44,6 +45,10 @@ from memory.store.migrations import (
     v29_chat_streaming,
     v30_truthful_versions,
     v31_chat_one_at_a_time,
+    v32_chat_context,
+    v33_channel_modes,
+    v34_off_the_record,
+    v35_joined_lines,
 )
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -77,6 +82,10 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (29, v29_chat_streaming.SQL),
     (30, v30_truthful_versions.SQL),
     (31, v31_chat_one_at_a_time.SQL),
+    (32, v32_chat_context.SQL),
+    (33, v33_channel_modes.SQL),
+    (34, v34_off_the_record.SQL),
+    (35, v35_joined_lines.SQL),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -276,14 +276,15 @@ SCOPES = ("global", "story")
 
 @dataclass(frozen=True, slots=True)
 class PersonRow:
+    """One person, by the id they are known by (a Discord or terminal id), with every id a
+    character keeps them under (memory.character.cast)."""
+
     user_id: int
     name: str | None
     memories: int
     last_turn_at: float | None
-    # The person this id stands for, and the character it is theirs with (None: the home's;
-    # memory.character.cast).
-    owner: int = 0
-    character: str | None = None
+    # (the id, its character): None is the home's, whose id is the person's own.
+    ids: tuple[tuple[int, str | None], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,23 +324,51 @@ class StateChange:
     user_id: int | None
 
 
+# Each id with memories or turns, the person it stands for, its character and its last turn.
+_PERSON_IDS = (
+    "SELECT p.user_id, coalesce(c.real_id, p.user_id) AS owner, c.character,"
+    " (SELECT max(created_at) FROM turns WHERE user_id = p.user_id) AS last_turn"
+    " FROM (SELECT user_id FROM memories UNION SELECT user_id FROM turns) p"
+    " LEFT JOIN character_ids c ON c.derived = p.user_id AND c.kind = 'person'"
+)
+
+
 async def people(store: Store, *, limit: int, offset: int) -> tuple[list[PersonRow], int]:
-    """One row per person with memories or turns, the latest turn first; and how many."""
-    ids = "SELECT user_id FROM memories UNION SELECT user_id FROM turns"
-    total = await store.fetchone(f"SELECT count(*) FROM ({ids})")
-    rows = await store.fetchall(
-        f"SELECT p.user_id, {_LAST_NAME.format(uid='p.user_id')},"
-        " (SELECT count(*) FROM memories WHERE user_id = p.user_id),"
-        " (SELECT max(created_at) FROM turns WHERE user_id = p.user_id) AS last_turn,"
-        " c.real_id, c.character"
-        f" FROM ({ids}) p LEFT JOIN character_ids c ON c.derived = p.user_id AND c.kind = 'person'"
-        " ORDER BY last_turn DESC NULLS LAST, p.user_id LIMIT ? OFFSET ?",
+    """One row per person with memories or turns (their ids for every character together),
+    the latest turn first; and how many."""
+    total = await store.fetchone(f"SELECT count(DISTINCT owner) FROM ({_PERSON_IDS}) ids")
+    page = await store.fetchall(
+        f"SELECT owner, max(last_turn) AS last FROM ({_PERSON_IDS}) ids GROUP BY owner"
+        " ORDER BY last DESC NULLS LAST, owner LIMIT ? OFFSET ?",
         (limit, offset),
     )
-    found = [
-        PersonRow(int(r[0]), r[1], int(r[2]), r[3], int(r[0] if r[4] is None else r[4]), r[5])
-        for r in rows
-    ]
+    owners = [int(r[0]) for r in page]
+    ids: dict[int, list[tuple[int, str | None, float | None]]] = {o: [] for o in owners}
+    if owners:
+        rows = await store.fetchall(
+            f"SELECT user_id, owner, character, last_turn FROM ({_PERSON_IDS}) ids"
+            f" WHERE owner IN ({', '.join('?' * len(owners))}) ORDER BY character, user_id",
+            tuple(owners),
+        )
+        for r in rows:
+            ids[int(r[1])].append((int(r[0]), r[2], r[3]))
+    found = []
+    for r in page:
+        theirs = ids[int(r[0])]
+        latest = max(theirs, key=lambda i: (i[2] is not None, i[2] or 0.0))[0]
+        count = await store.fetchone(
+            f"SELECT count(*) FROM memories WHERE user_id IN ({', '.join('?' * len(theirs))})",
+            tuple(i for i, _, _ in theirs),
+        )
+        found.append(
+            PersonRow(
+                int(r[0]),
+                await person_name(store, latest),
+                int(count[0]) if count else 0,
+                r[1],
+                tuple((i, key) for i, key, _ in theirs),
+            )
+        )
     return found, int(total[0]) if total else 0
 
 
@@ -361,6 +390,35 @@ async def names(store: Store, user_ids: Collection[int]) -> dict[int, str]:
         )
         found.update((int(r[0]), str(r[1])) for r in rows)
     return found
+
+
+async def owners(store: Store, user_ids: Collection[int]) -> dict[int, int]:
+    """The person each of these ids stands for, for those a character derived (the others are
+    the person's own)."""
+    wanted = sorted(set(user_ids))
+    found: dict[int, int] = {}
+    for start in range(0, len(wanted), 500):
+        batch = wanted[start : start + 500]
+        rows = await store.fetchall(
+            "SELECT derived, real_id FROM character_ids WHERE kind = 'person' AND derived IN"
+            f" ({', '.join('?' * len(batch))})",
+            tuple(batch),
+        )
+        found.update((int(r[0]), int(r[1])) for r in rows)
+    return found
+
+
+async def own_story(store: Store, person: int) -> bool:
+    """Whether this person (their own id) has talked in a story kept under their own id, for
+    any character: the terminal chat's, as a Discord DM's is kept under its channel's id."""
+    row = await store.fetchone(
+        "SELECT 1 WHERE EXISTS (SELECT 1 FROM messages WHERE story_id = ?"
+        " OR story_id IN (SELECT derived FROM character_ids WHERE kind = 'story' AND real_id = ?))"
+        " OR EXISTS (SELECT 1 FROM turns WHERE story_id = ?"
+        " OR story_id IN (SELECT derived FROM character_ids WHERE kind = 'story' AND real_id = ?))",
+        (person, person, person, person),
+    )
+    return row is not None
 
 
 async def person_memories(

@@ -164,6 +164,9 @@ async def erase(
         await tx.execute(
             f"DELETE FROM sent_messages WHERE exchange_id IN ({_ERASED})", (erasure_id,)
         )
+    # By the reading exchange only: a line's row outlives the line's own erasure, so that the
+    # forgetting finds, after it, the turn that read it (memory.manage.forgetting).
+    await tx.execute(f"DELETE FROM joined_lines WHERE exchange_id IN ({_ERASED})", (erasure_id,))
     turns = await _turns(tx, target, stories)
     if erased or others or earlier:  # a replaced wording may linger in old segments
         await purge_keyword_segments(tx)
@@ -231,6 +234,31 @@ async def edit(
         dropped = await outbox.enqueue(tx, exchange, now=now, due=due)
         await counters.bump(tx, "reflection_dropped_backlog", dropped)
     return Edit(erased, reflected, requeued, erased.messages > 0)
+
+
+async def take_back(
+    tx: Tx,
+    exchange_id: str,
+    *,
+    now: float,
+    bounds: Mapping[str, tuple[float, float]],
+    words: provenance.Words = _all_words,
+    carries: provenance.Carries = _always,
+) -> Erased | None:
+    """Take out what was learned from a stored message as `edit` takes out an old wording,
+    the message and its reply kept in the history as they are (its author keeps it off the
+    record), and its reflection not queued again. None when the message is not stored."""
+    row = await tx.fetchone(
+        "SELECT user_id, story_id, content FROM messages WHERE source_id = ? AND role = 'user'",
+        (exchange_id,),
+    )
+    if row is None:
+        return None
+    target = Target.edited(exchange_id, user_id=int(row[0]), story_id=int(row[1]), text=str(row[2]))
+    erased = await erase(tx, target, now=now, bounds=bounds, words=words, carries=carries)
+    # Not a tombstone: the exchange lives on in the history; the mark keeps it unreflected.
+    await tx.execute("DELETE FROM erased_exchanges WHERE erasure_id = ?", (erased.erasure_id,))
+    return erased
 
 
 async def drop_reply(tx: Tx, *, exchange_id: str, now: float) -> int | None:

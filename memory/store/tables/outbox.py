@@ -298,6 +298,16 @@ async def mark_done(tx: Tx, row_id: int) -> None:
     )
 
 
+async def set_aside(tx: Tx, exchange_id: str) -> None:
+    """Mark an exchange's waiting row done unreflected, its texts blanked (kept off the record);
+    a row a worker holds is left to it (the worker finds the mark when it writes)."""
+    await tx.execute(
+        "UPDATE outbox SET status = 'done', last_error = NULL, user_name = '', user_message = '',"
+        " reply = '' WHERE exchange_id = ? AND status = 'pending' AND leased_by IS NULL",
+        (exchange_id,),
+    )
+
+
 async def queued_at(tx: Tx, exchange_id: str) -> float | None:
     """When this exchange was queued for its reflection, if it was."""
     row = await tx.fetchone("SELECT created_at FROM outbox WHERE exchange_id = ?", (exchange_id,))

@@ -38,3 +38,26 @@ async def set_memories_served(tx: Tx, user_id: int, choice: str | None, *, now: 
     )
     for row in rows:  # each character's pools of them are rebuilt too
         tx.touch(int(row[0]))
+
+
+async def receipts(store: Store, user_id: int) -> bool:
+    """Whether the person asked for receipts (`user_id` may be an id a character keeps them
+    under: their own choice holds there too)."""
+    row = await store.fetchone(
+        "SELECT 1 FROM receipts WHERE user_id = coalesce((SELECT real_id FROM character_ids"
+        " WHERE derived = ?1 AND kind = 'person'), ?1)",
+        (user_id,),
+    )
+    return row is not None
+
+
+async def set_receipts(tx: Tx, user_id: int, wanted: bool, *, now: float) -> None:
+    """Store whether the person wants receipts (off: no row)."""
+    if not wanted:
+        await tx.execute("DELETE FROM receipts WHERE user_id = ?", (user_id,))
+        return
+    await tx.execute(
+        "INSERT INTO receipts (user_id, updated_at) VALUES (?, ?)"
+        " ON CONFLICT (user_id) DO UPDATE SET updated_at = excluded.updated_at",
+        (user_id, now),
+    )

@@ -1,6 +1,6 @@
 """The structured-output mode learned for each chat server and model, whether it streams its
-replies (see memory.backends.structured), and whether it takes one request at a time
-(memory.turn.admission.BoundedChat)."""
+replies (see memory.backends.structured), whether it takes one request at a time
+(memory.turn.admission.BoundedChat), and the context it takes (memory.backends.context_size)."""
 
 from __future__ import annotations
 
@@ -60,5 +60,26 @@ async def save_one_at_a_time(store: Store, server: str, model: str, *, now: floa
             "INSERT INTO chat_one_at_a_time (server, model, learned_at) VALUES (?, ?, ?)"
             " ON CONFLICT (server, model) DO UPDATE SET learned_at = excluded.learned_at",
             (server, model, now),
+        )
+    )
+
+
+async def load_context(store: Store) -> dict[tuple[str, str], tuple[int, str]]:
+    """Return the context each (server, model) takes, in tokens, and where it was learned."""
+    rows = await store.fetchall("SELECT server, model, tokens, source FROM chat_context")
+    return {(str(r["server"]), str(r["model"])): (int(r["tokens"]), str(r["source"])) for r in rows}
+
+
+async def save_context(
+    store: Store, server: str, model: str, tokens: int, source: str, *, now: float
+) -> None:
+    """Remember the context this server takes for this model, and where it was learned."""
+    await store.transact(
+        lambda tx: tx.execute(
+            "INSERT INTO chat_context (server, model, tokens, source, learned_at)"
+            " VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (server, model) DO UPDATE SET tokens = excluded.tokens,"
+            " source = excluded.source, learned_at = excluded.learned_at",
+            (server, model, tokens, source, now),
         )
     )

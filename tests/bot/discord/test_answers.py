@@ -12,6 +12,7 @@ from typing import Any
 import discord
 
 from bot.discord.app import EchoBot
+from memory.store.tables import history
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with, _remember, _say
 from tests.fakes.ollama import FakeOllama
@@ -270,3 +271,70 @@ def test_a_version_longer_than_one_message_is_attached_whole() -> None:
     assert attached.filename == "answer-2.txt"
     assert attached.fp.read().decode() == text.strip()
     assert isinstance(attached, discord.File)
+
+
+async def test_try_again_answers_a_failed_message_once_the_server_is_back(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """The server was down: the line saying so carries *Try again*; pressed once the server is
+    back, the line becomes the answer to that message (stored once, never typed again), with
+    the reply's buttons; someone else's press is refused and a second press changes nothing."""
+    given = _numbered(ollama)
+    async with _bot_with(tmp_path, ollama) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        ollama.set("/api/chat", "500")
+        await _say(echo, channel, ALICE, "tu es là ?")
+        failed = _posted(rec)
+        assert "can't reach my language model" in failed["content"]
+        assert [b["label"] for b in _buttons(failed)] == ["Try again"]
+        mark = len(rec.sent)
+        await _press(echo, failed, "Try again", ALICE)  # still down
+        assert _edits(rec, mark) == [] and any("can't reach" in p for p in _private(rec, mark))
+        ollama.set("/api/chat", "ok")
+        mark = len(rec.sent)
+        await _press(echo, failed, "Try again", BOB)
+        assert _edits(rec, mark) == [] and _private(rec, mark) == [
+            "Only the person this answered, or someone with Manage Messages, can change its answer."
+        ]
+        mark = len(rec.sent)
+        await _press(echo, failed, "Try again", ALICE)
+        [edit] = _edits(rec, mark)
+        assert edit["content"] == "answer 1 to: tu es là ?"
+        assert [b["label"] for b in _buttons(edit)] == ["Another answer"]
+        mark = len(rec.sent)
+        await _press(echo, failed, "Try again", ALICE)  # an old copy of the line, pressed again
+        assert _edits(rec, mark) == [] and "can no longer change" in _private(rec, mark)[0]
+        stored = await history.recent(echo.runtime.store, CHANNEL, limit=5)
+        assert [m.content for m in stored] == ["tu es là ?", "answer 1 to: tu es là ?"]
+        # Learned from like any reply: the reflection was given this answer.
+        assert [g["character_reply"] for g in given] == ["answer 1 to: tu es là ?"]
+
+
+async def test_people_trying_again_at_once_each_get_their_own_answer(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    _numbered(ollama)
+    rng = random.Random(11)
+
+    async def pause(payload: dict[str, Any]) -> None:
+        await asyncio.sleep(rng.uniform(0, 0.02))
+
+    people = [ALICE + n for n in range(8)]
+    async with _bot_with(tmp_path, ollama) as (echo, rec):
+        channel = fakes.text_channel(echo, CHANNEL)
+        ollama.set("/api/chat", "500")
+        for n, person in enumerate(people):
+            await _say(echo, channel, person, f"message n°{n}")
+        lines = [_posted(rec, i) for i in range(len(people))]
+        ollama.set("/api/chat", "ok")
+        ollama.pause = pause
+        mark = len(rec.sent)
+        await asyncio.gather(
+            *(_press(echo, line, "Try again", p) for line, p in zip(lines, people, strict=True))
+        )
+        edits = sorted(e["content"] for e in _edits(rec, mark))
+        assert edits == sorted(f"answer 1 to: message n°{n}" for n in range(len(people)))
+        stored = [m.content for m in await history.recent(echo.runtime.store, CHANNEL, limit=40)]
+        for n in range(len(people)):
+            assert stored.count(f"message n°{n}") == 1
+            assert stored.count(f"answer 1 to: message n°{n}") == 1

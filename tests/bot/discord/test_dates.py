@@ -12,7 +12,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.discord.app import EchoBot
-from memory import manage
+from memory import manage, short_date
 from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import _bot_with, _opt, _say
 from tests.fakes.ollama import FakeOllama
@@ -23,6 +23,7 @@ PARIS = ZoneInfo("Europe/Paris")
 DAY = 86_400.0
 # Wednesday 2 December 2026, 15:00 in Paris: the commands' "now".
 NOW = datetime(2026, 12, 2, 15, 0, tzinfo=PARIS).timestamp()
+NOW_DAY = datetime.fromtimestamp(NOW, PARIS).date()
 LINK = "https://discord.com/channels/{place}/{channel}/{message}"
 
 
@@ -158,3 +159,92 @@ def test_a_jump_link_is_made_only_for_a_stored_discord_message() -> None:
     )
     assert jump_url(learned(1.0, "dm", 5, "terminal:abc")) is None
     assert jump_url(learned(1.0, "111")) is None  # the message is gone
+
+
+async def _told_and_reworded(echo: EchoBot, who: int, channel: Any) -> tuple[int, int]:
+    """`who` says they play the cello (three weeks ago) and keep bees (yesterday); five days
+    ago they reworded the cello. Return the cello memory's id and its message's."""
+    cello = await _told(echo, who, f"{who} plays the cello", channel, days_ago=21)
+    await _told(echo, who, f"{who} keeps bees", channel, days_ago=1)
+    store = echo.runtime.store
+    [memory] = [m for m in await manage.list_memories(store, who) if "cello" in m.text]
+    await manage.versions.edit(store, who, memory.id, f"{who} plays the viola",
+                               now=NOW - 5 * DAY)  # fmt: skip
+    return memory.id, cello
+
+
+async def test_a_person_whose_discord_is_in_french_reads_the_dates_in_french(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    ollama.chat_reply = _reflect
+    async with _bot_with(tmp_path, ollama, database=database,
+                         character={"timezone": "Europe/Paris"}) as (echo, rec):  # fmt: skip
+        echo.runtime.engine.clock = lambda: NOW
+        channel = fakes.text_channel(echo, CHANNEL)
+        viola, message = await _told_and_reworded(echo, ALICE, channel)
+        link = LINK.format(place=fakes.GUILD_ID, channel=CHANNEL, message=message)
+        await _say(echo, channel, ALICE, "what do I play?")
+        answers = {}
+        for locale in ("fr", "en-GB"):
+            await _command(echo, "memories", ALICE, CHANNEL, locale=locale)
+            await _command(echo, "why", ALICE, CHANNEL, locale=locale)
+            await _command(echo, "memories", ALICE, CHANNEL, locale=locale,
+                           options=[_opt("history", viola, 4)])  # fmt: skip
+            answers[locale] = rec.contents()[-3:]
+    page, why, versions = answers["fr"]
+    for shown in (page, why):
+        assert (
+            f"· dit 11 nov., il y a trois semaines · [message]({link}) — {ALICE} plays the viola"
+            " (en vigueur depuis le 27 nov. 2026, remplace une version antérieure: "
+            f"/memories history {viola})"
+        ) in shown
+    assert "· dit hier · [message]" in _line(page, f"{ALICE} keeps bees")
+    assert versions.splitlines()[0].startswith(f"`#{viola}` en vigueur depuis le 27 nov. 2026 (")
+    assert versions.splitlines()[1].startswith("  du 10 nov. 2026 au 27 nov. 2026 (")
+    assert "Your memories — page 1/1" in page  # the rest of the text stays English
+    page, why, versions = answers["en-GB"]
+    for shown in (page, why):
+        assert (
+            f"· said 11 Nov, three weeks ago · [message]({link}) — {ALICE} plays the viola "
+            f"(current since 27 Nov 2026, replacing an earlier version: /memories history {viola})"
+        ) in shown
+    assert "· said yesterday · [message]" in _line(page, f"{ALICE} keeps bees")
+    assert versions.splitlines()[0].startswith(f"`#{viola}` now, since 27 Nov 2026 (")
+    assert versions.splitlines()[1].startswith("  10 Nov 2026 – 27 Nov 2026 (")
+
+
+async def test_french_and_english_people_asking_at_once_each_read_their_own_language(
+    database: Path | str, tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """The concurrent twin: people whose Discord is in French or in English, who told the bot
+    things on different days, ask /why and /memories all at once."""
+    ollama.chat_reply = _reflect
+    people = {3000 + i: ("fr" if i % 2 else "en-US", 200 + i) for i in range(10)}
+    async with _bot_with(tmp_path, ollama, database=database,
+                         character={"timezone": "Europe/Paris"}) as (echo, rec):  # fmt: skip
+        echo.runtime.engine.clock = lambda: NOW
+        for i, (who, (_, channel_id)) in enumerate(people.items()):
+            channel = fakes.dm_channel(echo, channel_id, who)
+            await _told(echo, who, f"Person {who} keeps {i + 2} hives", channel,
+                        days_ago=(i + 1) * 4)  # fmt: skip
+            await _say(echo, channel, who, "hello")
+        first = len(rec.messages())
+        await asyncio.gather(*(
+            _command(echo, name, who, channel_id, in_guild=False, locale=locale)
+            for who, (locale, channel_id) in people.items() for name in ("why", "memories")
+        ))  # fmt: skip
+        answers = [m["content"] for m in rec.messages()[first:]]
+    assert len(answers) == 2 * len(people)
+    for i, (who, (locale, _)) in enumerate(people.items()):
+        said = datetime.fromtimestamp(NOW - (i + 1) * 4 * DAY, PARIS).date()
+        mine = [a for a in answers if f"Person {who} " in a]
+        assert len(mine) == 2
+        for answer in mine:
+            line = _line(answer, f"Person {who} keeps {i + 2} hives")
+            if locale == "fr":
+                assert f"{short_date(said, today=NOW_DAY, language='fr')}, il y a " in line
+                assert "· dit " in line
+                assert "· said" not in line and " ago" not in line
+            else:
+                assert f"{said.day} {said:%b}, " in line and " ago" in line and "· said " in line
+                assert "· dit" not in line and "il y a" not in line

@@ -203,6 +203,25 @@ async def test_remember_then_why_shows_it_with_its_reason(
     assert rec.messages()[-1]["flags"] == fakes.EPHEMERAL
 
 
+async def test_remember_in_the_first_person_is_stored_and_shown_in_the_third(
+    bot: tuple[EchoBot, fakes.Recorder],
+) -> None:
+    """/memories reads in one voice: what a person types about themself is stored as a
+    reflection words it, and the answer says so; a rule keeps the person's words."""
+    echo, rec = bot
+    await _command(echo, "remember", ALICE, options=[_opt("text", "I'm allergic to peanuts", 3)])
+    assert rec.contents()[-1] == "Memory #1: created. It reads: Is allergic to peanuts"
+    await _command(echo, "remember", BOB, options=[_opt("text", "J'habite à Lyon avec ma sœur", 3)])
+    assert rec.contents()[-1].endswith("It reads: Habite à Lyon avec sa sœur")
+    rule = [_opt("text", "Call me Sam", 3), _opt("kind", "rule", 3)]
+    await _command(echo, "remember", ALICE, options=rule)
+    assert "It reads" not in rec.contents()[-1]
+    texts = {m.text for m in await manage.list_memories(echo.runtime.store, ALICE)}
+    assert texts == {"Is allergic to peanuts", "Call me Sam"}
+    await _command(echo, "memories", ALICE)
+    assert "Is allergic to peanuts" in rec.contents()[-1]
+
+
 async def test_another_persons_memory_answers_exactly_like_a_missing_one(
     bot: tuple[EchoBot, fakes.Recorder],
 ) -> None:

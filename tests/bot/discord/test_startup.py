@@ -27,6 +27,7 @@ from bot.discord.startup import LOGIN_RETRY_CAP, retry_delay
 from bot.doctor import doctor
 from bot.runtime import open_runtime
 from tests.bot import discord_fakes as fakes
+from tests.bot import processes
 from tests.bot.cli_runner import echo_bot
 from tests.fakes.discord_api import FakeDiscord, serve_fake_discord
 from tests.fakes.ollama import FakeOllama
@@ -66,8 +67,8 @@ async def _run(config: Path, *args: str, token: bool = True) -> tuple[int, str]:
 
 
 async def _start(config: Path, env: dict[str, str], *args: str) -> asyncio.subprocess.Process:
-    """`echo-bot run` as a process: one read while it runs, signalled, killed."""
-    return await asyncio.create_subprocess_exec(
+    """`echo-bot run` as a process: one read while it runs, signalled, stopped."""
+    return await processes.start(
         sys.executable, "-m", "bot", "--config", str(config), *args, "run",
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, env=env,
@@ -78,8 +79,7 @@ async def _finish(proc: asyncio.subprocess.Process) -> tuple[int, str]:
     try:
         _, err = await asyncio.wait_for(proc.communicate(), EXIT_WITHIN)
     except TimeoutError:
-        proc.kill()
-        await proc.wait()
+        await processes.stop(proc)
         pytest.fail(f"echo-bot run still running after {EXIT_WITHIN} s")
     return proc.returncode or 0, err.decode()
 
@@ -157,9 +157,7 @@ async def test_unreachable_discord_is_said_then_retried_until_it_answers(
             fake.token_refused = True
             code, rest = await _finish(proc)
     finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+        await processes.stop(proc)
     err = "".join(seen) + rest
     assert "Traceback" not in err
     unreachable = [line for line in seen if "cannot reach Discord" in line]
@@ -221,7 +219,7 @@ async def test_configured_channels_the_bot_cannot_use_are_named_once(
     assert not any(str(OPEN) in line for line in warned)
 
 
-async def test_doctor_tests_the_route_to_discord(
+async def test_doctor_tests_the_route_and_the_token_with_discord(
     tmp_path: Path, ollama: FakeOllama, discord_api: FakeDiscord, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def settings(api_url: str) -> Settings:
@@ -233,7 +231,8 @@ async def test_doctor_tests_the_route_to_discord(
 
     await doctor(settings(discord_api.api_url), "config.toml")
     out = capsys.readouterr().out
-    assert f"OK   Discord API {discord_api.api_url} is reachable" in out.splitlines()
+    [said] = [line for line in out.splitlines() if line.startswith("OK   Discord accepts")]
+    assert said.endswith(f"at {discord_api.api_url}")
     closed = f"http://127.0.0.1:{_free_port()}/api/v10"
     code = await doctor(settings(closed), "config.toml")
     out = capsys.readouterr().out
@@ -340,8 +339,7 @@ async def test_the_service_log_says_one_line_per_login_try(tmp_path: Path) -> No
     try:
         seen = [_said(line) for line in await _lines_until_tries(proc, TRIES)]
     finally:
-        proc.kill()
-        await proc.wait()
+        await processes.stop(proc)
     tries = [line for line in seen if "cannot reach Discord" in line]
     # A stalled event loop is said whenever it happens (a loaded machine, at start-up): a
     # report of the machine, not a line the start-up says.
@@ -367,8 +365,7 @@ async def test_the_service_log_says_one_line_per_login_try(tmp_path: Path) -> No
     try:
         told = await _lines_until_tries(verbose, 2)
     finally:
-        verbose.kill()
-        await verbose.wait()
+        await processes.stop(verbose)
     assert any("apscheduler" in line for line in told)
 
 
@@ -381,9 +378,7 @@ async def test_ctrl_c_stops_the_bot_with_exit_code_0(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)
         code, rest = await _finish(proc)
     finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+        await processes.stop(proc)
     assert code == 0 and "Traceback" not in rest
 
 
@@ -395,17 +390,14 @@ async def test_ctrl_c_under_make_reads_as_no_failure(tmp_path: Path) -> None:
     (tmp_path / "Makefile").write_text(
         f"run:\n\t{sys.executable} -m bot --config {config} run\n", encoding="utf-8"
     )
-    make = await asyncio.create_subprocess_exec(
+    make = await processes.start(
         "make", "-C", str(tmp_path), "run", stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=_env(),
-        start_new_session=True,
     )  # fmt: skip
     try:
         await _lines_until_tries(make, 1)
         os.killpg(make.pid, signal.SIGINT)
         _, rest = await _finish(make)
     finally:
-        if make.returncode is None:
-            os.killpg(make.pid, signal.SIGKILL)
-            await make.wait()
+        await processes.stop(make)  # the bot under make too, had make ended without it
     assert "Error" not in rest and "Traceback" not in rest, rest

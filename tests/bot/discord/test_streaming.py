@@ -148,7 +148,11 @@ def _script(
     answered: list[Reply] = []
 
     async def turn(
-        incoming: Incoming, *, admitted: bool = False, on_text: OnText | None = None
+        incoming: Incoming,
+        *,
+        admitted: bool = False,
+        on_text: OnText | None = None,
+        on_answer: Callable[[], None] | None = None,
     ) -> Reply:
         text, extra = replies[incoming.user_id]
         so_far = ""
@@ -160,6 +164,8 @@ def _script(
             if on_text is not None:
                 await on_text(so_far.strip())
         await clock.sleep(delay())
+        if on_answer is not None:
+            on_answer()
         reply = Reply(text, incoming.source_id, Recall(0, (), False), **extra)
         answered.append(reply)
         ENDED[incoming.source_id] = clock.now

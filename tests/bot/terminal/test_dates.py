@@ -23,6 +23,9 @@ TOKYO = ZoneInfo("Asia/Tokyo")
 DAY = 86_400.0
 # Thursday 3 December 2026, 08:00 in Tokyo: still Wednesday in UTC.
 NOW = datetime(2026, 12, 3, 8, 0, tzinfo=TOKYO).timestamp()
+# Six hours later: 14:00 in Tokyo, 05:00 UTC, the same day in both (a memory's versions are
+# dated on the machine's clock).
+MIDDAY = 6 * 3600.0
 
 
 async def test_why_and_memories_in_the_terminal_say_when_each_was_said(
@@ -54,3 +57,37 @@ async def test_why_and_memories_in_the_terminal_say_when_each_was_said(
         assert all(f"· {expected[name]} —" in line for line in lines), lines
         assert "discord.com" not in out
         assert not any(other in out for other in names if other != name)
+
+
+async def test_the_terminal_says_dates_in_french_when_its_language_is_french(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """[terminal] language = "fr": /why, /memories and /memories history say their dates in
+    French; the rest of their text stays English."""
+    _script(ollama)
+    config = Path(_config(tmp_path, ollama.url))
+    config.write_text(config.read_text(encoding="utf-8") + '\n[terminal]\nlanguage = "fr"\n',
+                      encoding="utf-8")  # fmt: skip
+    settings = load_settings(config)
+    settings.character.timezone = "Asia/Tokyo"
+    async with open_runtime(settings) as runtime:
+        runtime.engine.clock = lambda: NOW
+        user = terminal_user_id("Alice")
+        done = await manage.remember(runtime.store, user_id=user, story_id=user,
+                                     origin=DM_ORIGIN, text="Alice a un vélo rouge",
+                                     now=NOW - 9 * DAY + MIDDAY)  # fmt: skip
+        assert done.memory_id is not None
+        number = done.memory_id
+        await manage.versions.edit(runtime.store, user, number, "Alice a un vélo bleu",
+                                   now=NOW - 2 * DAY + MIDDAY)  # fmt: skip
+        out = await _typed(runtime, "Alice", ["Bonjour !", "/why", "/memories",
+                                              f"/memories history {number}"])  # fmt: skip
+    said = [line for line in out.splitlines() if "Alice a un vélo bleu (" in line]
+    assert len(said) == 2, out  # /why and /memories
+    for line in said:
+        assert "· dit 24 nov., il y a neuf jours — Alice a un vélo bleu (en vigueur depuis le" in (
+            line
+        )
+    assert f"#{number} en vigueur depuis le 1er déc. 2026 (" in out
+    assert "  du 24 nov. 2026 au 1er déc. 2026 (" in out
+    assert "said" not in out.replace("Your memories", "") and "ago" not in out

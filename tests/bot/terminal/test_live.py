@@ -72,6 +72,10 @@ class Keyboard:
     async def sees(self, text: str, count: int = 1) -> None:
         await _until(text, lambda: self.out.getvalue().count(text) >= count)
 
+    def screen(self) -> str:
+        """What the person sees: a status line cleared ("is writing…") is gone from it."""
+        return re.sub(r"[^\n]*\r\x1b\[K", "", self.out.getvalue())
+
     async def memories(self, store: Any) -> list[Any]:
         return await manage.list_memories(store, self.user_id)
 
@@ -252,7 +256,7 @@ async def test_people_meeting_a_card_character_at_once_each_see_its_greeting_fir
         for name, keyboard in people.items():
             await keyboard.sees(f"Nyx: Noté : {name.lower()}.")
         for name, keyboard in people.items():
-            said = [line.removeprefix("> ") for line in keyboard.out.getvalue().splitlines()]
+            said = [line.removeprefix("> ") for line in keyboard.screen().splitlines()]
             said = [line for line in said if line.startswith("Nyx: ")]
             greeting = f"Nyx: *Nyx opens the door.* Come in, {name}, before the wind does."
             assert said == [greeting, f"Nyx: Noté : {name.lower()}."], name

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.bot import processes
 from tests.bot.terminal.test_e2e import _chat, _config, _script
 from tests.fakes.ollama import FakeOllama
 
@@ -54,8 +55,7 @@ class Session:
         try:
             out, err = await asyncio.wait_for(self.proc.communicate(), HANG)
         except TimeoutError:
-            self.proc.kill()
-            await self.proc.wait()
+            await processes.stop(self.proc)
             pytest.fail(f"the chat still runs {HANG} s later (it waits for Enter)")
         self.screen += out.decode()
         self.errors += (err or b"").decode()
@@ -68,7 +68,7 @@ async def _session(config: Path, *, one_screen: bool = False) -> AsyncIterator[S
     with its stdout, in the order a terminal shows them."""
     keyboard, tty = pty.openpty()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ECHO_")}
-    proc = await asyncio.create_subprocess_exec(
+    proc = await processes.start(
         sys.executable, "-m", "bot", "--config", str(config), "chat", "--user", "Marie",
         stdin=tty, stdout=asyncio.subprocess.PIPE, env=env,
         stderr=asyncio.subprocess.STDOUT if one_screen else asyncio.subprocess.PIPE,
@@ -77,9 +77,7 @@ async def _session(config: Path, *, one_screen: bool = False) -> AsyncIterator[S
     try:
         yield Session(proc, keyboard)
     finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+        await processes.stop(proc)
         os.close(keyboard)
 
 
@@ -90,7 +88,9 @@ async def test_the_first_screen_is_the_conversation_and_ctrl_c_ends_it(
     async with _session(_config(tmp_path, ollama.url)) as chat:
         await chat.sees(PROMPT)  # the commands, then the prompt
         await chat.answer("J'ai un chat roux qui s'appelle Félix.")
-        assert chat.screen.endswith(f"\n> Écho: Félix ! Quel joli nom.{PROMPT}")
+        # "Écho is writing…" showed until the reply, then was cleared in place.
+        writing = f"\n> Écho is writing…\r\x1b[KÉcho: Félix ! Quel joli nom.{PROMPT}"
+        assert chat.screen.endswith(writing)
         # The reflection runs in the background: ask until its memory is there.
         async with asyncio.timeout(HANG):
             while "A un chat roux nommé Félix" not in chat.screen:

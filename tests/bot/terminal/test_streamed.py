@@ -80,3 +80,111 @@ async def test_people_streaming_at_once_each_see_their_own_reply_whole(
         out = person.out.getvalue()
         assert out.count("Écho:") == 1 and f"n°{n:03d}\n" in out
         assert all(f"n°{m:03d}" not in out for m in range(6) if m != n)
+
+
+class _Clock:
+    """The "is writing…" line's clock: its waits return when the test says so, not in time."""
+
+    def __init__(self) -> None:
+        self.waits: list[tuple[float, asyncio.Future[None]]] = []
+
+    async def sleep(self, seconds: float) -> None:
+        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waits.append((seconds, woken))
+        await woken
+
+    def advance(self) -> None:
+        """Past every wait asked so far."""
+        for _, woken in self.waits:
+            if not woken.done():
+                woken.set_result(None)
+
+
+WRITING = "Écho is writing…"
+SLOW = "no word from the server after 15 s"
+
+
+def _quiet(ollama: FakeOllama, held: dict[str, asyncio.Event]) -> None:
+    """The server says nothing to a message until the test releases it (by its last words)."""
+    ollama.chat_reply = lambda p: REPLY if "format" not in p else '{"memories": []}'
+    ollama.stream.on = True
+
+    async def pause(payload: dict[str, Any]) -> None:
+        if "format" not in payload:
+            await held[payload["messages"][-1]["content"][-4:]].wait()
+
+    ollama.pause = pause
+
+
+async def test_the_terminal_shows_the_character_writing_then_says_once_when_slow(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    held = {"n°01": asyncio.Event(), "n°02": asyncio.Event()}
+    _quiet(ollama, held)
+    async with _runtime(tmp_path, ollama) as runtime:
+        marie = Keyboard(runtime, "Marie")
+        clock = _Clock()
+        marie.terminal.sleep = clock.sleep
+        await marie.sees("> ")
+        marie.type("Salut n°01")
+        await marie.sees(WRITING)
+        assert SLOW not in marie.out.getvalue() and len(clock.waits) == 1
+        assert clock.waits[0][0] == 15.0
+        clock.advance()  # 15 s of the server's silence
+        await marie.sees(SLOW)
+        held["n°01"].set()
+        await marie.sees(f"Écho: {REPLY}\n")
+        # The status line was cleared before the reply, on the same line.
+        assert f"Ctrl-C stops)\r\x1b[KÉcho: {REPLY}\n" in marie.out.getvalue()
+        # A quick answer: the line shows and gives way, never the slow note.
+        held["n°02"].set()
+        marie.type("Re n°02")
+        await marie.sees(f"Écho: {REPLY}\n", count=2)
+        assert clock.waits[1][1].cancelled()
+        await marie.close()
+    out = marie.out.getvalue()
+    assert out.count(SLOW) == 1 and out.count(WRITING) == 3  # twice for the slow one, once
+    assert out.count("\r\x1b[K") == 3
+
+
+async def test_the_writing_line_goes_when_the_server_fails(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    ollama.set("/api/chat", "500")
+    async with _runtime(tmp_path, ollama) as runtime:
+        marie = Keyboard(runtime, "Marie")
+        marie.terminal.sleep = _Clock().sleep
+        await marie.sees("> ")
+        marie.type("Salut !")
+        await marie.sees("/retry asks again.")
+        await marie.close()
+    out = marie.out.getvalue()
+    assert f"{WRITING}\r\x1b[K[Écho cannot answer" in out and SLOW not in out
+
+
+async def test_people_waiting_at_once_each_see_their_own_line_and_reply(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    held = {f"n°{n:02d}": asyncio.Event() for n in range(6)}
+    _quiet(ollama, held)
+    async with _runtime(tmp_path, ollama) as runtime:
+        people = [Keyboard(runtime, f"Personne{n}") for n in range(6)]
+        clocks = [_Clock() for _ in people]
+        for n, (person, clock) in enumerate(zip(people, clocks, strict=True)):
+            person.terminal.sleep = clock.sleep
+            await person.sees("> ")
+            person.type(f"Salut n°{n:02d}")
+        for person in people:
+            await person.sees(WRITING)
+        for clock in clocks[::2]:  # half of them wait past 15 s
+            clock.advance()
+        rng = random.Random(7)
+        for key in rng.sample(sorted(held), len(held)):
+            held[key].set()
+        for person in people:
+            await person.sees(f"Écho: {REPLY}\n")
+            await person.close()
+    for n, person in enumerate(people):
+        out = person.out.getvalue()
+        assert out.count(SLOW) == (1 if n % 2 == 0 else 0), n
+        assert out.count("Écho:") == 1

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 import httpx
 
-from memory import Engine, Incoming, manage
+from memory import Characters, Engine, Incoming, manage
 from memory.backends.chat import OllamaChat
 from memory.context.prompt import Character
 from memory.store import Store, open_store
@@ -216,3 +216,111 @@ async def test_reflections_of_people_talking_at_once_each_say_their_own_exchange
         assert row is not None
         d = datetime.fromtimestamp(row.created_at, AUCKLAND)
         assert f"on {d:%A} {d.day} {d:%B} {d.year} at {d:%H:%M} " in reflected[message]
+
+
+def _cast_engine(
+    store: Store, http: httpx.AsyncClient, ollama: FakeOllama, clock: Callable[[], float]
+) -> Engine:
+    """Two characters in one bot: Nyx says its dates in English, Sel in French."""
+    cast = Characters(
+        [
+            Character("Nyx", "You are Nyx.", zone=AUCKLAND, key="nyx"),
+            Character("Sel", "Tu es Sel.", zone=AUCKLAND, key="sel", language="fr"),
+        ],
+        default="nyx",
+    )
+    chat = OllamaChat(http, ollama.url, MODEL)
+    return Engine(store, embedder=None, chat=chat, characters=cast, clock=clock, zone=AUCKLAND)
+
+
+async def test_a_french_character_says_the_day_the_dates_and_the_silences_in_french(
+    database: Path | str, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    clock = Clock(START)
+    async with await open_store(database) as store:
+        engine = _cast_engine(store, http, ollama, clock)
+        sel = engine.characters.need("sel")
+        await manage.remember(store, user_id=engine.characters.person_id("sel", 1),
+                              story_id=engine.characters.story_id("sel", STORY), origin=GUILD,
+                              text="Léa habite à Lyon", now=START)  # fmt: skip
+        await engine.turn(Incoming("m1", 1, "Marie", STORY, GUILD, "bonsoir", character="sel"))
+        clock.now = START + 3 * DAY + 3600
+        await engine.turn(Incoming("m2", 1, "Marie", STORY, GUILD, "me revoilà", character="sel"))
+        clock.now += 60
+        await engine.turn(Incoming("m3", 1, "Marie", STORY, GUILD, "et Léa ?", character="sel"))
+        worker = ReflectionWorker(store, OllamaChat(http, ollama.url, MODEL), clock=clock,
+                                  character_name="Nyx", zone=AUCKLAND,
+                                  characters=engine.characters)  # fmt: skip
+        try:
+            while await worker.run_due():
+                pass
+        finally:
+            await worker.close()
+    assert sel.language == "fr"
+    first, second, third = _chats(ollama)
+    system = third[0]["content"]
+    assert (
+        "Nous sommes le vendredi 13 novembre 2026, il est 23 h 31 (Pacific/Auckland, UTC+13:00)."
+    ) in system
+    assert "Now it is" not in system
+    assert "- (fact; mar. 10 nov., il y a trois jours) Léa habite à Lyon" in system
+    assert "- (fact; aujourd’hui) Léa habite à Lyon" in first[0]["content"]
+    silence = "— trois jours plus tard, ven. 13 nov. —\nMarie: me revoilà"
+    assert second[-1]["content"] == silence
+    assert {"role": "user", "content": silence} in third
+    assert third[-1]["content"] == "Marie: et Léa ?"
+    reflected = _reflections(ollama)
+    assert (
+        "L’échange a eu lieu le mardi 10 novembre 2026 à 22 h 30 (Pacific/Auckland, UTC+13:00)."
+    ) in reflected["bonsoir"]
+    assert "The exchange took place" not in reflected["bonsoir"]
+
+
+async def test_people_talking_at_once_to_an_english_and_a_french_character_each_get_its_dates(
+    database: Path | str, ollama: FakeOllama, http: httpx.AsyncClient
+) -> None:
+    """The concurrent twin: twelve people talk at once, half to Nyx (English), half to Sel
+    (French), replies in a random order; then two workers reflect on every exchange together.
+    Each prompt and each reflection says its dates in the language of its own character."""
+    rng = random.Random(33)
+    now = START + 40 * DAY
+
+    async def pause(payload: dict[str, Any]) -> None:
+        await asyncio.sleep(rng.uniform(0, 0.02))
+
+    ollama.pause = pause
+    people = {p: "sel" if p % 2 else "nyx" for p in range(1, 13)}
+    async with await open_store(database) as store:
+        engine = _cast_engine(store, http, ollama, Clock(now))
+        await asyncio.gather(*(
+            engine.turn(Incoming(f"p{p}", p, f"user{p}", STORY + p, GUILD, f"hello from {p}",
+                                 character=key))
+            for p, key in people.items()
+        ))  # fmt: skip
+        workers = [
+            ReflectionWorker(store, OllamaChat(http, ollama.url, MODEL), clock=Clock(now + DAY),
+                             character_name="Nyx", zone=AUCKLAND, name=w,
+                             characters=engine.characters)
+            for w in ("w1", "w2")
+        ]  # fmt: skip
+        try:
+            while sum(await asyncio.gather(*(w.run_due() for w in workers))):
+                pass
+        finally:
+            await asyncio.gather(*(w.close() for w in workers))
+    prompts = {m[-1]["content"]: m[0]["content"] for m in _chats(ollama)}
+    reflected = _reflections(ollama)
+    assert len(prompts) == len(reflected) == len(people)
+    for person, key in people.items():
+        system, reflection = (
+            prompts[f"user{person}: hello from {person}"],
+            reflected[f"hello from {person}"],
+        )
+        if key == "sel":
+            assert "Nous sommes le dimanche 20 décembre 2026, il est 22 h 30" in system
+            assert "L’échange a eu lieu le dimanche 20 décembre 2026 à 22 h 30" in reflection
+            assert "Now it is" not in system and "The exchange took" not in reflection
+        else:
+            assert "Now it is Sunday 20 December 2026, 22:30" in system
+            assert "The exchange took place on Sunday 20 December 2026 at 22:30" in reflection
+            assert "Nous sommes" not in system and "L’échange" not in reflection
