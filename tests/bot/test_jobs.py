@@ -239,6 +239,7 @@ async def test_the_thaw_job_frees_cycles_a_large_build_froze(
         freed = [weakref.ref(o) for o in in_flight]
         with bulk.paused():  # a build that leaves the bound's worth of objects alive
             cache = [[n] for n in range(bulk.THAW_GROWTH + bulk.FREEZE_MIN)]
+            bulk.made(len(cache))
         del in_flight
         gc.collect()
         assert all(ref() is not None for ref in freed)

@@ -37,6 +37,11 @@ def _memories(n: int, cls: type[Memory] = Memory) -> list[Memory]:
     ]  # fmt: skip
 
 
+def _made(n: int) -> list[Memory]:
+    """`n` memories made as a build makes them: through `yielding`, which counts them."""
+    return list(bulk.yielding(_memories(n)))
+
+
 @pytest.fixture(autouse=True)
 def _collector_on() -> Iterator[None]:
     was = gc.isenabled()
@@ -52,7 +57,7 @@ def test_a_build_runs_without_collections_and_what_it_built_is_frozen() -> None:
     @bulk.quiet
     def build(n: int) -> list[Memory]:
         seen.append(gc.isenabled())
-        return _memories(n)
+        return _made(n)
 
     before = gc.get_freeze_count()
     built = build(bulk.FREEZE_MIN)
@@ -71,10 +76,34 @@ def test_a_small_build_freezes_nothing_and_garbage_of_others_is_still_collected(
     become garbage later, is collected: frozen, it stayed for the process's life."""
     others = [InFlight() for _ in range(50)]
     freed = [weakref.ref(o) for o in others]
-    bulk.quiet(_memories)(3)
+    bulk.quiet(_made)(3)
     del others
     gc.collect()
     assert all(ref() is None for ref in freed)
+
+
+def test_what_other_turns_allocate_during_a_small_build_freezes_nothing() -> None:
+    """A busy loop allocating while a small person's build runs does not make the build large:
+    nothing is frozen, and the cycles those turns drop are collected."""
+    before = gc.get_freeze_count()
+    with bulk.paused():  # a read on the event loop, 50 other turns running meanwhile
+        others = [InFlight() for _ in range(10 * bulk.FREEZE_MIN)]
+        freed = [weakref.ref(o) for o in others[::100]]
+        bulk.quiet(_made)(3)
+    assert gc.get_freeze_count() == before
+    del others
+    gc.collect()
+    assert all(ref() is None for ref in freed)
+
+
+def test_rows_a_build_keeps_count_toward_its_size() -> None:
+    """Rows read and kept whole (a dedup index's source) are counted with `made`: many of them
+    are frozen like the memories a build makes."""
+    before = gc.get_freeze_count()
+    with bulk.paused():
+        rows = [(n, f"text {n}") for n in range(bulk.FREEZE_MIN)]
+        bulk.made(len(rows))
+    assert gc.get_freeze_count() - before >= len(rows)
 
 
 def test_cycles_a_large_build_froze_are_freed_by_the_thaw_once_garbage() -> None:
@@ -84,7 +113,7 @@ def test_cycles_a_large_build_froze_are_freed_by_the_thaw_once_garbage() -> None
     thaw = bulk.Thaw(growth=bulk.FREEZE_MIN)
     others = [InFlight() for _ in range(50)]
     freed = [weakref.ref(o) for o in others]
-    built = bulk.quiet(_memories)(bulk.FREEZE_MIN)
+    built = bulk.quiet(_made)(bulk.FREEZE_MIN)
     del others
     gc.collect()
     assert all(ref() is not None for ref in freed)  # what issue 38 measured growing
@@ -100,7 +129,7 @@ def test_the_thaw_collects_only_past_its_bound_and_never_during_a_build() -> Non
     patient, thaw = bulk.Thaw(growth=10**9), bulk.Thaw(growth=bulk.FREEZE_MIN)
     others = [InFlight() for _ in range(50)]
     freed = [weakref.ref(o) for o in others]
-    built = bulk.quiet(_memories)(bulk.FREEZE_MIN)
+    built = bulk.quiet(_made)(bulk.FREEZE_MIN)
     del others
     assert not patient()
     with bulk.paused():
