@@ -27,7 +27,10 @@ things in it stalled every person at once (make bench-loop, measured with gc.cal
   cycles a large build's freeze still catches are given back by `Thaw`, a background job:
   when the frozen objects have grown by THAW_GROWTH since the fewest it counted, everything is
   thawed, collected once and frozen again, so what they hold stays bounded however long the
-  process runs;
+  process runs. That one collection walks every object (594 ms at 50,000 people, the loop
+  waiting, and CPython 3.11 cannot do it in steps nor without the interpreter lock), so it
+  waits for a moment when no turn is in flight; a bot never idle gets it past THAW_OVERDUE
+  times the growth;
 - the hand-over of the lock on a busy machine: a thread that never lets go keeps the loop
   waiting for the interpreter's switch interval and then for the OS to run it. Letting go every
   YIELD_EVERY items (`yielding`) measured, for a pure-Python build beside a 1 ms ticker on two
@@ -58,6 +61,10 @@ FREEZE_MIN = 2_000
 # frozen by large builds are then at most this many objects (a few MB), and one collection of
 # everything runs per that much growth, not per build.
 THAW_GROWTH = 50_000
+# How many times THAW_GROWTH the frozen objects may grow while turns are in flight before the
+# thaw runs anyway: a bot that is never idle still gets the garbage back, one stall per
+# 200,000 frozen objects instead of none.
+THAW_OVERDUE = 4
 
 _lock = threading.Lock()
 _running = 0
@@ -126,8 +133,9 @@ class Thaw:
     `growth` since the fewest this counted, everything is thawed, collected and frozen again.
 
     One full collection walks every object the process tracks (the event loop waits for it),
-    so it runs only when freezes kept that much more, and never while a build is paused: the
-    build would be walked with it, and it freezes its own objects when it ends.
+    so it runs only when freezes kept that much more, while people wait for a turn only when
+    they kept THAW_OVERDUE times that, and never while a build is paused: the build would be
+    walked with it, and it freezes its own objects when it ends.
     """
 
     def __init__(self, growth: int = THAW_GROWTH) -> None:
@@ -135,13 +143,15 @@ class Thaw:
         self.floor = gc.get_freeze_count()
         self.thawed = 0
 
-    def __call__(self) -> bool:
-        """Collect what the frozen objects hold if they grew past the bound; whether it did."""
+    def __call__(self, *, busy: bool = False) -> bool:
+        """Collect what the frozen objects hold if they grew past the bound (`busy`: turns are
+        in flight, past THAW_OVERDUE times it); whether it did."""
         frozen = gc.get_freeze_count()
         self.floor = min(self.floor, frozen)
         with _lock:
             building = _running > 0
-        if building or frozen - self.floor < self.growth:
+        bound = self.growth * (THAW_OVERDUE if busy else 1)
+        if building or frozen - self.floor < bound:
             return False
         gc.unfreeze()
         gc.collect()

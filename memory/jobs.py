@@ -20,9 +20,10 @@ the set and to stop it. Both front ends (the Discord bot and the interactive ter
                                                              in another process are read
     thaw       at start, then every THAW_EVERY (5 min)       when the objects frozen after large
                                                              builds grew by 50,000 or more since
-                                                             the fewest counted, what they hold
-                                                             that is garbage is freed
-                                                             (memory.bulk.Thaw)
+                                                             the fewest counted and no turn is
+                                                             in flight (200,000 if turns always
+                                                             are), what they hold that is
+                                                             garbage is freed (memory.bulk.Thaw)
 
 Not here, because they are not periodic memory work: the reflection a front end starts as soon
 as it has replied (it calls `reflect`, or the worker's `reflect_now`, at once); the heartbeat file
@@ -54,6 +55,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from memory import bulk
 from memory.errors import unexpected
 from memory.manage import casting, forgetting
+from memory.turn.admission import Admission
 from memory.turn.engine import Engine
 from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
@@ -83,10 +85,11 @@ class Job:
     run: Callable[[], Awaitable[object]]
 
 
-async def thaw(thawing: bulk.Thaw) -> None:
-    """Free the garbage the frozen objects hold, when they grew past the bound."""
+async def thaw(thawing: bulk.Thaw, admission: Admission) -> None:
+    """Free the garbage the frozen objects hold, when they grew past the bound and no turn
+    waits for the event loop (or they grew past the overdue bound)."""
     started = time.perf_counter()
-    if thawing():
+    if thawing(busy=admission.busy()):
         log.debug(
             "frozen objects collected in %.0f ms: %d frozen again",
             1000 * (time.perf_counter() - started),
@@ -130,7 +133,7 @@ def listed(
         ),
         Job("warm-up", None, engine.warm_up),
         Job("casting", CASTING_EVERY, functools.partial(casting.reload, store, engine.characters)),
-        Job("thaw", THAW_EVERY, functools.partial(thaw, bulk.Thaw())),
+        Job("thaw", THAW_EVERY, functools.partial(thaw, bulk.Thaw(), engine.admission)),
     )
 
 

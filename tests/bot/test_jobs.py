@@ -231,7 +231,8 @@ async def test_the_thaw_job_frees_cycles_a_large_build_froze(
 ) -> None:
     """Cycles in flight when a large build ended are frozen with it; garbage later, they stay
     whatever collects, until the runtime's thaw job, once the frozen objects grew past its
-    bound, frees them and keeps what lives."""
+    bound and no turn is in flight (its collection stalls the loop), frees them and keeps
+    what lives."""
     async with open_runtime(_settings(tmp_path / "echo.sqlite3", tmp_path, ollama)) as runtime:
         thaw = next(job for job in listed_jobs(runtime) if job.name == "thaw")
         assert thaw.every == jobs.THAW_EVERY
@@ -243,6 +244,9 @@ async def test_the_thaw_job_frees_cycles_a_large_build_froze(
         del in_flight
         gc.collect()
         assert all(ref() is not None for ref in freed)
+        async with runtime.engine.admission.turn(7, 1):  # someone waits for a reply
+            await thaw.run()
+            assert all(ref() is not None for ref in freed)
         await thaw.run()
         assert all(ref() is None for ref in freed)
         assert cache[-1] == [bulk.THAW_GROWTH + bulk.FREEZE_MIN - 1]

@@ -140,6 +140,22 @@ def test_the_thaw_collects_only_past_its_bound_and_never_during_a_build() -> Non
     del built
 
 
+def test_while_turns_are_in_flight_the_thaw_waits_until_overdue() -> None:
+    """Its collection stalls everyone waiting on the event loop: while turns are in flight it
+    runs only once the frozen objects grew THAW_OVERDUE times the bound."""
+    thaw = bulk.Thaw()
+    others = [InFlight() for _ in range(50)]
+    freed = [weakref.ref(o) for o in others]
+    built = bulk.quiet(_made)(bulk.FREEZE_MIN)
+    del others
+    grown = gc.get_freeze_count() - thaw.floor
+    thaw.growth = grown // 2  # past the bound, not past the overdue one
+    assert not thaw(busy=True) and all(ref() is not None for ref in freed)
+    thaw.growth = grown // bulk.THAW_OVERDUE
+    assert thaw(busy=True) and all(ref() is None for ref in freed)
+    del built
+
+
 def test_the_collector_stays_paused_until_the_last_concurrent_build_ends() -> None:
     inside, leave = threading.Event(), threading.Event()
 
