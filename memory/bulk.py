@@ -17,13 +17,13 @@ things in it stalled every person at once (make bench-loop, measured with gc.cal
   counting when dropped; what stays is only a reference cycle among frozen objects that
   becomes garbage later. Such cycles are what other people's turns have in flight at that
   moment (their requests, responses, futures): frozen at every small person's build, 10,000
-  people of one message each kept 33 KB apiece after a full collection (issue 28). So only
-  pauses whose builds made at least FREEZE_MIN items (a large build: memories made from rows,
-  texts indexed, rows kept, counted by `yielding` and `made`) freeze; after a small one the
-  collector simply resumes, its walk of a small build costing next to nothing. The count is
-  the builds' own: what other turns allocate on the event loop meanwhile is not in it, so a
-  busy bot freezes no more often than an idle one (counting every new object, 50 turns at
-  once froze after small builds: 97,723 -> 510,538 frozen over 25,000 people, issue 38). The
+  people of one message each kept 33 KB apiece after a full collection (issue 28). So a
+  pause freezes only once the builds made FREEZE_MIN items since the last freeze (memories
+  made from rows, texts indexed, rows kept, counted by `yielding` and `made`): after a large
+  build, or after many small ones whose caches add up; otherwise the collector simply
+  resumes. The count is the builds' own: what other turns allocate on the event loop
+  meanwhile is not in it, so a busy bot freezes no more often than an idle one (counting
+  every new object, a bot answering 50 people at once froze after builds of one memory). The
   cycles a large build's freeze still catches are given back by `Thaw`, a background job:
   when the frozen objects have grown by THAW_GROWTH since the fewest it counted, everything is
   thawed, collected once and frozen again, so what they hold stays bounded however long the
@@ -52,10 +52,10 @@ T = TypeVar("T")
 
 # Items between two hand-overs of the interpreter lock (a few milliseconds of work).
 YIELD_EVERY = 500
-# Items the builds of one pause made (memories, texts, rows kept) from which what is alive at
-# its end is frozen: a pool of 2,000 memories is about 6,000 tracked objects (a Memory, its
-# tuple and position entry); the full passes that stalled the loop walked 30,000 memories'
-# worth and more.
+# Items the builds made since the last freeze (memories, texts, rows kept) from which what is
+# alive at the end of a pause is frozen: a pool of 2,000 memories is about 6,000 tracked
+# objects (a Memory, its tuple and position entry); the full passes that stalled the loop
+# walked 30,000 memories' worth and more.
 FREEZE_MIN = 2_000
 # Frozen objects gained since the fewest counted after which `Thaw` collects: garbage cycles
 # frozen by large builds are then at most this many objects (a few MB), and one collection of
@@ -70,19 +70,18 @@ _lock = threading.Lock()
 _running = 0
 # Whether automatic collection was on when the first running build paused it.
 _resume = False
-# Items the running builds made since the first of them paused the collector.
+# Items the builds made since the last freeze.
 _made = 0
 
 
 @contextmanager
 def paused() -> Iterator[None]:
     """No automatic collection while the block runs; what is alive at the end is frozen when
-    the builds made FREEZE_MIN items or more meanwhile."""
+    the builds made FREEZE_MIN items or more since the last freeze."""
     global _running, _resume, _made
     with _lock:
         if _running == 0:
             _resume = gc.isenabled()
-            _made = 0
             gc.disable()
         _running += 1
     try:
@@ -93,13 +92,14 @@ def paused() -> Iterator[None]:
             if _running == 0:
                 if _made >= FREEZE_MIN:
                     gc.freeze()
+                    _made = 0
                 if _resume:
                     gc.enable()
 
 
 def made(items: int) -> None:
-    """Count `items` the running build made and keeps (rows read into a cache): what decides
-    whether the pause's end freezes. `yielding` counts what it hands out by itself."""
+    """Count `items` a build made and keeps (rows read into a cache): what decides whether a
+    pause's end freezes. `yielding` counts what it hands out by itself."""
     global _made
     with _lock:
         _made += items

@@ -74,6 +74,7 @@ class InFlight:
 def test_a_small_build_freezes_nothing_and_garbage_of_others_is_still_collected() -> None:
     """What other turns have in flight during a small person's build, reference cycles that
     become garbage later, is collected: frozen, it stayed for the process's life."""
+    _count_from_zero()
     others = [InFlight() for _ in range(50)]
     freed = [weakref.ref(o) for o in others]
     bulk.quiet(_made)(3)
@@ -82,9 +83,16 @@ def test_a_small_build_freezes_nothing_and_garbage_of_others_is_still_collected(
     assert all(ref() is None for ref in freed)
 
 
+def _count_from_zero() -> None:
+    """Freeze now, so that the builds' count starts again from nothing."""
+    with bulk.paused():
+        bulk.made(bulk.FREEZE_MIN)
+
+
 def test_what_other_turns_allocate_during_a_small_build_freezes_nothing() -> None:
     """A busy loop allocating while a small person's build runs does not make the build large:
     nothing is frozen, and the cycles those turns drop are collected."""
+    _count_from_zero()
     before = gc.get_freeze_count()
     with bulk.paused():  # a read on the event loop, 50 other turns running meanwhile
         others = [InFlight() for _ in range(10 * bulk.FREEZE_MIN)]
@@ -96,9 +104,22 @@ def test_what_other_turns_allocate_during_a_small_build_freezes_nothing() -> Non
     assert all(ref() is None for ref in freed)
 
 
+def test_many_small_builds_add_up_to_a_freeze() -> None:
+    """Caches filled by many people's small builds are frozen once they made FREEZE_MIN items
+    together, so full collections stop walking them as they stop walking one large build."""
+    _count_from_zero()
+    before = gc.get_freeze_count()
+    small = bulk.FREEZE_MIN // 10
+    kept = [bulk.quiet(_made)(small) for _ in range(9)]
+    assert gc.get_freeze_count() == before
+    kept.append(bulk.quiet(_made)(small))
+    assert gc.get_freeze_count() - before >= 10 * small
+
+
 def test_rows_a_build_keeps_count_toward_its_size() -> None:
     """Rows read and kept whole (a dedup index's source) are counted with `made`: many of them
     are frozen like the memories a build makes."""
+    _count_from_zero()
     before = gc.get_freeze_count()
     with bulk.paused():
         rows = [(n, f"text {n}") for n in range(bulk.FREEZE_MIN)]
