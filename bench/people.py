@@ -2,7 +2,8 @@
 message, through the Discord cog and the real runtime (SQLite), against an instant loopback LLM.
 
 Each person sends one message (half in the server's channel, half in their own DM), is answered,
-and their reflection writes at most one memory, which the indexer embeds. Every BATCH people
+and their reflection writes at most one memory, which the indexer embeds; the `thaw` job
+(memory.bulk.Thaw) runs between batches at its period, as in a running bot. Every BATCH people
 the resident set (VmRSS) is sampled, with what the per-person caches hold by their estimate and
 how many people the store's generations remember. At the end the process idles and collects;
 the last sample is taken then. With `[limits] cache_mb` at CACHE_MB every per-person structure
@@ -28,7 +29,7 @@ from aiohttp import web
 
 from bot.config import Settings
 from bot.discord.app import EchoBot, Sync
-from bot.runtime import open_runtime
+from bot.runtime import listed_jobs, open_runtime
 from tests.bot import discord_fakes as fakes
 from tests.fakes.loopback import serve as loopback
 
@@ -106,6 +107,8 @@ class Sample:
     c_heap_mb: float = 0.0
     c_free_mb: float = 0.0
     frozen: int = 0
+    # The longest run of the `thaw` job since the previous sample, in ms (0: none collected).
+    thaw_ms: float = 0.0
 
 
 @dataclass
@@ -141,9 +144,12 @@ async def run(people: int) -> Run:
                 cog: Any = echo.get_cog("Conversation")
                 channel = fakes.text_channel(echo, CHANNEL)
                 engine = runtime.engine
+                thaw = next(job for job in listed_jobs(runtime) if job.name == "thaw")
+                assert thaw.every is not None
                 gc.collect()
                 result.start_mb = rss_mb()
-                started = time.monotonic()
+                started = thawed_at = time.monotonic()
+                thaw_ms = 0.0
 
                 def sample(done: int) -> Sample:
                     return Sample(
@@ -151,6 +157,7 @@ async def run(people: int) -> Run:
                         round(engine.caches.total / 2**20, 1), engine.caches.entries,
                         runtime.store.generations.known(), engine.caches.evictions,
                         round(rss_mb("RssAnon"), 1), *c_heap_mb(), gc.get_freeze_count(),
+                        thaw_ms,
                     )  # fmt: skip
 
                 async def one(user: int) -> None:
@@ -170,7 +177,12 @@ async def run(people: int) -> Run:
                     while await runtime.worker.run_due(limit=100):
                         pass
                     await runtime.indexer.run_once()
+                    if time.monotonic() - thawed_at >= thaw.every:
+                        thawed_at = time.monotonic()
+                        await thaw.run()
+                        thaw_ms = round(1000 * (time.monotonic() - thawed_at), 1)
                     result.samples.append(sample(first + len(users)))
+                    thaw_ms = 0.0
                     print(asdict(result.samples[-1]), file=sys.stderr, flush=True)
                     save(result)  # a run stopped before its end still reports how far it got
                 await asyncio.sleep(IDLE_SECONDS)
@@ -217,14 +229,16 @@ def report(runs: list[Run]) -> str:
     lines += [] if not sampled else ["", "Where the memory is at the end: RssAnon is the"
               " resident set less mapped files; the C heap is glibc's malloc (numpy, SQLite,"
               " large objects) in use and free; frozen objects are those gc.freeze moved out of"
-              " the collector's sight (memory.bulk).", "",
-              "| code | people | RssAnon (MB) | C heap in use (MB) | C heap free (MB) |"
-              " frozen objects |", "|---|---|---|---|---|---|"]  # fmt: skip
+              " the collector's sight (memory.bulk); the longest thaw is the longest run of the"
+              " `thaw` job over the run, the event loop waiting for it (— where it did not run).",
+              "", "| code | people | RssAnon (MB) | C heap in use (MB) | C heap free (MB) |"
+              " frozen objects | longest thaw (ms) |", "|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in sampled:
         end = r.idle or r.samples[-1]
+        slowest = max(s.thaw_ms for s in r.samples)
         lines.append(
             f"| {r.code} | {r.people:,} | {end.anon_mb:.0f} | {end.c_heap_mb:.1f} |"
-            f" {end.c_free_mb:.1f} | {end.frozen:,} |"
+            f" {end.c_free_mb:.1f} | {end.frozen:,} | {f'{slowest:.0f}' if slowest else '—'} |"
         )
     lines += ["", "RSS (MB) by people seen:", "", "| people | " + " | ".join(
         f"{r.people:,} ({r.code})" for r in runs) + " |", "|---|" + "---|" * len(runs)]  # fmt: skip

@@ -22,6 +22,12 @@ the set and to stop it. Both front ends (the Discord bot and the interactive ter
                end gives a way to post them and [followups]  allow are planned; those due are
                enabled is true                               written and posted, under a lease
                                                              (memory.followups.sender)
+    thaw       at start, then every THAW_EVERY (5 min)       when the objects frozen after large
+                                                             builds grew by 50,000 or more since
+                                                             the fewest counted and no turn is
+                                                             in flight (200,000 if turns always
+                                                             are), what they hold that is
+                                                             garbage is freed (memory.bulk.Thaw)
 
 Not here, because they are not periodic memory work: the reflection a front end starts as soon
 as it has replied (it calls `reflect`, or the worker's `reflect_now`, at once); the heartbeat file
@@ -41,16 +47,20 @@ import asyncio
 import contextlib
 import datetime
 import functools
+import gc
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from memory import bulk
 from memory.errors import unexpected
 from memory.followups.sender import Deliverer, FollowUps
 from memory.manage import casting, forgetting
+from memory.turn.admission import Admission
 from memory.turn.engine import Engine
 from memory.vectors.indexer import Indexer
 from memory.write.worker import ReflectionWorker
@@ -67,6 +77,9 @@ RETENTION_EVERY = 3600.0
 CASTING_EVERY = 30.0
 # How often the follow-ups due are looked for: a follow-up goes out within a minute of its time.
 FOLLOWUPS_EVERY = 60.0
+# How often the objects frozen after large builds are counted (memory.bulk.Thaw): at most one
+# full collection per period, which the event loop waits for.
+THAW_EVERY = 300.0
 
 
 @dataclass(frozen=True)
@@ -77,6 +90,18 @@ class Job:
     name: str
     every: float | None
     run: Callable[[], Awaitable[object]]
+
+
+async def thaw(thawing: bulk.Thaw, admission: Admission) -> None:
+    """Free the garbage the frozen objects hold, when they grew past the bound and no turn
+    waits for the event loop (or they grew past the overdue bound)."""
+    started = time.perf_counter()
+    if thawing(busy=admission.busy()):
+        log.debug(
+            "frozen objects collected in %.0f ms: %d frozen again",
+            1000 * (time.perf_counter() - started),
+            gc.get_freeze_count(),
+        )
 
 
 async def reflect(engine: Engine, worker: ReflectionWorker) -> None:
@@ -123,6 +148,7 @@ def listed(
         ),
         Job("warm-up", None, engine.warm_up),
         Job("casting", CASTING_EVERY, functools.partial(casting.reload, store, engine.characters)),
+        Job("thaw", THAW_EVERY, functools.partial(thaw, bulk.Thaw(), engine.admission)),
         *posting,
     )
 

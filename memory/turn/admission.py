@@ -106,6 +106,11 @@ class Admission:
         following = sum(line.following for line in self._lines.values())
         return AdmissionStatus(self.refused, self.notices, waiting, following)
 
+    def busy(self) -> bool:
+        """Whether a turn is in flight or waiting, or an edit follows one: someone waits on
+        the event loop."""
+        return bool(self._lines)
+
     @asynccontextmanager
     async def turn(self, user_id: int, story_id: int) -> AsyncIterator[None]:
         """Hold this person's turn here; raise Overloaded when their queue is full."""

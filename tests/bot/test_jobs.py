@@ -6,9 +6,11 @@ rules applied, the caches warmed; at start and again while the chat goes on."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import random
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +19,8 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bot.config import Settings
 from bot.discord.app import EchoBot, Sync
-from bot.runtime import Runtime, open_runtime
-from memory import Incoming, jobs
+from bot.runtime import Runtime, listed_jobs, open_runtime
+from memory import Incoming, bulk, jobs
 from memory.model import DM_ORIGIN, Exchange, Kind, Scope
 from memory.store import Tx
 from memory.store.queries import erasure
@@ -220,3 +222,34 @@ async def test_many_chats_on_two_processes_share_the_jobs_work(
             said = [m.text for m in await memories.list_for_user(one.store, 100 + n)]
             assert said.count(f"Son mot est s{n}") == 1
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+class _InFlight:
+    def __init__(self) -> None:
+        self.me = self  # a reference cycle, as a request and its response hold
+
+
+async def test_the_thaw_job_frees_cycles_a_large_build_froze(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """Cycles in flight when a large build ended are frozen with it; garbage later, they stay
+    whatever collects, until the runtime's thaw job, once the frozen objects grew past its
+    bound and no turn is in flight (its collection stalls the loop), frees them and keeps
+    what lives."""
+    async with open_runtime(_settings(tmp_path / "echo.sqlite3", tmp_path, ollama)) as runtime:
+        thaw = next(job for job in listed_jobs(runtime) if job.name == "thaw")
+        assert thaw.every == jobs.THAW_EVERY
+        in_flight = [_InFlight() for _ in range(50)]
+        freed = [weakref.ref(o) for o in in_flight]
+        with bulk.paused():  # a build that leaves the bound's worth of objects alive
+            cache = [[n] for n in range(bulk.THAW_GROWTH + bulk.FREEZE_MIN)]
+            bulk.made(len(cache))
+        del in_flight
+        gc.collect()
+        assert all(ref() is not None for ref in freed)
+        async with runtime.engine.admission.turn(7, 1):  # someone waits for a reply
+            await thaw.run()
+            assert all(ref() is not None for ref in freed)
+        await thaw.run()
+        assert all(ref() is None for ref in freed)
+        assert cache[-1] == [bulk.THAW_GROWTH + bulk.FREEZE_MIN - 1]

@@ -1,7 +1,8 @@
 """Bulk builds in worker threads: the collector's full passes are paused while one runs, what
 it built is out of the collector's sight afterwards, the caches it builds hold no reference
-cycle (the only thing a frozen object could leak), and a dedup index a cache drops is freed
-in a worker thread, not on the event loop."""
+cycle (the only thing a frozen object could leak), the cycles frozen beside them are freed by
+the thaw once garbage, and a dedup index a cache drops is freed in a worker thread, not on the
+event loop."""
 
 from __future__ import annotations
 
@@ -36,6 +37,11 @@ def _memories(n: int, cls: type[Memory] = Memory) -> list[Memory]:
     ]  # fmt: skip
 
 
+def _made(n: int) -> list[Memory]:
+    """`n` memories made as a build makes them: through `yielding`, which counts them."""
+    return list(bulk.yielding(_memories(n)))
+
+
 @pytest.fixture(autouse=True)
 def _collector_on() -> Iterator[None]:
     was = gc.isenabled()
@@ -51,7 +57,7 @@ def test_a_build_runs_without_collections_and_what_it_built_is_frozen() -> None:
     @bulk.quiet
     def build(n: int) -> list[Memory]:
         seen.append(gc.isenabled())
-        return _memories(n)
+        return _made(n)
 
     before = gc.get_freeze_count()
     built = build(bulk.FREEZE_MIN)
@@ -60,20 +66,115 @@ def test_a_build_runs_without_collections_and_what_it_built_is_frozen() -> None:
     assert gc.get_freeze_count() - before >= len(built)
 
 
+class InFlight:
+    def __init__(self) -> None:
+        self.me = self  # a reference cycle, as a request and its response hold
+
+
 def test_a_small_build_freezes_nothing_and_garbage_of_others_is_still_collected() -> None:
     """What other turns have in flight during a small person's build, reference cycles that
     become garbage later, is collected: frozen, it stayed for the process's life."""
-
-    class InFlight:
-        def __init__(self) -> None:
-            self.me = self  # a reference cycle, as a request and its response hold
-
+    _count_from_zero()
     others = [InFlight() for _ in range(50)]
     freed = [weakref.ref(o) for o in others]
-    bulk.quiet(_memories)(3)
+    bulk.quiet(_made)(3)
     del others
     gc.collect()
     assert all(ref() is None for ref in freed)
+
+
+def _count_from_zero() -> None:
+    """Freeze now, so that the builds' count starts again from nothing."""
+    with bulk.paused():
+        bulk.made(bulk.FREEZE_MIN)
+
+
+def test_what_other_turns_allocate_during_a_small_build_freezes_nothing() -> None:
+    """A busy loop allocating while a small person's build runs does not make the build large:
+    nothing is frozen, and the cycles those turns drop are collected."""
+    _count_from_zero()
+    before = gc.get_freeze_count()
+    with bulk.paused():  # a read on the event loop, 50 other turns running meanwhile
+        others = [InFlight() for _ in range(10 * bulk.FREEZE_MIN)]
+        freed = [weakref.ref(o) for o in others[::100]]
+        bulk.quiet(_made)(3)
+    assert gc.get_freeze_count() == before
+    del others
+    gc.collect()
+    assert all(ref() is None for ref in freed)
+
+
+def test_many_small_builds_add_up_to_a_freeze() -> None:
+    """Caches filled by many people's small builds are frozen once they made FREEZE_MIN items
+    together, so full collections stop walking them as they stop walking one large build."""
+    _count_from_zero()
+    before = gc.get_freeze_count()
+    small = bulk.FREEZE_MIN // 10
+    kept = [bulk.quiet(_made)(small) for _ in range(9)]
+    assert gc.get_freeze_count() == before
+    kept.append(bulk.quiet(_made)(small))
+    assert gc.get_freeze_count() - before >= 10 * small
+
+
+def test_rows_a_build_keeps_count_toward_its_size() -> None:
+    """Rows read and kept whole (a dedup index's source) are counted with `made`: many of them
+    are frozen like the memories a build makes."""
+    _count_from_zero()
+    before = gc.get_freeze_count()
+    with bulk.paused():
+        rows = [(n, f"text {n}") for n in range(bulk.FREEZE_MIN)]
+        bulk.made(len(rows))
+    assert gc.get_freeze_count() - before >= len(rows)
+
+
+def test_cycles_a_large_build_froze_are_freed_by_the_thaw_once_garbage() -> None:
+    """What other turns had in flight when a large build ended is frozen with the build; once
+    it is garbage a full collection does not see it, the thaw frees it and freezes again what
+    still lives."""
+    thaw = bulk.Thaw(growth=bulk.FREEZE_MIN)
+    others = [InFlight() for _ in range(50)]
+    freed = [weakref.ref(o) for o in others]
+    built = bulk.quiet(_made)(bulk.FREEZE_MIN)
+    del others
+    gc.collect()
+    assert all(ref() is not None for ref in freed)  # what issue 38 measured growing
+    assert thaw()
+    assert all(ref() is None for ref in freed)
+    assert gc.get_freeze_count() >= len(built)
+
+
+def test_the_thaw_collects_only_past_its_bound_and_never_during_a_build() -> None:
+    """A full collection walks everything while the event loop waits: none while the frozen
+    objects grew less than the bound, none while a build runs, one when both allow it, and
+    none again until they grow once more."""
+    patient, thaw = bulk.Thaw(growth=10**9), bulk.Thaw(growth=bulk.FREEZE_MIN)
+    others = [InFlight() for _ in range(50)]
+    freed = [weakref.ref(o) for o in others]
+    built = bulk.quiet(_made)(bulk.FREEZE_MIN)
+    del others
+    assert not patient()
+    with bulk.paused():
+        assert not thaw()
+    assert all(ref() is not None for ref in freed)
+    assert thaw() and all(ref() is None for ref in freed)
+    assert not thaw() and thaw.thawed == 1
+    del built
+
+
+def test_while_turns_are_in_flight_the_thaw_waits_until_overdue() -> None:
+    """Its collection stalls everyone waiting on the event loop: while turns are in flight it
+    runs only once the frozen objects grew THAW_OVERDUE times the bound."""
+    thaw = bulk.Thaw()
+    others = [InFlight() for _ in range(50)]
+    freed = [weakref.ref(o) for o in others]
+    built = bulk.quiet(_made)(bulk.FREEZE_MIN)
+    del others
+    grown = gc.get_freeze_count() - thaw.floor
+    thaw.growth = grown // 2  # past the bound, not past the overdue one
+    assert not thaw(busy=True) and all(ref() is not None for ref in freed)
+    thaw.growth = grown // bulk.THAW_OVERDUE
+    assert thaw(busy=True) and all(ref() is None for ref in freed)
+    del built
 
 
 def test_the_collector_stays_paused_until_the_last_concurrent_build_ends() -> None:

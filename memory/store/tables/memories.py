@@ -8,7 +8,7 @@ import asyncio
 import hashlib
 from collections.abc import Collection, Sequence
 
-from memory.bulk import paused, quiet, yielding
+from memory.bulk import made, paused, quiet, yielding
 from memory.model import DM_ORIGIN, Kind, Memory, Scope
 from memory.store.db import Row, Store, Tx
 
@@ -204,6 +204,7 @@ async def merge_rows(db: Store | Tx, user_id: int, story_id: int, origin: str) -
     """`merge_pool`, its rows left as read (in ascending id order)."""
     with paused():  # as in `visible`
         rows = await db.fetchall(f"{_MERGE_POOL} ORDER BY m.id", (user_id, origin, story_id))
+        made(len(rows))  # kept by the dedup index's cache
     return PoolRows(rows)
 
 
