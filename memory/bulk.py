@@ -97,6 +97,12 @@ def paused() -> Iterator[None]:
                     gc.enable()
 
 
+def building() -> bool:
+    """Whether a build is paused now (in any thread)."""
+    with _lock:
+        return _running > 0
+
+
 def made(items: int) -> None:
     """Count `items` a build made and keeps (rows read into a cache): what decides whether a
     pause's end freezes. `yielding` counts what it hands out by itself."""
@@ -148,10 +154,8 @@ class Thaw:
         in flight, past THAW_OVERDUE times it); whether it did."""
         frozen = gc.get_freeze_count()
         self.floor = min(self.floor, frozen)
-        with _lock:
-            building = _running > 0
         bound = self.growth * (THAW_OVERDUE if busy else 1)
-        if building or frozen - self.floor < bound:
+        if building() or frozen - self.floor < bound:
             return False
         gc.unfreeze()
         gc.collect()

@@ -111,13 +111,17 @@ class Following(commands.Cog):
         engine = runtime.engine
         source_id = f"discord:{message.id}"
         if not engine.claimed(source_id):
-            followed = await forgetting.follow_edit(runtime.store, source_id, text)
+            followed = await forgetting.follow_edit(
+                runtime.store, source_id, text, now=engine.clock()
+            )
         else:
             # Its turn may still run here: the edit waits in the person's line behind the turns
             # already in it, so it finds the exchange written. It takes no turn's place and is
             # never refused: a full line would have let 26 of 30 edits at once pass.
             async with engine.settled(message.author.id, _answered_in(message).id):
-                followed = await forgetting.follow_edit(runtime.store, source_id, text)
+                followed = await forgetting.follow_edit(
+                    runtime.store, source_id, text, now=engine.clock()
+                )
         if followed is not None and followed.requeued and runtime.settings.discord.answer_edits:
             await self._answer_again(message, source_id)
 

@@ -379,6 +379,9 @@ class MemoryCommands(commands.Cog):
             kind=Kind(kind),
             scope=Scope(scope),
             builder=self.bot.runtime.worker.builder,
+            # "tomorrow" is read on the engine's clock, in the zone reflections read dates in.
+            now=self.bot.runtime.engine.clock(),
+            zone=self.bot.runtime.engine.zone,
         )
         await send_ephemeral(
             interaction,

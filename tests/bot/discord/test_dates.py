@@ -113,6 +113,21 @@ async def test_why_and_memories_show_the_date_and_a_link_to_the_message_then_the
             assert sent["allowed_mentions"] == {"parse": []}
 
 
+async def test_remember_reads_tomorrow_on_the_bots_clock_in_the_characters_zone(
+    tmp_path: Path, ollama: FakeOllama
+) -> None:
+    """/remember "my exam is tomorrow" at 23:30 in Paris on 2 Dec (22:30 UTC, still 2 Dec on
+    the machine's clock in UTC): dated 3 Dec, the character's tomorrow, on the bot's clock."""
+    late = datetime(2026, 12, 2, 23, 30, tzinfo=PARIS).timestamp()
+    async with _bot_with(tmp_path, ollama,
+                         character={"timezone": "Europe/Paris"}) as (echo, _):  # fmt: skip
+        echo.runtime.engine.clock = lambda: late
+        await _command(echo, "remember", ALICE, CHANNEL,
+                       options=[_opt("text", "my exam is tomorrow", 3)])  # fmt: skip
+        rows = await echo.runtime.store.fetchall("SELECT first_day, last_day FROM memory_dates")
+        assert [tuple(r) for r in rows] == [("2026-12-03", "2026-12-03")]
+
+
 async def test_many_people_at_once_each_see_their_own_dates_and_links(
     database: Path | str, tmp_path: Path, ollama: FakeOllama
 ) -> None:

@@ -26,7 +26,7 @@ from tests.bot import discord_fakes as fakes
 from tests.bot.discord.test_discord import ALICE, BOB, CHANNEL, _bot_with, _opt, _say
 from tests.bot.discord.test_following import _gateway
 from tests.fakes.ollama import FakeOllama
-from tests.memory.followups.test_sender import ASK, PARIS, Clock
+from tests.memory.followups.world import ASK, PARIS, Clock
 
 HOURS = Hours(PARIS)
 IN_PARIS = {"timezone": "Europe/Paris"}
