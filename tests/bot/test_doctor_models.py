@@ -69,9 +69,7 @@ def _config(tmp_path: Path, url: str, chat_model: str) -> Path:
 
 def _chat_line(out: str) -> str:
     """The line on the chat model itself (not the one on whether it sees images)."""
-    [line] = [
-        line for line in out.splitlines() if " chat model " in line and " images" not in line
-    ]
+    [line] = [line for line in out.splitlines() if " chat model " in line and " images" not in line]
     return line
 
 
