@@ -63,6 +63,14 @@ class _Gate:
             await self.open.wait()
 
 
+async def _drained(echo: Any) -> None:
+    """Every reflection due done: those the replies started in the background first (one
+    running holds the worker, and run_due then returns at once with rows still due)."""
+    await asyncio.gather(*getattr(echo.get_cog("Conversation"), "_background", ()))
+    while await echo.runtime.worker.run_due():
+        pass
+
+
 async def _crowd(echo: EchoBot, channel: Any | None) -> None:
     """Four others talking meanwhile, in the channel (if given) and in their DMs."""
 
@@ -140,8 +148,7 @@ async def test_a_reflection_that_read_the_forgotten_words_leaves_the_story_notes
         # An exchange queued after the erasure writes the story's notes again. (The crowd's may
         # all have been queued before it, and skip them: seen once in about 45 runs.)
         await _talk(echo, channel, BOB, "Le jardin pousse toujours bien.")
-        while await echo.runtime.worker.run_due():
-            pass
+        await _drained(echo)
         notes = await _story_texts(echo)
         assert notes and ALICES not in notes
 
@@ -168,9 +175,7 @@ async def test_a_reflection_shown_the_forgotten_words_writes_none_of_them_for_it
 
         await asyncio.gather(forget_me(), _crowd(echo, channel), reflecting)
         # The reflection started after a turn (in the background) may be the one shown them.
-        await asyncio.gather(*getattr(echo.get_cog("Conversation"), "_background", ()))
-        while await echo.runtime.worker.run_due():
-            pass
+        await _drained(echo)
         assert any(c.startswith("Erased everything about you:") for c in rec.contents())
         assert await _stored(echo, tmp_path, ALICES) == 0
         assert ALICES not in " ".join(
@@ -257,8 +262,7 @@ async def test_erasures_while_others_talk(
 
         await asyncio.gather(*(person(p) for p in others), forget_me(), forget_bobs(),
                              echo.runtime.worker.run_due())  # fmt: skip
-        while await echo.runtime.worker.run_due():
-            pass
+        await _drained(echo)
         assert await forgetting.settle_pending(echo.runtime.store) == 0
 
         for code in (ALICES, ALICES_DM, BOBS):
@@ -313,8 +317,7 @@ async def test_forget_me_while_others_talk_and_copy_her_words(
             await _press(echo, ConfirmErasure(ALICE, ALICE), ALICE)
 
         await asyncio.gather(*(person(p) for p in others), forget_me())
-        while await echo.runtime.worker.run_due():
-            pass
+        await _drained(echo)
         assert await forgetting.settle_pending(echo.runtime.store) == 0
         assert any(c.startswith("Erased everything about you:") for c in rec.contents())
         assert await _stored(echo, tmp_path, ALICES) == 0
@@ -361,8 +364,7 @@ async def test_forget_me_while_others_talk_keeps_what_they_reworded(
             await _press(echo, ConfirmErasure(ALICE, ALICE), ALICE)
 
         await asyncio.gather(*(person(p) for p in others), forget_me())
-        while await echo.runtime.worker.run_due():
-            pass
+        await _drained(echo)
         assert await forgetting.settle_pending(echo.runtime.store) == 0
         assert any(c.startswith("Erased everything about you:") for c in rec.contents())
         assert await _stored(echo, tmp_path, ALICES) == 0
@@ -425,8 +427,7 @@ async def test_one_person_erases_while_others_talk(
                 await ConfirmForget(ALICE, learned.id).confirm.callback(press)
 
         await asyncio.gather(*(person(p) for p in others), erase())
-        while await echo.runtime.worker.run_due():
-            pass
+        await _drained(echo)
         assert await forgetting.settle_pending(store) == 0
 
         gone = {"forget-me": [ALICES, ALICES_DM], "forget-memory": [learned.text]}.get(

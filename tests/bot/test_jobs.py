@@ -237,6 +237,11 @@ async def test_the_thaw_job_frees_cycles_a_large_build_froze(
     bound and no turn is in flight (its collection stalls the loop), frees them and keeps
     what lives."""
     async with open_runtime(_settings(tmp_path / "echo.sqlite3", tmp_path, ollama)) as runtime:
+        # What earlier tests of this process left is frozen first: the build's freeze then
+        # holds only what this test made (gc.freeze takes every tracked object, and a worker
+        # that ran many tests holds more than the bounds).
+        gc.collect()
+        gc.freeze()
         thaw = next(job for job in listed_jobs(runtime) if job.name == "thaw")
         assert thaw.every == jobs.THAW_EVERY
         in_flight = [_InFlight() for _ in range(50)]
