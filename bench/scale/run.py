@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -55,16 +54,13 @@ from typing import Any
 
 import numpy as np
 
-from bench.scale import pg
+from bench.scale import loader, pg
 from bench.scale.constants import CONCURRENCY, IDLE_PASSES
+from bench.scale.data import ATTACK, MODEL, ORIGIN, STORY, WORDS, Embedder, cast
 
 CACHE = Path(os.environ.get("ECHO_BENCH_CACHE", Path.home() / ".cache" / "echo-bench"))
-MODEL = "bench-scale-embed"
-STORY, ORIGIN = 1, "1"
-# Memories written per transaction while building.
-BUILD_CHUNK = 5_000
-# Part of the cached build's name: raise it when what `build` writes changes.
-BUILD_VERSION = 1
+# Part of the cached build's name: raise it when what the build writes changes.
+BUILD_VERSION = 2
 # People whose recall is compared on both backends after the copy, and what they ask.
 CHECKED = 12
 CHECK_TEXT = "Person {p}, tell me about note 17 and note 342"
@@ -75,37 +71,6 @@ CHECK_TEXT = "Person {p}, tell me about note 17 and note 342"
 # (2.27x, newcomers' recall 6 ms a turn at 200,000 memories).
 NEWCOMERS = 20
 ATTACK_PAUSE = 10.0
-_WORDS = ("tea garden cello Lyon brother nurse piano Saturday train sister cat flight "
-          "birthday March bakery river novel chess ferry violin market autumn").split()  # fmt: skip
-
-
-# The newcomers' message: the words every memory holds (_text), then the others.
-ATTACK = " ".join(["Person", "mentioned", "note", *_WORDS])
-
-
-class Embedder:
-    """Deterministic unit-free vectors from the text's hash; instant next to a real model."""
-
-    def __init__(self, dim: int) -> None:
-        self.model = MODEL
-        self.dim = dim
-
-    async def embed(self, texts: Any, *, deadline: float) -> list[list[float]]:
-        out = []
-        for text in texts:
-            seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
-            rng = np.random.default_rng(seed)
-            out.append(rng.standard_normal(self.dim, dtype=np.float32).tolist())
-        return out
-
-
-def cast(characters: int) -> Any:
-    """A cast of `characters`: the home one (key "default", ids as they are) and others with
-    derived ids, as bot.runtime builds it from [[characters]]."""
-    from memory import Character, Characters
-
-    keys = ["default", *(f"c{k}" for k in range(1, characters))]
-    return Characters([Character(name=f"Bench {k}", persona="", key=k) for k in keys])
 
 
 class Chat:
@@ -115,11 +80,6 @@ class Chat:
         from memory.backends.chat import ChatResult
 
         return ChatResult("I see. Tell me more.")
-
-
-def _text(person: int, i: int) -> str:
-    words = [_WORDS[(person * 7 + i * k) % len(_WORDS)] for k in (1, 3, 5, 11)]
-    return f"Person {person} mentioned {' '.join(words)} (note {i})"
 
 
 async def open_store(target: str) -> Any:
@@ -135,49 +95,6 @@ async def _count(store: Any) -> int:
     return int((await manage.stats(store)).memories)
 
 
-async def build(target: str, people: int, per_person: int, dim: int, characters: int = 1) -> None:
-    """Write `people` x `per_person` memories through the store, then embed them all; with
-    several characters, memory i of a person is character i mod N's, under its ids."""
-    from memory.model import Kind, Scope
-    from memory.store.tables import characters as cast_store
-    from memory.store.tables import memories
-    from memory.vectors.indexer import Indexer
-
-    played = cast(characters)
-    keys = [c.key for c in played]
-
-    kinds = (Kind.FACT, Kind.PREFERENCE, Kind.PROMISE, Kind.EPISODE)
-    rows = [(p, i) for p in range(1, people + 1) for i in range(per_person)]
-    began = time.perf_counter()
-    async with await open_store(target) as store:
-        for start in range(0, len(rows), BUILD_CHUNK):
-            part = rows[start : start + BUILD_CHUNK]
-
-            async def run(tx: Any, part: list[tuple[int, int]] = part) -> None:
-                for person, i in part:
-                    key = keys[i % len(keys)]
-                    user_id = played.person_id(key, person)
-                    story_id = played.story_id(key, STORY)
-                    if i < len(keys) and key != played.home:  # as the engine's first message
-                        await cast_store.record_ids(tx, [
-                            (user_id, cast_store.PERSON, person, key),
-                            (story_id, cast_store.STORY, STORY, key),
-                        ])  # fmt: skip
-                    await memories.insert(
-                        tx, user_id=user_id, text=_text(person, i), kind=kinds[i % 4],
-                        scope=Scope.STORY if i % 5 == 0 else Scope.GLOBAL, story_id=story_id,
-                        origin=ORIGIN, confidence=0.9, now=float(i),
-                    )  # fmt: skip
-
-            await store.transact(run)
-            if (start // BUILD_CHUNK) % 20 == 19 or start + len(part) == len(rows):
-                print(f"  written {start + len(part):,} / {len(rows):,} "
-                      f"({time.perf_counter() - began:,.0f} s)", file=sys.stderr)  # fmt: skip
-        print(f"  embedding (fake, {dim}-d) ...", file=sys.stderr)
-        await Indexer(store, Embedder(dim), batch_size=512).run_once()
-    print(f"  built in {time.perf_counter() - began:,.0f} s", file=sys.stderr)
-
-
 def cached_build(people: int, per_person: int, dim: int, characters: int = 1) -> Path:
     """The SQLite build for these sizes, made once and kept under CACHE."""
     cast_part = f"-{characters}c" if characters > 1 else ""
@@ -187,8 +104,8 @@ def cached_build(people: int, per_person: int, dim: int, characters: int = 1) ->
         partial = path.with_name(path.name + ".partial")
         for leftover in CACHE.glob(partial.name + "*"):
             leftover.unlink()
-        print(f"building {people:,} x {per_person:,} memories in {path} (once)", file=sys.stderr)
-        asyncio.run(build(str(partial), people, per_person, dim, characters))
+        print(f"loading {people:,} x {per_person:,} memories in {path} (once)", file=sys.stderr)
+        asyncio.run(loader.load(str(partial), people, per_person, dim, characters))
         os.replace(partial, path)
     return path
 
@@ -224,7 +141,7 @@ async def worker(
         async def converse() -> None:
             while queue:
                 person = queue.pop()
-                first = f"Do you remember the {_WORDS[person % len(_WORDS)]}?"
+                first = f"Do you remember the {WORDS[person % len(WORDS)]}?"
                 for c in range(len(keys)):
                     key = keys[(person + c) % len(keys)]
                     for n, text in enumerate((first, "And what else did I tell you?")):
