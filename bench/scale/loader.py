@@ -79,7 +79,8 @@ async def load(target: str, people: int, per_person: int, dim: int, characters: 
                 conn.execute(sql)
     finally:
         conn.close()
-    print(f"  keyword index built; loaded in {time.perf_counter() - began:,.0f} s", file=sys.stderr)
+    print(f"  keyword index built; loaded in {time.perf_counter() - began:,.0f} s "
+          f"({time.process_time():,.0f} s of CPU)", file=sys.stderr)  # fmt: skip
 
 
 def _connect(path: str) -> sqlite3.Connection:

@@ -1,22 +1,27 @@
 """Scale: turns, throughput, the idle indexer pass and resident memory at 1M memories over 2,000
 people, for each target and number of processes, side by side in one run.
 
-The database (2,000 people x 500 memories, 384-d vectors) is written once through the store's
-own functions (memories.insert, then the real indexer with a deterministic fake embedder: no
-SQL here) and kept under ~/.cache/echo-bench; a SQLite run works on a copy of it, so every run
-starts from the same file. For each configuration, N worker processes each drive an Engine on
+The database (2,000 people x 500 memories, 768-d vectors from a deterministic fake embedder)
+is loaded once in bulk (bench/scale/loader.py: the rows the product's own write path writes,
+tests/bench/test_scale_loader.py holds the two equal) and kept under ~/.cache/echo-bench; a
+SQLite run works on a copy of it, so every run starts from the same file.
+For each configuration, N worker processes each drive an Engine on
 the database over their share of the people, with an instant fake chat: each person has a
 conversation of two turns (the first builds their caches: cold; the second finds them: warm),
 CONCURRENCY people at once per process. Reported per configuration: turn latency p50/p95
 (cold, warm), throughput (turns per second, all processes together, from the common start to
 the last turn), the resident memory of one process (after the turns, and its peak) with what
-the caches estimate they hold; and per target the idle indexer pass (nothing to embed).
+the caches estimate they hold, the event loop's longest stall (memory.looplag's ticker) and
+the database's size on disk; and per target the idle indexer pass (nothing to embed).
 Reflections are not run: the fake chat answers turns only.
 
 The newcomers' attack (issue 28): the first configuration of each target runs again with
 NEWCOMERS people who have no memory (BENCH_SCALE_NEWCOMERS, spread over the processes), each
 sending ATTACK (every word the memories hold, the commonest first) every ATTACK_PAUSE seconds
 while the others talk; the others' latencies are compared with the same run without them.
+One person's flood: the same configuration again while the last person, left out of the
+conversations, sends a message every FLOOD_PAUSE seconds without waiting for the answers
+(BENCH_SCALE_FLOOD=0: not run).
 
 Targets (BENCH_SCALE_TARGETS, default "sqlite,postgres"): `sqlite` is the cached build, copied
 for each configuration; `postgres` starts a throwaway PostgreSQL 18 (bench/scale/pg.py, as make
@@ -32,7 +37,8 @@ memory.character.cast; the total is the same as with one), and each person holds
 of two turns (cold, warm) with each of the N characters, the order turned by the person. Runs
 with another count than 1 are reported apart, side by side: bench/scale/characters.py
 (scale-characters.*; make bench-characters runs 5 and 1 on SQLite).
-Run: make bench-scale; smaller: BENCH_SCALE_PEOPLE=200 BENCH_SCALE_PER_PERSON=50 make bench-scale.
+Run: make bench-scale; smaller: BENCH_SCALE_PEOPLE=200 BENCH_SCALE_PER_PERSON=50 make bench-scale;
+BENCH_SCALE_NAME names the results' files (default scale).
 Options: python -m bench.scale --help.
 """
 
@@ -71,6 +77,11 @@ CHECK_TEXT = "Person {p}, tell me about note 17 and note 342"
 # (2.27x, newcomers' recall 6 ms a turn at 200,000 memories).
 NEWCOMERS = 20
 ATTACK_PAUSE = 10.0
+# One person's flood: a message every FLOOD_PAUSE seconds, each sent without waiting for the
+# answer to the one before, as Discord delivers a script's messages. Ten a second is five
+# times what bench.load's flooder managed through the cog, and past the admission's queue
+# (memory.turn.admission.TURN_QUEUE) at once.
+FLOOD_PAUSE = 0.1
 
 
 class Chat:
@@ -122,13 +133,16 @@ def _memory_kb() -> dict[str, int]:
 
 async def worker(
     target: str, index: int, count: int, people: int, dim: int, cache_mb: int, start_at: float,
-    newcomers: int = 0, characters: int = 1,
+    newcomers: int = 0, characters: int = 1, flood: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
     """Serve this process's share of the people, two turns each with each character, while its
-    share of the newcomers send ATTACK until the others are done; latencies and memory."""
-    from memory import Engine, Incoming, MemoryConfig
+    share of the newcomers send ATTACK until the others are done (or, with `flood`, the last
+    person floods in the first process); latencies, the loop's longest stall and memory."""
+    from memory import Engine, Incoming, MemoryConfig, Overloaded
+    from memory.looplag import LoopLag
 
-    mine = list(range(1 + index, people + 1, count))
+    flooder = people if flood else 0
+    mine = [p for p in range(1 + index, people + 1, count) if p != flooder]
     async with await open_store(target) as store:
         engine = Engine(store, embedder=Embedder(dim), chat=Chat(), characters=cast(characters),
                         config=MemoryConfig(cache_mb=cache_mb))  # fmt: skip
@@ -165,17 +179,44 @@ async def worker(
                 n += 1
                 await asyncio.sleep(ATTACK_PAUSE)
 
+        floods: list[float] = []
+        refused = [0]
+
+        async def flooded(n: int) -> None:
+            began = time.perf_counter()
+            text = f"Do you remember the {WORDS[n % len(WORDS)]}? ({n})"
+            message = Incoming(f"bench:flood:{n}:{start_at}", flooder, f"P{flooder}", STORY,
+                               ORIGIN, text)  # fmt: skip
+            try:
+                await engine.turn(message)
+                floods.append(time.perf_counter() - began)
+            except Overloaded:
+                refused[0] += 1
+
+        async def flooding() -> None:
+            sent: list[asyncio.Task[None]] = []
+            while talking[0]:
+                sent.append(asyncio.create_task(flooded(len(sent))))
+                await asyncio.sleep(FLOOD_PAUSE)
+            await asyncio.gather(*sent)
+
         async def talk() -> None:
             await asyncio.gather(*(converse() for _ in range(CONCURRENCY)))
             talking[0] = False
 
         strangers = range(people + 1 + index, people + 1 + newcomers, count)
+        others = [flooding()] if flooder and index == 0 else []
+        lag = LoopLag(window=float("inf"), warn_above=float("inf"))
         await asyncio.sleep(max(0.0, start_at - time.time()))
-        await asyncio.gather(talk(), *(attack(p) for p in strangers))
+        lag.start()
+        await asyncio.gather(talk(), *(attack(p) for p in strangers), *others)
         finished = time.time()
+        stall = lag.longest() or 0.0
+        await lag.stop()
         await engine.flush_pending()
         return {
             "cold": cold, "warm": warm, "attacks": attacks, "finished": finished,
+            "floods": floods, "refused": refused[0], "stall": stall,
             "people": len(mine),
             "rss_before_kb": before["VmRSS"], **_memory_kb(),
             "cache_bytes": engine.caches.total, "cache_entries": engine.caches.entries,
@@ -206,7 +247,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 def run_config(
     target: str, processes: int, args: argparse.Namespace, cache_mb: int, newcomers: int = 0,
-    characters: int = 1,
+    characters: int = 1, flood: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
     """N worker processes on `target`, started together; their figures combined."""
     start_at = time.time() + 3.0 + processes  # room for every process to open the store
@@ -216,7 +257,7 @@ def run_config(
     for k in range(processes):
         own = ["--index", str(k), "--count", str(processes), "--cache-mb", str(cache_mb),
                "--start-at", repr(start_at), "--newcomers", str(newcomers),
-               "--characters", str(characters)]  # fmt: skip
+               "--characters", str(characters), *(["--flood"] if flood else [])]  # fmt: skip
         procs.append(subprocess.Popen([*command, *own], stdout=subprocess.PIPE, text=True))
     outs = []
     for proc in procs:
@@ -227,6 +268,7 @@ def run_config(
     cold = [t for o in outs for t in o["cold"]]
     warm = [t for o in outs for t in o["warm"]]
     attacks = [t for o in outs for t in o["attacks"]]
+    floods = [t for o in outs for t in o["floods"]]
     wall = max(o["finished"] for o in outs) - start_at
     first = outs[0]
     return {
@@ -243,6 +285,10 @@ def run_config(
         "evictions": first["evictions"], "newcomers": newcomers,
         "newcomer_turns": len(attacks), "newcomer_p50_ms": _percentile(attacks, 50),
         "newcomer_p95_ms": _percentile(attacks, 95),
+        "stall_ms": max(o["stall"] for o in outs) * 1000, "flood": flood,
+        "flood_answered": len(floods), "flood_refused": sum(o["refused"] for o in outs),
+        "flood_p50_ms": _percentile(floods, 50), "flood_p95_ms": _percentile(floods, 95),
+        "size_mb": size_mb(target),
     }  # fmt: skip
 
 
@@ -268,7 +314,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--people", type=int, default=int(env("BENCH_SCALE_PEOPLE", "2000")))
     parser.add_argument("--per-person", type=int,
                         default=int(env("BENCH_SCALE_PER_PERSON", "500")))  # fmt: skip
-    parser.add_argument("--dim", type=int, default=int(env("BENCH_SCALE_DIM", "384")))
+    parser.add_argument("--dim", type=int, default=int(env("BENCH_SCALE_DIM", "768")))
     parser.add_argument("--newcomers", type=int,
                         default=int(env("BENCH_SCALE_NEWCOMERS", str(NEWCOMERS))),
                         help="people with no memory sending ATTACK in the attack run "
@@ -276,6 +322,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--characters", default=env("BENCH_SCALE_CHARACTERS", "1"),
                         help="numbers of characters to compare, comma-separated, on SQLite "
                         "(default 1: the plain run; any other: scale-characters.*)")  # fmt: skip
+    parser.add_argument("--flood", action=argparse.BooleanOptionalAction,
+                        default=env("BENCH_SCALE_FLOOD", "1") != "0",
+                        help="run each target's first configuration again while one person "
+                        "floods (env BENCH_SCALE_FLOOD=0: not)")  # fmt: skip
+    parser.add_argument("--name", default=env("BENCH_SCALE_NAME", "scale"),
+                        help="the results' file name in bench/results/ (default scale: "
+                        "scale.md, .json, .png)")  # fmt: skip
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     for name in ("--index", "--count"):
         parser.add_argument(name, type=int, default=0, help=argparse.SUPPRESS)
@@ -289,7 +342,8 @@ def main(argv: list[str] | None = None) -> None:
         [target] = args.target
         figures = asyncio.run(worker(target, args.index, args.count, args.people, args.dim,
                                      int(args.cache_mb), args.start_at,
-                                     args.newcomers, int(args.characters)))  # fmt: skip
+                                     args.newcomers, int(args.characters),
+                                     args.flood))  # fmt: skip
         print(json.dumps(figures))
         return
     targets = args.target or os.environ.get("BENCH_SCALE_TARGETS", "sqlite,postgres").split(",")
@@ -299,6 +353,7 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[dict[str, Any]] = []
     idle: dict[str, dict[str, float]] = {}
     notes: list[str] = []
+    CACHE.mkdir(parents=True, exist_ok=True)
     for target in targets:
         postgres = target == "postgres" or target.startswith(_URLS)
         counts = _ints(args.processes) or ([1, 2, 4] if postgres else [1])
@@ -325,6 +380,12 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"SQLite, {args.newcomers} newcomers ...", file=sys.stderr)
                 rows.append({"target": "SQLite", **run_config(
                     where, counts[0], args, _ints(args.cache_mb)[0], args.newcomers
+                )})  # fmt: skip
+            if args.flood:
+                built_copy(built, where)
+                print("SQLite, one person's flood ...", file=sys.stderr)
+                rows.append({"target": "SQLite", **run_config(
+                    where, counts[0], args, _ints(args.cache_mb)[0], flood=True
                 )})  # fmt: skip
     from bench.scale.report import report
 
@@ -399,11 +460,25 @@ def run_postgres(
         rows.append({"target": label, **run_config(
             where, counts[0], args, _ints(args.cache_mb)[0], args.newcomers
         )})  # fmt: skip
+    if args.flood:
+        where = fresh() if not given else base
+        print(f"{label}, one person's flood ...", file=sys.stderr)
+        rows.append({"target": label, **run_config(
+            where, counts[0], args, _ints(args.cache_mb)[0], flood=True
+        )})  # fmt: skip
 
 
 async def _empty(target: str) -> bool:
     async with await open_store(target) as store:
         return await _count(store) == 0
+
+
+def size_mb(target: str) -> float:
+    """The database's size on disk (MB): a SQLite file with its WAL, a PostgreSQL database."""
+    if target.startswith(_URLS):
+        return asyncio.run(pg.size(target)) / 2**20
+    files = [Path(target), Path(f"{target}-wal")]
+    return sum(f.stat().st_size for f in files if f.exists()) / 2**20
 
 
 def built_copy(built: Path, where: str) -> str:
