@@ -28,8 +28,9 @@ import asyncpg
 
 # Rows read from SQLite and sent per COPY.
 CHUNK = 20_000
-# Tables SQLite keeps for itself or for its own full-text index (PostgreSQL computes `words`).
-_SKIPPED = ("sqlite_", "memories_fts", "schema_migrations")
+# Tables SQLite keeps for itself or for its own full-text index (PostgreSQL computes `words`;
+# keyword_rules says which word rules SQLite's index was built with, a row PostgreSQL never has).
+_SKIPPED = ("sqlite_", "memories_fts", "schema_migrations", "keyword_rules")
 BASE = "echo_scale_base"
 
 
