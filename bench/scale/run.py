@@ -257,7 +257,7 @@ def run_config(
     for k in range(processes):
         own = ["--index", str(k), "--count", str(processes), "--cache-mb", str(cache_mb),
                "--start-at", repr(start_at), "--newcomers", str(newcomers),
-               "--characters", str(characters), *(["--flood"] if flood else [])]  # fmt: skip
+               "--characters", str(characters), "--flood" if flood else "--no-flood"]  # fmt: skip
         procs.append(subprocess.Popen([*command, *own], stdout=subprocess.PIPE, text=True))
     outs = []
     for proc in procs:
