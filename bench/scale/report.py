@@ -130,7 +130,7 @@ def _flood_table(rows: list[dict[str, Any]], flooded: list[dict[str, Any]]) -> l
     return [*lines, ""]
 
 
-def _plot_attack(rows: list[dict[str, Any]], attacked: list[dict[str, Any]], name: str) -> None:
+def _plot_attack(rows: list[dict[str, Any]], attacked: list[dict[str, Any]], stem: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -149,10 +149,10 @@ def _plot_attack(rows: list[dict[str, Any]], attacked: list[dict[str, Any]], nam
     ax.set_title(f"turn latency (ms) with {attacked[0]['newcomers']} newcomers sending every word")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(RESULTS / f"{name}-newcomers.png", dpi=110)
+    fig.savefig(RESULTS / f"{stem}-newcomers.png", dpi=110)
 
 
-def _plot(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]], name: str) -> None:
+def _plot(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]], stem: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -185,4 +185,4 @@ def _plot(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]], name: s
     axes[3].bar(names, [idle[n]["median_ms"] for n in names], 0.6)
     axes[3].set_title("idle indexer pass\n(ms, median of 7)")
     fig.tight_layout()
-    fig.savefig(RESULTS / f"{name}.png", dpi=110)
+    fig.savefig(RESULTS / f"{stem}.png", dpi=110)
