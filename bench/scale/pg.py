@@ -1,13 +1,13 @@
 """PostgreSQL for bench.scale: a throwaway server, and the SQLite build copied into it in bulk.
 
-Building the 1M memories through the store and the indexer took about 20 minutes on SQLite; the
-PostgreSQL database gets the same rows from the cached SQLite build instead: migrated by
-`open_store`, then each table's rows copied with COPY (asyncpg's copy_records_to_table), the
-secondary indexes dropped during the copy and rebuilt after it, triggers off during the copy
-(session_replication_role = replica: the rows arrive with their vectors, so the `vectors_due`
-trigger must not mark them; the foreign keys hold in the source already), the identity
-sequences moved past the copied ids, then ANALYZE. Full-text search needs nothing copied: the
-`words` tsvector is a generated column, computed by PostgreSQL as each row arrives.
+The PostgreSQL database gets the rows of the cached SQLite build (bench/scale/loader.py):
+migrated by `open_store`, then each table's rows copied with COPY (asyncpg's
+copy_records_to_table), the secondary indexes dropped during the copy and rebuilt after it,
+triggers off during the copy (session_replication_role = replica: the rows arrive with their
+vectors, so the `vectors_due` trigger must not mark them; the foreign keys hold in the source
+already), the identity sequences moved past the copied ids, then ANALYZE. Full-text search
+needs nothing copied: the `words` tsvector is a generated column, computed by PostgreSQL as
+each row arrives.
 
 A cheap consistency check follows: for a sample of people, keyword recall and the vectors'
 content hashes must be the same on both backends.
@@ -28,8 +28,9 @@ import asyncpg
 
 # Rows read from SQLite and sent per COPY.
 CHUNK = 20_000
-# Tables SQLite keeps for itself or for its own full-text index (PostgreSQL computes `words`).
-_SKIPPED = ("sqlite_", "memories_fts", "schema_migrations")
+# Tables SQLite keeps for itself or for its own full-text index (PostgreSQL computes `words`;
+# keyword_rules says which word rules SQLite's index was built with, a row PostgreSQL never has).
+_SKIPPED = ("sqlite_", "memories_fts", "schema_migrations", "keyword_rules")
 BASE = "echo_scale_base"
 
 
@@ -65,6 +66,15 @@ async def recreate(url: str, name: str, template: str | None = None) -> str:
     finally:
         await conn.close()
     return database_url(url, name)
+
+
+async def size(url: str) -> int:
+    """The database's size on disk in bytes (tables, indexes, TOAST)."""
+    conn = await asyncpg.connect(url)
+    try:
+        return int(await conn.fetchval("SELECT pg_database_size(current_database())"))
+    finally:
+        await conn.close()
 
 
 async def fill(url: str, source: Path) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """bench.scale's report: scale.md (the tables), scale.json (every figure), scale.png and
-scale-newcomers.png (the plots)."""
+scale-newcomers.png (the plots); another stem than `scale` with --name."""
 
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ from bench.scale.constants import CONCURRENCY, IDLE_PASSES, RESULTS
 
 def report(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]],
            args: argparse.Namespace, notes: list[str]) -> None:  # fmt: skip
-    """scale.md (the tables), scale.json (every figure), scale.png and scale-newcomers.png."""
+    """NAME.md (the tables), NAME.json (every figure), NAME.png and NAME-newcomers.png."""
+    name = args.name
     RESULTS.mkdir(exist_ok=True)
     everything, attacked = rows, [r for r in rows if r.get("newcomers")]
-    rows = [r for r in rows if not r.get("newcomers")]
+    flooded = [r for r in rows if r.get("flood")]
+    rows = [r for r in rows if not r.get("newcomers") and not r.get("flood")]
     total = args.people * args.per_person
     lines = [
         f"# Scale: {total:,} memories over {args.people:,} people ({args.per_person} each, "
@@ -27,18 +29,18 @@ def report(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]],
         f"{os.cpu_count()} cores. Each person: two turns (cold, then warm), {CONCURRENCY} "
         "people at once per process, an instant fake chat.", "",
         "| target | processes | cache_mb | turns | p50 ms | p95 ms | cold p50/p95 ms | "
-        "warm p50/p95 ms | turns/s | RSS MB (start → end, peak) | caches held MB "
-        "(entries, evictions) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "warm p50/p95 ms | turns/s | longest stall ms | RSS MB (start → end, peak) | caches "
+        "held MB (entries, evictions) | database MB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]  # fmt: skip
     for r in rows:
         lines.append(
             f"| {r['target']} | {r['processes']} | {r['cache_mb']} | {r['turns']:,} | "
             f"{r['p50_ms']:.0f} | {r['p95_ms']:.0f} | {r['cold_p50_ms']:.0f} / "
             f"{r['cold_p95_ms']:.0f} | {r['warm_p50_ms']:.0f} / {r['warm_p95_ms']:.0f} | "
-            f"{r['throughput']:.1f} | {r['rss_before_mb']:.0f} → {r['rss_mb']:.0f}, "
-            f"{r['peak_rss_mb']:.0f} | {r['cache_mb_held']:.0f} ({r['cache_entries']:,}, "
-            f"{r['evictions']:,}) |"
+            f"{r['throughput']:.1f} | {r['stall_ms']:.0f} | {r['rss_before_mb']:.0f} → "
+            f"{r['rss_mb']:.0f}, {r['peak_rss_mb']:.0f} | {r['cache_mb_held']:.0f} "
+            f"({r['cache_entries']:,}, {r['evictions']:,}) | {r['size_mb']:,.0f} |"
         )
     lines += ["", "Idle indexer pass (nothing to embed), median and longest of "
               f"{IDLE_PASSES}:", ""]  # fmt: skip
@@ -56,16 +58,20 @@ def report(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]],
               "much the contention costs in latency, not how far more machines or cores "
               "would scale.", ""] if cores < 4 else []  # fmt: skip
     lines += [*notes, ""] if notes else []
+    lines += ["The longest stall: how late the event loop woke a 100 ms ticker at worst, in any "
+              "process, during the turns (memory.looplag). Database MB: the file and its WAL, "
+              "or the PostgreSQL database, after the configuration's turns.", ""]  # fmt: skip
     lines += _attack_table(rows, attacked, args)
-    (RESULTS / "scale.md").write_text("\n".join(lines), encoding="utf-8")
-    (RESULTS / "scale.json").write_text(
+    lines += _flood_table(rows, flooded)
+    (RESULTS / f"{name}.md").write_text("\n".join(lines), encoding="utf-8")
+    (RESULTS / f"{name}.json").write_text(
         json.dumps({"rows": everything, "idle": idle, "notes": notes, "people": args.people,
                     "per_person": args.per_person, "dim": args.dim}, indent=1) + "\n",
         encoding="utf-8",
     )  # fmt: skip
-    _plot(rows, idle)
+    _plot(rows, idle, name)
     if attacked:
-        _plot_attack(rows, attacked)
+        _plot_attack(rows, attacked, name)
     print("\n".join(lines))
 
 
@@ -99,7 +105,32 @@ def _attack_table(
     return [*lines, ""]
 
 
-def _plot_attack(rows: list[dict[str, Any]], attacked: list[dict[str, Any]]) -> None:
+def _flood_table(rows: list[dict[str, Any]], flooded: list[dict[str, Any]]) -> list[str]:
+    if not flooded:
+        return []
+    lines = [
+        "## One person's flood", "",
+        "The same configuration again, while one person (the last, with their memories; left "
+        "out of the conversations) sends a message every "
+        "bench.scale.run.FLOOD_PAUSE seconds in one place without waiting for the answers, "
+        "until the others are done. The others' turns, without and with the flood:", "",
+        "| target | processes | others' p50 ms (without → with) | others' p95 ms (without → "
+        "with) | p95 ratio | longest stall ms (without → with) | flood answered / refused | "
+        "flood p50 / p95 ms |",
+        "|---|---|---|---|---|---|---|---|",
+    ]  # fmt: skip
+    for f in flooded:
+        b = _baseline(rows, f)
+        lines.append(
+            f"| {f['target']} | {f['processes']} | {b['p50_ms']:.0f} → {f['p50_ms']:.0f} | "
+            f"{b['p95_ms']:.0f} → {f['p95_ms']:.0f} | {f['p95_ms'] / b['p95_ms']:.2f} | "
+            f"{b['stall_ms']:.0f} → {f['stall_ms']:.0f} | {f['flood_answered']:,} / "
+            f"{f['flood_refused']:,} | {f['flood_p50_ms']:.0f} / {f['flood_p95_ms']:.0f} |"
+        )
+    return [*lines, ""]
+
+
+def _plot_attack(rows: list[dict[str, Any]], attacked: list[dict[str, Any]], stem: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -118,10 +149,10 @@ def _plot_attack(rows: list[dict[str, Any]], attacked: list[dict[str, Any]]) -> 
     ax.set_title(f"turn latency (ms) with {attacked[0]['newcomers']} newcomers sending every word")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(RESULTS / "scale-newcomers.png", dpi=110)
+    fig.savefig(RESULTS / f"{stem}-newcomers.png", dpi=110)
 
 
-def _plot(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]]) -> None:
+def _plot(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]], stem: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -154,4 +185,4 @@ def _plot(rows: list[dict[str, Any]], idle: dict[str, dict[str, float]]) -> None
     axes[3].bar(names, [idle[n]["median_ms"] for n in names], 0.6)
     axes[3].set_title("idle indexer pass\n(ms, median of 7)")
     fig.tight_layout()
-    fig.savefig(RESULTS / "scale.png", dpi=110)
+    fig.savefig(RESULTS / f"{stem}.png", dpi=110)

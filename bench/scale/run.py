@@ -1,22 +1,27 @@
 """Scale: turns, throughput, the idle indexer pass and resident memory at 1M memories over 2,000
 people, for each target and number of processes, side by side in one run.
 
-The database (2,000 people x 500 memories, 384-d vectors) is written once through the store's
-own functions (memories.insert, then the real indexer with a deterministic fake embedder: no
-SQL here) and kept under ~/.cache/echo-bench; a SQLite run works on a copy of it, so every run
-starts from the same file. For each configuration, N worker processes each drive an Engine on
+The database (2,000 people x 500 memories, 768-d vectors from a deterministic fake embedder)
+is loaded once in bulk (bench/scale/loader.py: the rows the product's own write path writes,
+tests/bench/test_scale_loader.py holds the two equal) and kept under ~/.cache/echo-bench; a
+SQLite run works on a copy of it, so every run starts from the same file.
+For each configuration, N worker processes each drive an Engine on
 the database over their share of the people, with an instant fake chat: each person has a
 conversation of two turns (the first builds their caches: cold; the second finds them: warm),
 CONCURRENCY people at once per process. Reported per configuration: turn latency p50/p95
 (cold, warm), throughput (turns per second, all processes together, from the common start to
 the last turn), the resident memory of one process (after the turns, and its peak) with what
-the caches estimate they hold; and per target the idle indexer pass (nothing to embed).
+the caches estimate they hold, the event loop's longest stall (memory.looplag's ticker) and
+the database's size on disk; and per target the idle indexer pass (nothing to embed).
 Reflections are not run: the fake chat answers turns only.
 
 The newcomers' attack (issue 28): the first configuration of each target runs again with
 NEWCOMERS people who have no memory (BENCH_SCALE_NEWCOMERS, spread over the processes), each
 sending ATTACK (every word the memories hold, the commonest first) every ATTACK_PAUSE seconds
 while the others talk; the others' latencies are compared with the same run without them.
+One person's flood: the same configuration again while the last person, left out of the
+conversations, sends a message every FLOOD_PAUSE seconds without waiting for the answers
+(BENCH_SCALE_FLOOD=0: not run).
 
 Targets (BENCH_SCALE_TARGETS, default "sqlite,postgres"): `sqlite` is the cached build, copied
 for each configuration; `postgres` starts a throwaway PostgreSQL 18 (bench/scale/pg.py, as make
@@ -32,7 +37,8 @@ memory.character.cast; the total is the same as with one), and each person holds
 of two turns (cold, warm) with each of the N characters, the order turned by the person. Runs
 with another count than 1 are reported apart, side by side: bench/scale/characters.py
 (scale-characters.*; make bench-characters runs 5 and 1 on SQLite).
-Run: make bench-scale; smaller: BENCH_SCALE_PEOPLE=200 BENCH_SCALE_PER_PERSON=50 make bench-scale.
+Run: make bench-scale; smaller: BENCH_SCALE_PEOPLE=200 BENCH_SCALE_PER_PERSON=50 make bench-scale;
+BENCH_SCALE_NAME names the results' files (default scale).
 Options: python -m bench.scale --help.
 """
 
@@ -41,7 +47,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -55,16 +60,13 @@ from typing import Any
 
 import numpy as np
 
-from bench.scale import pg
+from bench.scale import loader, pg
 from bench.scale.constants import CONCURRENCY, IDLE_PASSES
+from bench.scale.data import ATTACK, MODEL, ORIGIN, STORY, WORDS, Embedder, cast
 
 CACHE = Path(os.environ.get("ECHO_BENCH_CACHE", Path.home() / ".cache" / "echo-bench"))
-MODEL = "bench-scale-embed"
-STORY, ORIGIN = 1, "1"
-# Memories written per transaction while building.
-BUILD_CHUNK = 5_000
-# Part of the cached build's name: raise it when what `build` writes changes.
-BUILD_VERSION = 1
+# Part of the cached build's name: raise it when what the build writes changes.
+BUILD_VERSION = 2
 # People whose recall is compared on both backends after the copy, and what they ask.
 CHECKED = 12
 CHECK_TEXT = "Person {p}, tell me about note 17 and note 342"
@@ -75,37 +77,11 @@ CHECK_TEXT = "Person {p}, tell me about note 17 and note 342"
 # (2.27x, newcomers' recall 6 ms a turn at 200,000 memories).
 NEWCOMERS = 20
 ATTACK_PAUSE = 10.0
-_WORDS = ("tea garden cello Lyon brother nurse piano Saturday train sister cat flight "
-          "birthday March bakery river novel chess ferry violin market autumn").split()  # fmt: skip
-
-
-# The newcomers' message: the words every memory holds (_text), then the others.
-ATTACK = " ".join(["Person", "mentioned", "note", *_WORDS])
-
-
-class Embedder:
-    """Deterministic unit-free vectors from the text's hash; instant next to a real model."""
-
-    def __init__(self, dim: int) -> None:
-        self.model = MODEL
-        self.dim = dim
-
-    async def embed(self, texts: Any, *, deadline: float) -> list[list[float]]:
-        out = []
-        for text in texts:
-            seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
-            rng = np.random.default_rng(seed)
-            out.append(rng.standard_normal(self.dim, dtype=np.float32).tolist())
-        return out
-
-
-def cast(characters: int) -> Any:
-    """A cast of `characters`: the home one (key "default", ids as they are) and others with
-    derived ids, as bot.runtime builds it from [[characters]]."""
-    from memory import Character, Characters
-
-    keys = ["default", *(f"c{k}" for k in range(1, characters))]
-    return Characters([Character(name=f"Bench {k}", persona="", key=k) for k in keys])
+# One person's flood: a message every FLOOD_PAUSE seconds, each sent without waiting for the
+# answer to the one before, as Discord delivers a script's messages. Ten a second is five
+# times what bench.load's flooder managed through the cog, and past the admission's queue
+# (memory.turn.admission.TURN_QUEUE) at once.
+FLOOD_PAUSE = 0.1
 
 
 class Chat:
@@ -115,11 +91,6 @@ class Chat:
         from memory.backends.chat import ChatResult
 
         return ChatResult("I see. Tell me more.")
-
-
-def _text(person: int, i: int) -> str:
-    words = [_WORDS[(person * 7 + i * k) % len(_WORDS)] for k in (1, 3, 5, 11)]
-    return f"Person {person} mentioned {' '.join(words)} (note {i})"
 
 
 async def open_store(target: str) -> Any:
@@ -135,49 +106,6 @@ async def _count(store: Any) -> int:
     return int((await manage.stats(store)).memories)
 
 
-async def build(target: str, people: int, per_person: int, dim: int, characters: int = 1) -> None:
-    """Write `people` x `per_person` memories through the store, then embed them all; with
-    several characters, memory i of a person is character i mod N's, under its ids."""
-    from memory.model import Kind, Scope
-    from memory.store.tables import characters as cast_store
-    from memory.store.tables import memories
-    from memory.vectors.indexer import Indexer
-
-    played = cast(characters)
-    keys = [c.key for c in played]
-
-    kinds = (Kind.FACT, Kind.PREFERENCE, Kind.PROMISE, Kind.EPISODE)
-    rows = [(p, i) for p in range(1, people + 1) for i in range(per_person)]
-    began = time.perf_counter()
-    async with await open_store(target) as store:
-        for start in range(0, len(rows), BUILD_CHUNK):
-            part = rows[start : start + BUILD_CHUNK]
-
-            async def run(tx: Any, part: list[tuple[int, int]] = part) -> None:
-                for person, i in part:
-                    key = keys[i % len(keys)]
-                    user_id = played.person_id(key, person)
-                    story_id = played.story_id(key, STORY)
-                    if i < len(keys) and key != played.home:  # as the engine's first message
-                        await cast_store.record_ids(tx, [
-                            (user_id, cast_store.PERSON, person, key),
-                            (story_id, cast_store.STORY, STORY, key),
-                        ])  # fmt: skip
-                    await memories.insert(
-                        tx, user_id=user_id, text=_text(person, i), kind=kinds[i % 4],
-                        scope=Scope.STORY if i % 5 == 0 else Scope.GLOBAL, story_id=story_id,
-                        origin=ORIGIN, confidence=0.9, now=float(i),
-                    )  # fmt: skip
-
-            await store.transact(run)
-            if (start // BUILD_CHUNK) % 20 == 19 or start + len(part) == len(rows):
-                print(f"  written {start + len(part):,} / {len(rows):,} "
-                      f"({time.perf_counter() - began:,.0f} s)", file=sys.stderr)  # fmt: skip
-        print(f"  embedding (fake, {dim}-d) ...", file=sys.stderr)
-        await Indexer(store, Embedder(dim), batch_size=512).run_once()
-    print(f"  built in {time.perf_counter() - began:,.0f} s", file=sys.stderr)
-
-
 def cached_build(people: int, per_person: int, dim: int, characters: int = 1) -> Path:
     """The SQLite build for these sizes, made once and kept under CACHE."""
     cast_part = f"-{characters}c" if characters > 1 else ""
@@ -187,8 +115,8 @@ def cached_build(people: int, per_person: int, dim: int, characters: int = 1) ->
         partial = path.with_name(path.name + ".partial")
         for leftover in CACHE.glob(partial.name + "*"):
             leftover.unlink()
-        print(f"building {people:,} x {per_person:,} memories in {path} (once)", file=sys.stderr)
-        asyncio.run(build(str(partial), people, per_person, dim, characters))
+        print(f"loading {people:,} x {per_person:,} memories in {path} (once)", file=sys.stderr)
+        asyncio.run(loader.load(str(partial), people, per_person, dim, characters))
         os.replace(partial, path)
     return path
 
@@ -205,13 +133,16 @@ def _memory_kb() -> dict[str, int]:
 
 async def worker(
     target: str, index: int, count: int, people: int, dim: int, cache_mb: int, start_at: float,
-    newcomers: int = 0, characters: int = 1,
+    newcomers: int = 0, characters: int = 1, flood: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
     """Serve this process's share of the people, two turns each with each character, while its
-    share of the newcomers send ATTACK until the others are done; latencies and memory."""
-    from memory import Engine, Incoming, MemoryConfig
+    share of the newcomers send ATTACK until the others are done (or, with `flood`, the last
+    person floods in the first process); latencies, the loop's longest stall and memory."""
+    from memory import Engine, Incoming, MemoryConfig, Overloaded
+    from memory.looplag import LoopLag
 
-    mine = list(range(1 + index, people + 1, count))
+    flooder = people if flood else 0
+    mine = [p for p in range(1 + index, people + 1, count) if p != flooder]
     async with await open_store(target) as store:
         engine = Engine(store, embedder=Embedder(dim), chat=Chat(), characters=cast(characters),
                         config=MemoryConfig(cache_mb=cache_mb))  # fmt: skip
@@ -224,7 +155,7 @@ async def worker(
         async def converse() -> None:
             while queue:
                 person = queue.pop()
-                first = f"Do you remember the {_WORDS[person % len(_WORDS)]}?"
+                first = f"Do you remember the {WORDS[person % len(WORDS)]}?"
                 for c in range(len(keys)):
                     key = keys[(person + c) % len(keys)]
                     for n, text in enumerate((first, "And what else did I tell you?")):
@@ -248,17 +179,44 @@ async def worker(
                 n += 1
                 await asyncio.sleep(ATTACK_PAUSE)
 
+        floods: list[float] = []
+        refused = [0]
+
+        async def flooded(n: int) -> None:
+            began = time.perf_counter()
+            text = f"Do you remember the {WORDS[n % len(WORDS)]}? ({n})"
+            message = Incoming(f"bench:flood:{n}:{start_at}", flooder, f"P{flooder}", STORY,
+                               ORIGIN, text)  # fmt: skip
+            try:
+                await engine.turn(message)
+                floods.append(time.perf_counter() - began)
+            except Overloaded:
+                refused[0] += 1
+
+        async def flooding() -> None:
+            sent: list[asyncio.Task[None]] = []
+            while talking[0]:
+                sent.append(asyncio.create_task(flooded(len(sent))))
+                await asyncio.sleep(FLOOD_PAUSE)
+            await asyncio.gather(*sent)
+
         async def talk() -> None:
             await asyncio.gather(*(converse() for _ in range(CONCURRENCY)))
             talking[0] = False
 
         strangers = range(people + 1 + index, people + 1 + newcomers, count)
+        others = [flooding()] if flooder and index == 0 else []
+        lag = LoopLag(window=float("inf"), warn_above=float("inf"))
         await asyncio.sleep(max(0.0, start_at - time.time()))
-        await asyncio.gather(talk(), *(attack(p) for p in strangers))
+        lag.start()
+        await asyncio.gather(talk(), *(attack(p) for p in strangers), *others)
         finished = time.time()
+        stall = lag.longest() or 0.0
+        await lag.stop()
         await engine.flush_pending()
         return {
             "cold": cold, "warm": warm, "attacks": attacks, "finished": finished,
+            "floods": floods, "refused": refused[0], "stall": stall,
             "people": len(mine),
             "rss_before_kb": before["VmRSS"], **_memory_kb(),
             "cache_bytes": engine.caches.total, "cache_entries": engine.caches.entries,
@@ -289,7 +247,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 def run_config(
     target: str, processes: int, args: argparse.Namespace, cache_mb: int, newcomers: int = 0,
-    characters: int = 1,
+    characters: int = 1, flood: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
     """N worker processes on `target`, started together; their figures combined."""
     start_at = time.time() + 3.0 + processes  # room for every process to open the store
@@ -299,7 +257,7 @@ def run_config(
     for k in range(processes):
         own = ["--index", str(k), "--count", str(processes), "--cache-mb", str(cache_mb),
                "--start-at", repr(start_at), "--newcomers", str(newcomers),
-               "--characters", str(characters)]  # fmt: skip
+               "--characters", str(characters), "--flood" if flood else "--no-flood"]  # fmt: skip
         procs.append(subprocess.Popen([*command, *own], stdout=subprocess.PIPE, text=True))
     outs = []
     for proc in procs:
@@ -310,6 +268,7 @@ def run_config(
     cold = [t for o in outs for t in o["cold"]]
     warm = [t for o in outs for t in o["warm"]]
     attacks = [t for o in outs for t in o["attacks"]]
+    floods = [t for o in outs for t in o["floods"]]
     wall = max(o["finished"] for o in outs) - start_at
     first = outs[0]
     return {
@@ -326,6 +285,10 @@ def run_config(
         "evictions": first["evictions"], "newcomers": newcomers,
         "newcomer_turns": len(attacks), "newcomer_p50_ms": _percentile(attacks, 50),
         "newcomer_p95_ms": _percentile(attacks, 95),
+        "stall_ms": max(o["stall"] for o in outs) * 1000, "flood": flood,
+        "flood_answered": len(floods), "flood_refused": sum(o["refused"] for o in outs),
+        "flood_p50_ms": _percentile(floods, 50), "flood_p95_ms": _percentile(floods, 95),
+        "size_mb": size_mb(target),
     }  # fmt: skip
 
 
@@ -351,7 +314,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--people", type=int, default=int(env("BENCH_SCALE_PEOPLE", "2000")))
     parser.add_argument("--per-person", type=int,
                         default=int(env("BENCH_SCALE_PER_PERSON", "500")))  # fmt: skip
-    parser.add_argument("--dim", type=int, default=int(env("BENCH_SCALE_DIM", "384")))
+    parser.add_argument("--dim", type=int, default=int(env("BENCH_SCALE_DIM", "768")))
     parser.add_argument("--newcomers", type=int,
                         default=int(env("BENCH_SCALE_NEWCOMERS", str(NEWCOMERS))),
                         help="people with no memory sending ATTACK in the attack run "
@@ -359,6 +322,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--characters", default=env("BENCH_SCALE_CHARACTERS", "1"),
                         help="numbers of characters to compare, comma-separated, on SQLite "
                         "(default 1: the plain run; any other: scale-characters.*)")  # fmt: skip
+    parser.add_argument("--flood", action=argparse.BooleanOptionalAction,
+                        default=env("BENCH_SCALE_FLOOD", "1") != "0",
+                        help="run each target's first configuration again while one person "
+                        "floods (env BENCH_SCALE_FLOOD=0: not)")  # fmt: skip
+    parser.add_argument("--name", default=env("BENCH_SCALE_NAME", "scale"),
+                        help="the results' file name in bench/results/ (default scale: "
+                        "scale.md, .json, .png)")  # fmt: skip
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     for name in ("--index", "--count"):
         parser.add_argument(name, type=int, default=0, help=argparse.SUPPRESS)
@@ -372,7 +342,8 @@ def main(argv: list[str] | None = None) -> None:
         [target] = args.target
         figures = asyncio.run(worker(target, args.index, args.count, args.people, args.dim,
                                      int(args.cache_mb), args.start_at,
-                                     args.newcomers, int(args.characters)))  # fmt: skip
+                                     args.newcomers, int(args.characters),
+                                     args.flood))  # fmt: skip
         print(json.dumps(figures))
         return
     targets = args.target or os.environ.get("BENCH_SCALE_TARGETS", "sqlite,postgres").split(",")
@@ -382,6 +353,7 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[dict[str, Any]] = []
     idle: dict[str, dict[str, float]] = {}
     notes: list[str] = []
+    CACHE.mkdir(parents=True, exist_ok=True)
     for target in targets:
         postgres = target == "postgres" or target.startswith(_URLS)
         counts = _ints(args.processes) or ([1, 2, 4] if postgres else [1])
@@ -408,6 +380,12 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"SQLite, {args.newcomers} newcomers ...", file=sys.stderr)
                 rows.append({"target": "SQLite", **run_config(
                     where, counts[0], args, _ints(args.cache_mb)[0], args.newcomers
+                )})  # fmt: skip
+            if args.flood:
+                built_copy(built, where)
+                print("SQLite, one person's flood ...", file=sys.stderr)
+                rows.append({"target": "SQLite", **run_config(
+                    where, counts[0], args, _ints(args.cache_mb)[0], flood=True
                 )})  # fmt: skip
     from bench.scale.report import report
 
@@ -482,11 +460,25 @@ def run_postgres(
         rows.append({"target": label, **run_config(
             where, counts[0], args, _ints(args.cache_mb)[0], args.newcomers
         )})  # fmt: skip
+    if args.flood:
+        where = fresh() if not given else base
+        print(f"{label}, one person's flood ...", file=sys.stderr)
+        rows.append({"target": label, **run_config(
+            where, counts[0], args, _ints(args.cache_mb)[0], flood=True
+        )})  # fmt: skip
 
 
 async def _empty(target: str) -> bool:
     async with await open_store(target) as store:
         return await _count(store) == 0
+
+
+def size_mb(target: str) -> float:
+    """The database's size on disk (MB): a SQLite file with its WAL, a PostgreSQL database."""
+    if target.startswith(_URLS):
+        return asyncio.run(pg.size(target)) / 2**20
+    files = [Path(target), Path(f"{target}-wal")]
+    return sum(f.stat().st_size for f in files if f.exists()) / 2**20
 
 
 def built_copy(built: Path, where: str) -> str:
