@@ -53,7 +53,11 @@ def owned_words(user_id: int, text: str) -> str:
     a term of one person is then a term of the index no one else's memory holds, so matching it
     (a prefix too) reads that person's entries only (memory.store.tables.keywords)."""
     tag = owner_tag(user_id)
-    return " ".join(tag + word for word in fts5_words.word().findall(text))
+    # A word of combining marks alone is no word to FTS5 once it removes diacritics; behind
+    # the tag it would be one (the tag itself), matched where the plain index matches nothing.
+    words = fts5_words.word().findall(text)
+    gone = fts5_words.folded_away()
+    return " ".join(tag + w for w in words if not all(c in gone for c in w))
 
 
 async def _into_wal(conn: aiosqlite.Connection, busy_timeout_ms: int) -> None:

@@ -21,6 +21,7 @@ import logging
 import re
 import sqlite3
 import sys
+import unicodedata
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +156,32 @@ def _probed(code: int) -> bool:
 
 
 @functools.cache
+def folded_away() -> frozenset[str]:
+    """The marks the linked SQLite's FTS5 removes from a word (remove_diacritics): a word of
+    these alone is no token to it. Read once from SQLite, among the combining marks."""
+    candidates = [c for c in range(0x80, sys.maxunicode + 1) if unicodedata.combining(chr(c))]
+    candidates = [c for c in candidates if _probed(c)]
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(w, tokenize = '{TOKENIZE}')")
+        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        conn.execute(
+            "INSERT INTO t (rowid, w) VALUES (1, ?)",
+            (" ".join(f"q{chr(c)}q" for c in candidates),),
+        )
+        terms = [str(r[0]) for r in conn.execute("SELECT term FROM v ORDER BY offset")]
+    finally:
+        conn.close()
+    removed: set[str] = set()
+    at = 0
+    for code in candidates:
+        if terms[at] == "qq":
+            removed.add(chr(code))
+        at += 2 if terms[at] == "q" else 1
+    return frozenset(removed)
+
+
+@functools.cache
 def word() -> re.Pattern[str]:
     """A word as the linked SQLite's FTS5 sees one: a run of anything but its separators."""
     between = "".join(
@@ -165,8 +192,11 @@ def word() -> re.Pattern[str]:
 
 
 def signature() -> str:
-    """A short name of the separators in use: the keyword index is rebuilt when it changes."""
+    """A short name of the separators (and the marks folded away) in use: the keyword index is
+    rebuilt when it changes."""
     text = " ".join(f"{lo:x}-{hi:x}" for lo, hi in separators())
+    # The marks FTS5 folds away too: a word of them alone is left out of the index since.
+    text += " folded " + " ".join(f"{ord(c):x}" for c in sorted(folded_away()))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -153,6 +153,8 @@ _CHARS = st.characters(
 # A vowel sign FTS5 separates (Devanagari's U+093A), found by CI; a Hindi word of several.
 @example(texts=["\u093a0"], term="0", prefix=False)
 @example(texts=["मैं हिन्दी बोलता हूँ"], term="हिन्दी", prefix=False)
+# A word of one mark FTS5 folds away (a combining grave accent): no token to FTS5, found by CI.
+@example(texts=["\u0300"], term="\u0300", prefix=False)
 def test_the_tagged_index_matches_what_fts5_matches_in_the_persons_texts(
     texts: list[str], term: str, prefix: bool
 ) -> None:
