@@ -203,6 +203,8 @@ def _english(text: str) -> str | None:
     while _bare(word) in _EN_ADVERBS and rest.strip():
         kept.append(word)
         word, rest = _split(rest)
+    if _bare(word) in {"i", "i'd", *_EN_CONTRACTED, *_EN_WORDS}:
+        return None  # "I I'm…", "I me": no verb after "I", nothing to guess from
     verb = _english_verb(word)
     if _bare(word) in {"do", "does"} and _bare(_split(rest)[0]) == "not":
         verb = "does"
