@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,24 +23,26 @@ KILLS = 500 if os.environ.get("ECHO_LONG_TESTS") else 50
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _zygote(db: Path) -> subprocess.Popen[str]:
-    """The process each writer is forked from (crash_writer --zygote)."""
+def _zygote(db: Path, errors: Any) -> subprocess.Popen[str]:
+    """The process each writer is forked from (crash_writer --zygote); its and its writers'
+    errors go to `errors`."""
     return subprocess.Popen(
         [sys.executable, "-m", "tests.reliability.crash_writer", "--zygote", str(db)],
-        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        text=True,
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, text=True,
     )  # fmt: skip
 
 
-def _kill_one(zygote: subprocess.Popen[str], step: int, delay: float) -> str:
+def _kill_one(zygote: subprocess.Popen[str], step: int, delay: float) -> str | None:
     """Fork a writer from `step`, let it start writing, SIGKILL it after `delay` seconds; return
-    what it acknowledged."""
+    what it acknowledged (None: it ended before acknowledging anything)."""
     assert zygote.stdin is not None and zygote.stdout is not None
     zygote.stdin.write(f"{step} 1000\n")
     zygote.stdin.flush()
     word, _, pid = zygote.stdout.readline().partition(" ")
     assert word == "pid", f"the zygote said {word!r}"
     first = zygote.stdout.readline()  # the writer's first acknowledgement
+    if first == "exited\n":
+        return None  # it ended before acknowledging anything (its error is in the log)
     time.sleep(delay)
     with contextlib.suppress(ProcessLookupError):  # it finished first: nothing to kill
         os.kill(int(pid), signal.SIGKILL)
@@ -77,9 +80,18 @@ def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path: Path) -> 
     acknowledged: dict[str, set[int]] = {"queued": set(), "applied": set(), "done": set()}
     step = 0
     kills = 0
-    with _zygote(db) as zygote:
+    early = 0
+    errors = tmp_path / "writers.err"
+    with errors.open("w") as log, _zygote(db, log) as zygote:
         while kills < KILLS:
             output = _kill_one(zygote, step, rng.uniform(0.0, 0.05))
+            if output is None:
+                # A writer that ended before its first acknowledgement (seen once in CI, where
+                # the test then waited forever): nothing of it can be lost; a few are allowed,
+                # more fail with what they said.
+                early += 1
+                assert early <= 5, errors.read_text()[-4000:]
+                continue
             kills += 1
             for line in output.splitlines():
                 word, _, number = line.partition(" ")
