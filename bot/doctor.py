@@ -96,10 +96,9 @@ async def doctor(
         )
         results.append(chat.line)
         if chat.reached:
-            learned = await _learned_context(settings.storage.database, settings)
-            results.append(await _context_line(settings, http, learned))
-            seen = await _learned_sight(settings.storage.database, settings)
-            results.append(await _vision_line(settings, http, seen))
+            learned = await _learned(settings.storage.database, settings)
+            results.append(await _context_line(settings, http, learned.context))
+            results.append(await _vision_line(settings, http, learned.sight))
         if chat.reached or llm.embeddings_url != llm.base_url:
             embedding = await _check_model(
                 http,
@@ -215,34 +214,32 @@ async def _learned_lines(path: Path | str, settings: Settings) -> list[tuple[boo
     ]
 
 
-async def _learned_context(path: Path | str, settings: Settings) -> tuple[int, str] | None:
-    """The context the bot learned its chat server takes, from the database (read only)."""
+@dataclass(frozen=True)
+class _Learned:
+    """What the bot learned of its chat server and kept in the database: the context it takes,
+    and whether its model sees images (None: not learned, or no database yet)."""
+
+    context: tuple[int, str] | None = None
+    sight: bool | None = None
+
+
+async def _learned(path: Path | str, settings: Settings) -> _Learned:
+    """What the bot learned of its chat server, from the database (read only, opened once)."""
     llm = settings.llm
     try:
         password = settings.storage.database_password()
         if isinstance(path, Path) and not files.database_exists(path):
-            return None
+            return _Learned()
         async with await open_store(path, migrate_to=0, password=password) as store:
-            if await store.schema_version() < setup.CONTEXT_SCHEMA:
-                return None
-            return await setup.learned_context(store, llm.base_url, llm.chat_model)
+            version = await store.schema_version()
+            context = sight = None
+            if version >= setup.CONTEXT_SCHEMA:
+                context = await setup.learned_context(store, llm.base_url, llm.chat_model)
+            if version >= setup.VISION_SCHEMA:
+                sight = await setup.learned_sight(store, llm.base_url, llm.chat_model)
+            return _Learned(context, sight)
     except (EchoError, OSError):  # said by the database line already
-        return None
-
-
-async def _learned_sight(path: Path | str, settings: Settings) -> bool | None:
-    """Whether the bot learned that its chat model sees images, from the database (read only)."""
-    llm = settings.llm
-    try:
-        password = settings.storage.database_password()
-        if isinstance(path, Path) and not files.database_exists(path):
-            return None
-        async with await open_store(path, migrate_to=0, password=password) as store:
-            if await store.schema_version() < setup.VISION_SCHEMA:
-                return None
-            return await setup.learned_sight(store, llm.base_url, llm.chat_model)
-    except (EchoError, OSError):  # said by the database line already
-        return None
+        return _Learned()
 
 
 async def _vision_line(
