@@ -47,7 +47,8 @@ def _kill_one(zygote: subprocess.Popen[str], step: int, delay: float) -> str | N
     with contextlib.suppress(ProcessLookupError):  # it finished first: nothing to kill
         os.kill(int(pid), signal.SIGKILL)
     lines = [first]
-    while (line := zygote.stdout.readline()) != "exited\n":
+    # A writer killed in the middle of a line leaves it without its end: "exited" then ends it.
+    while not (line := zygote.stdout.readline()).endswith("exited\n"):
         assert line, "the zygote ended"
         lines.append(line)
     return "".join(lines)
