@@ -57,6 +57,7 @@ from memory import (
     Kind,
     Language,
     MemoryConfig,
+    Rewrite,
     Secrets,
 )
 from memory.manage.followups import Policy
@@ -65,6 +66,7 @@ from memory.manage.followups import Policy
 _MEMORY = MemoryConfig()
 _CONTEXT = ContextConfig()
 _FOLLOWUPS = Policy()
+_REWRITE = Rewrite()
 
 # The smallest prompt budget that holds a persona, the rules and a message.
 MIN_PROMPT_TOKENS = 256
@@ -367,6 +369,15 @@ class PrivacySettings(_Section):
     # A message deleted on Discord is forgotten as "Forget this message" forgets it, and a reply
     # of the character deleted leaves the history (False: both stay stored).
     follow_deletions: bool = True
+    # SQLite: after an erasure the file is rewritten whole (VACUUM) to clear the copies SQLite's
+    # page balancing leaves in unused space (memory.store.db.Rewrite): at once while the file
+    # is at most rewrite_mb megabytes, else by the erasures job at most every rewrite_hours
+    # (0: never; those erasures stay pending, counted in /stats).
+    rewrite_mb: float = Field(_REWRITE.inline_mb, ge=0)
+    rewrite_hours: float = Field(_REWRITE.every_hours, ge=0, le=24 * 30)
+
+    def rewrite(self) -> Rewrite:
+        return Rewrite(inline_mb=self.rewrite_mb, every_hours=self.rewrite_hours)
 
 
 # Seconds a reply's versions settle before its reflection: long enough to read an answer and

@@ -390,6 +390,8 @@ def options(settings: Settings) -> Options:
         followups=settings.followups.policy(),
         reindex_every=settings.memory.reindex_interval,
         history_days=settings.privacy.history_days,
+        # [privacy] rewrite_mb, rewrite_hours: when an erasure rewrites an SQLite file.
+        rewrite=settings.privacy.rewrite(),
         # [images] enabled: pictures shown to a model that sees them, or only named.
         pictures=settings.images.enabled,
     )

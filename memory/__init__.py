@@ -71,7 +71,7 @@ from memory.model import (
 )
 from memory.pictures import Intake, Picture
 from memory.recall.semantic import RELATIVE_SD
-from memory.store import Store, open_store
+from memory.store import Rewrite, Store, open_store
 from memory.store.queries.moderation import HeldAnchor
 from memory.store.tables.history import HistoryMessage
 from memory.turn.admission import MAX_CHATS
@@ -152,6 +152,7 @@ __all__ = [
     "Regenerating",
     "Registry",
     "Reply",
+    "Rewrite",
     "Scope",
     "Secrets",
     "Selected",

@@ -47,7 +47,7 @@ from memory.looplag import LoopLag
 from memory.manage import casting, setup
 from memory.manage.context import sync_card_lore
 from memory.pictures import Intake, Shelf
-from memory.store import Store, open_store
+from memory.store import Rewrite, Store, open_store
 from memory.turn.admission import MAX_CHATS, BoundedChat
 from memory.turn.engine import Engine
 from memory.turn.values import MemoryConfig
@@ -112,6 +112,8 @@ class Options:
     followups: Policy = field(default_factory=Policy)
     reindex_every: float = REINDEX_INTERVAL
     history_days: float = HISTORY_DAYS
+    # When an erasure rewrites an SQLite file whole (memory.store.db.Rewrite).
+    rewrite: Rewrite = field(default_factory=Rewrite)
     # Pictures posted with a message shown to a chat model that sees images (False: each is
     # only named to the model, its file name and size).
     pictures: bool = True
@@ -223,6 +225,7 @@ async def open(options: Options) -> AsyncIterator[Echo]:
         store = await stack.enter_async_context(
             await open_store(options.database, password=options.password)
         )
+        store.rewrite = options.rewrite
         for card in options.cards:
             await sync_card_lore(store, card)
         await casting.load(store, options.characters)

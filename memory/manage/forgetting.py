@@ -511,11 +511,16 @@ async def _erase(store: Store, target: Target) -> ErasureReport:
     return ErasureReport(erased, await _settle(store, [erased.erasure_id]))
 
 
-async def _settle(store: Store, erasure_ids: Sequence[int]) -> bool:
-    """Checkpoint the WAL so the files hold nothing erased; record the erasures complete.
-    False when a reader kept the checkpoint from finishing: they stay pending."""
-    if not await store.checkpoint():
-        log.info("erasures %s pending: a reader holds an older snapshot", list(erasure_ids))
+async def _settle(store: Store, erasure_ids: Sequence[int], *, scheduled: bool = False) -> bool:
+    """Checkpoint the WAL (an SQLite file rewritten first, memory.store.db.Rewrite) so the
+    files hold nothing erased; record the erasures complete. False when a reader kept the
+    checkpoint from finishing, or a large file waits for its rewrite: they stay pending."""
+    if not await store.checkpoint(scheduled=scheduled):
+        log.info(
+            "erasures %s pending: a reader holds an older snapshot, or the file waits for"
+            " its rewrite",
+            list(erasure_ids),
+        )
         return False
     try:
         await store.transact(lambda tx: erasure.complete(tx, erasure_ids, now=time.time()))
@@ -527,7 +532,7 @@ async def _settle(store: Store, erasure_ids: Sequence[int]) -> bool:
 async def settle_pending(store: Store) -> int:
     """Finish the erasures a reader kept pending (the erasures job); return how many remain."""
     waiting = await erasure.pending(store)
-    if waiting and not await _settle(store, waiting):
+    if waiting and not await _settle(store, waiting, scheduled=True):
         return len(waiting)
     return 0
 

@@ -5,10 +5,11 @@ the one `Store` over a small `Backend` each database implements, and `Tx`), the 
 (generations.py) and opening a store (opening.py). The store imports nothing of memory above it
 (tests/test_imports.py).
 
-This face: `Store`, the `Tx` Protocol and `open_store`.
+This face: `Store`, the `Tx` Protocol, `open_store` and `Rewrite` (when an erasure rewrites
+an SQLite file).
 """
 
-from memory.store.db import Store, Tx
+from memory.store.db import Rewrite, Store, Tx
 from memory.store.opening import open_store
 
-__all__ = ["Store", "Tx", "open_store"]
+__all__ = ["Rewrite", "Store", "Tx", "open_store"]

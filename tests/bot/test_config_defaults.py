@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from bot import runtime
 from bot.config import Settings, load_settings
-from memory import MemoryConfig
+from memory import MemoryConfig, Rewrite
 from memory.context.builder import ContextConfig
 from memory.manage.followups import Policy
 from memory.turn import admission
@@ -51,7 +51,10 @@ ELSEWHERE = {
     },  # runtime.cast()
     "memory": {"reindex_interval", "shared_between_characters"},  # the indexer, runtime.cast()
     "limits": {"max_concurrent_chats"},  # BoundedChat
-    "privacy": {"history_days", "follow_deletions"},  # the retention job; cogs.following
+    "privacy": {
+        "history_days", "follow_deletions",  # the retention job; cogs.following
+        "rewrite_mb", "rewrite_hours",  # the store (memory.store.db.Rewrite)
+    },
     "web": {"enabled", "host", "port", "token"},  # bot.web, the operator's page
     "conversation": {"settle_seconds"},  # runtime: the Engine's settle
     "followups": {
@@ -102,6 +105,7 @@ def test_the_defaults_read_outside_the_engine_configs_are_the_engines_constants(
     assert settings.memory.reindex_interval == indexer.REINDEX_INTERVAL
     assert settings.llm.reflection_timeout == worker.REFLECTION_DEADLINE
     assert settings.followups.policy() == Policy()
+    assert settings.privacy.rewrite() == Rewrite()
 
 
 def _another(default: Any, annotation: Any) -> Any:

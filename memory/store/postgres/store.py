@@ -348,6 +348,12 @@ class PgBackend:
                 if held:
                     await conn.execute("SELECT pg_advisory_unlock($1)", LOCKS[job])
 
+    def size_bytes(self) -> int | None:
+        return None  # not one file
+
+    async def vacuum(self, writes: asyncio.Lock) -> bool:
+        return True  # vacuumed by `checkpoint` instead (memory.store.db.Rewrite)
+
     async def checkpoint(self, writes: asyncio.Lock, *, patience_ms: int) -> bool:
         """Vacuum the tables that hold words (after an erasure), so the dead row versions of
         what was erased are removed from their pages and indexes; False when a transaction

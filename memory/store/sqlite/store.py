@@ -145,7 +145,9 @@ class SqliteBackend:
             if version >= KEYWORD_RULES_SCHEMA:
                 await store.transact(_keep_keyword_rules)
             if self.max_pages is not None:
-                await self._writer.execute(f"PRAGMA max_page_count = {int(self.max_pages)}")
+                await self._writer.execute_fetchall(
+                    f"PRAGMA max_page_count = {int(self.max_pages)}"
+                )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the database at {self.path}: {exc}") from exc
         return version
@@ -193,21 +195,43 @@ class SqliteBackend:
         is its writes."""
         yield True
 
+    def size_bytes(self) -> int | None:
+        if self.path == ":memory:":
+            return None
+        try:
+            return Path(self.path).stat().st_size
+        except OSError:
+            return None
+
+    async def vacuum(self, writes: asyncio.Lock) -> bool:
+        """Rewrite the file whole (VACUUM), under the write lock: the copies page balancing
+        left in unused space go (memory.store.db.Rewrite); its pages pass through the WAL,
+        which the checkpoint after it truncates. On the writer connection (another's VACUUM
+        left the writer's next statement failing with "no such table" once), whose statements
+        are therefore read to their end: SQLite refuses to VACUUM on a connection with one in
+        progress (a PRAGMA's row left unread was one). False (logged) when SQLite refused."""
+        async with writes:
+            try:
+                await self._writer.execute_fetchall("VACUUM")
+            except sqlite3.Error as exc:
+                log.warning("rewrite after an erasure failed: %s", reason(exc))
+                return False
+        return True
+
     async def checkpoint(self, writes: asyncio.Lock, *, patience_ms: int) -> bool:
         """Fold the WAL into the main file and truncate it (after an erasure), on the writer
         connection under the write lock; False when a reader on an older snapshot kept some of
         it for longer than `patience_ms`."""
         async with writes:
             try:
-                await self._writer.execute(f"PRAGMA busy_timeout = {int(patience_ms)}")
-                cursor = await self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                row = await cursor.fetchone()
-                await cursor.close()
+                await self._writer.execute_fetchall(f"PRAGMA busy_timeout = {int(patience_ms)}")
+                rows = list(await self._writer.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)"))
+                row = rows[0] if rows else None
             except sqlite3.Error as exc:
                 log.warning("checkpoint failed: %s", exc)
                 return False
             finally:
-                await self._writer.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
+                await self._writer.execute_fetchall(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
         return row is not None and row[0] == 0
 
 
