@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,10 @@ pytestmark = pytest.mark.slow
 
 KILLS = 500 if os.environ.get("ECHO_LONG_TESTS") else 50
 ROOT = Path(__file__).resolve().parents[2]
+# Seconds one kill may take from the order to the zygote's "exited" (a few hundred ms at most
+# on a loaded machine): past it the zygote is killed, and the test fails saying what it read
+# instead of waiting forever (it hung twice in CI before each writer's end was read right).
+KILL_DEADLINE = 120.0
 
 
 def _zygote(db: Path, errors: Any) -> subprocess.Popen[str]:
@@ -36,10 +41,20 @@ def _kill_one(zygote: subprocess.Popen[str], step: int, delay: float) -> str | N
     """Fork a writer from `step`, let it start writing, SIGKILL it after `delay` seconds; return
     what it acknowledged (None: it ended before acknowledging anything)."""
     assert zygote.stdin is not None and zygote.stdout is not None
+    watchdog = threading.Timer(KILL_DEADLINE, zygote.kill)
+    watchdog.start()
+    try:
+        return _read_kill(zygote, step, delay)
+    finally:
+        watchdog.cancel()
+
+
+def _read_kill(zygote: subprocess.Popen[str], step: int, delay: float) -> str | None:
+    assert zygote.stdin is not None and zygote.stdout is not None
     zygote.stdin.write(f"{step} 1000\n")
     zygote.stdin.flush()
     word, _, pid = zygote.stdout.readline().partition(" ")
-    assert word == "pid", f"the zygote said {word!r}"
+    assert word == "pid", f"the zygote said {word!r} (killed past {KILL_DEADLINE} s if empty)"
     first = zygote.stdout.readline()  # the writer's first acknowledgement
     if first == "exited\n":
         return None  # it ended before acknowledging anything (its error is in the log)
@@ -49,7 +64,7 @@ def _kill_one(zygote: subprocess.Popen[str], step: int, delay: float) -> str | N
     lines = [first]
     # A writer killed in the middle of a line leaves it without its end: "exited" then ends it.
     while not (line := zygote.stdout.readline()).endswith("exited\n"):
-        assert line, "the zygote ended"
+        assert line, f"the zygote ended (killed past {KILL_DEADLINE} s?) after {lines!r}"
         lines.append(line)
     return "".join(lines)
 
