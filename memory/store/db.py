@@ -47,6 +47,12 @@ BUSY_TIMEOUT_MS = 5_000
 CHECKPOINT_PATIENCE_MS = 500
 
 
+# A file up to this size is rewritten for every erasure (a few tens of milliseconds); a larger
+# one not again within REWRITE_SPACING times the last rewrite's length (Store._rewrite_now).
+REWRITE_FELT_MB = 32.0
+REWRITE_SPACING = 30.0
+
+
 @dataclass(frozen=True, slots=True)
 class Rewrite:
     """When an erasure rewrites an SQLite file whole (VACUUM). secure_delete zeroes a deleted
@@ -58,7 +64,11 @@ class Rewrite:
     A file of at most `inline_mb` megabytes is rewritten as the erasure settles (about 2 s for
     220 MB on 2 cores; this process's writes wait meanwhile, another process's up to the busy
     timeout); a larger one by the erasures job, at most once every `every_hours` (0: never), its
-    erasures pending until then. PostgreSQL is vacuumed instead (its own backend)."""
+    erasures pending until then. A file over REWRITE_FELT_MB is not rewritten again within
+    REWRITE_SPACING times the last rewrite's length (Discord edits are erasures, and a busy server's
+    must not hold the writes most of the time): the erasures in between are pending until the
+    erasures job's next run past that gap (30 s apart). PostgreSQL is vacuumed instead (its own
+    backend)."""
 
     inline_mb: float = 256.0
     every_hours: float = 6.0
@@ -189,6 +199,7 @@ class Store:
         self.rewrite = Rewrite()
         self.monotonic: Callable[[], float] = time.monotonic
         self._rewritten_at: float | None = None
+        self._rewrite_took = 0.0
         # Checkpoints run one at a time; one that begins after an erasure asked covers it: the
         # asks are numbered, and the last run's answer holds for every ask before it began.
         self._checkpoints = asyncio.Lock()
@@ -336,10 +347,12 @@ class Store:
             upto = self._asked
             rewritten = self.dialect != "sqlite" or self._rewritten_upto >= upto
             if not rewritten and self._rewrite_now(scheduled=scheduled):
+                began = self.monotonic()
                 rewritten = await self.backend.vacuum(self._lock)
                 if rewritten:
                     self.rewrites += 1
                     self._rewritten_at = self.monotonic()
+                    self._rewrite_took = self._rewritten_at - began
                     self._rewritten_upto = upto
             ok = await self.backend.checkpoint(self._lock, patience_ms=patience_ms) and rewritten
             self._covered, self._covered_ok = upto, ok
@@ -348,9 +361,14 @@ class Store:
     def _rewrite_now(self, *, scheduled: bool) -> bool:
         """Whether this checkpoint rewrites the SQLite file (Rewrite)."""
         size = self.backend.size_bytes()
+        last = self._rewritten_at
         if size is None or size <= self.rewrite.inline_mb * 1024 * 1024:
-            return True
+            # A rewrite long enough to be felt is not made again within REWRITE_SPACING times
+            # its length: the writes it holds up wait a thirtieth of the time at most, and the
+            # erasures meanwhile are pending until the job's next run past that gap.
+            if last is None or size is None or size <= REWRITE_FELT_MB * 1024 * 1024:
+                return True
+            return self.monotonic() - last >= REWRITE_SPACING * self._rewrite_took
         if not scheduled or self.rewrite.every_hours <= 0:
             return False
-        last = self._rewritten_at
         return last is None or self.monotonic() - last >= self.rewrite.every_hours * 3600

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memory.manage import forgetting
-from memory.store import Rewrite, Store, Tx
+from memory.store import Rewrite, Store, Tx, db
 from tests.fakes import canary
 
 pytestmark = pytest.mark.sqlite_only("reads the SQLite file's bytes")
@@ -144,3 +144,34 @@ async def test_a_reader_on_an_old_snapshot_delays_the_truncation_not_another_rew
     assert await forgetting.settle_pending(store) == 0
     assert store.rewrites == rewrites
     assert await _left(store, tmp_path, [_code(0)]) == []
+
+
+async def test_a_felt_rewrite_is_spaced_and_the_erasures_between_wait_for_the_job(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose rewrite is felt (over REWRITE_FELT_MB: here every file) is not rewritten
+    again within REWRITE_SPACING times the last rewrite's length: a second erasure 10 s after
+    one that took 2 s is pending, and the erasures job completes it once 60 s have passed."""
+    monkeypatch.setattr(db, "REWRITE_FELT_MB", 0.0)
+    clock = [0.0]
+    store.monotonic = lambda: clock[0]
+    vacuum = store.backend.vacuum
+
+    async def two_seconds(writes: asyncio.Lock) -> bool:
+        clock[0] += 2.0
+        return await vacuum(writes)
+
+    monkeypatch.setattr(store.backend, "vacuum", two_seconds)
+    ids = await _memories_moved_about(store)
+
+    assert (await forgetting.forget_memory(store, 1, ids[0])).complete
+    rewrites = store.rewrites
+    clock[0] += 10
+    assert not (await forgetting.forget_memory(store, 1, ids[2])).complete
+    assert store.rewrites == rewrites
+    clock[0] += 20  # the job's next run: 30 s after the last rewrite
+    assert await forgetting.settle_pending(store) == 1
+    clock[0] += 30  # 60 s after it: 30 times its 2 s
+    assert await forgetting.settle_pending(store) == 0
+    assert store.rewrites == rewrites + 1
+    assert await _left(store, tmp_path, [_code(0), _code(2)]) == []
