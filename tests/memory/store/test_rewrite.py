@@ -7,12 +7,15 @@ from __future__ import annotations
 import asyncio
 import random
 import sqlite3
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from memory.manage import forgetting
-from memory.store import Rewrite, Store, Tx
+from memory.store import Rewrite, Store, Tx, open_store
+from memory.store.queries import erasure
 from tests.fakes import canary
 
 pytestmark = pytest.mark.sqlite_only("reads the SQLite file's bytes")
@@ -22,25 +25,29 @@ PEOPLE = 1
 MEMORIES = 1_200
 ROUNDS = 1
 
+T = TypeVar("T")
+
 
 def _code(i: int) -> str:
     return f"M{i % 1000:03d}CANARY{i:04d}"
 
 
 async def _memories_moved_about(store: Store) -> list[int]:
-    """MEMORIES memories whose texts then grow and shrink in place, as edits and merges make
-    them: SQLite moves rows between pages to fit them (seeded: the same moves every run)."""
+    """MEMORIES memories (the even ones person 1's, the odd ones person 2's) whose texts then
+    grow and shrink in place, as edits and merges make them: SQLite moves rows between pages to
+    fit them (seeded: the same moves every run)."""
     rng = random.Random(1)
 
     async def write(tx: Tx) -> list[int]:
         ids = []
         for i in range(MEMORIES):
+            text = f"Code {_code(i)} {'x' * rng.randint(10, 300)}"
             ids.append(
                 await tx.execute(
                     "INSERT INTO memories (user_id, scope, origin, kind, text, confidence,"
-                    " created_at, updated_at, content_hash) VALUES (1, 'global', '42', 'fact',"
+                    " created_at, updated_at, content_hash) VALUES (?, 'global', '42', 'fact',"
                     " ?, 0.9, ?, ?, ?)",
-                    (f"Code {_code(i)} {'x' * rng.randint(10, 300)}", NOW, NOW, f"{i:064d}"),
+                    (1 + i % 2, text, NOW, NOW, f"{i:064d}"),
                 )
             )
         return ids
@@ -144,3 +151,62 @@ async def test_a_reader_on_an_old_snapshot_delays_the_truncation_not_another_rew
     assert await forgetting.settle_pending(store) == 0
     assert store.rewrites == rewrites
     assert await _left(store, tmp_path, [_code(0)]) == []
+
+
+async def test_the_job_rewrites_for_an_erasure_another_process_left_pending(
+    store: Store, tmp_path: Path
+) -> None:
+    """Two processes on one large file: the one that forgot leaves its erasures pending; the
+    other's erasures job, which rewrote the file before them, rewrites it again for them
+    rather than calling them complete with their copies still in the file."""
+    clock = [0.0]
+    store.monotonic = lambda: clock[0]
+    store.rewrite = Rewrite(inline_mb=0, every_hours=6)
+    assert await store.checkpoint(scheduled=True)  # this process's job, a moment ago
+    rewrites = store.rewrites
+    async with await open_store(tmp_path / "echo.sqlite3") as other:
+        other.rewrite = Rewrite(inline_mb=0, every_hours=6)
+        ids = await _memories_moved_about(other)
+        done = await asyncio.gather(
+            *(forgetting.forget_memory(other, 1, ids[i]) for i in range(0, MEMORIES, 2))
+        )
+    gone = [_code(i) for i in range(0, MEMORIES, 2)]
+    assert not any(f.complete for f in done)
+    assert await _left(store, tmp_path, gone), "SQLite left no copy: the test shows nothing"
+
+    clock[0] += 6 * 3600
+    assert await forgetting.settle_pending(store) == 0
+    assert await _left(store, tmp_path, gone) == []
+    assert store.rewrites == rewrites + 1
+
+
+async def test_an_erasure_whose_caller_was_cancelled_is_rewritten_before_it_completes(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A forget cancelled once its transaction began commits all the same, but never asks
+    for a checkpoint: the erasures job finds it pending and rewrites the file before it
+    records it complete, though no erasure asked since the job's last rewrite."""
+    assert await store.checkpoint(scheduled=True)  # the job's run a moment ago
+    rewrites = store.rewrites
+    await _memories_moved_about(store)
+    began = asyncio.Event()
+    transact = store.transact
+
+    def began_then(fn: Callable[[Tx], Awaitable[T]]) -> Awaitable[T]:
+        began.set()
+        return transact(fn)
+
+    monkeypatch.setattr(store, "transact", began_then)
+    forget = asyncio.ensure_future(forgetting.forget_person(store, 1, engine=None))
+    await began.wait()
+    forget.cancel()  # the person's request timed out: the erasure's transaction runs on
+    with pytest.raises(asyncio.CancelledError):
+        await forget
+    monkeypatch.undo()
+    await store.check_writable()  # after the erasure's transaction (the write lock's order)
+    assert await erasure.pending(store)
+
+    assert await forgetting.settle_pending(store) == 0
+    gone = [_code(i) for i in range(0, MEMORIES, 2)]
+    assert await _left(store, tmp_path, gone) == []
+    assert store.rewrites == rewrites + 1
