@@ -210,3 +210,34 @@ async def test_an_erasure_whose_caller_was_cancelled_is_rewritten_before_it_comp
     gone = [_code(i) for i in range(0, MEMORIES, 2)]
     assert await _left(store, tmp_path, gone) == []
     assert store.rewrites == rewrites + 1
+
+
+async def test_another_process_writes_and_reads_at_once_after_a_rewrite(
+    store: Store, tmp_path: Path
+) -> None:
+    """Process A forgets a memory and rewrites the file (its schema's pages move); process B,
+    whose connections prepared their statements before, inserts, updates and reads at once:
+    each works on the rewritten file (a VACUUM from a second connection once left the next
+    INSERT failing with "no such table")."""
+    async with await open_store(tmp_path / "echo.sqlite3") as other:
+        ids = await _memories_moved_about(other)
+        for i in range(0, 20, 2):
+            assert await other.fetchone("SELECT text FROM memories WHERE id = ?", (ids[i],))
+            rewrites = store.rewrites
+            assert (await forgetting.forget_memory(store, 1, ids[i])).complete
+            assert store.rewrites == rewrites + 1
+
+            async def write(tx: Tx, i: int = i) -> int:
+                await tx.execute("UPDATE memories SET text = 'moved' WHERE id = ?", (ids[i + 1],))
+                return await tx.execute(
+                    "INSERT INTO memories (user_id, scope, origin, kind, text, confidence,"
+                    " created_at, updated_at, content_hash) VALUES (2, 'global', '42', 'fact',"
+                    " 'new', 0.9, ?, ?, ?)",
+                    (NOW, NOW, f"new{i:061d}"),
+                )
+
+            new = await other.transact(write)
+            assert await other.fetchone("SELECT text FROM memories WHERE id = ?", (ids[i],)) is None
+            row = await other.fetchone("SELECT text FROM memories WHERE id = ?", (new,))
+            assert row is not None and row[0] == "new"
+        assert await _left(store, tmp_path, [_code(i) for i in range(0, 20, 2)]) == []
