@@ -5,6 +5,7 @@ another page while it lived left its old copy in the unused space of the page it
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import sqlite3
 from collections.abc import Awaitable, Callable
@@ -241,3 +242,39 @@ async def test_another_process_writes_and_reads_at_once_after_a_rewrite(
             row = await other.fetchone("SELECT text FROM memories WHERE id = ?", (new,))
             assert row is not None and row[0] == "new"
         assert await _left(store, tmp_path, [_code(i) for i in range(0, 20, 2)]) == []
+
+
+async def test_a_failing_rewrite_keeps_the_erasure_pending_and_warns_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """While another process holds the write lock past the busy timeout, the job's rewrite
+    fails: the erasure stays pending, the words stay readable to nobody but the file, and the
+    operator gets one warning for the failure however often the job retries, then one line
+    when a rewrite works again."""
+    path = tmp_path / "echo.sqlite3"
+    async with await open_store(path, busy_timeout_ms=50) as store:
+        store.rewrite = Rewrite(inline_mb=0, every_hours=6)
+        ids = await _memories_moved_about(store)
+        forgotten = await forgetting.forget_memory(store, 1, ids[0])
+        assert not forgotten.complete
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            with caplog.at_level(logging.DEBUG, logger="memory.store"):
+                for _ in range(3):
+                    assert await forgetting.settle_pending(store) == 1
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        warned = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert [r.getMessage() for r in warned if "rewrite" in r.getMessage()] == [
+            "rewrite after an erasure failed: database is locked (the erasures job retries;"
+            " said again only if the reason changes)"
+        ]
+        assert not any(_code(0) in r.getMessage() for r in caplog.records)
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="memory.store"):
+            assert await forgetting.settle_pending(store) == 0
+        assert "rewrite after an erasure works again (3 tries failed)" in caplog.messages
+        assert await _left(store, tmp_path, [_code(0)]) == []
+        assert await store.fetchone("SELECT 1 FROM memories WHERE id = ?", (ids[1],))
