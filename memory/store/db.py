@@ -360,6 +360,8 @@ class Store:
                     self._rewritten_upto = upto
                     self._rewritten_for |= covering
             ok = await self.backend.checkpoint(self._lock, patience_ms=patience_ms) and rewritten
+            if ok:  # complete now: only the pending ones are remembered
+                self._rewritten_for -= covering
             self._covered, self._covered_ok = upto, ok
             return ok
 
