@@ -515,7 +515,7 @@ async def _settle(store: Store, erasure_ids: Sequence[int], *, scheduled: bool =
     """Checkpoint the WAL (an SQLite file rewritten first, memory.store.db.Rewrite) so the
     files hold nothing erased; record the erasures complete. False when a reader kept the
     checkpoint from finishing, or a large file waits for its rewrite: they stay pending."""
-    if not await store.checkpoint(scheduled=scheduled):
+    if not await store.checkpoint(erasure_ids, scheduled=scheduled):
         log.info(
             "erasures %s pending: a reader holds an older snapshot, or the file waits for"
             " its rewrite",

@@ -207,6 +207,11 @@ class Store:
         self._covered = 0
         self._covered_ok = False
         self._rewritten_upto = 0
+        # The erasures this process asked for since the last run began, and the pending ones a
+        # rewrite began after: an erasure nobody here asked for (another process's, or one
+        # whose caller was cancelled) is rewritten before the job calls it complete.
+        self._asking: set[int] = set()
+        self._rewritten_for: set[int] = set()
         self.rewrites = 0  # files rewritten by this process (the tests count them)
 
     @classmethod
@@ -327,25 +332,37 @@ class Store:
         await self.transact(lambda tx: tx.execute("SELECT 1"))
 
     async def checkpoint(
-        self, *, patience_ms: int = CHECKPOINT_PATIENCE_MS, scheduled: bool = False
+        self,
+        erasures: Iterable[int] = (),
+        *,
+        patience_ms: int = CHECKPOINT_PATIENCE_MS,
+        scheduled: bool = False,
     ) -> bool:
-        """Make what an erasure removed unreadable from the database's files; False when a
-        reader on an older snapshot kept some of it for longer than `patience_ms`, or when an
-        SQLite file too large to rewrite now waits for its rewrite (Rewrite): the scheduler
-        (`scheduled`, the erasures job) completes the erasure later.
+        """Make what the committed `erasures` removed unreadable from the database's files;
+        False when a reader on an older snapshot kept some of it for longer than `patience_ms`,
+        or when an SQLite file too large to rewrite now waits for its rewrite (Rewrite): the
+        scheduler (`scheduled`, the erasures job, with every erasure pending) completes the
+        erasures later.
 
         Erasures at once share a checkpoint: one asked while another runs waits for the next,
         which covers every erasure committed before it began (100 edits followed at once cost
         two rewrites of the file, not 100). A rewrite is not made again for erasures one
         already covered: a reader holding an old snapshot delays the truncation only."""
+        named = set(erasures)
         if not scheduled:
             self._asked += 1
+            self._asking |= named
         ticket = self._asked
         async with self._checkpoints:
             if not scheduled and self._covered >= ticket:
                 return self._covered_ok
-            upto = self._asked
-            rewritten = self.dialect != "sqlite" or self._rewritten_upto >= upto
+            upto, covering = self._asked, self._asking | named
+            self._asking = set()
+            if scheduled:  # the others are complete (or asked since: one rewrite too many)
+                self._rewritten_for &= covering
+            rewritten = self.dialect != "sqlite" or (
+                self._rewritten_upto >= upto and covering <= self._rewritten_for
+            )
             if not rewritten and self._rewrite_now(scheduled=scheduled):
                 began = self.monotonic()
                 rewritten = await self.backend.vacuum(self._lock)
@@ -354,7 +371,10 @@ class Store:
                     self._rewritten_at = self.monotonic()
                     self._rewrite_took = self._rewritten_at - began
                     self._rewritten_upto = upto
+                    self._rewritten_for |= covering
             ok = await self.backend.checkpoint(self._lock, patience_ms=patience_ms) and rewritten
+            if ok:  # complete now: only the pending ones are remembered
+                self._rewritten_for -= covering
             self._covered, self._covered_ok = upto, ok
             return ok
 

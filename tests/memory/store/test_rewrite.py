@@ -5,14 +5,18 @@ another page while it lived left its old copy in the unused space of the page it
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import sqlite3
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from memory.manage import forgetting
-from memory.store import Rewrite, Store, Tx, db
+from memory.store import Rewrite, Store, Tx, db, open_store
+from memory.store.queries import erasure
 from tests.fakes import canary
 
 pytestmark = pytest.mark.sqlite_only("reads the SQLite file's bytes")
@@ -22,25 +26,29 @@ PEOPLE = 1
 MEMORIES = 1_200
 ROUNDS = 1
 
+T = TypeVar("T")
+
 
 def _code(i: int) -> str:
     return f"M{i % 1000:03d}CANARY{i:04d}"
 
 
 async def _memories_moved_about(store: Store) -> list[int]:
-    """MEMORIES memories whose texts then grow and shrink in place, as edits and merges make
-    them: SQLite moves rows between pages to fit them (seeded: the same moves every run)."""
+    """MEMORIES memories (the even ones person 1's, the odd ones person 2's) whose texts then
+    grow and shrink in place, as edits and merges make them: SQLite moves rows between pages to
+    fit them (seeded: the same moves every run)."""
     rng = random.Random(1)
 
     async def write(tx: Tx) -> list[int]:
         ids = []
         for i in range(MEMORIES):
+            text = f"Code {_code(i)} {'x' * rng.randint(10, 300)}"
             ids.append(
                 await tx.execute(
                     "INSERT INTO memories (user_id, scope, origin, kind, text, confidence,"
-                    " created_at, updated_at, content_hash) VALUES (1, 'global', '42', 'fact',"
+                    " created_at, updated_at, content_hash) VALUES (?, 'global', '42', 'fact',"
                     " ?, 0.9, ?, ?, ?)",
-                    (f"Code {_code(i)} {'x' * rng.randint(10, 300)}", NOW, NOW, f"{i:064d}"),
+                    (1 + i % 2, text, NOW, NOW, f"{i:064d}"),
                 )
             )
         return ids
@@ -175,3 +183,129 @@ async def test_a_felt_rewrite_is_spaced_and_the_erasures_between_wait_for_the_jo
     assert await forgetting.settle_pending(store) == 0
     assert store.rewrites == rewrites + 1
     assert await _left(store, tmp_path, [_code(0), _code(2)]) == []
+
+
+async def test_the_job_rewrites_for_an_erasure_another_process_left_pending(
+    store: Store, tmp_path: Path
+) -> None:
+    """Two processes on one large file: the one that forgot leaves its erasures pending; the
+    other's erasures job, which rewrote the file before them, rewrites it again for them
+    rather than calling them complete with their copies still in the file."""
+    clock = [0.0]
+    store.monotonic = lambda: clock[0]
+    store.rewrite = Rewrite(inline_mb=0, every_hours=6)
+    assert await store.checkpoint(scheduled=True)  # this process's job, a moment ago
+    rewrites = store.rewrites
+    async with await open_store(tmp_path / "echo.sqlite3") as other:
+        other.rewrite = Rewrite(inline_mb=0, every_hours=6)
+        ids = await _memories_moved_about(other)
+        done = await asyncio.gather(
+            *(forgetting.forget_memory(other, 1, ids[i]) for i in range(0, MEMORIES, 2))
+        )
+    gone = [_code(i) for i in range(0, MEMORIES, 2)]
+    assert not any(f.complete for f in done)
+    assert await _left(store, tmp_path, gone), "SQLite left no copy: the test shows nothing"
+
+    clock[0] += 6 * 3600
+    assert await forgetting.settle_pending(store) == 0
+    assert await _left(store, tmp_path, gone) == []
+    assert store.rewrites == rewrites + 1
+
+
+async def test_an_erasure_whose_caller_was_cancelled_is_rewritten_before_it_completes(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A forget cancelled once its transaction began commits all the same, but never asks
+    for a checkpoint: the erasures job finds it pending and rewrites the file before it
+    records it complete, though no erasure asked since the job's last rewrite."""
+    assert await store.checkpoint(scheduled=True)  # the job's run a moment ago
+    rewrites = store.rewrites
+    await _memories_moved_about(store)
+    began = asyncio.Event()
+    transact = store.transact
+
+    def began_then(fn: Callable[[Tx], Awaitable[T]]) -> Awaitable[T]:
+        began.set()
+        return transact(fn)
+
+    monkeypatch.setattr(store, "transact", began_then)
+    forget = asyncio.ensure_future(forgetting.forget_person(store, 1, engine=None))
+    await began.wait()
+    forget.cancel()  # the person's request timed out: the erasure's transaction runs on
+    with pytest.raises(asyncio.CancelledError):
+        await forget
+    monkeypatch.undo()
+    await store.check_writable()  # after the erasure's transaction (the write lock's order)
+    assert await erasure.pending(store)
+
+    assert await forgetting.settle_pending(store) == 0
+    gone = [_code(i) for i in range(0, MEMORIES, 2)]
+    assert await _left(store, tmp_path, gone) == []
+    assert store.rewrites == rewrites + 1
+
+
+async def test_another_process_writes_and_reads_at_once_after_a_rewrite(
+    store: Store, tmp_path: Path
+) -> None:
+    """Process A forgets a memory and rewrites the file (its schema's pages move); process B,
+    whose connections prepared their statements before, inserts, updates and reads at once:
+    each works on the rewritten file (a VACUUM from a second connection once left the next
+    INSERT failing with "no such table")."""
+    async with await open_store(tmp_path / "echo.sqlite3") as other:
+        ids = await _memories_moved_about(other)
+        for i in range(0, 20, 2):
+            assert await other.fetchone("SELECT text FROM memories WHERE id = ?", (ids[i],))
+            rewrites = store.rewrites
+            assert (await forgetting.forget_memory(store, 1, ids[i])).complete
+            assert store.rewrites == rewrites + 1
+
+            async def write(tx: Tx, i: int = i) -> int:
+                await tx.execute("UPDATE memories SET text = 'moved' WHERE id = ?", (ids[i + 1],))
+                return await tx.execute(
+                    "INSERT INTO memories (user_id, scope, origin, kind, text, confidence,"
+                    " created_at, updated_at, content_hash) VALUES (2, 'global', '42', 'fact',"
+                    " 'new', 0.9, ?, ?, ?)",
+                    (NOW, NOW, f"new{i:061d}"),
+                )
+
+            new = await other.transact(write)
+            assert await other.fetchone("SELECT text FROM memories WHERE id = ?", (ids[i],)) is None
+            row = await other.fetchone("SELECT text FROM memories WHERE id = ?", (new,))
+            assert row is not None and row[0] == "new"
+        assert await _left(store, tmp_path, [_code(i) for i in range(0, 20, 2)]) == []
+
+
+async def test_a_failing_rewrite_keeps_the_erasure_pending_and_warns_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """While another process holds the write lock past the busy timeout, the job's rewrite
+    fails: the erasure stays pending, the words stay readable to nobody but the file, and the
+    operator gets one warning for the failure however often the job retries, then one line
+    when a rewrite works again."""
+    path = tmp_path / "echo.sqlite3"
+    async with await open_store(path, busy_timeout_ms=50) as store:
+        store.rewrite = Rewrite(inline_mb=0, every_hours=6)
+        ids = await _memories_moved_about(store)
+        forgotten = await forgetting.forget_memory(store, 1, ids[0])
+        assert not forgotten.complete
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            with caplog.at_level(logging.DEBUG, logger="memory.store"):
+                for _ in range(3):
+                    assert await forgetting.settle_pending(store) == 1
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        warned = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert [r.getMessage() for r in warned if "rewrite" in r.getMessage()] == [
+            "rewrite after an erasure failed: database is locked (the erasures job retries;"
+            " said again only if the reason changes)"
+        ]
+        assert not any(_code(0) in r.getMessage() for r in caplog.records)
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="memory.store"):
+            assert await forgetting.settle_pending(store) == 0
+        assert "rewrite after an erasure works again (3 tries failed)" in caplog.messages
+        assert await _left(store, tmp_path, [_code(0)]) == []
+        assert await store.fetchone("SELECT 1 FROM memories WHERE id = ?", (ids[1],))
