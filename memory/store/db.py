@@ -58,19 +58,21 @@ class Rewrite:
     """When an erasure rewrites an SQLite file whole (VACUUM). secure_delete zeroes a deleted
     row where it lies, but SQLite's page balancing copies rows between pages while they live
     and leaves the old copy in the unused space of the page it left: deleted later, the row is
-    zeroed and the copy stays (9 of 1,500 rows deleted from a table whose rows were updated in
-    place: tests/memory/test_rewrite.py). Only a rewrite of the file clears such copies.
+    zeroed and the copy stays (9 of 1,500 rows deleted from a bare table whose rows had been
+    updated; tests/memory/store/test_rewrite.py finds forgotten memories' words so). Only a
+    rewrite of the file clears such copies.
 
-    A file of at most `inline_mb` megabytes is rewritten as the erasure settles (about 2 s for
-    220 MB on 2 cores; this process's writes wait meanwhile, another process's up to the busy
-    timeout); a larger one by the erasures job, at most once every `every_hours` (0: never), its
+    A file of at most `inline_mb` megabytes is rewritten as the erasure settles (this process's
+    writes wait meanwhile, another process's up to the 5 s busy timeout: 220 MB took 1.9 s on
+    2 cores, 277 MB 5.4 s on a loaded machine, so the default stays well under those); a larger
+    one by the erasures job, at most once every `every_hours` (0: never), its
     erasures pending until then. A file over REWRITE_FELT_MB is not rewritten again within
     REWRITE_SPACING times the last rewrite's length (Discord edits are erasures, and a busy server's
     must not hold the writes most of the time): the erasures in between are pending until the
     erasures job's next run past that gap (30 s apart). PostgreSQL is vacuumed instead (its own
     backend)."""
 
-    inline_mb: float = 256.0
+    inline_mb: float = 64.0
     every_hours: float = 6.0
 
 
