@@ -199,12 +199,17 @@ class SqliteBackend:
         yield True
 
     def size_bytes(self) -> int | None:
+        """The file and its WAL: pages not checkpointed yet live only in the WAL (a new
+        database's may all be there), and a rewrite copies them too."""
         if self.path == ":memory:":
             return None
         try:
-            return Path(self.path).stat().st_size
+            size = Path(self.path).stat().st_size
         except OSError:
             return None
+        with contextlib.suppress(OSError):
+            size += Path(f"{self.path}-wal").stat().st_size
+        return size
 
     async def vacuum(self, writes: asyncio.Lock) -> bool:
         """Rewrite the file whole (VACUUM), under the write lock: the copies page balancing

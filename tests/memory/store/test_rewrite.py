@@ -23,7 +23,7 @@ pytestmark = pytest.mark.sqlite_only("reads the SQLite file's bytes")
 
 NOW = 1_700_000_000.0
 PEOPLE = 1
-MEMORIES = 1_200
+MEMORIES = 600
 ROUNDS = 1
 
 T = TypeVar("T")
@@ -76,7 +76,7 @@ async def _left(store: Store, folder: Path, codes: list[str]) -> list[str]:
 async def test_forgotten_memories_leave_no_copy_anywhere_in_the_file(
     store: Store, tmp_path: Path
 ) -> None:
-    """Half of 1,200 memories forgotten at once: none of their words is left in the file (nor
+    """Half of 600 memories forgotten at once: none of their words is left in the file (nor
     its WAL), the other half's all are, and the erasures shared a few rewrites of the file."""
     ids = await _memories_moved_about(store)
     before = store.rewrites
@@ -91,7 +91,7 @@ async def test_forgotten_memories_leave_no_copy_anywhere_in_the_file(
     kept = [_code(i) for i in range(1, MEMORIES, 2)]
     assert await _left(store, tmp_path, gone) == []
     assert await _left(store, tmp_path, kept) == kept
-    # 600 erasures at once: the first rewrite, then one for all that asked while it ran.
+    # 300 erasures at once: the first rewrite, then one for all that asked while it ran.
     assert 1 <= store.rewrites - before <= 3
 
 
