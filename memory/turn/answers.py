@@ -11,6 +11,7 @@ from dataclasses import replace
 from memory.character.cast import Characters
 from memory.context.builder import ContextBuilder
 from memory.errors import InvalidInput, NotFound, Regenerating, Settled
+from memory.pictures import Shelf
 from memory.recall.recaller import Recaller
 from memory.store import Store
 from memory.store.tables import characters as cast_store
@@ -49,6 +50,7 @@ class Answers:
         config: Callable[[], MemoryConfig],
         clock: Callable[[], float],
         settle: Callable[[], float],
+        shelf: Callable[[], Shelf] = Shelf,
     ) -> None:
         self.store = store
         self.recaller = recaller
@@ -59,6 +61,7 @@ class Answers:
         self.config = config
         self.clock = clock
         self.settle = settle
+        self.shelf = shelf
         # The exchanges another answer is being written for (in this process): one at a time.
         self._regenerating: set[str] = set()
 
@@ -110,8 +113,11 @@ class Answers:
             exchange_id=asked.exchange_id,
             without=without,
         )
+        # The pictures posted with it, while they are kept for its reflection (the shelf: a
+        # model that sees images is shown them again; none after a restart or pushed out).
+        pictures = self.shelf().get(asked.exchange_id)
         answer, cut, interrupted = await self.replier.reply(
-            asked.exchange_id, plan, asked.story_id, context, on_text
+            asked.exchange_id, plan, asked.story_id, context, on_text, pictures
         )
         now = self.clock()
         stored = await self.store.transact(

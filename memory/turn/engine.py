@@ -156,6 +156,7 @@ class Engine:
             config=lambda: self.config,
             clock=lambda: self.clock(),
             settle=lambda: self.settle,
+            shelf=lambda: self.shelf,
         )
         # Recent message ids, so a replay is ignored even when the database could not record it.
         self._answered: deque[str] = deque(maxlen=REMEMBERED_MESSAGE_IDS)
@@ -448,6 +449,11 @@ class Engine:
         )
         if turn_id is not None:
             recalled = replace(recalled, turn_id=turn_id)
+        if exchange_id and self.sight is not None:
+            # Kept before the model is asked: the reflection reads them, and so do "Another
+            # answer" and "Try again" (a turn that fails keeps them for its retry), while the
+            # exchange is not reflected (memory.turn.answers).
+            self.shelf.keep(exchange_id, message.user_id, message.origin, tuple(shown))
         heard = await self.replier.answer(
             message.source_id, plan, message.story_id, context, on_text, shown
         )
@@ -487,8 +493,6 @@ class Engine:
 
         # Written before the turn ends, so this person's next message, waiting in their line,
         # comes after this reply in the history.
-        if exchange_id and self.sight is not None:
-            self.shelf.keep(exchange_id, message.user_id, message.origin, tuple(shown))
         written = await self.exchanges.write(exchange, also=rest)
         context.learned(lesson, saved=written)
         if not written:  # the database refused the exchange: the reply must not wait on it twice
@@ -548,7 +552,14 @@ class Engine:
             )
             log.info("exchange %s: answering after its turn failed", asked.exchange_id)
             return await self._reply(
-                said, playing, asked.message_row, asked.exchange_id, time.monotonic(), on_text
+                said,
+                playing,
+                asked.message_row,
+                asked.exchange_id,
+                time.monotonic(),
+                on_text,
+                # The pictures its failed turn kept (none once pushed out, or after a restart).
+                shown=self.shelf.get(asked.exchange_id),
             )
 
     async def swipe(self, exchange_id: str, index: int) -> Answer:

@@ -20,8 +20,9 @@ from bot.discord.app import EchoBot
 from memory import manage
 from memory.pictures import MAX_DECODES
 from tests.bot import discord_fakes as fakes
+from tests.bot.discord.test_answers import ALICE, BOB, SETTLING, _buttons, _edits, _posted, _press
 from tests.bot.discord.test_discord import CHANNEL, _bot_with, _say
-from tests.bot.discord.test_following import _delete
+from tests.bot.discord.test_following import _delete, _edit
 from tests.bot.terminal.test_image import CODE, vision
 from tests.fakes import canary
 from tests.fakes.loopback import serve
@@ -142,3 +143,54 @@ async def test_deleting_the_message_forgets_what_its_picture_taught(
         await _delete(echo, message.id)
         assert await canary.stored(store, tmp_path, CODE) == 0
         assert await manage.list_memories(store, 1001) == []
+
+
+async def test_another_answer_and_try_again_show_the_model_the_picture_again(
+    tmp_path: Path, ollama: FakeOllama, cdn: FakeCDN
+) -> None:
+    """While the exchange waits for its reflection, *Another answer* asks the model again with
+    the picture (it answered from the picture the first time, and does again); a turn that
+    failed keeps its picture for *Try again*. Both at once, for two people."""
+    ollama.sees_images, ollama.vision_reply = True, vision
+    async with _bot_with(tmp_path, ollama, **SETTLING) as (echo, rec):
+        _on_loopback(echo)
+        channel = fakes.text_channel(echo, CHANNEL)
+        await _say(echo, channel, ALICE, "regarde", attachments=[cdn.attachment(5, _photo())])
+        reply = _posted(rec)
+        assert reply["content"].startswith("Je vois ta photo (JPEG 1024x768")
+        ollama.set("/api/chat", "500")
+        blue = cdn.attachment(6, _photo((16, 64, 200)))
+        await _say(echo, channel, BOB, "et celle-ci ?", attachments=[blue])
+        failed = _posted(rec)
+        assert [b["label"] for b in _buttons(failed)] == ["Try again"]
+        ollama.set("/api/chat", "ok")
+        mark = len(rec.sent)
+        await asyncio.gather(
+            _press(echo, reply, "Another answer", ALICE), _press(echo, failed, "Try again", BOB)
+        )
+        edits = sorted(edit["content"] for edit in _edits(rec, mark))
+    assert edits == [
+        "Je vois ta photo (JPEG 1024x768, rgb(16, 64, 200)) : quel beau chien doré !",
+        "Je vois ta photo (JPEG 1024x768, rgb(216, 160, 32)) : quel beau chien doré !",
+    ]
+
+
+async def test_an_edited_message_is_answered_again_with_its_picture(
+    tmp_path: Path, ollama: FakeOllama, cdn: FakeCDN
+) -> None:
+    """With `answer_edits`, a message whose text is edited before its reflection ran is
+    answered again from its picture too: the picture is still attached on Discord, and still
+    kept for the reflection."""
+    ollama.sees_images, ollama.vision_reply = True, vision
+    async with _bot_with(tmp_path, ollama, **SETTLING) as (echo, rec):
+        _on_loopback(echo)
+        settings = echo.runtime.settings
+        settings.discord = settings.discord.model_copy(update={"answer_edits": True})
+        channel = fakes.text_channel(echo, CHANNEL)
+        photo = cdn.attachment(5, _photo((200, 40, 40)))
+        message = await _say(echo, channel, ALICE, "regarde", attachments=[photo])
+        await _edit(echo, message, "regarde mon chien")
+        edited = rec.sent[-1]
+    assert edited.method == "PATCH"
+    assert edited.payload["content"].startswith("Je vois ta photo (JPEG 1024x768, rgb(200, 40")
+    assert len(ollama.images_sent()) == 2
