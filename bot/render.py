@@ -780,10 +780,11 @@ FORGET_ME_QUESTION = (
     "summaries, and what I noted for others from them). This cannot be undone."
 )
 
-# What an erasure says once done when a reader still holds the old pages (erasure pending).
+# What an erasure says once done when a reader still holds the old pages, or a large SQLite
+# file waits for its rewrite (erasure pending: memory.store.db.Rewrite).
 ERASURE_PENDING = (
-    "Its bytes leave the database files as soon as another reader lets go of them (erasure "
-    "pending; /stats counts it)."
+    "Its bytes leave the database files once another reader lets go of them or the file is "
+    "next rewritten (erasure pending; /stats counts it)."
 )
 
 
