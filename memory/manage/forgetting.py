@@ -516,7 +516,10 @@ async def _settle(store: Store, erasure_ids: Sequence[int], *, scheduled: bool =
     files hold nothing erased; record the erasures complete. False when a reader kept the
     checkpoint from finishing, or a large file waits for its rewrite: they stay pending."""
     if not await store.checkpoint(erasure_ids, scheduled=scheduled):
-        log.info(
+        # Said once, as the erasure is answered; the job's retries every 30 s (for hours when
+        # a large file waits for its rewrite) say it at DEBUG: /stats counts them.
+        log.log(
+            logging.DEBUG if scheduled else logging.INFO,
             "erasures %s pending: a reader holds an older snapshot, or the file waits for"
             " its rewrite",
             list(erasure_ids),
