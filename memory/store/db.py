@@ -51,6 +51,10 @@ CHECKPOINT_PATIENCE_MS = 500
 # one not again within REWRITE_SPACING times the last rewrite's length (Store._rewrite_now).
 REWRITE_FELT_MB = 32.0
 REWRITE_SPACING = 30.0
+# After a rewrite failed, the next try waits this long, doubled after each failure in a row,
+# up to REWRITE_RETRY_MAX: each try writes a copy of the file, which a full disk refuses.
+REWRITE_RETRY = 60.0
+REWRITE_RETRY_MAX = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +206,9 @@ class Store:
         self.monotonic: Callable[[], float] = time.monotonic
         self._rewritten_at: float | None = None
         self._rewrite_took = 0.0
+        # Rewrites failed in a row (a full disk, a lock held), and when to try again.
+        self._failed_rewrites = 0
+        self._retry_rewrite_at = 0.0
         # Checkpoints run one at a time; one that begins after an erasure asked covers it: the
         # asks are numbered, and the last run's answer holds for every ask before it began.
         self._checkpoints = asyncio.Lock()
@@ -374,6 +381,11 @@ class Store:
                     self._rewrite_took = self._rewritten_at - began
                     self._rewritten_upto = upto
                     self._rewritten_for |= covering
+                    self._failed_rewrites = 0
+                else:  # each try writes a copy of the file: wait longer after each failure
+                    self._failed_rewrites += 1
+                    wait = REWRITE_RETRY * 2 ** min(self._failed_rewrites - 1, 6)
+                    self._retry_rewrite_at = self.monotonic() + min(wait, REWRITE_RETRY_MAX)
             ok = await self.backend.checkpoint(self._lock, patience_ms=patience_ms) and rewritten
             if ok:  # complete now: only the pending ones are remembered
                 self._rewritten_for -= covering
@@ -382,6 +394,8 @@ class Store:
 
     def _rewrite_now(self, *, scheduled: bool) -> bool:
         """Whether this checkpoint rewrites the SQLite file (Rewrite)."""
+        if self._failed_rewrites and self.monotonic() < self._retry_rewrite_at:
+            return False
         size = self.backend.size_bytes()
         last = self._rewritten_at
         if size is None or size <= self.rewrite.inline_mb * 1024 * 1024:

@@ -281,22 +281,30 @@ async def test_a_failing_rewrite_keeps_the_erasure_pending_and_warns_once(
     """While another process holds the write lock past the busy timeout, the job's rewrite
     fails: the erasure stays pending, the words stay readable to nobody but the file, and the
     operator gets one warning for the failure however often the job retries, then one line
-    when a rewrite works again."""
+    when a rewrite works again. Each try writes a copy of the file (a full disk refuses it):
+    after a failure the next waits 60 s, then 120 s, doubling; the job's runs between try
+    nothing."""
     path = tmp_path / "echo.sqlite3"
+    clock = [0.0]
     async with await open_store(path, busy_timeout_ms=50) as store:
+        store.monotonic = lambda: clock[0]
         store.rewrite = Rewrite(inline_mb=0, every_hours=6)
         ids = await _memories_moved_about(store)
         forgotten = await forgetting.forget_memory(store, 1, ids[0])
         assert not forgotten.complete
         holder = sqlite3.connect(path, isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")
+        tried = []
         try:
             with caplog.at_level(logging.DEBUG, logger="memory.store"):
-                for _ in range(3):
+                for _ in range(8):  # the job every 30 s for 4 minutes: tries at 0, 60, 180 s
                     assert await forgetting.settle_pending(store) == 1
+                    tried.append(sum("rewrite" in m for m in caplog.messages))
+                    clock[0] += 30
         finally:
             holder.execute("ROLLBACK")
             holder.close()
+        assert tried == [1, 1, 2, 2, 2, 2, 3, 3]
         warned = [r for r in caplog.records if r.levelno >= logging.WARNING]
         assert [r.getMessage() for r in warned if "rewrite" in r.getMessage()] == [
             "rewrite after an erasure failed: database is locked (the erasures job retries;"
@@ -304,6 +312,7 @@ async def test_a_failing_rewrite_keeps_the_erasure_pending_and_warns_once(
         ]
         assert not any(_code(0) in r.getMessage() for r in caplog.records)
         caplog.clear()
+        clock[0] += 240  # past the third wait (240 s)
         with caplog.at_level(logging.INFO, logger="memory.store"):
             assert await forgetting.settle_pending(store) == 0
         assert "rewrite after an erasure works again (3 tries failed)" in caplog.messages
