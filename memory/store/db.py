@@ -175,8 +175,9 @@ class Backend(Protocol):
         connection that writes (SQLite)."""
         ...
 
-    async def vacuum(self, writes: asyncio.Lock) -> bool:
-        """Rewrite the database file whole (SQLite's VACUUM, under `writes`); whether it was."""
+    async def vacuum(self, writes: asyncio.Lock) -> str | None:
+        """Rewrite the database file whole (SQLite's VACUUM, under `writes`): None when it was,
+        else why not in one line (no row's text)."""
         ...
 
     def size_bytes(self) -> int | None:
@@ -206,8 +207,10 @@ class Store:
         self.monotonic: Callable[[], float] = time.monotonic
         self._rewritten_at: float | None = None
         self._rewrite_took = 0.0
-        # Rewrites failed in a row (a full disk, a lock held), and when to try again.
+        # Rewrites failed in a row (a full disk, a lock held), the last one's reason (warned
+        # once), and when to try again.
         self._failed_rewrites = 0
+        self._rewrite_failing: str | None = None
         self._retry_rewrite_at = 0.0
         # Checkpoints run one at a time; one that begins after an erasure asked covers it: the
         # asks are numbered, and the last run's answer holds for every ask before it began.
@@ -374,23 +377,45 @@ class Store:
             )
             if not rewritten and self._rewrite_now(scheduled=scheduled):
                 began = self.monotonic()
-                rewritten = await self.backend.vacuum(self._lock)
-                if rewritten:
+                failed = await self.backend.vacuum(self._lock)
+                rewritten = failed is None
+                if failed is not None:
+                    self._rewrite_failed(failed)
+                else:
                     self.rewrites += 1
                     self._rewritten_at = self.monotonic()
                     self._rewrite_took = self._rewritten_at - began
                     self._rewritten_upto = upto
                     self._rewritten_for |= covering
-                    self._failed_rewrites = 0
-                else:  # each try writes a copy of the file: wait longer after each failure
-                    self._failed_rewrites += 1
-                    wait = REWRITE_RETRY * 2 ** min(self._failed_rewrites - 1, 6)
-                    self._retry_rewrite_at = self.monotonic() + min(wait, REWRITE_RETRY_MAX)
+                    if self._failed_rewrites:
+                        log.info(
+                            "rewrite after an erasure works again (%d tries failed)",
+                            self._failed_rewrites,
+                        )
+                    self._failed_rewrites, self._rewrite_failing = 0, None
             ok = await self.backend.checkpoint(self._lock, patience_ms=patience_ms) and rewritten
             if ok:  # complete now: only the pending ones are remembered
                 self._rewritten_for -= covering
             self._covered, self._covered_ok = upto, ok
             return ok
+
+    def _rewrite_failed(self, why: str) -> None:
+        """Count a failed rewrite, warn once per reason (the erasures job retries, a full disk
+        for hours), and wait longer before each next try: each writes a copy of the file."""
+        self._failed_rewrites += 1
+        if why == self._rewrite_failing:
+            log.debug(
+                "rewrite after an erasure failed again (%d times): %s", self._failed_rewrites, why
+            )
+        else:
+            self._rewrite_failing = why
+            log.warning(
+                "rewrite after an erasure failed: %s (the erasures job retries; said again only"
+                " if the reason changes)",
+                why,
+            )
+        wait = REWRITE_RETRY * 2 ** min(self._failed_rewrites - 1, 6)
+        self._retry_rewrite_at = self.monotonic() + min(wait, REWRITE_RETRY_MAX)
 
     def _rewrite_now(self, *, scheduled: bool) -> bool:
         """Whether this checkpoint rewrites the SQLite file (Rewrite)."""
@@ -399,9 +424,10 @@ class Store:
         size = self.backend.size_bytes()
         last = self._rewritten_at
         if size is None or size <= self.rewrite.inline_mb * 1024 * 1024:
-            # A rewrite long enough to be felt is not made again within REWRITE_SPACING times
-            # its length: the writes it holds up wait a thirtieth of the time at most, and the
-            # erasures meanwhile are pending until the job's next run past that gap.
+            # A file whose rewrite is felt (over REWRITE_FELT_MB) is not rewritten again within
+            # REWRITE_SPACING times the last rewrite's length: the writes it holds up wait a
+            # thirtieth of the time at most, and the erasures meanwhile are pending until the
+            # job's next run past that gap.
             if last is None or size is None or size <= REWRITE_FELT_MB * 1024 * 1024:
                 return True
             return self.monotonic() - last >= REWRITE_SPACING * self._rewrite_took

@@ -351,8 +351,8 @@ class PgBackend:
     def size_bytes(self) -> int | None:
         return None  # not one file
 
-    async def vacuum(self, writes: asyncio.Lock) -> bool:
-        return True  # vacuumed by `checkpoint` instead (memory.store.db.Rewrite)
+    async def vacuum(self, writes: asyncio.Lock) -> str | None:
+        return None  # vacuumed by `checkpoint` instead (memory.store.db.Rewrite)
 
     async def checkpoint(self, writes: asyncio.Lock, *, patience_ms: int) -> bool:
         """Vacuum the tables that hold words (after an erasure), so the dead row versions of

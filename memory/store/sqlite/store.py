@@ -104,9 +104,6 @@ class SqliteBackend:
         self.max_pages = max_pages
         self._reader = reader
         self._writer = writer
-        # The rewrites failed in a row and the last one's reason (vacuum), warned once.
-        self._rewrite_failures = 0
-        self._rewrite_failing: str | None = None
 
     @classmethod
     async def connect(
@@ -211,41 +208,19 @@ class SqliteBackend:
             size += Path(f"{self.path}-wal").stat().st_size
         return size
 
-    async def vacuum(self, writes: asyncio.Lock) -> bool:
+    async def vacuum(self, writes: asyncio.Lock) -> str | None:
         """Rewrite the file whole (VACUUM), under the write lock: the copies page balancing
         left in unused space go (memory.store.db.Rewrite); its pages pass through the WAL,
         which the checkpoint after it truncates. On the writer connection (another's VACUUM
         left the writer's next statement failing with "no such table" once), whose statements
         are therefore read to their end: SQLite refuses to VACUUM on a connection with one in
-        progress (a PRAGMA's row left unread was one). False (logged once per reason) when SQLite
-        refused."""
+        progress (a PRAGMA's row left unread was one). None when rewritten, else why not."""
         async with writes:
             try:
                 await self._writer.execute_fetchall("VACUUM")
             except sqlite3.Error as exc:
-                self._rewrite_failed(reason(exc))
-                return False
-        if self._rewrite_failures:
-            log.info(
-                "rewrite after an erasure works again (%d tries failed)", self._rewrite_failures
-            )
-            self._rewrite_failures, self._rewrite_failing = 0, None
-        return True
-
-    def _rewrite_failed(self, why: str) -> None:
-        """Warn once per reason: the erasures job retries every 30 s (a full disk for hours)."""
-        self._rewrite_failures += 1
-        if why == self._rewrite_failing:
-            log.debug(
-                "rewrite after an erasure failed again (%d times): %s", self._rewrite_failures, why
-            )
-            return
-        self._rewrite_failing = why
-        log.warning(
-            "rewrite after an erasure failed: %s (the erasures job retries; said again only if"
-            " the reason changes)",
-            why,
-        )
+                return reason(exc)
+        return None
 
     async def checkpoint(self, writes: asyncio.Lock, *, patience_ms: int) -> bool:
         """Fold the WAL into the main file and truncate it (after an erasure), on the writer

@@ -165,7 +165,7 @@ async def test_a_felt_rewrite_is_spaced_and_the_erasures_between_wait_for_the_jo
     store.monotonic = lambda: clock[0]
     vacuum = store.backend.vacuum
 
-    async def two_seconds(writes: asyncio.Lock) -> bool:
+    async def two_seconds(writes: asyncio.Lock) -> str | None:
         clock[0] += 2.0
         return await vacuum(writes)
 
